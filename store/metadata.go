@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Service is a service edition as listed in the open metadata.
+type Service struct {
+	ServiceOwnerCode string
+	ServiceOwnerName string
+	ServiceName      string
+	ServiceCode      string
+	ServiceEdition   int
+	ValidFrom        time.Time
+	ValidTo          time.Time
+	ServiceType      string
+}
+
+// ServiceDetail is a service edition with everything a client needs to fill it in.
+type ServiceDetail struct {
+	Service
+	RestEnabled           bool
+	EUSEnabled            bool
+	EnterpriseUserEnabled bool
+	ProcessSteps          []ProcessStep
+	Forms                 []FormMeta
+	AttachmentRules       []AttachmentRule
+}
+
+// ProcessStep is one step of a form task with the security level it needs.
+type ProcessStep struct {
+	Name          string
+	SecurityLevel int
+}
+
+// FormMeta describes one form of a service and its data model.
+type FormMeta struct {
+	FormID                 int
+	FormName               string
+	DataFormatProviderType string
+	DataFormatID           string
+	DataFormatVersion      int
+	IsOnlyXsdValidation    bool
+	FormType               string
+}
+
+// AttachmentRule limits the attachments of one attachment type.
+type AttachmentRule struct {
+	AttachmentRuleID           int
+	AllowedFileTypes           string
+	AttachmentTypeName         string
+	AttachmentTypeNameLanguage string
+	IsCheckSumAllowed          bool
+	IsXsdValidationRequired    bool
+	MaxAttachmentCount         int
+	MinAttachmentCount         int
+	MaxFileSize                int64
+}
+
+// CodeList identifies one language and version of a named code list.
+type CodeList struct {
+	Name     string
+	Version  int
+	Language int
+}
+
+// Code is one entry of a code list.
+type Code struct {
+	Code   string
+	Value1 string
+	Value2 string
+	Value3 string
+}
+
+// Page asks for a slice of a list. Limit+1 rows are read so the caller learns whether more follow.
+type Page struct {
+	Skip  int
+	Limit int
+}
+
+const serviceColumns = `s.service_owner_code, o.name, s.service_name, s.service_code, s.service_edition,
+	s.valid_from, s.valid_to, s.service_type`
+
+func scanService(row pgx.Row, s *Service, extra ...any) error {
+	return row.Scan(append([]any{&s.ServiceOwnerCode, &s.ServiceOwnerName, &s.ServiceName, &s.ServiceCode,
+		&s.ServiceEdition, &s.ValidFrom, &s.ValidTo, &s.ServiceType}, extra...)...)
+}
+
+// ListServices lists service editions ordered by code and edition; more is true when rows follow the page.
+func (q *Queries) ListServices(ctx context.Context, page Page) (services []Service, more bool, err error) {
+	rows, err := q.db.Query(ctx, `SELECT `+serviceColumns+`
+		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
+		ORDER BY s.service_code, s.service_edition
+		OFFSET $1 LIMIT $2`, page.Skip, page.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s Service
+		if err := scanService(rows, &s); err != nil {
+			return nil, false, err
+		}
+		services = append(services, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	return trimPage(services, page.Limit)
+}
+
+func trimPage[T any](items []T, limit int) ([]T, bool, error) {
+	if len(items) > limit {
+		return items[:limit], true, nil
+	}
+	return items, false, nil
+}
+
+// ServiceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
+// It is exported so the benchmark can time the bare query against the endpoint that serves it.
+const ServiceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
+	COALESCE((SELECT json_agg(json_build_object('Name', p.name, 'SecurityLevel', p.security_level) ORDER BY p.ordinal)
+		FROM process_steps p WHERE p.service_code = s.service_code AND p.service_edition = s.service_edition), '[]'),
+	COALESCE((SELECT json_agg(json_build_object('FormID', f.form_id, 'FormName', f.form_name,
+			'DataFormatProviderType', f.data_format_provider_type, 'DataFormatID', f.data_format_id,
+			'DataFormatVersion', f.data_format_version, 'IsOnlyXsdValidation', f.is_only_xsd_validation,
+			'FormType', f.form_type) ORDER BY f.form_id)
+		FROM form_metadata f WHERE f.service_code = s.service_code AND f.service_edition = s.service_edition), '[]'),
+	COALESCE((SELECT json_agg(json_build_object('AttachmentRuleID', r.attachment_rule_id,
+			'AllowedFileTypes', r.allowed_file_types, 'AttachmentTypeName', r.attachment_type_name,
+			'AttachmentTypeNameLanguage', r.attachment_type_name_language, 'IsCheckSumAllowed', r.is_check_sum_allowed,
+			'IsXsdValidationRequired', r.is_xsd_validation_required, 'MaxAttachmentCount', r.max_attachment_count,
+			'MinAttachmentCount', r.min_attachment_count, 'MaxFileSize', r.max_file_size) ORDER BY r.attachment_rule_id)
+		FROM attachment_rules r WHERE r.service_code = s.service_code AND r.service_edition = s.service_edition), '[]')
+	FROM services s JOIN service_owners o ON o.code = s.service_owner_code
+	WHERE s.service_code = $1 AND s.service_edition = $2`
+
+// GetService returns one service edition with its details, or ErrNotFound.
+func (q *Queries) GetService(ctx context.Context, code string, edition int) (ServiceDetail, error) {
+	var d ServiceDetail
+	err := scanService(q.db.QueryRow(ctx, ServiceDetailSQL, code, edition), &d.Service,
+		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules)
+	return d, notFound(err)
+}
+
+// GetFormSchema returns the XSD of a form's data model, when that form belongs to the service edition.
+func (q *Queries) GetFormSchema(ctx context.Context, code string, edition int, dataFormatID string, dataFormatVersion int) (string, error) {
+	var content string
+	err := q.db.QueryRow(ctx, `SELECT x.content
+		FROM form_metadata f JOIN xsd_schemas x USING (data_format_id, data_format_version)
+		WHERE f.service_code = $1 AND f.service_edition = $2 AND f.data_format_id = $3 AND f.data_format_version = $4`,
+		code, edition, dataFormatID, dataFormatVersion).Scan(&content)
+	return content, notFound(err)
+}
+
+// ListCodeLists lists code lists, in one language when language is not zero.
+func (q *Queries) ListCodeLists(ctx context.Context, language int, page Page) ([]CodeList, bool, error) {
+	rows, err := q.db.Query(ctx, `SELECT name, version, language FROM code_lists
+		WHERE $1 = 0 OR language = $1
+		ORDER BY name, version, language
+		OFFSET $2 LIMIT $3`, language, page.Skip, page.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	lists, err := pgx.CollectRows(rows, pgx.RowToStructByPos[CodeList])
+	if err != nil {
+		return nil, false, err
+	}
+	return trimPage(lists, page.Limit)
+}
+
+// GetCodeList returns the codes of one version of a code list in a language. With language zero it picks
+// bokmål when the list has it, else the lowest language id, and reports which one it chose.
+func (q *Queries) GetCodeList(ctx context.Context, name string, version, language int) (CodeList, []Code, error) {
+	var (
+		list  CodeList
+		codes []Code
+	)
+	err := q.db.QueryRow(ctx, `SELECT name, version, language, codes FROM code_lists
+		WHERE name = $1 AND version = $2 AND ($3 = 0 OR language = $3)
+		ORDER BY language <> 1044, language
+		LIMIT 1`, name, version, language).Scan(&list.Name, &list.Version, &list.Language, &codes)
+	return list, codes, notFound(err)
+}
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

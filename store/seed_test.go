@@ -1,0 +1,153 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+var seededTables = []string{"service_owners", "api_keys", "parties", "logins", "services", "process_steps", "xsd_schemas",
+	"form_metadata", "attachment_rules", "code_lists", "role_definitions", "role_definition_rights", "roles",
+	"messages", "forms", "attachments", "attachment_chunks"}
+
+// snapshot captures every row of every seeded table with its row version, so a write that changes nothing
+// visible is still caught.
+func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, table := range seededTables {
+		var s string
+		err := pool.QueryRow(context.Background(),
+			`SELECT COALESCE(string_agg(xmin::text || ':' || t::text, E'\n' ORDER BY t::text), '') FROM `+table+` t`).Scan(&s)
+		require.NoError(t, err)
+		out[table] = s
+	}
+	return out
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, table string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n))
+	return n
+}
+
+func TestSeedImportsTheDemoDataset(t *testing.T) {
+	pool := storetest.NewEmpty(t)
+	require.NoError(t, store.SeedFile(context.Background(), pool, storetest.DemoDataset()))
+
+	for table, want := range map[string]int{"messages": 174, "api_keys": 5, "service_owners": 3, "services": 6,
+		"code_lists": 8, "role_definitions": 10, "roles": 12, "logins": 6, "parties": 11, "xsd_schemas": 5} {
+		assert.Equal(t, want, count(t, pool, table), table)
+	}
+
+	var hash string
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT password_hash FROM logins WHERE user_name = 'ingrid.fjellheim'`).Scan(&hash))
+	assert.True(t, strings.HasPrefix(hash, "$argon2id$"), "passwords are stored hashed")
+	assert.NotContains(t, hash, "Demo-1")
+
+	var keys int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM api_keys WHERE encode(key_hash, 'escape') LIKE '%9D4E2680%'`).Scan(&keys))
+	assert.Zero(t, keys, "API keys are stored hashed")
+
+	// Attachment bytes come back byte for byte from their chunks.
+	var size int64
+	var joined []byte
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT a.file_size, string_agg(c.data, ''::bytea ORDER BY c.seq)
+		FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id WHERE a.message_id = 'a3100808'
+		GROUP BY a.id, a.file_size ORDER BY a.id LIMIT 1`).Scan(&size, &joined))
+	assert.EqualValues(t, size, len(joined))
+}
+
+func TestSeedIsIdempotent(t *testing.T) {
+	pool := storetest.NewEmpty(t)
+	ctx := context.Background()
+	require.NoError(t, store.SeedFile(ctx, pool, storetest.DemoDataset()))
+	before := snapshot(t, pool)
+	require.NoError(t, store.SeedFile(ctx, pool, storetest.DemoDataset()))
+	after := snapshot(t, pool)
+	for _, table := range seededTables {
+		assert.Equal(t, before[table], after[table], "a second import must not touch %s", table)
+	}
+}
+
+// writeBroken writes a copy of the demo dataset changed by edit into a temporary folder with its XSDs.
+func writeBroken(t *testing.T, edit func(ds map[string]any)) string {
+	t.Helper()
+	raw, err := os.ReadFile(storetest.DemoDataset())
+	require.NoError(t, err)
+	var ds map[string]any
+	require.NoError(t, json.Unmarshal(raw, &ds))
+	edit(ds)
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(filepath.Join(dir, "xsd"), os.DirFS(filepath.Join(filepath.Dir(storetest.DemoDataset()), "xsd"))))
+	out, err := json.Marshal(ds)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "demo.json")
+	require.NoError(t, os.WriteFile(path, out, 0o600))
+	return path
+}
+
+func record(ds map[string]any, list string, i int) map[string]any {
+	return ds[list].([]any)[i].(map[string]any)
+}
+
+func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
+	pool := storetest.NewEmpty(t)
+	cases := []struct {
+		name string
+		edit func(ds map[string]any)
+		want string
+	}{
+		{"unknown service", func(ds map[string]any) { record(ds, "Messages", 173)["ServiceCode"] = "9999" },
+			"Messages[173] (a3101312).ServiceCode: service 9999/1 is not in Services"},
+		{"bad status", func(ds map[string]any) { record(ds, "Messages", 0)["Status"] = "Utfylling" },
+			"Messages[0] (a3100101).Status"},
+		{"bad organization number", func(ds map[string]any) { record(ds, "Organizations", 2)["OrganizationNumber"] = "310246809" },
+			"Organizations[2] (310246809).OrganizationNumber"},
+		{"bad identity number", func(ds map[string]any) { record(ds, "Persons", 1)["SocialSecurityNumber"] = "03919023481" },
+			"Persons[1] (ola.bakketun).SocialSecurityNumber"},
+		{"unknown role definition", func(ds map[string]any) { record(ds, "Roles", 4)["RoleDefinitionId"] = 4242 },
+			"Roles[4] (50005).RoleDefinitionId: 4242 is not in RoleDefinitions"},
+		{"unknown area", func(ds map[string]any) { record(ds, "ApiKeys", 1)["Areas"] = []any{"mailbox", "everything"} },
+			`ApiKeys[1] (Demo-klient (kun meldingsboks)).Areas: unknown area "everything"`},
+		{"bad timestamp", func(ds map[string]any) { record(ds, "Messages", 5)["CreatedDate"] = "yesterday" },
+			`timestamp "yesterday" is not like 2025-03-14T09:30:00`},
+		{"bad base64", func(ds map[string]any) {
+			for i := range ds["Messages"].([]any) {
+				if m := record(ds, "Messages", i); m["MessageId"] == "a3100808" {
+					m["Attachments"].([]any)[0].(map[string]any)["Data"] = "not base64!"
+				}
+			}
+		}, "Attachments[0].Data: is not valid base64"},
+		{"missing schema file", func(ds map[string]any) {
+			record(ds, "Services", 0)["FormsMetaData"].([]any)[0].(map[string]any)["XsdFile"] = "xsd/missing.xsd"
+		}, "Services[0] (4711/1).FormsMetaData[0].XsdFile: cannot read xsd/missing.xsd"},
+		{"unknown field", func(ds map[string]any) { record(ds, "Services", 1)["Colour"] = "blue" }, `unknown field "Colour"`},
+		// Passes validation, fails in the database on the last message: the transaction must undo everything before it.
+		{"fails while writing", func(ds map[string]any) { record(ds, "Messages", 173)["Subject"] = "nul \u0000 byte" },
+			"message a3101312"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := store.SeedFile(context.Background(), pool, writeBroken(t, tc.edit))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			for _, table := range seededTables {
+				assert.Zero(t, count(t, pool, table), "%s must stay empty", table)
+			}
+		})
+	}
+}

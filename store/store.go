@@ -1,0 +1,94 @@
+// Package store is the PostgreSQL layer of Postbox: migrations, queries, transactions and the dataset importer.
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+)
+
+// ErrNotFound is returned when a looked-up record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// DBTX is what queries need, so the same code runs on a pool, a connection or a transaction.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Queries holds the statements of the store; New binds them to a pool or a transaction.
+type Queries struct {
+	db DBTX
+}
+
+// New returns the queries over db.
+func New(db DBTX) *Queries { return &Queries{db: db} }
+
+// Open connects a pool and checks that the database answers.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database %s: %w", redactURL(cfg), err)
+	}
+	return pool, nil
+}
+
+func redactURL(cfg *pgxpool.Config) string {
+	c := cfg.ConnConfig
+	return fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database)
+}
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrate applies every pending schema migration. Tern holds an advisory lock while it works,
+// so replicas starting together migrate once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), "schema_version")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.LoadMigrations(mustSub(migrations, "migrations")); err != nil {
+		return fmt.Errorf("migrate: load: %w", err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// InTx runs fn in one transaction, committed only when fn returns nil.
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,195 @@
+// Package storetest gives tests a database of their own: migrated, seeded with the demo dataset,
+// and dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+)
+
+// DefaultURL is the server the tests use unless POSTBOX_TEST_DATABASE_URL names another.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// DemoDataset is the path of the repository's copy of the demo dataset.
+func DemoDataset() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "deploy", "demo", "demo.json")
+}
+
+// ServerURL is the admin URL of the test server.
+func ServerURL() string {
+	if u := os.Getenv("POSTBOX_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+// New returns a pool on a new database holding the seeded demo dataset. Databases are copied from a
+// template built once per schema and dataset version, so a test pays for a file copy, not an import.
+func New(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	url, _ := NewDatabase(t)
+	pool, err := store.Open(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewDatabase creates a seeded database like New and returns its URL and name, for tests that start
+// their own processes on it.
+func NewDatabase(t testing.TB) (url, name string) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, ServerURL())
+	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL (default %s)", DefaultURL)
+	defer admin.Close(ctx)
+
+	template, err := ensureTemplate(ctx, admin)
+	require.NoError(t, err)
+
+	name = "postbox_test_" + randomHex(6)
+	_, err = admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template))
+	require.NoError(t, err)
+	t.Cleanup(func() { dropDatabase(name) })
+	return withDatabase(t, name), name
+}
+
+// NewEmpty returns a pool on a new database that has the schema but no data.
+func NewEmpty(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, ServerURL())
+	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL (default %s)", DefaultURL)
+	defer admin.Close(ctx)
+	name := "postbox_test_" + randomHex(6)
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() { dropDatabase(name) })
+	pool, err := store.Open(ctx, withDatabase(t, name))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, store.Migrate(ctx, pool))
+	return pool
+}
+
+func dropDatabase(name string) {
+	c, err := pgx.Connect(context.Background(), ServerURL())
+	if err != nil {
+		return
+	}
+	defer c.Close(context.Background())
+	_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+}
+
+func withDatabase(t testing.TB, name string) string {
+	cfg, err := pgx.ParseConfig(ServerURL())
+	require.NoError(t, err)
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+}
+
+// ensureTemplate builds the template database for the current migrations and dataset once, under an
+// advisory lock so that test packages running in parallel build it once between them.
+func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
+	version, err := contentVersion()
+	if err != nil {
+		return "", err
+	}
+	template := "postbox_template_" + version
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(hashtext('postbox_template'))"); err != nil {
+		return "", err
+	}
+	defer admin.Exec(ctx, "SELECT pg_advisory_unlock(hashtext('postbox_template'))") //nolint:errcheck
+
+	var exists bool
+	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", template).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return template, nil
+	}
+	// Templates of older versions are of no further use.
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'postbox_template_%'")
+	if err != nil {
+		return "", err
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	for _, s := range stale {
+		if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", s)); err != nil {
+			return "", err
+		}
+	}
+	building := template + "_building"
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s", building)); err != nil {
+		return "", err
+	}
+	cfg := admin.Config()
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, building)
+	if err := buildTemplate(ctx, url); err != nil {
+		_, _ = admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", building))
+		return "", fmt.Errorf("build template database: %w", err)
+	}
+	if _, err := admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, template)); err != nil {
+		return "", err
+	}
+	return template, nil
+}
+
+func buildTemplate(ctx context.Context, url string) error {
+	pool, err := store.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := store.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	return store.SeedFile(ctx, pool, DemoDataset())
+}
+
+// contentVersion hashes everything a template is built from: the migrations, the importer and the dataset.
+func contentVersion() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	storeDir := filepath.Join(filepath.Dir(file), "..")
+	h := sha256.New()
+	for _, dir := range []string{filepath.Join(storeDir, "migrations"), filepath.Join(storeDir, "seed.go"), filepath.Dir(DemoDataset())} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s %d\n", filepath.Base(path), len(b))
+			h.Write(b)
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
