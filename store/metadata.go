@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/store/odatasql"
 )
 
 // Service is a service edition as listed in the open metadata.
@@ -50,7 +52,7 @@ type FormMeta struct {
 
 // AttachmentRule limits the attachments of one attachment type.
 type AttachmentRule struct {
-	AttachmentRuleID           int
+	AttachmentRuleID           int `json:"AttachmentRuleId"`
 	AllowedFileTypes           string
 	AttachmentTypeName         string
 	AttachmentTypeNameLanguage string
@@ -90,12 +92,29 @@ func scanService(row pgx.Row, s *Service, extra ...any) error {
 		&s.ServiceEdition, &s.ValidFrom, &s.ValidTo, &s.ServiceType}, extra...)...)
 }
 
-// ListServices lists service editions ordered by code and edition; more is true when rows follow the page.
-func (q *Queries) ListServices(ctx context.Context, page Page) (services []Service, more bool, err error) {
+// ServiceFields are the fields of a service list entry that clients can filter and order on.
+var ServiceFields = odatasql.Fields{
+	"ServiceOwnerCode":   {Column: "s.service_owner_code", Kind: odatasql.String},
+	"ServiceOwnerName":   {Column: "o.name", Kind: odatasql.String},
+	"ServiceName":        {Column: "s.service_name", Kind: odatasql.String},
+	"ServiceCode":        {Column: "s.service_code", Kind: odatasql.String},
+	"ServiceEditionCode": {Column: "s.service_edition", Kind: odatasql.Int},
+	"ValidFrom":          {Column: "s.valid_from", Kind: odatasql.DateTime},
+	"ValidTo":            {Column: "s.valid_to", Kind: odatasql.DateTime},
+	"ServiceType":        {Column: "s.service_type", Kind: odatasql.String},
+}
+
+// ListServices lists service editions, by default ordered by code and edition; more is true when rows
+// follow the page.
+func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Service, more bool, err error) {
+	const key = "s.service_code, s.service_edition"
+	where, tail, args, err := listClauses(lq, ServiceFields, key, key, 1)
+	if err != nil {
+		return nil, false, err
+	}
 	rows, err := q.db.Query(ctx, `SELECT `+serviceColumns+`
 		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
-		ORDER BY s.service_code, s.service_edition
-		OFFSET $1 LIMIT $2`, page.Skip, page.Limit+1)
+		WHERE `+where+tail, args...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -110,7 +129,7 @@ func (q *Queries) ListServices(ctx context.Context, page Page) (services []Servi
 	if err := rows.Err(); err != nil {
 		return nil, false, err
 	}
-	return trimPage(services, page.Limit)
+	return trimPage(services, lq.Limit)
 }
 
 func trimPage[T any](items []T, limit int) ([]T, bool, error) {
@@ -157,12 +176,22 @@ func (q *Queries) GetFormSchema(ctx context.Context, code string, edition int, d
 	return content, notFound(err)
 }
 
+// CodeListFields are the fields of a code list entry that clients can filter and order on.
+var CodeListFields = odatasql.Fields{
+	"Name":     {Column: "name", Kind: odatasql.String},
+	"Version":  {Column: "version", Kind: odatasql.Int},
+	"Language": {Column: "language", Kind: odatasql.Int},
+}
+
 // ListCodeLists lists code lists, in one language when language is not zero.
-func (q *Queries) ListCodeLists(ctx context.Context, language int, page Page) ([]CodeList, bool, error) {
+func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery) ([]CodeList, bool, error) {
+	const key = "name, version, language"
+	where, tail, args, err := listClauses(lq, CodeListFields, key, key, 2)
+	if err != nil {
+		return nil, false, err
+	}
 	rows, err := q.db.Query(ctx, `SELECT name, version, language FROM code_lists
-		WHERE $1 = 0 OR language = $1
-		ORDER BY name, version, language
-		OFFSET $2 LIMIT $3`, language, page.Skip, page.Limit+1)
+		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -170,7 +199,7 @@ func (q *Queries) ListCodeLists(ctx context.Context, language int, page Page) ([
 	if err != nil {
 		return nil, false, err
 	}
-	return trimPage(lists, page.Limit)
+	return trimPage(lists, lq.Limit)
 }
 
 // GetCodeList returns the codes of one version of a code list in a language. With language zero it picks

@@ -53,19 +53,30 @@ func New(t testing.TB) *pgxpool.Pool {
 // their own processes on it.
 func NewDatabase(t testing.TB) (url, name string) {
 	t.Helper()
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, ServerURL())
+	url, name, drop, err := Create(context.Background())
 	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL (default %s)", DefaultURL)
+	t.Cleanup(drop)
+	return url, name
+}
+
+// Create makes a new seeded database outside of any one test (for a TestMain); drop removes it.
+func Create(ctx context.Context) (url, name string, drop func(), err error) {
+	admin, err := pgx.Connect(ctx, ServerURL())
+	if err != nil {
+		return "", "", nil, err
+	}
 	defer admin.Close(ctx)
-
 	template, err := ensureTemplate(ctx, admin)
-	require.NoError(t, err)
-
+	if err != nil {
+		return "", "", nil, err
+	}
 	name = "postbox_test_" + randomHex(6)
-	_, err = admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template))
-	require.NoError(t, err)
-	t.Cleanup(func() { dropDatabase(name) })
-	return withDatabase(t, name), name
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
+		return "", "", nil, err
+	}
+	cfg := admin.Config()
+	url = fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	return url, name, func() { dropDatabase(name) }, nil
 }
 
 // NewEmpty returns a pool on a new database that has the schema but no data.

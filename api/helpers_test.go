@@ -1,0 +1,156 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+// shared is one server over one seeded database for the tests that change nothing; tests that write
+// get a database of their own from newServer.
+var shared *api.Server
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	url, _, drop, err := storetest.Create(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL:", err)
+		os.Exit(1)
+	}
+	pool, err := store.Open(ctx, url)
+	if err != nil {
+		drop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shared = api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet})
+	code := m.Run()
+	pool.Close()
+	drop()
+	os.Exit(code)
+}
+
+const testBodyLimit = 64 << 10
+
+func newServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
+	t.Helper()
+	pool := storetest.New(t)
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet}), pool
+}
+
+type request struct {
+	method string
+	path   string
+	header map[string]string
+	body   string
+}
+
+type response struct {
+	*httptest.ResponseRecorder
+}
+
+func do(t *testing.T, h http.Handler, r request) response {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	req := httptest.NewRequest(r.method, "http://postbox.test"+r.path, strings.NewReader(r.body))
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return response{rec}
+}
+
+func get(t *testing.T, h http.Handler, path string, header ...string) response {
+	t.Helper()
+	hdr := map[string]string{}
+	for i := 0; i+1 < len(header); i += 2 {
+		hdr[header[i]] = header[i+1]
+	}
+	return do(t, h, request{path: path, header: hdr})
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(r.Body.Bytes(), &v), r.Body.String())
+	return v
+}
+
+// embedded returns the named list of a HAL collection.
+func (r response) embedded(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	emb, ok := r.json(t)["_embedded"].(map[string]any)
+	require.True(t, ok, "no _embedded in %s", r.Body.String())
+	raw, ok := emb[name].([]any)
+	require.True(t, ok, "no _embedded.%s in %s", name, r.Body.String())
+	out := make([]map[string]any, len(raw))
+	for i, x := range raw {
+		out[i] = x.(map[string]any)
+	}
+	return out
+}
+
+// requireProblem checks the RFC 9457 body of an error response.
+func requireProblem(t *testing.T, r response, status int) map[string]any {
+	t.Helper()
+	require.Equal(t, status, r.Code, r.Body.String())
+	assert.Equal(t, "application/problem+json; charset=utf-8", r.Header().Get("Content-Type"))
+	p := r.json(t)
+	assert.EqualValues(t, status, p["status"])
+	assert.NotEmpty(t, p["type"])
+	assert.NotEmpty(t, p["title"])
+	assert.NotEmpty(t, p["detail"])
+	return p
+}
+
+// requireWellFormedXML walks the whole document, failing on any syntax error.
+func requireWellFormedXML(t *testing.T, body []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		require.NoError(t, err, string(body))
+	}
+}
+
+func link(t *testing.T, resource map[string]any, rel string) string {
+	t.Helper()
+	links, ok := resource["_links"].(map[string]any)
+	require.True(t, ok, "no _links")
+	l, ok := links[rel].(map[string]any)
+	require.True(t, ok, "no link %q in %v", rel, links)
+	return l["href"].(string)
+}
+
+// pathOf strips the test server's base URL from an absolute link.
+func pathOf(t *testing.T, href string) string {
+	t.Helper()
+	p, ok := strings.CutPrefix(href, "http://postbox.test")
+	require.True(t, ok, "link %q is not absolute on the request's base URL", href)
+	return p
+}
+
+var quiet = slog.New(slog.DiscardHandler)

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/store"
+)
+
+type serviceEntry struct {
+	ServiceOwnerCode   string
+	ServiceOwnerName   string
+	ServiceName        string
+	ServiceCode        string
+	ServiceEditionCode int
+	ValidFrom          Timestamp
+	ValidTo            Timestamp
+	ServiceType        string
+	Links              Links `json:"_links"`
+}
+
+type serviceDetail struct {
+	serviceEntry
+	RestEnabled           bool
+	EUSEnabled            bool
+	EnterpriseUserEnabled bool
+	FormsMetaData         []formMeta             `xmlitem:"FormMetaData"`
+	ProcessSteps          []store.ProcessStep    `xmlitem:"ProcessStep"`
+	AttachmentRules       []store.AttachmentRule `json:",omitempty" xmlitem:"AttachmentRule"`
+}
+
+type formMeta struct {
+	FormID                 int
+	FormName               string
+	DataFormatProviderType string
+	DataFormatID           string
+	DataFormatVersion      int
+	IsOnlyXsdValidation    bool
+	FormType               string
+	Links                  Links `json:"_links"`
+}
+
+type codeListEntry struct {
+	Name     string
+	Version  int
+	Language int
+	Links    Links `json:"_links"`
+}
+
+type codeListDetail struct {
+	codeListEntry
+	Codes []store.Code
+}
+
+func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
+	kind := "formtask"
+	if svc.ServiceType == "Correspondence" {
+		kind = "correspondence"
+	}
+	var links Links
+	links.Add("self", Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(svc.ServiceCode), svc.ServiceEdition)})
+	return serviceEntry{
+		ServiceOwnerCode: svc.ServiceOwnerCode, ServiceOwnerName: svc.ServiceOwnerName, ServiceName: svc.ServiceName,
+		ServiceCode: svc.ServiceCode, ServiceEditionCode: svc.ServiceEdition,
+		ValidFrom: Timestamp{svc.ValidFrom}, ValidTo: Timestamp{svc.ValidTo}, ServiceType: svc.ServiceType, Links: links,
+	}
+}
+
+func (s *Server) listServices(c *gin.Context) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	services, more, err := s.q.ListServices(c.Request.Context(), lq)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	entries := make([]serviceEntry, len(services))
+	for i, svc := range services {
+		entries[i] = s.serviceEntry(c, svc)
+	}
+	s.render(c, http.StatusOK, s.collection(c, "metadata", entries, lq, more))
+}
+
+// serviceParams reads the service code and edition of a metadata path.
+func serviceParams(c *gin.Context) (string, int, error) {
+	code := c.Param("serviceCode")
+	edition, err := strconv.Atoi(c.Param("serviceEdition"))
+	if err != nil || edition <= 0 {
+		return "", 0, badRequest("service edition %q is not a positive whole number", c.Param("serviceEdition"))
+	}
+	return code, edition, nil
+}
+
+// loadService reads a service edition of the given type, or fails with a 404 that names it.
+func (s *Server) loadService(c *gin.Context, serviceType string) (store.ServiceDetail, bool) {
+	code, edition, err := serviceParams(c)
+	if err != nil {
+		abort(c, err)
+		return store.ServiceDetail{}, false
+	}
+	svc, err := s.q.GetService(c.Request.Context(), code, edition)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != serviceType) {
+		abort(c, notFound("there is no %s service %s edition %d", serviceType, code, edition))
+		return store.ServiceDetail{}, false
+	}
+	if err != nil {
+		abort(c, err)
+		return store.ServiceDetail{}, false
+	}
+	return svc, true
+}
+
+func (s *Server) getFormTaskService(c *gin.Context) {
+	svc, ok := s.loadService(c, "FormTask")
+	if !ok {
+		return
+	}
+	d := serviceDetail{
+		serviceEntry: s.serviceEntry(c, svc.Service),
+		RestEnabled:  svc.RestEnabled, EUSEnabled: svc.EUSEnabled, EnterpriseUserEnabled: svc.EnterpriseUserEnabled,
+		FormsMetaData: make([]formMeta, len(svc.Forms)),
+		ProcessSteps:  svc.ProcessSteps,
+	}
+	if d.ProcessSteps == nil {
+		d.ProcessSteps = []store.ProcessStep{}
+	}
+	self := d.Links.Self()
+	for i, f := range svc.Forms {
+		var links Links
+		links.Add("schema", Link{Href: fmt.Sprintf("%s/forms/%s/%d/xsd", self, url.PathEscape(f.DataFormatID), f.DataFormatVersion), MimeType: "application/xml"})
+		d.FormsMetaData[i] = formMeta{FormID: f.FormID, FormName: f.FormName, DataFormatProviderType: f.DataFormatProviderType,
+			DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, IsOnlyXsdValidation: f.IsOnlyXsdValidation,
+			FormType: f.FormType, Links: links}
+	}
+	d.AttachmentRules = svc.AttachmentRules
+	s.render(c, http.StatusOK, d)
+}
+
+func (s *Server) getCorrespondenceService(c *gin.Context) {
+	svc, ok := s.loadService(c, "Correspondence")
+	if !ok {
+		return
+	}
+	s.render(c, http.StatusOK, s.serviceEntry(c, svc.Service))
+}
+
+func (s *Server) getFormSchema(c *gin.Context) {
+	code, edition, err := serviceParams(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	id := c.Param("dataFormatId")
+	version, err := strconv.Atoi(c.Param("dataFormatVersion"))
+	if err != nil {
+		abort(c, badRequest("data format version %q is not a whole number", c.Param("dataFormatVersion")))
+		return
+	}
+	xsd, err := s.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s-%d.xsd"`, safeFileName(id), version))
+	c.Data(http.StatusOK, "application/xml; charset=utf-8", []byte(xsd))
+}
+
+func (s *Server) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
+	var links Links
+	links.Add("self", Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", s.baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
+	return codeListEntry{Name: l.Name, Version: l.Version, Language: l.Language, Links: links}
+}
+
+func (s *Server) listCodeLists(c *gin.Context) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	lists, more, err := s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	entries := make([]codeListEntry, len(lists))
+	for i, l := range lists {
+		entries[i] = s.codeListEntry(c, l)
+	}
+	s.render(c, http.StatusOK, s.collection(c, "codelists", entries, lq, more))
+}
+
+func (s *Server) getCodeList(c *gin.Context) {
+	name := c.Param("name")
+	version, err := strconv.Atoi(c.Param("version"))
+	if err != nil || version <= 0 {
+		abort(c, badRequest("code list version %q is not a positive whole number", c.Param("version")))
+		return
+	}
+	list, codes, err := s.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("there is no code list %s version %d in that language", name, version))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if codes == nil {
+		codes = []store.Code{}
+	}
+	s.render(c, http.StatusOK, codeListDetail{codeListEntry: s.codeListEntry(c, list), Codes: codes})
+}
+
+// safeFileName keeps a value fit for a Content-Disposition file name.
+func safeFileName(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '"' || r == '\\' || r < 0x20 || r == 0x7f || r == '/' {
+			r = '_'
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

@@ -1,0 +1,206 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/store"
+)
+
+const (
+	ctxRequestID = "postbox.requestID"
+	ctxFormat    = "postbox.format"
+	ctxLanguage  = "postbox.language"
+	ctxAPIKey    = "postbox.apiKey"
+)
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// requestID takes a sane X-Request-Id from the client or makes one, and echoes it.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !requestIDPattern.MatchString(id) {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		id = hex.EncodeToString(b)
+	}
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-Id", id)
+	c.Next()
+}
+
+func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
+
+// logRequests logs one line per request. The query string is left out: it can carry identity numbers.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	s.log.InfoContext(c.Request.Context(), "request", "method", c.Request.Method, "route", route,
+		"status", c.Writer.Status(), "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
+}
+
+// recoverPanics turns a panic into a 500 problem and logs it; the client never sees a stack trace.
+func (s *Server) recoverPanics(c *gin.Context) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			if rec == http.ErrAbortHandler {
+				panic(rec)
+			}
+			s.log.ErrorContext(c.Request.Context(), "panic while serving a request", "panic", rec, "request_id", requestID(c), "route", c.FullPath())
+			if !c.Writer.Written() {
+				s.writeProblem(c, problem(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged"))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// limitBody refuses bodies over the limit: at once when Content-Length says so, else while reading.
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.opts.MaxBodyBytes {
+		abort(c, problem(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", s.opts.MaxBodyBytes))
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	c.Next()
+}
+
+// Languages the interface has texts in: bokmål, nynorsk and English.
+var languages = []int{1044, 2068, 1033}
+
+// language checks the optional `language` query parameter everywhere; handlers read it with languageOf.
+func (s *Server) language(c *gin.Context) {
+	if v, ok := c.GetQuery("language"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || !slices.Contains(languages, n) {
+			abort(c, problem(http.StatusBadRequest, "invalid-language", "language %q is not one of 1044 (bokmål), 2068 (nynorsk), 1033 (English)", v))
+			return
+		}
+		c.Set(ctxLanguage, n)
+	}
+	c.Next()
+}
+
+// languageOf returns the requested language id, or 0 when none was asked for.
+func languageOf(c *gin.Context) int { return c.GetInt(ctxLanguage) }
+
+// apiKeyOf returns the verified API key of the request; only set behind requireKey.
+func apiKeyOf(c *gin.Context) (store.APIKey, bool) {
+	k, ok := c.Get(ctxAPIKey)
+	if !ok {
+		return store.APIKey{}, false
+	}
+	return k.(store.APIKey), true
+}
+
+// requireKey admits requests whose ApiKey header holds a registered key limited to area, and answers
+// CORS for the origins registered on that key.
+func (s *Server) requireKey(area string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		raw := c.GetHeader("ApiKey")
+		if raw == "" {
+			abort(c, problem(http.StatusUnauthorized, "missing-api-key", "the ApiKey header is required"))
+			return
+		}
+		hash := sha256.Sum256([]byte(raw))
+		key, err := s.q.GetAPIKey(c.Request.Context(), hash[:])
+		if errors.Is(err, store.ErrNotFound) {
+			abort(c, problem(http.StatusUnauthorized, "invalid-api-key", "the API key is not registered"))
+			return
+		}
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		if slices.Contains(key.Origins, c.GetHeader("Origin")) {
+			allowOrigin(c.Writer.Header(), c.GetHeader("Origin"))
+		}
+		if !slices.Contains(key.Areas, area) {
+			abort(c, problem(http.StatusForbidden, "api-key-area", "the API key is not registered for the %s area", area))
+			return
+		}
+		c.Set(ctxAPIKey, key)
+		c.Next()
+	}
+}
+
+// openCORS answers CORS on the open areas (metadata, authentication) for any origin registered on any key.
+func (s *Server) openCORS(c *gin.Context) {
+	if origin := c.GetHeader("Origin"); origin != "" {
+		ok, err := s.q.OriginRegistered(c.Request.Context(), origin)
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		if ok {
+			allowOrigin(c.Writer.Header(), origin)
+		}
+	}
+	c.Next()
+}
+
+func allowOrigin(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Credentials", "true")
+	h.Set("Access-Control-Expose-Headers", "Location, X-Request-Id, Retry-After")
+	h.Add("Vary", "Origin")
+}
+
+// preflight answers a CORS preflight. Browsers send no ApiKey with it, so any origin registered on some
+// key is allowed here; the real request is then held to the origins of its own key.
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	w.Header().Add("Vary", "Origin")
+	if origin != "" {
+		ok, err := s.q.OriginRegistered(r.Context(), origin)
+		if err != nil {
+			s.log.ErrorContext(r.Context(), "preflight failed", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if ok {
+			allowOrigin(w.Header(), origin)
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Headers", "ApiKey, Authorization, Content-Type, Accept, X-Request-Id")
+			w.Header().Set("Access-Control-Max-Age", "600")
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
+
+// baseURL is the absolute address links are built from: the request's own, or the proxy's when trusted.
+func (s *Server) baseURL(c *gin.Context) string {
+	scheme, host := "http", c.Request.Host
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	if s.opts.TrustProxy {
+		if p := strings.ToLower(strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
+			scheme = p
+		}
+		if h := strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Host"), ",")[0]); hostPattern.MatchString(h) {
+			host = h
+		}
+	}
+	if !hostPattern.MatchString(host) {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/odata"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/odatasql"
+)
+
+// Problem is an RFC 9457 problem detail, the one shape of every error response.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Errors   any    `json:"errors,omitempty" xmlitem:"error"`
+}
+
+func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
+
+const problemNamespace = "urn:ietf:rfc:7807"
+
+// problem builds a Problem of a kind; the kind becomes the type URI and names the problem for clients.
+func problem(status int, kind, format string, args ...any) *Problem {
+	typ := "about:blank"
+	if kind != "" {
+		typ = "urn:postbox:problem:" + kind
+	}
+	return &Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Problem {
+	return problem(http.StatusBadRequest, "bad-request", format, args...)
+}
+
+func notFound(format string, args ...any) *Problem {
+	return problem(http.StatusNotFound, "not-found", format, args...)
+}
+
+// toProblem maps an error to what the client is told. Errors that are not the client's doing become a
+// bare 500: their cause is logged, never returned.
+func toProblem(err error) (p *Problem, internal bool) {
+	var (
+		prob      *Problem
+		syntax    *odata.SyntaxError
+		param     *odata.ParamError
+		unknown   *odatasql.UnknownFieldError
+		mismatch  *odatasql.TypeError
+		maxBytes  *http.MaxBytesError
+		seedError *store.SeedError
+	)
+	switch {
+	case errors.As(err, &prob):
+		return prob, false
+	case errors.As(err, &syntax):
+		return problem(http.StatusBadRequest, "invalid-query", "$filter: %s", syntax.Error()), false
+	case errors.As(err, &param):
+		return problem(http.StatusBadRequest, "invalid-query", "%s", param.Error()), false
+	case errors.As(err, &unknown):
+		return problem(http.StatusBadRequest, "invalid-query", "%s", unknown.Error()), false
+	case errors.As(err, &mismatch):
+		return problem(http.StatusBadRequest, "invalid-query", "%s", mismatch.Error()), false
+	case errors.As(err, &maxBytes):
+		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("the resource does not exist"), false
+	case errors.As(err, &seedError):
+		return badRequest("%s", seedError.Error()), false
+	case errors.Is(err, context.Canceled):
+		return problem(499, "", "the client closed the request"), false
+	}
+	return problem(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged"), true
+}
+
+// errorsToProblems is the last middleware of the chain: it renders the first error a handler recorded with
+// c.Error as a problem, and logs the cause of server errors with the request id.
+func (s *Server) errorsToProblems(c *gin.Context) {
+	c.Next()
+	if len(c.Errors) == 0 || c.Writer.Written() {
+		return
+	}
+	err := c.Errors[0].Err
+	p, internal := toProblem(err)
+	if internal {
+		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),
+			"method", c.Request.Method, "route", c.FullPath())
+	} else {
+		s.log.DebugContext(c.Request.Context(), "request refused", "status", p.Status, "detail", p.Detail, "request_id", requestID(c))
+	}
+	s.writeProblem(c, p)
+}
+
+func (s *Server) writeProblem(c *gin.Context, p *Problem) {
+	if p.Instance == "" {
+		p.Instance = c.Request.URL.Path
+	}
+	status := p.Status
+	if status == 499 { // nobody is listening
+		c.Status(status)
+		return
+	}
+	if wantsXML(c) {
+		c.Header("Content-Type", "application/problem+xml; charset=utf-8")
+		c.Status(status)
+		if err := writePlainXML(c.Writer, "problem", problemNamespace, p); err != nil {
+			slog.Default().ErrorContext(c.Request.Context(), "writing a problem failed", "err", err)
+		}
+		return
+	}
+	c.Header("Content-Type", "application/problem+json; charset=utf-8")
+	c.JSON(status, p)
+}
+
+// abort ends the request with err rendered as a problem.
+func abort(c *gin.Context, err error) {
+	_ = c.Error(err)
+	c.Abort()
+}

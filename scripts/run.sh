@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The local stack: PostgreSQL (POSTBOX_DATABASE_URL, or a private cluster under .data/), the Temporal dev
+# server with its Web UI, and Postbox (API and worker in one process) with the demo dataset imported.
+# Ctrl-C stops everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .data
+
+started_pg=
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "$started_pg" ] && scripts/pg.sh stop
+  echo "stopped"
+}
+trap cleanup INT TERM EXIT
+
+if [ -z "${POSTBOX_DATABASE_URL:-}" ]; then
+  base=$(scripts/pg.sh start)
+  started_pg=1
+  export POSTBOX_DATABASE_URL="$base/postbox?sslmode=disable"
+fi
+
+TEMPORAL_PORT=${POSTBOX_TEMPORAL_PORT:-7233}
+export POSTBOX_TEMPORAL_ADDRESS=${POSTBOX_TEMPORAL_ADDRESS:-127.0.0.1:$TEMPORAL_PORT}
+bin/temporal server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port 8233 \
+  --db-filename .data/temporal.db --log-level warn \
+  --search-attribute Reportee=Keyword --search-attribute ServiceCode=Keyword \
+  --search-attribute ServiceEdition=Int --search-attribute FormTaskStatus=Keyword \
+  >.data/temporal.log 2>&1 &
+pids+=($!)
+for _ in $(seq 1 60); do
+  bin/temporal operator cluster health --address "$POSTBOX_TEMPORAL_ADDRESS" >/dev/null 2>&1 && break
+  sleep 1
+done
+echo "Temporal Web UI: http://127.0.0.1:8233"
+
+bin/postbox dev --file deploy/demo/demo.json &
+pids+=($!)
+echo "Postbox API: http://127.0.0.1:8080 (try: curl -H 'Accept: application/hal+json' http://127.0.0.1:8080/api/metadata)"
+wait -n "${pids[@]}"
