@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -40,7 +42,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	shared = api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet})
+	shared, err = newAPI(pool)
+	if err != nil {
+		drop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	pool.Close()
 	drop()
@@ -52,7 +59,25 @@ const testBodyLimit = 64 << 10
 func newServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool := storetest.New(t)
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet}), pool
+	srv, err := newAPI(pool)
+	require.NoError(t, err)
+	return srv, pool
+}
+
+// demoDir is the repository's copy of the demo dataset, keys and certificates.
+var demoDir = filepath.Dir(storetest.DemoDataset())
+
+const (
+	testIssuer   = "https://test-issuer.demo.local"
+	testAudience = "mailbox-api"
+)
+
+func newAPI(pool *pgxpool.Pool) (*api.Server, error) {
+	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, filepath.Join(demoDir, "certs", "jwks.json"))
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens})
 }
 
 type request struct {
@@ -68,12 +93,21 @@ type response struct {
 
 func do(t *testing.T, h http.Handler, r request) response {
 	t.Helper()
+	return doWith(t, h, r, nil)
+}
+
+// doWith is do with a hook that changes the request, e.g. to put a verified certificate on it.
+func doWith(t *testing.T, h http.Handler, r request, change func(*http.Request)) response {
+	t.Helper()
 	if r.method == "" {
 		r.method = http.MethodGet
 	}
 	req := httptest.NewRequest(r.method, "http://postbox.test"+r.path, strings.NewReader(r.body))
 	for k, v := range r.header {
 		req.Header.Set(k, v)
+	}
+	if change != nil {
+		change(req)
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -89,6 +91,10 @@ func (s *Server) errorsToProblems(c *gin.Context) {
 	}
 	err := c.Errors[0].Err
 	p, internal := toProblem(err)
+	var ra *retryAfter
+	if errors.As(err, &ra) {
+		c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(ra.after.Seconds())))))
+	}
 	if internal {
 		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),
 			"method", c.Request.Method, "route", c.FullPath())

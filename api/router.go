@@ -43,6 +43,12 @@ func (s *Server) routes() http.Handler {
 	hal.GET("/metadata/codelists", s.listCodeLists)
 	hal.GET("/metadata/codelists/:name/:version", s.getCodeList)
 	open.GET("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", s.getFormSchema)
+	open.POST("/authentication/authenticatewithpassword", s.authenticateWithPassword)
 
+	reportees := api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate)
+	reportees.GET("", s.listReportees)
+	reportees.GET("/:reporteeId", s.getReportee)
+
+	s.routeList = r.Routes()
 	return newPathNormalizer(r, s.preflight)
 }

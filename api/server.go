@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -22,6 +23,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// TemporalHealth reports whether Temporal answers; /readyz calls it.
 	TemporalHealth func(context.Context) error
+	// Tokens verifies bearer tokens; nil trusts no issuer.
+	Tokens *identity.TokenVerifier
+	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).
+	Rights *identity.Rights
 }
 
 // Server holds what the handlers depend on.
@@ -29,20 +34,32 @@ type Server struct {
 	opts    Options
 	q       *store.Queries
 	log     *slog.Logger
+	auth    *identity.Authenticator
+	rights  *identity.Rights
 	handler http.Handler
+	// routeList is every registered route, for the scope table's completeness check.
+	routeList gin.RoutesInfo
 }
 
 // New builds the server and its routes.
-func New(opts Options) *Server {
+func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 10 << 20
 	}
-	s := &Server{opts: opts, q: store.New(opts.Pool), log: opts.Logger}
+	q := store.New(opts.Pool)
+	if opts.Rights == nil {
+		opts.Rights = identity.NewRights(q, opts.Logger)
+	}
+	auth, err := identity.NewAuthenticator(q, opts.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights}
 	s.handler = s.routes()
-	return s
+	return s, nil
 }
 
 // ServeHTTP serves a request.

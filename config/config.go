@@ -21,6 +21,16 @@ type Config struct {
 	ShutdownTimeout   time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
 	LogLevel          slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
 	LogFormat         string        // POSTBOX_LOG_FORMAT: json or text
+
+	TokenIssuer     string // POSTBOX_TOKEN_ISSUER: the trusted token issuer (iss); empty trusts none
+	TokenAudience   string // POSTBOX_TOKEN_AUDIENCE: the aud tokens must carry
+	TokenJWKS       string // POSTBOX_TOKEN_JWKS: the issuer's keys, a URL (cached, refreshed) or a file
+	TokenSigningKey string // POSTBOX_TOKEN_SIGNING_KEY: private key `postbox token` signs with (local use)
+
+	TLSAddr     string // POSTBOX_TLS_ADDR: where to serve TLS with client certificates; empty for none
+	TLSCert     string // POSTBOX_TLS_CERT: server certificate (PEM)
+	TLSKey      string // POSTBOX_TLS_KEY: its private key (PEM)
+	TLSClientCA string // POSTBOX_TLS_CLIENT_CA: CA bundle enterprise certificates are verified against
 }
 
 // Load reads the environment. A malformed value is an error that names its variable.
@@ -40,6 +50,16 @@ func load(getenv func(string) string) (Config, error) {
 		ShutdownTimeout:   r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
 		LogLevel:          r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
 		LogFormat:         r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
+
+		TokenIssuer:     r.str("POSTBOX_TOKEN_ISSUER", "https://test-issuer.demo.local"),
+		TokenAudience:   r.str("POSTBOX_TOKEN_AUDIENCE", "mailbox-api"),
+		TokenJWKS:       r.str("POSTBOX_TOKEN_JWKS", "deploy/demo/certs/jwks.json"),
+		TokenSigningKey: r.str("POSTBOX_TOKEN_SIGNING_KEY", "deploy/demo/certs/issuer-key.pem"),
+
+		TLSAddr:     r.str("POSTBOX_TLS_ADDR", ""),
+		TLSCert:     r.str("POSTBOX_TLS_CERT", "deploy/demo/certs/server.pem"),
+		TLSKey:      r.str("POSTBOX_TLS_KEY", "deploy/demo/certs/server-key.pem"),
+		TLSClientCA: r.str("POSTBOX_TLS_CLIENT_CA", "deploy/demo/certs/ca.pem"),
 	}
 	if c.MaxBodyBytes <= 0 {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -31,6 +34,7 @@ commands:
   migrate        apply pending database migrations
   seed --file F  import a dataset (see deploy/demo/README.md); idempotent
   dev            migrate, import --file (default deploy/demo/demo.json) and serve the API, for local use
+  token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
 
 Settings come from POSTBOX_* environment variables; see README.md.
 `
@@ -61,6 +65,8 @@ func main() {
 		err = runSeed(ctx, cfg, args)
 	case "dev":
 		err = runDev(ctx, cfg, log, args)
+	case "token":
+		err = runToken(cfg, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -169,29 +175,85 @@ func dialTemporal(cfg config.Config, log *slog.Logger) (client.Client, error) {
 }
 
 func serveAPI(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pgxpool.Pool, tc client.Client) error {
-	srv := api.New(api.Options{
+	var tokens *identity.TokenVerifier
+	if cfg.TokenIssuer != "" {
+		var err error
+		if tokens, err = identity.NewTokenVerifier(ctx, cfg.TokenIssuer, cfg.TokenAudience, cfg.TokenJWKS); err != nil {
+			return fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
+		}
+	}
+	rights := identity.NewRights(store.New(pool), log)
+	go rights.Listen(ctx, pool)
+	srv, err := api.New(api.Options{
 		Pool:         pool,
 		Logger:       log,
 		TrustProxy:   cfg.TrustProxy,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		Tokens:       tokens,
+		Rights:       rights,
 		TemporalHealth: func(ctx context.Context) error {
 			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return err
 		},
 	})
-	return httpServe(ctx, cfg, log, cfg.HTTPAddr, srv)
-}
-
-// httpServe serves h on addr until ctx ends, then drains in-flight requests for the shutdown timeout.
-func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, addr string, h http.Handler) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		log.Info("serving HTTP", "addr", addr)
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	g.Go(func() error { return httpServe(gctx, cfg, log, &http.Server{Addr: cfg.HTTPAddr, Handler: srv}) })
+	if cfg.TLSAddr != "" {
+		tlsCfg, err := enterpriseTLS(cfg)
+		if err != nil {
 			return err
 		}
-		return nil
+		g.Go(func() error {
+			return httpServe(gctx, cfg, log, &http.Server{Addr: cfg.TLSAddr, Handler: srv, TLSConfig: tlsCfg})
+		})
+	}
+	return g.Wait()
+}
+
+// enterpriseTLS serves the fixture's (or the configured) server certificate and asks for, but does not
+// require, a client certificate verified against the client CA: calls that need an enterprise
+// certificate refuse requests without one.
+func enterpriseTLS(cfg config.Config) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("POSTBOX_TLS_CERT/POSTBOX_TLS_KEY: %w", err)
+	}
+	caPEM, err := os.ReadFile(cfg.TLSClientCA)
+	if err != nil {
+		return nil, fmt.Errorf("POSTBOX_TLS_CLIENT_CA: %w", err)
+	}
+	cas := x509.NewCertPool()
+	if !cas.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("POSTBOX_TLS_CLIENT_CA: %s holds no certificate", cfg.TLSClientCA)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientCAs:    cas,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
+
+// httpServe serves until ctx ends, then drains in-flight requests for the shutdown timeout.
+func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, srv *http.Server) error {
+	srv.ReadHeaderTimeout = 10 * time.Second
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		if srv.TLSConfig != nil {
+			log.Info("serving HTTPS with enterprise certificates", "addr", srv.Addr)
+			err = srv.ListenAndServeTLS("", "")
+		} else {
+			log.Info("serving HTTP", "addr", srv.Addr)
+			err = srv.ListenAndServe()
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
 	})
 	g.Go(func() error {
 		<-gctx.Done()
@@ -200,4 +262,26 @@ func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, addr st
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+func runToken(cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	pid := fs.String("pid", "", "national identity number of a person")
+	org := fs.String("org", "", "organization number, for an organization token")
+	scope := fs.String("scope", "platform:enduser", "space-separated scopes")
+	acr := fs.String("acr", "Level3", "security level of a person token")
+	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	m, err := identity.LoadMinter(cfg.TokenSigningKey, "demo-1", cfg.TokenIssuer, cfg.TokenAudience)
+	if err != nil {
+		return fmt.Errorf("POSTBOX_TOKEN_SIGNING_KEY: %w", err)
+	}
+	token, err := m.Mint(identity.TokenRequest{PID: *pid, Org: *org, Scope: *scope, ACR: *acr, TTL: *ttl})
+	if err != nil {
+		return err
+	}
+	fmt.Println(token)
+	return nil
 }

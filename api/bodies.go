@@ -1,0 +1,71 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+)
+
+var jsonBodyTypes = []string{"application/hal+json", "application/json"}
+
+// bindJSON decodes a JSON request body into v: 415 for another content type, 413 past the size
+// limit, 400 for anything malformed, with the reason.
+func bindJSON(c *gin.Context, v any) error {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || !slices.Contains(jsonBodyTypes, mt) {
+		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/hal+json or application/json")
+	}
+	dec := json.NewDecoder(c.Request.Body)
+	if err := dec.Decode(v); err != nil {
+		return jsonProblem(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return err
+		}
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func jsonProblem(err error) error {
+	var (
+		syntax   *json.SyntaxError
+		typ      *json.UnmarshalTypeError
+		maxBytes *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &maxBytes):
+		return err
+	case errors.As(err, &syntax):
+		return badRequest("the body is not valid JSON (at byte %d)", syntax.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return badRequest("field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		}
+		return badRequest("the body must be a JSON object")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("the body is empty or cut short")
+	}
+	return badRequest("the body cannot be read as JSON")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return "a number"
+}

@@ -1,0 +1,179 @@
+package api
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+)
+
+const (
+	ctxPrincipal = "postbox.principal"
+	ctxReportee  = "postbox.reportee"
+	ctxRights    = "postbox.rights"
+
+	sessionCookie = ".ASPXAUTH"
+)
+
+// principalOf returns the authenticated caller; only set behind authenticate.
+func principalOf(c *gin.Context) identity.Principal {
+	p, _ := c.Get(ctxPrincipal)
+	return p.(identity.Principal)
+}
+
+// reporteeOf returns the party {who} named and the caller's rights for it; only set behind resolveWho.
+func reporteeOf(c *gin.Context) (store.Party, identity.RightSet) {
+	p, _ := c.Get(ctxReportee)
+	r, _ := c.Get(ctxRights)
+	return p.(store.Party), r.(identity.RightSet)
+}
+
+// clientCertificate is the verified enterprise certificate of the TLS connection, if any.
+func clientCertificate(r *http.Request) *x509.Certificate {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	return r.TLS.VerifiedChains[0][0]
+}
+
+// authenticate finds who calls: a bearer token, else a session cookie, else an enterprise certificate.
+// Credentials that are present but wrong are refused rather than skipped.
+func (s *Server) authenticate(c *gin.Context) {
+	ctx := c.Request.Context()
+	cert := clientCertificate(c.Request)
+	var (
+		p   identity.Principal
+		err error
+	)
+	authz := c.GetHeader("Authorization")
+	cookie, cookieErr := c.Cookie(sessionCookie)
+	switch {
+	case authz != "":
+		scheme, token, _ := strings.Cut(authz, " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			abort(c, unauthorized("the Authorization header must be 'Bearer <token>'"))
+			return
+		}
+		p, err = s.auth.FromBearer(ctx, strings.TrimSpace(token))
+	case cookieErr == nil && cookie != "":
+		p, err = s.auth.FromSession(ctx, cookie, cert)
+	case cert != nil:
+		p, err = s.auth.FromCertificate(ctx, cert)
+	default:
+		abort(c, unauthorized("log in first: a session cookie, a bearer token or an enterprise certificate is required"))
+		return
+	}
+	if err != nil {
+		abort(c, authError(err))
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	if !s.scopeAllows(p, c.Request.Method, c.FullPath()) {
+		abort(c, problem(http.StatusForbidden, "insufficient-scope", "the token's scopes do not allow %s %s", c.Request.Method, c.FullPath()))
+		return
+	}
+	c.Next()
+}
+
+func unauthorized(format string, args ...any) *Problem {
+	return problem(http.StatusUnauthorized, "unauthenticated", format, args...)
+}
+
+// authError maps what identity refused to a problem; anything else is a server error.
+func authError(err error) error {
+	var (
+		tokenErr *identity.TokenError
+		locked   *identity.ErrLocked
+	)
+	switch {
+	case errors.As(err, &tokenErr):
+		return unauthorized("%s", tokenErr.Error())
+	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrNoSession):
+		return unauthorized("%s", err.Error())
+	case errors.Is(err, identity.ErrCertificateRequired):
+		return problem(http.StatusForbidden, "certificate-required", "%s", err.Error())
+	case errors.As(err, &locked):
+		p := problem(http.StatusTooManyRequests, "login-locked", "%s", locked.Error())
+		return &retryAfter{Problem: p, after: time.Until(locked.Until)}
+	}
+	return err
+}
+
+// retryAfter is a problem that also tells the client when to try again.
+type retryAfter struct {
+	*Problem
+	after time.Duration
+}
+
+func (r *retryAfter) Unwrap() error { return r.Problem }
+
+var reporteeIDPattern = regexp.MustCompile(`^r[0-9]{1,18}$`)
+
+// resolveWho resolves {who} — "my", an organization number, a reportee id or a national identity
+// number — to a party the caller may represent. Parties the caller may not represent and parties that
+// do not exist get the same 403, so the answer never reveals who exists.
+func (s *Server) resolveWho(c *gin.Context) {
+	p := principalOf(c)
+	who := c.Param("who")
+	ctx := c.Request.Context()
+	refuse := func() {
+		abort(c, problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", who))
+	}
+	var (
+		party store.Party
+		err   error
+	)
+	switch {
+	case strings.EqualFold(who, "my"):
+		id := p.Self()
+		if id == 0 {
+			id = p.OrganizationID
+		}
+		if id == 0 {
+			refuse()
+			return
+		}
+		party, err = s.q.GetParty(ctx, id)
+	case reporteeIDPattern.MatchString(who):
+		id, convErr := strconv.ParseInt(who[1:], 10, 64)
+		if convErr != nil {
+			refuse()
+			return
+		}
+		party, err = s.q.GetParty(ctx, id)
+	default:
+		party, err = s.q.FindParty(ctx, who)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		refuse()
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	rights, err := s.rights.For(ctx, p, party.ID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if !rights.Represents() {
+		refuse()
+		return
+	}
+	c.Set(ctxReportee, party)
+	c.Set(ctxRights, rights)
+	c.Next()
+}
+
+// reporteeID is the interface's identifier of a party.
+func reporteeID(id int64) string { return fmt.Sprintf("r%d", id) }

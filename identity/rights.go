@@ -1,0 +1,197 @@
+package identity
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postbox/postbox/store"
+)
+
+type actionMask uint8
+
+func maskOf(a Action) actionMask {
+	if i := slices.Index(allActions, a); i >= 0 {
+		return 1 << i
+	}
+	return 0
+}
+
+// RightSet is what a subject may do for one reportee.
+type RightSet struct {
+	// All is set for a person acting for themself: every right on every service, main administrator.
+	All       bool
+	rights    map[store.ServiceKey]actionMask
+	roleCodes []string
+}
+
+// Has tells whether the set allows action a on service s.
+func (r RightSet) Has(a Action, s store.ServiceKey) bool {
+	return r.All || r.rights[s]&maskOf(a) != 0
+}
+
+// Services lists the services on which the set allows a, in a stable order.
+func (r RightSet) Services(a Action) []store.ServiceKey {
+	var out []store.ServiceKey
+	for s, m := range r.rights {
+		if m&maskOf(a) != 0 {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(x, y store.ServiceKey) int {
+		if c := strings.Compare(x.Code, y.Code); c != 0 {
+			return c
+		}
+		return x.Edition - y.Edition
+	})
+	return out
+}
+
+// HoldsRole tells whether one of the subject's roles for the reportee has the role definition code.
+func (r RightSet) HoldsRole(code string) bool {
+	return slices.Contains(r.roleCodes, code)
+}
+
+// MainAdministrator tells whether the subject is main administrator (HADM) for the reportee.
+func (r RightSet) MainAdministrator() bool { return r.All || r.HoldsRole("HADM") }
+
+// AccessManager tells whether the subject may manage access for the reportee (HADM or ADMAI).
+func (r RightSet) AccessManager() bool { return r.MainAdministrator() || r.HoldsRole("ADMAI") }
+
+// Represents tells whether the subject may act for the reportee at all.
+func (r RightSet) Represents() bool { return r.All || len(r.roleCodes) > 0 }
+
+// Rights answers "may this subject do that for this reportee" from roles, role definitions and their
+// rights, with a cache that every change to roles or role definitions empties, in every replica, through
+// PostgreSQL LISTEN/NOTIFY. While no listener is connected the cache is bypassed, so a lost
+// notification can never leave stale rights behind.
+type Rights struct {
+	q         *store.Queries
+	mu        sync.RWMutex
+	cache     map[rightsKey]RightSet
+	gen       atomic.Uint64
+	listening atomic.Bool
+	log       *slog.Logger
+}
+
+type rightsKey struct {
+	subject  store.Subject
+	reportee int64
+}
+
+// maxCachedRights bounds the cache; past it the cache starts over.
+const maxCachedRights = 100_000
+
+// NewRights returns an effective-rights service over q. Call Listen to enable its cache.
+func NewRights(q *store.Queries, log *slog.Logger) *Rights {
+	return &Rights{q: q, cache: map[rightsKey]RightSet{}, log: log}
+}
+
+// For returns the rights of p for the reportee.
+func (r *Rights) For(ctx context.Context, p Principal, reporteeID int64) (RightSet, error) {
+	if self := p.Self(); self != 0 && self == reporteeID {
+		return RightSet{All: true}, nil
+	}
+	return r.ForSubject(ctx, p.Subject(), reporteeID)
+}
+
+// ForSubject returns the rights a subject's roles give for the reportee.
+func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int64) (RightSet, error) {
+	key := rightsKey{s, reporteeID}
+	caching := r.listening.Load()
+	if caching {
+		r.mu.RLock()
+		set, ok := r.cache[key]
+		r.mu.RUnlock()
+		if ok {
+			return set, nil
+		}
+	}
+	gen := r.gen.Load()
+	rows, err := r.q.RoleRights(ctx, s, reporteeID)
+	if err != nil {
+		return RightSet{}, err
+	}
+	set := RightSet{rights: map[store.ServiceKey]actionMask{}}
+	for _, row := range rows {
+		if !slices.Contains(set.roleCodes, row.RoleDefinitionCode) {
+			set.roleCodes = append(set.roleCodes, row.RoleDefinitionCode)
+		}
+		if row.ServiceCode != "" {
+			k := store.ServiceKey{Code: row.ServiceCode, Edition: row.ServiceEdition}
+			set.rights[k] |= maskOf(Action(row.Action))
+		}
+	}
+	if caching {
+		r.mu.Lock()
+		// A change that arrived while we read may have made these rows stale: keep them only if none did.
+		if r.gen.Load() == gen {
+			if len(r.cache) >= maxCachedRights {
+				clear(r.cache)
+			}
+			r.cache[key] = set
+		}
+		r.mu.Unlock()
+	}
+	return set, nil
+}
+
+// Invalidate forgets every cached answer; writers call it after a change commits, and the listener
+// on every replica when PostgreSQL reports one.
+func (r *Rights) Invalidate() {
+	r.gen.Add(1)
+	r.mu.Lock()
+	clear(r.cache)
+	r.mu.Unlock()
+}
+
+// Listen keeps a connection LISTENing for rights changes until ctx ends, reconnecting after failures.
+func (r *Rights) Listen(ctx context.Context, pool *pgxpool.Pool) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := r.listenOnce(ctx, pool)
+		r.listening.Store(false)
+		r.Invalidate()
+		if ctx.Err() != nil {
+			return
+		}
+		r.log.WarnContext(ctx, "rights change listener lost its connection; caching off until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (r *Rights) listenOnce(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN postbox_rights_changed"); err != nil {
+		return err
+	}
+	// Anything cached before the LISTEN took effect may have missed a change.
+	r.Invalidate()
+	r.listening.Store(true)
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			// The connection may be mid-wait; do not hand it back to the pool.
+			_ = conn.Conn().Close(context.Background())
+			return err
+		}
+		r.Invalidate()
+	}
+}
+
+// Listening tells whether the cache is on; tests wait for it.
+func (r *Rights) Listening() bool { return r.listening.Load() }

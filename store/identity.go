@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/store/odatasql"
+)
+
+// ServiceKey names a service edition.
+type ServiceKey struct {
+	Code    string
+	Edition int
+}
+
+// Subject is who holds roles: a person or organization (PartyID), or an enterprise user (LoginID).
+type Subject struct {
+	PartyID int64
+	LoginID int64
+}
+
+// Login is a password identity: a person's own, or an enterprise user of an organization.
+type Login struct {
+	ID                 int64
+	Kind               string // Person or EnterpriseUser
+	UserName           string
+	PasswordHash       string
+	PersonID           int64 // Person logins
+	OrganizationID     int64 // EnterpriseUser logins
+	OrganizationNumber string
+	Name               string // the person's name, or the enterprise user's name
+}
+
+const loginSelect = `SELECT l.id, l.kind, l.user_name, l.password_hash, COALESCE(l.person_id, 0), COALESCE(l.organization_id, 0),
+	COALESCE(o.organization_number, ''), COALESCE(p.name, l.user_name)
+	FROM logins l LEFT JOIN parties p ON p.id = l.person_id LEFT JOIN parties o ON o.id = l.organization_id`
+
+func scanLogin(row pgx.Row) (Login, error) {
+	var l Login
+	err := row.Scan(&l.ID, &l.Kind, &l.UserName, &l.PasswordHash, &l.PersonID, &l.OrganizationID, &l.OrganizationNumber, &l.Name)
+	return l, notFound(err)
+}
+
+// FindLogin finds a login by user name (any case) or by the person's national identity number.
+func (q *Queries) FindLogin(ctx context.Context, name string) (Login, error) {
+	return scanLogin(q.db.QueryRow(ctx, loginSelect+`
+		WHERE lower(l.user_name) = lower($1) OR (p.ssn = $1 AND p.ssn IS NOT NULL)
+		ORDER BY l.id LIMIT 1`, name))
+}
+
+// GetLogin returns a login by id.
+func (q *Queries) GetLogin(ctx context.Context, id int64) (Login, error) {
+	return scanLogin(q.db.QueryRow(ctx, loginSelect+` WHERE l.id = $1`, id))
+}
+
+// Session is a password login's server-side session.
+type Session struct {
+	LoginID       int64
+	SecurityLevel int
+	EnterpriseOrg string
+	ExpiresAt     time.Time
+	AbsoluteEnd   time.Time
+}
+
+// CreateSession stores a session under the hash of its token.
+func (q *Queries) CreateSession(ctx context.Context, tokenHash []byte, s Session) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO sessions (token_hash, login_id, security_level, enterprise_org, expires_at, absolute_end)
+		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6)`, tokenHash, s.LoginID, s.SecurityLevel, s.EnterpriseOrg, s.ExpiresAt, s.AbsoluteEnd)
+	return err
+}
+
+// TouchSession returns a live session and slides its expiry to newExpiry (capped at its absolute end).
+// Expired sessions are ErrNotFound.
+func (q *Queries) TouchSession(ctx context.Context, tokenHash []byte, now, newExpiry time.Time) (Session, error) {
+	var s Session
+	err := q.db.QueryRow(ctx, `UPDATE sessions SET expires_at = LEAST($3::timestamptz, absolute_end)
+		WHERE token_hash = $1 AND expires_at > $2
+		RETURNING login_id, security_level, COALESCE(enterprise_org, ''), expires_at, absolute_end`,
+		tokenHash, now, newExpiry).Scan(&s.LoginID, &s.SecurityLevel, &s.EnterpriseOrg, &s.ExpiresAt, &s.AbsoluteEnd)
+	return s, notFound(err)
+}
+
+// DeleteExpiredSessions removes sessions past their expiry.
+func (q *Queries) DeleteExpiredSessions(ctx context.Context, now time.Time) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, now)
+	return err
+}
+
+// LoginLockedUntil tells until when a user name is locked after failed logins (zero when it is not).
+func (q *Queries) LoginLockedUntil(ctx context.Context, userKey string, now time.Time) (time.Time, error) {
+	var until *time.Time
+	err := q.db.QueryRow(ctx, `SELECT locked_until FROM login_failures WHERE user_key = $1 AND locked_until > $2`, userKey, now).Scan(&until)
+	if err == pgx.ErrNoRows || until == nil {
+		return time.Time{}, nil
+	}
+	return *until, err
+}
+
+// RecordLoginFailure counts a failed login within window; at maxFailures the user name is locked for lockFor.
+func (q *Queries) RecordLoginFailure(ctx context.Context, userKey string, now time.Time, window time.Duration, maxFailures int, lockFor time.Duration) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO login_failures AS f (user_key, failures, first_failed) VALUES ($1, 1, $2)
+		ON CONFLICT (user_key) DO UPDATE SET
+			failures = CASE WHEN f.first_failed < $2 - $3::interval THEN 1 ELSE f.failures + 1 END,
+			first_failed = CASE WHEN f.first_failed < $2 - $3::interval THEN $2 ELSE f.first_failed END,
+			locked_until = CASE WHEN f.first_failed >= $2 - $3::interval AND f.failures + 1 >= $4 THEN $2 + $5::interval
+				ELSE f.locked_until END`,
+		userKey, now, window, maxFailures, lockFor)
+	return err
+}
+
+// ClearLoginFailures forgets the failures of a user name after a successful login.
+func (q *Queries) ClearLoginFailures(ctx context.Context, userKey string) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM login_failures WHERE user_key = $1`, userKey)
+	return err
+}
+
+// Party is a person or an organization.
+type Party struct {
+	ID                       int64
+	Kind                     string // Person or Organization
+	SSN                      string
+	OrganizationNumber       string
+	Name                     string
+	LastName                 string
+	OrganizationForm         string
+	ParentOrganizationNumber string
+	Status                   string
+}
+
+const partySelect = `SELECT id, kind, COALESCE(ssn, ''), COALESCE(organization_number, ''), name, COALESCE(last_name, ''),
+	COALESCE(organization_form, ''), COALESCE(parent_organization_number, ''), COALESCE(status, '') FROM parties p`
+
+func scanParty(row pgx.Row) (Party, error) {
+	var p Party
+	err := row.Scan(&p.ID, &p.Kind, &p.SSN, &p.OrganizationNumber, &p.Name, &p.LastName, &p.OrganizationForm,
+		&p.ParentOrganizationNumber, &p.Status)
+	return p, err
+}
+
+// GetParty returns a party by id.
+func (q *Queries) GetParty(ctx context.Context, id int64) (Party, error) {
+	p, err := scanParty(q.db.QueryRow(ctx, partySelect+` WHERE id = $1`, id))
+	return p, notFound(err)
+}
+
+// FindParty returns the party with the national identity number or organization number key.
+func (q *Queries) FindParty(ctx context.Context, key string) (Party, error) {
+	p, err := scanParty(q.db.QueryRow(ctx, partySelect+` WHERE ssn = $1 OR organization_number = $1`, key))
+	return p, notFound(err)
+}
+
+// RoleRight is one right granted by one of a subject's roles for a reportee. A role with no rights
+// (such as access manager) yields one row with an empty ServiceCode.
+type RoleRight struct {
+	RoleDefinitionID   int
+	RoleDefinitionCode string
+	ServiceCode        string
+	ServiceEdition     int
+	Action             string
+}
+
+// RoleRightsSQL is the one indexed query behind effective rights; exported for its benchmark.
+const RoleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALESCE(r.service_code, ''), COALESCE(r.service_edition, 0), COALESCE(r.action, '')
+	FROM roles ro
+	JOIN role_definitions d ON d.id = ro.role_definition_id
+	LEFT JOIN role_definition_rights r ON r.role_definition_id = d.id
+	WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)`
+
+// RoleRights lists what the subject's roles for a reportee grant.
+func (q *Queries) RoleRights(ctx context.Context, s Subject, reporteeID int64) ([]RoleRight, error) {
+	rows, err := q.db.Query(ctx, RoleRightsSQL, reporteeID, s.PartyID, s.LoginID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[RoleRight])
+}
+
+// ReporteeFields are the fields of a reportee that clients can filter and order on.
+var ReporteeFields = odatasql.Fields{
+	"Name":                 {Column: "p.name", Kind: odatasql.String},
+	"Type":                 {Column: "CASE p.kind WHEN 'Person' THEN 'Person' ELSE 'Foretak' END", Kind: odatasql.String},
+	"OrganizationNumber":   {Column: "p.organization_number", Kind: odatasql.String},
+	"SocialSecurityNumber": {Column: "p.ssn", Kind: odatasql.String},
+	"Status":               {Column: "p.status", Kind: odatasql.String},
+}
+
+// ListReportees lists the parties a subject may represent: selfID (when not zero) and every party it
+// holds a role for, the subject itself first and then by name.
+func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, lq ListQuery) ([]Party, bool, error) {
+	where, tail, args, err := listClauses(lq, ReporteeFields, "p.id = $3 DESC, p.name, p.id", "p.id", 4)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := q.db.Query(ctx, partySelect+`
+		WHERE (p.id = $3 OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)))
+		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, args...)...)
+	if err != nil {
+		return nil, false, err
+	}
+	var parties []Party
+	for rows.Next() {
+		p, err := scanParty(rows)
+		if err != nil {
+			rows.Close()
+			return nil, false, err
+		}
+		parties = append(parties, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	return trimPage(parties, lq.Limit)
+}
+
+// HoldsRoleFor tells whether the subject holds at least one role for the reportee.
+func (q *Queries) HoldsRoleFor(ctx context.Context, s Subject, reporteeID int64) (bool, error) {
+	var ok bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM roles WHERE reportee_id = $1 AND (holder_party_id = $2 OR holder_login_id = $3))`,
+		reporteeID, s.PartyID, s.LoginID).Scan(&ok)
+	return ok, err
+}

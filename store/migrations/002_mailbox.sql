@@ -1,0 +1,2 @@
+-- placeholder, replaced by the 002_mailbox work
+SELECT 1;

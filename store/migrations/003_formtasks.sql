@@ -1,0 +1,2 @@
+-- placeholder, replaced by the 003_formtasks work
+SELECT 1;
