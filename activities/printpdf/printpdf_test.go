@@ -1,0 +1,346 @@
+package printpdf
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ledongthuc/pdf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// demoData is the part of deploy/demo/demo.json the tests use.
+type demoData struct {
+	ServiceOwners []struct{ Code, Name string }
+	Organizations []struct{ OrganizationNumber, Name string }
+	Persons       []struct{ SocialSecurityNumber, Name string }
+	Services      []struct {
+		ServiceCode        string
+		ServiceEditionCode int
+		ServiceName        string
+	}
+	Messages []struct {
+		MessageID           string `json:"MessageId"`
+		Reportee            string
+		ServiceCode         string
+		ServiceEdition      int
+		Status              string
+		ServiceOwnerCode    string
+		LastChangedDateTime string
+		LastChangedBy       string
+		ArchiveReference    *string
+		Forms               []struct{ Type, Name, FormData string }
+		Attachments         []struct{ FileName, AttachmentType, Data string }
+	}
+}
+
+func loadDemo(t testing.TB) *demoData {
+	t.Helper()
+	b, err := os.ReadFile("../../deploy/demo/demo.json")
+	require.NoError(t, err)
+	var d demoData
+	require.NoError(t, json.Unmarshal(b, &d))
+	return &d
+}
+
+// document builds the Document for a demo message the way a caller would.
+func (d *demoData) document(t testing.TB, id string) Document {
+	t.Helper()
+	for _, m := range d.Messages {
+		if m.MessageID != id {
+			continue
+		}
+		tm, err := time.Parse("2006-01-02T15:04:05", m.LastChangedDateTime)
+		require.NoError(t, err)
+		doc := Document{
+			ServiceCode:    m.ServiceCode,
+			ServiceEdition: m.ServiceEdition,
+			Reportee:       m.Reportee,
+			Submitter:      m.LastChangedBy,
+			Status:         m.Status,
+			Time:           tm,
+		}
+		for _, s := range d.Services {
+			if s.ServiceCode == m.ServiceCode && s.ServiceEditionCode == m.ServiceEdition {
+				doc.ServiceName = s.ServiceName
+			}
+		}
+		for _, o := range d.ServiceOwners {
+			if o.Code == m.ServiceOwnerCode {
+				doc.ServiceOwner = o.Name
+			}
+		}
+		for _, o := range d.Organizations {
+			if o.OrganizationNumber == m.Reportee {
+				doc.Reportee = o.Name + " (" + m.Reportee + ")"
+			}
+		}
+		for _, p := range d.Persons {
+			if p.SocialSecurityNumber == m.Reportee {
+				doc.Reportee = p.Name + " (" + m.Reportee + ")"
+			}
+		}
+		if m.ArchiveReference != nil {
+			doc.ArchiveReference = *m.ArchiveReference
+		}
+		for _, f := range m.Forms {
+			doc.Forms = append(doc.Forms, Form{Name: f.Name, Type: f.Type, XML: []byte(f.FormData)})
+		}
+		for _, a := range m.Attachments {
+			data, err := base64.StdEncoding.DecodeString(a.Data)
+			require.NoError(t, err)
+			doc.Attachments = append(doc.Attachments, Attachment{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: int64(len(data))})
+		}
+		return doc
+	}
+	t.Fatalf("no demo message %s", id)
+	return Document{}
+}
+
+func newRenderer(t testing.TB) *Renderer {
+	t.Helper()
+	r, err := NewRenderer()
+	require.NoError(t, err)
+	return r
+}
+
+var textNode = regexp.MustCompile(`>([^<]*[^<\s][^<]*)<`)
+
+// xmlValues lists the text of every element in src, found without the
+// package's parser.
+func xmlValues(src []byte) []string {
+	var vs []string
+	for _, m := range textNode.FindAllSubmatch(src, -1) {
+		vs = append(vs, html.UnescapeString(strings.TrimSpace(string(m[1]))))
+	}
+	return vs
+}
+
+// assertText checks that text contains each of want, naming only the missing
+// part rather than printing the whole document.
+func assertText(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		assert.True(t, strings.Contains(text, w), "PDF text lacks %q", w)
+	}
+}
+
+func TestRenderDemoMessages(t *testing.T) {
+	d := loadDemo(t)
+	r := newRenderer(t)
+	tests := []struct {
+		id   string
+		want []string // besides every form value
+	}{
+		{"a3101102", []string{
+			"Årsoppgave for næringsvirksomhet", // service and form name
+			"4711, utgave 2", "Fjordetaten", "Fjellheim Maskin AS (310123455)", "Ingrid Fjellheim", "Utfylling",
+			"Tidspunkt", "10.02.2025 kl. 08:23:51",
+			"FJ-0471 Årsoppgave for næringsvirksomhet", "Hovedskjema",
+			"Felt Verdi", "Innsender/Organisasjonsnummer 310123455", "Kontaktperson/Telefon +4740000001",
+			"Vedlegg Ingen vedlegg.",
+		}},
+		{"a3101116", []string{
+			"Søknad om næringstilskudd", "5302, utgave 1", "Nordlys skatteforvaltning", "Ingrid Fjellheim (12857812326)",
+			"NS-5302 Søknad om næringstilskudd Hovedskjema", "NS-5302B Budsjettspesifikasjon Underskjema",
+			"Prosjekt/Tittel Digital lagerstyring",
+			"Budsjettpost[1]/Beskrivelse Reiser til leverandører",
+			"Budsjettpost[2]/Beskrivelse Innkjøp av utstyr",
+			"Budsjettpost[3]/Belop 243000",
+		}},
+		{"a3100297", []string{
+			"Sendt og arkivert", "Arkivreferanse AR1002258",
+			"Vedlegg Filnavn Type Størrelse revisjonsberetning.pdf Revisjonsberetning 693 B",
+		}},
+		{"a3100129", []string{
+			"Kvartalsvis lønnsstatistikk", "Vidde statistikkbyrå", "AR1018832",
+			"lonnsgrunnlag.pdf Dokumentasjon 677 B", "logo.png Bilde 73 B",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			doc := d.document(t, tt.id)
+			b, err := r.Render(doc)
+			require.NoError(t, err)
+			text := pdfText(t, b)
+			assertText(t, text, tt.want...)
+			for _, f := range doc.Forms {
+				vs := xmlValues(f.XML)
+				require.NotEmpty(t, vs)
+				assertText(t, text, vs...)
+			}
+			assertText(t, text, "Side 1 av 1")
+		})
+	}
+}
+
+// Every form task in the demo data, all five form schemas, prints every value.
+func TestAllDemoFormTasks(t *testing.T) {
+	d := loadDemo(t)
+	r := newRenderer(t)
+	n := 0
+	for _, m := range d.Messages {
+		if len(m.Forms) == 0 {
+			continue
+		}
+		n++
+		doc := d.document(t, m.MessageID)
+		b, err := r.Render(doc)
+		require.NoError(t, err, m.MessageID)
+		text := pdfText(t, b)
+		for _, f := range doc.Forms {
+			assertText(t, text, f.Name)
+			assertText(t, text, xmlValues(f.XML)...)
+		}
+		for _, a := range doc.Attachments {
+			assertText(t, text, a.FileName+" "+a.AttachmentType+" "+formatSize(a.Size))
+		}
+	}
+	assert.Equal(t, 96, n)
+}
+
+// The library's own decoding handles Latin-1, Norwegian letters included:
+// an extractor that knows nothing of this package reads them back.
+func TestNorwegianLettersWithPlainExtractor(t *testing.T) {
+	d := loadDemo(t)
+	b, err := newRenderer(t).Render(d.document(t, "a3101116"))
+	require.NoError(t, err)
+	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	rd, err := r.GetPlainText()
+	require.NoError(t, err)
+	plain, err := io.ReadAll(rd)
+	require.NoError(t, err)
+	assertText(t, string(plain), "Søknad om næringstilskudd", "Reiser til leverandører", "Innkjøp av utstyr", "Ingen vedlegg")
+}
+
+func TestUnicodeBeyondLatin1(t *testing.T) {
+	values := []string{
+		"Áltá – Guovdageaidnu", // en dash
+		"Čázádat đ ŋ š ŧ ž",    // Northern Sami
+		"Łódź, Gdańsk",         // Polish
+		"Привет, Ωμέγα",        // Cyrillic, Greek
+		"100 € {nb}",           // must not be taken for fpdf's page-count alias
+		"東京",                   // not in the Go fonts: blank glyphs, right text
+	}
+	var x strings.Builder
+	x.WriteString("<Skjema>")
+	for i, v := range values {
+		fmt.Fprintf(&x, "<Felt%d>%s</Felt%d>", i, v, i)
+	}
+	x.WriteString("<Emoji>Takk 😀</Emoji></Skjema>")
+	doc := benchDocument(Form{Name: "Skjema", Type: "MainForm", XML: []byte(x.String())})
+	doc.Reportee = "Sámi Čállit AS (310000000)"
+	b, err := newRenderer(t).Render(doc)
+	require.NoError(t, err)
+	text := pdfText(t, b)
+	assertText(t, text, values...)
+	assertText(t, text, "Sámi Čállit AS (310000000)")
+	// fpdf addresses glyphs with 16 bits; beyond that the replacement character.
+	assertText(t, text, "Emoji Takk \uFFFD")
+}
+
+func TestPagination(t *testing.T) {
+	xmlData := generatedForm(300)
+	b, err := newRenderer(t).Render(benchDocument(Form{Name: "Stort skjema", Type: "MainForm", XML: xmlData}))
+	require.NoError(t, err)
+	pages := pdfPages(t, b)
+	require.Greater(t, len(pages), 5)
+	for i, p := range pages {
+		assert.Equal(t, fmt.Sprintf("Side %d av %d", i+1, len(pages)), p[len(p)-1], "footer of page %d", i+1)
+		if i > 0 && i < len(pages)-1 {
+			assert.Equal(t, []string{"Felt", "Verdi"}, p[:2], "repeated table header on page %d", i+1)
+		}
+	}
+	text := pdfText(t, b)
+	assertText(t, text, xmlValues(xmlData)...)
+	assertText(t, text, "Post[60]/Felt4 Verdi 299 for næringsvirksomhet på Å")
+}
+
+func TestValueLongerThanAPage(t *testing.T) {
+	long := strings.Repeat("Dette er en svært lang merknad om årsregnskapet. ", 800)
+	form := Form{Name: "Merknad", Type: "MainForm", XML: []byte("<Skjema><Kort>før</Kort><Merknad>" + long + "</Merknad><Kort>etter</Kort></Skjema>")}
+	b, err := newRenderer(t).Render(benchDocument(form))
+	require.NoError(t, err)
+	pages := pdfPages(t, b)
+	require.Greater(t, len(pages), 3)
+	// The long row continues under a repeated header; cells hold no other text.
+	var merged []string
+	for i, p := range pages {
+		body := p[:len(p)-1]
+		if i > 0 {
+			require.Equal(t, []string{"Felt", "Verdi"}, body[:2])
+			body = body[2:]
+		}
+		merged = append(merged, body...)
+	}
+	text := strings.Join(merged, " ")
+	assertText(t, text, "Kort[1] før Merknad "+strings.TrimSpace(long)+" Kort[2] etter")
+}
+
+func TestDeterministic(t *testing.T) {
+	d := loadDemo(t)
+	doc := d.document(t, "a3101116")
+	doc.Attachments = []Attachment{{FileName: "a.pdf", AttachmentType: "Vedlegg", Size: 1 << 20}}
+	first, err := newRenderer(t).Render(doc)
+	require.NoError(t, err)
+	r := newRenderer(t)
+	for range 10 {
+		b, err := r.Render(doc)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(first, b), "renders differ")
+	}
+	assertText(t, string(first), "/CreationDate (D:20250210131239)", "/ModDate (D:20250210131239)")
+}
+
+func TestConcurrentRender(t *testing.T) {
+	r := newRenderer(t)
+	doc := benchDocument(Form{Name: "Skjema", Type: "MainForm", XML: generatedForm(60)})
+	want, err := r.Render(doc)
+	require.NoError(t, err)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range cap(errs) {
+		wg.Go(func() {
+			b, err := r.Render(doc)
+			if err == nil && !bytes.Equal(want, b) {
+				err = errors.New("concurrent render differs")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	r := newRenderer(t)
+	_, err := r.Render(Document{ServiceName: "x"})
+	require.Error(t, err, "zero Time")
+	assert.NotErrorIs(t, err, ErrBadFormData)
+
+	doc := benchDocument(Form{Name: "Skjema", XML: []byte("<Skjema><Felt>1</Skjema>")})
+	_, err = r.Render(doc)
+	require.ErrorIs(t, err, ErrBadFormData)
+	assert.Contains(t, err.Error(), `printpdf: bad form data: form 1 ("Skjema"): XML syntax error`)
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1,0 kB", 1536: "1,5 kB", 5 << 20: "5,0 MB", 3 << 30: "3,0 GB"} {
+		assert.Equal(t, want, formatSize(n), n)
+	}
+}
