@@ -37,6 +37,8 @@ for _ in $(seq 1 60); do
 done
 echo "Temporal Web UI: http://127.0.0.1:8233"
 
+# Enterprise certificates need TLS: the demo's server certificate, client certificates from its test CA.
+export POSTBOX_TLS_ADDR=${POSTBOX_TLS_ADDR-127.0.0.1:8443}
 bin/postbox dev --file deploy/demo/demo.json &
 pids+=($!)
 echo "Postbox API: http://127.0.0.1:8080 (try: curl -H 'Accept: application/hal+json' http://127.0.0.1:8080/api/metadata)"
