@@ -1,0 +1,291 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/store/odatasql"
+)
+
+// Visibility says which of a reportee's messages a caller may see. A person acting for themself sees
+// everything (All). Anyone else sees the messages of the services in Read, except archived ones
+// (FormTask "Sendt og arkivert", Correspondence "Arkivert"), which need the service in ArchiveRead instead.
+type Visibility struct {
+	All         bool
+	Read        []ServiceKey
+	ArchiveRead []ServiceKey
+}
+
+// Allows reports whether a message of service s in status is visible: the rule the list queries apply in
+// SQL, for the handlers of a single message and its forms and attachments.
+func (v Visibility) Allows(s ServiceKey, status string) bool {
+	if v.All {
+		return true
+	}
+	if messageArchived(status) {
+		return slices.Contains(v.ArchiveRead, s)
+	}
+	return slices.Contains(v.Read, s)
+}
+
+// messageArchived reports whether status is an archived state; status names are unique across types.
+func messageArchived(status string) bool {
+	return status == "Sendt og arkivert" || status == "Arkivert"
+}
+
+// archivedSQL is messageArchived over messages m.
+const archivedSQL = `m.status IN ('Sendt og arkivert', 'Arkivert')`
+
+// visibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.
+// The grants travel as three parallel arrays of service and "archived" flag (one statement whatever their
+// number), so both rules are one semi-join: with few grants PostgreSQL drives it through
+// messages_mailbox_service, with many it filters the walk of messages_mailbox.
+func visibilitySQL(vis Visibility, first int) (string, []any) {
+	if vis.All {
+		return "TRUE", nil
+	}
+	n := len(vis.Read) + len(vis.ArchiveRead)
+	codes, editions, archived := make([]string, 0, n), make([]int32, 0, n), make([]bool, 0, n)
+	for _, g := range []struct {
+		keys     []ServiceKey
+		archived bool
+	}{{vis.Read, false}, {vis.ArchiveRead, true}} {
+		for _, k := range g.keys {
+			codes = append(codes, k.Code)
+			editions = append(editions, int32(k.Edition))
+			archived = append(archived, g.archived)
+		}
+	}
+	return fmt.Sprintf(`(m.service_code, m.service_edition, %s) IN (SELECT * FROM unnest($%d::text[], $%d::int[], $%d::bool[]))`,
+		archivedSQL, first, first+1, first+2), []any{codes, editions, archived}
+}
+
+// MessageSummary is a message as the list view shows it: without Summary, Body and ArchiveReference.
+// Optional text fields are "" when the message has none.
+type MessageSummary struct {
+	MessageID           string
+	Subject             string
+	Status              string
+	Type                string // FormTask or Correspondence
+	ServiceOwner        string // the owner's Name
+	ServiceCode         string
+	ServiceEdition      int
+	CreatedDate         time.Time
+	LastChangedDateTime time.Time
+	LastChangedBy       string
+	MessageSender       string // Correspondence only
+	ReplyOptions        []ReplyOption
+}
+
+// Service is the service edition of the message.
+func (m MessageSummary) Service() ServiceKey {
+	return ServiceKey{Code: m.ServiceCode, Edition: m.ServiceEdition}
+}
+
+// ReplyOption is a way to answer a correspondence, as its service owner set it.
+type ReplyOption struct {
+	Type               string // Service, ArchiveReference or URL
+	URL                string
+	Text               string
+	ServiceCode        string `json:",omitempty"` // Type Service only
+	ServiceEditionCode int    `json:",omitempty"` // Type Service only
+}
+
+// Message is the single-message view, with its forms and attachments (metadata only).
+type Message struct {
+	MessageSummary
+	Summary          string
+	Body             string // HTML
+	ArchiveReference string
+	Forms            []Form
+	Attachments      []Attachment
+}
+
+// Form is a form of a form task, without its data.
+type Form struct {
+	ID                int64
+	Type              string // MainForm or SubForm
+	DataFormatID      string
+	DataFormatVersion int
+	Name              string
+	ValidationStatus  string
+}
+
+// MessageFields are the fields of a message that clients can filter and order on.
+var MessageFields = odatasql.Fields{
+	"MessageId":           {Column: "m.id", Kind: odatasql.String},
+	"Subject":             {Column: "m.subject", Kind: odatasql.String},
+	"Status":              {Column: "m.status", Kind: odatasql.String},
+	"Type":                {Column: "m.type", Kind: odatasql.String},
+	"ServiceOwner":        {Column: "o.name", Kind: odatasql.String},
+	"ServiceCode":         {Column: "m.service_code", Kind: odatasql.String},
+	"ServiceEdition":      {Column: "m.service_edition", Kind: odatasql.Int},
+	"CreatedDate":         {Column: "m.created_date", Kind: odatasql.DateTime},
+	"LastChangedDateTime": {Column: "m.last_changed", Kind: odatasql.DateTime},
+	"LastChangedBy":       {Column: "m.last_changed_by", Kind: odatasql.String},
+	"MessageSender":       {Column: "m.message_sender", Kind: odatasql.String},
+}
+
+const (
+	messageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
+	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), m.reply_options`
+	messageFrom = `
+	FROM messages m
+	JOIN services s ON s.service_code = m.service_code AND s.service_edition = m.service_edition
+	JOIN service_owners o ON o.code = s.service_owner_code`
+	// The tie-breaker follows the default order's direction, so "$orderby=CreatedDate desc" still walks
+	// messages_mailbox as it is.
+	messageDefaultOrder = "m.created_date DESC, m.id DESC"
+	messageTieBreaker   = "m.id DESC"
+)
+
+func summaryTargets(m *MessageSummary) []any {
+	return []any{&m.MessageID, &m.Subject, &m.Status, &m.Type, &m.ServiceOwner, &m.ServiceCode, &m.ServiceEdition,
+		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions}
+}
+
+// listMessagesSQL is the statement ListMessages runs, with its arguments.
+func listMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []any, error) {
+	visible, args := visibilitySQL(vis, 2)
+	args = append([]any{reporteeID}, args...)
+	where, tail, listArgs, err := listClauses(lq, MessageFields, messageDefaultOrder, messageTieBreaker, len(args)+1)
+	if err != nil {
+		return "", nil, err
+	}
+	return `SELECT ` + messageSummaryColumns + messageFrom + `
+	WHERE m.reportee_id = $1 AND ` + visible + ` AND ` + where + tail, append(args, listArgs...), nil
+}
+
+// ListMessages lists the messages of a reportee that vis lets the caller see, newest first unless lq orders
+// otherwise; more is true when messages follow the page.
+func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) (messages []MessageSummary, more bool, err error) {
+	sql, args, err := listMessagesSQL(reporteeID, vis, lq)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := q.db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	messages, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (MessageSummary, error) {
+		var m MessageSummary
+		return m, row.Scan(summaryTargets(&m)...)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return trimPage(messages, lq.Limit)
+}
+
+// GetMessage returns one message of the reportee with its forms and attachments, or ErrNotFound. It does
+// not apply a Visibility: the caller checks Allows(m.Service(), m.Status).
+func (q *Queries) GetMessage(ctx context.Context, reporteeID int64, messageID string) (Message, error) {
+	var m Message
+	err := q.db.QueryRow(ctx, `SELECT `+messageSummaryColumns+`,
+		COALESCE(m.summary, ''), COALESCE(m.body, ''), COALESCE(m.archive_reference, ''),
+		COALESCE((SELECT json_agg(json_build_object('ID', f.id, 'Type', f.type, 'DataFormatID', f.data_format_id,
+				'DataFormatVersion', f.data_format_version, 'Name', f.name, 'ValidationStatus', f.validation_status)
+				ORDER BY f.ordinal)
+			FROM forms f WHERE f.message_id = m.id), '[]'),
+		COALESCE((SELECT json_agg(json_build_object(`+attachmentJSONFields+`) ORDER BY a.ordinal)
+			FROM attachments a WHERE a.message_id = m.id), '[]')`+messageFrom+`
+		WHERE m.id = $1 AND m.reportee_id = $2`, messageID, reporteeID).
+		Scan(append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments)...)
+	return m, notFound(err)
+}
+
+// GetForm returns a form of a message of the reportee, or ErrNotFound.
+func (q *Queries) GetForm(ctx context.Context, reporteeID int64, messageID string, formID int64) (Form, error) {
+	var f Form
+	err := q.db.QueryRow(ctx, `SELECT f.id, f.type, f.data_format_id, f.data_format_version, f.name, f.validation_status
+		FROM forms f JOIN messages m ON m.id = f.message_id
+		WHERE f.id = $1 AND f.message_id = $2 AND m.reportee_id = $3`, formID, messageID, reporteeID).
+		Scan(&f.ID, &f.Type, &f.DataFormatID, &f.DataFormatVersion, &f.Name, &f.ValidationStatus)
+	return f, notFound(err)
+}
+
+// GetFormData returns the XML of a form byte for byte as stored, or ErrNotFound.
+func (q *Queries) GetFormData(ctx context.Context, reporteeID int64, messageID string, formID int64) ([]byte, error) {
+	var data []byte
+	err := q.db.QueryRow(ctx, `SELECT f.form_data
+		FROM forms f JOIN messages m ON m.id = f.message_id
+		WHERE f.id = $1 AND f.message_id = $2 AND m.reportee_id = $3`, formID, messageID, reporteeID).Scan(&data)
+	return data, notFound(err)
+}
+
+// MarkCorrespondenceRead moves an unread correspondence of the reportee to "Lest", recording who read it
+// and when. Only the first read changes it (changed is true for exactly one of concurrent callers): the
+// condition is part of the UPDATE, which re-checks it on the locked row. A message that is read, archived
+// or a form task is left alone; ErrNotFound when the reportee has no such message.
+func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, messageID, by string, at time.Time) (changed bool, err error) {
+	var exists bool
+	err = q.db.QueryRow(ctx, `WITH marked AS (
+			UPDATE messages SET status = 'Lest', last_changed = $4, last_changed_by = $3
+			WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest'
+			RETURNING 1)
+		SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2)`,
+		messageID, reporteeID, by, at).Scan(&changed, &exists)
+	if err == nil && !exists {
+		err = ErrNotFound
+	}
+	return changed, err
+}
+
+// MessageCount is how many messages of one type and status a reportee has that the caller may see.
+type MessageCount struct {
+	ReporteeID int64
+	Type       string
+	Status     string
+	Count      int
+}
+
+// countMessagesSQL counts by reportee, type and status. Reportees seen whole travel in $2; the grants of
+// the others travel flattened over all reportees as parallel arrays, so any number of reportees is one
+// statement and one hashed subplan.
+const countMessagesSQL = `SELECT m.reportee_id, m.type, m.status, count(*)
+	FROM messages m
+	WHERE m.reportee_id = ANY ($1::bigint[])
+		AND (m.reportee_id = ANY ($2::bigint[])
+			OR (m.reportee_id, m.service_code, m.service_edition, ` + archivedSQL + `)
+				IN (SELECT * FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bool[])))
+	GROUP BY 1, 2, 3
+	ORDER BY 1, 2, 3`
+
+func countMessagesArgs(vis map[int64]Visibility) []any {
+	var (
+		reportees, all, grantReportees []int64
+		codes                          []string
+		editions                       []int32
+		archived                       []bool
+	)
+	grant := func(id int64, keys []ServiceKey, arch bool) {
+		for _, k := range keys {
+			grantReportees, codes = append(grantReportees, id), append(codes, k.Code)
+			editions, archived = append(editions, int32(k.Edition)), append(archived, arch)
+		}
+	}
+	for id, v := range vis {
+		reportees = append(reportees, id)
+		if v.All {
+			all = append(all, id)
+			continue
+		}
+		grant(id, v.Read, false)
+		grant(id, v.ArchiveRead, true)
+	}
+	return []any{reportees, all, grantReportees, codes, editions, archived}
+}
+
+// CountMessages counts, per reportee of vis, the messages the caller may see by type and status (the
+// messagebox overview), in one statement. Combinations without messages are left out.
+func (q *Queries) CountMessages(ctx context.Context, vis map[int64]Visibility) ([]MessageCount, error) {
+	rows, err := q.db.Query(ctx, countMessagesSQL, countMessagesArgs(vis)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[MessageCount])
+}
