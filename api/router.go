@@ -49,6 +49,16 @@ func (s *Server) routes() http.Handler {
 	reportees.GET("", s.listReportees)
 	reportees.GET("/:reporteeId", s.getReportee)
 
+	mailbox := api.Group("", s.requireKey(areaMailbox), s.authenticate)
+	mailbox.GET("/my/messagebox", s.negotiate, s.getMessagebox)
+	messages := mailbox.Group("/:who/messages", s.resolveWho)
+	messages.GET("", s.negotiate, s.listMessages)
+	messages.GET("/:messageId", s.negotiate, s.getMessage)
+	messages.GET("/:messageId/forms/:formId", s.negotiate, s.getForm)
+	messages.GET("/:messageId/forms/:formId/formdata", s.getFormData)
+	messages.GET("/:messageId/attachments/:attachmentId", s.getAttachment)
+	messages.GET("/:messageId/portalview", s.getPortalView)
+
 	s.routeList = r.Routes()
 	return newPathNormalizer(r, s.preflight)
 }

@@ -39,6 +39,14 @@ var anyScope = []string{}
 var routeScopes = map[string][]string{
 	"GET /api/reportees":             {scopeReportees},
 	"GET /api/reportees/:reporteeId": {scopeReportees},
+
+	"GET /api/my/messagebox":                                      {scopeInstancesMeta, scopeInstancesRead},
+	"GET /api/:who/messages":                                      {scopeInstancesMeta, scopeInstancesRead},
+	"GET /api/:who/messages/:messageId":                           {scopeInstancesRead},
+	"GET /api/:who/messages/:messageId/forms/:formId":             {scopeInstancesRead},
+	"GET /api/:who/messages/:messageId/forms/:formId/formdata":    {scopeInstancesRead},
+	"GET /api/:who/messages/:messageId/attachments/:attachmentId": {scopeInstancesRead},
+	"GET /api/:who/messages/:messageId/portalview":                {scopeInstancesRead},
 }
 
 // serviceOwnerRoutes are the routes of the service-owner area, opened by platform:serviceowner.

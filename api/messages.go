@@ -1,0 +1,254 @@
+package api
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+)
+
+type messageResource struct {
+	MessageID           string `json:"MessageId"`
+	Subject             string
+	Status              string
+	LastChangedDateTime Timestamp
+	LastChangedBy       string
+	ServiceOwner        string
+	Type                string
+	MessageSender       string `json:",omitempty"`
+	Summary             string `json:",omitempty"`
+	Body                string `json:",omitempty"`
+	ServiceCode         string
+	ServiceEdition      int
+	ArchiveReference    string              `json:",omitempty"`
+	ReplyOptions        []store.ReplyOption `json:",omitempty" xmlitem:"ReplyOption"`
+	CreatedDate         Timestamp
+	Links               Links `json:"_links"`
+}
+
+type formResource struct {
+	Type              string
+	DataFormatID      string `json:"DataFormatId"`
+	DataFormatVersion int
+	ValidationStatus  string
+	Name              string
+	Links             Links `json:"_links"`
+}
+
+// visibility is which of the reportee's messages rights let the caller see.
+func visibility(r identity.RightSet) store.Visibility {
+	return store.Visibility{All: r.All, Read: r.Services(identity.Read), ArchiveRead: r.Services(identity.ArchiveRead)}
+}
+
+// messagesURL is the mailbox address for {who} as the client wrote it, so links stay in its terms.
+func (s *Server) messagesURL(c *gin.Context) string {
+	return s.baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
+}
+
+func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
+	self := s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)
+	r := messageResource{
+		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: Timestamp{m.LastChangedDateTime},
+		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
+		ServiceEdition: m.ServiceEdition, ReplyOptions: m.ReplyOptions, CreatedDate: Timestamp{m.CreatedDate},
+	}
+	if m.Type == "Correspondence" {
+		r.MessageSender = m.MessageSender
+	}
+	r.Links.Add("self", Link{Href: self})
+	if m.Type == "FormTask" {
+		r.Links.Add("print", Link{Href: self + "/print", MimeType: "application/pdf"})
+	}
+	kind := "formtask"
+	if m.Type == "Correspondence" {
+		kind = "correspondence"
+	}
+	r.Links.Add("metadata", Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(m.ServiceCode), m.ServiceEdition)})
+	r.Links.Add("portalview", Link{Href: self + "/portalview"})
+	return r
+}
+
+func (s *Server) listMessages(c *gin.Context) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	party, rights := reporteeOf(c)
+	messages, more, err := s.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]messageResource, len(messages))
+	for i, m := range messages {
+		items[i] = s.messageResource(c, m)
+	}
+	coll := s.collection(c, "messages", items, lq, more)
+	coll.Links.Add("find", Link{Href: s.messagesURL(c) + "/{MessageId}", IsTemplated: true})
+	s.render(c, http.StatusOK, coll)
+}
+
+// loadMessage reads the message of the path and checks the caller may see it. A message the caller may
+// not see is answered like one that does not exist.
+func (s *Server) loadMessage(c *gin.Context) (store.Message, bool) {
+	party, rights := reporteeOf(c)
+	id := c.Param("messageId")
+	m, err := s.q.GetMessage(c.Request.Context(), party.ID, id)
+	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
+		err = store.ErrNotFound
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("there is no message %s in this mailbox", id))
+		return store.Message{}, false
+	}
+	if err != nil {
+		abort(c, err)
+		return store.Message{}, false
+	}
+	return m, true
+}
+
+// markRead records the first read of an unread correspondence by the caller and reloads it.
+func (s *Server) markRead(c *gin.Context, m store.Message) (store.Message, bool) {
+	if m.Type != "Correspondence" || m.Status != "Ulest" {
+		return m, true
+	}
+	party, _ := reporteeOf(c)
+	if _, err := s.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, time.Now()); err != nil {
+		abort(c, err)
+		return m, false
+	}
+	return s.loadMessage(c)
+}
+
+func (s *Server) getMessage(c *gin.Context) {
+	m, ok := s.loadMessage(c)
+	if !ok {
+		return
+	}
+	if m, ok = s.markRead(c, m); !ok {
+		return
+	}
+	r := s.messageResource(c, m.MessageSummary)
+	self := r.Links.Self()
+	if m.Type == "Correspondence" {
+		r.Summary, r.Body = m.Summary, m.Body
+	}
+	r.ArchiveReference = m.ArchiveReference
+	if m.Type == "FormTask" {
+		forms := make([]Link, len(m.Forms))
+		for i, f := range m.Forms {
+			forms[i] = Link{Href: fmt.Sprintf("%s/forms/%d", self, f.ID), Name: f.Name}
+		}
+		r.Links.AddArray("form", forms)
+	}
+	if len(m.Attachments) > 0 {
+		links := make([]Link, len(m.Attachments))
+		for i, a := range m.Attachments {
+			links[i] = Link{Href: fmt.Sprintf("%s/attachments/%d", self, a.ID), Name: a.Name, FileName: a.FileName,
+				Encrypted: &a.Encrypted, SigningLocked: &a.SigningLocked, SignedByDefault: &a.SignedByDefault, FileSize: &a.FileSize}
+		}
+		r.Links.AddArray("attachment", links)
+	}
+	if m.ArchiveReference != "" && m.Type == "FormTask" {
+		r.Links.Add("archivereference", Link{Href: self + "/print", MimeType: "application/pdf"})
+	}
+	s.render(c, http.StatusOK, r)
+}
+
+// pathID parses a numeric id of the path, answering 404 for anything else (ids are opaque to clients).
+func pathID(c *gin.Context, name, what string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		abort(c, notFound("there is no %s %s on message %s", what, c.Param(name), c.Param("messageId")))
+		return 0, false
+	}
+	return id, true
+}
+
+func (s *Server) loadForm(c *gin.Context) (store.Form, bool) {
+	if _, ok := s.loadMessage(c); !ok {
+		return store.Form{}, false
+	}
+	id, ok := pathID(c, "formId", "form")
+	if !ok {
+		return store.Form{}, false
+	}
+	party, _ := reporteeOf(c)
+	f, err := s.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("there is no form %d on message %s", id, c.Param("messageId")))
+		return f, false
+	}
+	if err != nil {
+		abort(c, err)
+		return f, false
+	}
+	return f, true
+}
+
+func (s *Server) getForm(c *gin.Context) {
+	f, ok := s.loadForm(c)
+	if !ok {
+		return
+	}
+	self := fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), url.PathEscape(c.Param("messageId")), f.ID)
+	r := formResource{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
+		ValidationStatus: f.ValidationStatus, Name: f.Name}
+	r.Links.Add("self", Link{Href: self})
+	r.Links.Add("formdata", Link{Href: self + "/formdata", MimeType: "application/xml"})
+	s.render(c, http.StatusOK, r)
+}
+
+func (s *Server) getFormData(c *gin.Context) {
+	f, ok := s.loadForm(c)
+	if !ok {
+		return
+	}
+	party, _ := reporteeOf(c)
+	data, err := s.q.GetFormData(c.Request.Context(), party.ID, c.Param("messageId"), f.ID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/xml; charset=utf-8", data)
+}
+
+// getAttachment streams an attachment from the store, with Range support, never holding the whole file.
+func (s *Server) getAttachment(c *gin.Context) {
+	m, ok := s.loadMessage(c)
+	if !ok {
+		return
+	}
+	id, ok := pathID(c, "attachmentId", "attachment")
+	if !ok {
+		return
+	}
+	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == id }) {
+		abort(c, notFound("there is no attachment %d on message %s", id, m.MessageID))
+		return
+	}
+	party, _ := reporteeOf(c)
+	a, err := s.q.GetAttachment(c.Request.Context(), party.ID, m.MessageID, id)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	h := c.Writer.Header()
+	h.Set("Content-Type", a.ContentType)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
+	h.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(c.Writer, c.Request, "", m.LastChangedDateTime, s.q.OpenAttachment(c.Request.Context(), a))
+}
