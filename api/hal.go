@@ -1,13 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"encoding"
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,77 +25,46 @@ type Link struct {
 	FileSize        *int64 `json:"filesize,omitempty"`
 }
 
-// Links is a resource's `_links`, kept in the order the relations were added.
-type Links struct {
-	rels []linkRel
-}
-
-type linkRel struct {
-	name  string
-	links []Link
-	array bool
-}
+// Links is a resource's `_links`: a relation maps to a Link, or to a []Link for array relations. It is a
+// plain map so the JSON encoder writes it without a custom marshaler (which would re-scan every body).
+type Links map[string]any
 
 // Add sets a relation to a single link.
 func (l *Links) Add(rel string, link Link) *Links {
-	l.rels = append(l.rels, linkRel{name: rel, links: []Link{link}})
+	if *l == nil {
+		*l = Links{}
+	}
+	(*l)[rel] = link
 	return l
 }
 
 // AddArray sets a relation to an array of links (rendered as an array even when it holds one).
 func (l *Links) AddArray(rel string, links []Link) *Links {
-	l.rels = append(l.rels, linkRel{name: rel, links: links, array: true})
+	if *l == nil {
+		*l = Links{}
+	}
+	(*l)[rel] = links
 	return l
 }
 
 // Self returns the href of the self relation.
 func (l Links) Self() string {
-	for _, r := range l.rels {
-		if r.name == "self" && len(r.links) == 1 {
-			return r.links[0].Href
-		}
+	if self, ok := l["self"].(Link); ok {
+		return self.Href
 	}
 	return ""
 }
 
-// MarshalJSON writes the relations as one object in insertion order.
-func (l Links) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, r := range l.rels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(r.name)
-		b.Write(name)
-		b.WriteByte(':')
-		var v any = r.links
-		if !r.array {
-			v = r.links[0]
-		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(enc)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// Embedded is a collection's `_embedded`: one named list of resources. It is a plain map so the JSON
+// encoder writes the items directly (a MarshalJSON here would have every body re-scanned).
+type Embedded map[string]any
 
-// Embedded is a collection's `_embedded`: one named list of resources.
-type Embedded struct {
-	Name  string
-	Items any // a slice
-}
-
-// MarshalJSON writes {"<name>": [...]}, with an empty list rather than null.
-func (e Embedded) MarshalJSON() ([]byte, error) {
-	items := e.Items
+// embedList names a list, as an empty list rather than null when there are no items.
+func embedList(name string, items any) Embedded {
 	if v := reflect.ValueOf(items); !v.IsValid() || (v.Kind() == reflect.Slice && v.IsNil()) {
 		items = []struct{}{}
 	}
-	return json.Marshal(map[string]any{e.Name: items})
+	return Embedded{name: items}
 }
 
 // Collection is the spec's list shape: `{ _links: { self, ... }, _embedded: { <name>: [ ... ] } }`.
@@ -105,28 +73,16 @@ type Collection struct {
 	Embedded Embedded `json:"_embedded"`
 }
 
-// Timestamp is an ISO 8601 local date-time without zone, as the interface writes them.
-type Timestamp struct{ time.Time }
+// Timestamp is an ISO 8601 local date-time without zone, as the interface writes them. It is a
+// TextMarshaler only, so JSON writes it as a string without re-scanning it.
+type Timestamp struct{ t time.Time }
 
 // TimestampLayout is the format of every timestamp in responses.
 const TimestampLayout = "2006-01-02T15:04:05"
 
 // MarshalText writes the local date-time.
 func (t Timestamp) MarshalText() ([]byte, error) {
-	return []byte(t.Format(TimestampLayout)), nil
-}
-
-// MarshalJSON writes the local date-time as a JSON string (time.Time's own would add a zone).
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.Format(TimestampLayout) + `"`), nil
-}
-
-// At returns a Timestamp for t, or nil for a nil t, which renders as null.
-func At(t *time.Time) *Timestamp {
-	if t == nil {
-		return nil
-	}
-	return &Timestamp{*t}
+	return t.t.AppendFormat(nil, TimestampLayout), nil
 }
 
 // writeHALXML renders v as HAL+XML: the resource is a <resource> element whose href is its self link;
@@ -210,7 +166,7 @@ func (x *xmlWriter) resource(v reflect.Value, rel string) {
 // findLinks returns the _links of a struct, looking into embedded structs.
 func findLinks(v reflect.Value) Links {
 	if !v.IsValid() || v.Kind() != reflect.Struct {
-		return Links{}
+		return nil
 	}
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
@@ -218,12 +174,12 @@ func findLinks(v reflect.Value) Links {
 			return v.Field(i).Interface().(Links)
 		}
 		if f.Anonymous {
-			if l := findLinks(indirect(v.Field(i))); len(l.rels) > 0 {
+			if l := findLinks(indirect(v.Field(i))); len(l) > 0 {
 				return l
 			}
 		}
 	}
-	return Links{}
+	return nil
 }
 
 func (x *xmlWriter) fields(v reflect.Value) {
@@ -255,9 +211,11 @@ func (x *xmlWriter) fields(v reflect.Value) {
 		case Links:
 			x.links(val)
 		case Embedded:
-			items := indirect(reflect.ValueOf(val.Items))
-			for j := 0; items.IsValid() && j < items.Len(); j++ {
-				x.resource(items.Index(j), val.Name)
+			for name, list := range val {
+				items := indirect(reflect.ValueOf(list))
+				for j := 0; items.IsValid() && j < items.Len(); j++ {
+					x.resource(items.Index(j), name)
+				}
 			}
 		default:
 			x.value(name, itemName(f, name), fv)
@@ -265,13 +223,25 @@ func (x *xmlWriter) fields(v reflect.Value) {
 	}
 }
 
+// links writes every relation but self (which is the resource's href), in name order.
 func (x *xmlWriter) links(l Links) {
-	for _, r := range l.rels {
-		if r.name == "self" && !r.array {
-			continue // carried as the resource's href
+	rels := make([]string, 0, len(l))
+	for rel := range l {
+		if rel != "self" {
+			rels = append(rels, rel)
 		}
-		for _, link := range r.links {
-			start := xml.StartElement{Name: xml.Name{Local: "link"}, Attr: []xml.Attr{{Name: xml.Name{Local: "rel"}, Value: r.name}}}
+	}
+	slices.Sort(rels)
+	for _, rel := range rels {
+		var links []Link
+		switch v := l[rel].(type) {
+		case Link:
+			links = []Link{v}
+		case []Link:
+			links = v
+		}
+		for _, link := range links {
+			start := xml.StartElement{Name: xml.Name{Local: "link"}, Attr: []xml.Attr{{Name: xml.Name{Local: "rel"}, Value: rel}}}
 			lv := reflect.ValueOf(link)
 			for i := 0; i < lv.NumField(); i++ {
 				name, _ := jsonName(lv.Type().Field(i))
@@ -279,11 +249,10 @@ func (x *xmlWriter) links(l Links) {
 				if (raw.Kind() == reflect.Pointer && raw.IsNil()) || (raw.Kind() != reflect.Pointer && raw.IsZero()) {
 					continue // pointers are the optional attachment fields: present whenever set, even when false or 0
 				}
-				fv := indirect(raw)
 				if name == "isTemplated" {
 					name = "templated"
 				}
-				start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: name}, Value: scalarText(fv)})
+				start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: name}, Value: scalarText(indirect(raw))})
 			}
 			x.token(start)
 			x.token(start.End())

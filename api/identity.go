@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -128,12 +129,8 @@ func (s *Server) resolveWho(c *gin.Context) {
 	refuse := func() {
 		abort(c, problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", who))
 	}
-	var (
-		party store.Party
-		err   error
-	)
-	switch {
-	case strings.EqualFold(who, "my"):
+	key := who
+	if strings.EqualFold(who, "my") {
 		id := p.Self()
 		if id == 0 {
 			id = p.OrganizationID
@@ -142,17 +139,9 @@ func (s *Server) resolveWho(c *gin.Context) {
 			refuse()
 			return
 		}
-		party, err = s.q.GetParty(ctx, id)
-	case reporteeIDPattern.MatchString(who):
-		id, convErr := strconv.ParseInt(who[1:], 10, 64)
-		if convErr != nil {
-			refuse()
-			return
-		}
-		party, err = s.q.GetParty(ctx, id)
-	default:
-		party, err = s.q.FindParty(ctx, who)
+		key = reporteeID(id)
 	}
+	party, err := s.party(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		refuse()
 		return
@@ -173,6 +162,31 @@ func (s *Server) resolveWho(c *gin.Context) {
 	c.Set(ctxReportee, party)
 	c.Set(ctxRights, rights)
 	c.Next()
+}
+
+// party finds a party by reportee id ("r" + id), national identity number or organization number,
+// keeping answers for a short while.
+func (s *Server) party(ctx context.Context, key string) (store.Party, error) {
+	if p, ok := s.parties.Get(key); ok {
+		return p, nil
+	}
+	var (
+		p   store.Party
+		err error
+	)
+	if reporteeIDPattern.MatchString(key) {
+		id, convErr := strconv.ParseInt(key[1:], 10, 64)
+		if convErr != nil {
+			return p, store.ErrNotFound
+		}
+		p, err = s.q.GetParty(ctx, id)
+	} else {
+		p, err = s.q.FindParty(ctx, key)
+	}
+	if err == nil {
+		s.parties.Set(key, p)
+	}
+	return p, err
 }
 
 // reporteeID is the interface's identifier of a party.

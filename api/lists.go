@@ -43,7 +43,7 @@ func (s *Server) collection(c *gin.Context, name string, items any, lq store.Lis
 	if lq.Skip > 0 {
 		links.Add("prev", Link{Href: s.pageURL(c, max(0, lq.Skip-lq.Limit))})
 	}
-	return Collection{Links: links, Embedded: Embedded{Name: name, Items: items}}
+	return Collection{Links: links, Embedded: embedList(name, items)}
 }
 
 // pageURL is the request's URL with $skip set to skip, or unchanged for a negative skip.

@@ -56,7 +56,7 @@ func (s *Server) messagesURL(c *gin.Context) string {
 }
 
 func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
-	self := s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)
+	self := s.messagesURL(c) + "/" + m.MessageID // ids are 'a' and digits
 	r := messageResource{
 		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: Timestamp{m.LastChangedDateTime},
 		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
@@ -73,7 +73,7 @@ func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) message
 	if m.Type == "Correspondence" {
 		kind = "correspondence"
 	}
-	r.Links.Add("metadata", Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(m.ServiceCode), m.ServiceEdition)})
+	r.Links.Add("metadata", Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)})
 	r.Links.Add("portalview", Link{Href: self + "/portalview"})
 	return r
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +23,7 @@ const (
 	ctxFormat    = "postbox.format"
 	ctxLanguage  = "postbox.language"
 	ctxAPIKey    = "postbox.apiKey"
+	ctxBaseURL   = "postbox.baseURL"
 )
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -117,8 +119,7 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 			abort(c, problem(http.StatusUnauthorized, "missing-api-key", "the ApiKey header is required"))
 			return
 		}
-		hash := sha256.Sum256([]byte(raw))
-		key, err := s.q.GetAPIKey(c.Request.Context(), hash[:])
+		key, err := s.apiKey(c.Request.Context(), raw)
 		if errors.Is(err, store.ErrNotFound) {
 			abort(c, problem(http.StatusUnauthorized, "invalid-api-key", "the API key is not registered"))
 			return
@@ -139,10 +140,30 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 	}
 }
 
+// apiKey looks a key up by its hash, remembering answers (also "no such key") for a short while:
+// every keyed request needs one, and keys change rarely.
+func (s *Server) apiKey(ctx context.Context, raw string) (store.APIKey, error) {
+	hash := sha256.Sum256([]byte(raw))
+	if k, ok := s.keys.Get(hash); ok {
+		return k.key, k.err
+	}
+	key, err := s.q.GetAPIKey(ctx, hash[:])
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return key, err
+	}
+	s.keys.Set(hash, cachedKey{key, err})
+	return key, err
+}
+
+type cachedKey struct {
+	key store.APIKey
+	err error
+}
+
 // openCORS answers CORS on the open areas (metadata, authentication) for any origin registered on any key.
 func (s *Server) openCORS(c *gin.Context) {
 	if origin := c.GetHeader("Origin"); origin != "" {
-		ok, err := s.q.OriginRegistered(c.Request.Context(), origin)
+		ok, err := s.originRegistered(c.Request.Context(), origin)
 		if err != nil {
 			abort(c, err)
 			return
@@ -152,6 +173,17 @@ func (s *Server) openCORS(c *gin.Context) {
 		}
 	}
 	c.Next()
+}
+
+func (s *Server) originRegistered(ctx context.Context, origin string) (bool, error) {
+	if ok, cached := s.origins.Get(origin); cached {
+		return ok, nil
+	}
+	ok, err := s.q.OriginRegistered(ctx, origin)
+	if err == nil {
+		s.origins.Set(origin, ok)
+	}
+	return ok, err
 }
 
 func allowOrigin(h http.Header, origin string) {
@@ -167,7 +199,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	w.Header().Add("Vary", "Origin")
 	if origin != "" {
-		ok, err := s.q.OriginRegistered(r.Context(), origin)
+		ok, err := s.originRegistered(r.Context(), origin)
 		if err != nil {
 			s.log.ErrorContext(r.Context(), "preflight failed", "err", err)
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -186,7 +218,17 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
 
 // baseURL is the absolute address links are built from: the request's own, or the proxy's when trusted.
+// It is worked out once per request.
 func (s *Server) baseURL(c *gin.Context) string {
+	if base := c.GetString(ctxBaseURL); base != "" {
+		return base
+	}
+	base := s.requestBase(c)
+	c.Set(ctxBaseURL, base)
+	return base
+}
+
+func (s *Server) requestBase(c *gin.Context) string {
 	scheme, host := "http", c.Request.Host
 	if c.Request.TLS != nil {
 		scheme = "https"

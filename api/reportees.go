@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -60,13 +59,7 @@ func (s *Server) getReportee(c *gin.Context) {
 		refuse()
 		return
 	}
-	id, err := strconv.ParseInt(raw[1:], 10, 64)
-	if err != nil {
-		refuse()
-		return
-	}
-	p := principalOf(c)
-	party, err := s.q.GetParty(c.Request.Context(), id)
+	party, err := s.party(c.Request.Context(), raw)
 	if errors.Is(err, store.ErrNotFound) {
 		refuse()
 		return
@@ -75,7 +68,7 @@ func (s *Server) getReportee(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	rights, err := s.rights.For(c.Request.Context(), p, id)
+	rights, err := s.rights.For(c.Request.Context(), principalOf(c), party.ID)
 	if err != nil {
 		abort(c, err)
 		return

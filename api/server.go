@@ -5,11 +5,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
 
@@ -39,7 +41,14 @@ type Server struct {
 	handler http.Handler
 	// routeList is every registered route, for the scope table's completeness check.
 	routeList gin.RoutesInfo
+	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
+	keys    *ttlcache.Cache[[32]byte, cachedKey]
+	origins *ttlcache.Cache[string, bool]
+	parties *ttlcache.Cache[string, store.Party]
 }
+
+// referenceTTL is how long API keys, origins and parties are kept: a revoked key stops working within it.
+const referenceTTL = 30 * time.Second
 
 // New builds the server and its routes.
 func New(opts Options) (*Server, error) {
@@ -57,7 +66,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights}
+	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights,
+		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
+		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
+		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
+	}
 	s.handler = s.routes()
 	return s, nil
 }

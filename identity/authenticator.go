@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/identity/password"
+	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
 
@@ -46,7 +47,13 @@ type Authenticator struct {
 	tokens *TokenVerifier
 	now    func() time.Time
 	dummy  string // hash verified for unknown users, so they cost the same time as known ones
+	// bearers remembers the principal of a verified token (by its hash) until it expires or for a short
+	// while, so a client's calls with one token verify it and look its subject up once.
+	bearers *ttlcache.Cache[[32]byte, Principal]
 }
+
+// bearerTTL bounds how long a verified token's principal is reused.
+const bearerTTL = 30 * time.Second
 
 // NewAuthenticator returns an authenticator; tokens may be nil when no token issuer is trusted.
 func NewAuthenticator(q *store.Queries, tokens *TokenVerifier) (*Authenticator, error) {
@@ -54,7 +61,8 @@ func NewAuthenticator(q *store.Queries, tokens *TokenVerifier) (*Authenticator, 
 	if err != nil {
 		return nil, err
 	}
-	return &Authenticator{q: q, tokens: tokens, now: time.Now, dummy: dummy}, nil
+	return &Authenticator{q: q, tokens: tokens, now: time.Now, dummy: dummy,
+		bearers: ttlcache.New[[32]byte, Principal](bearerTTL, 100_000)}, nil
 }
 
 // PasswordLogin checks a user name (or national identity number) and password and opens a session.
@@ -151,10 +159,23 @@ func (a *Authenticator) FromBearer(ctx context.Context, raw string) (Principal, 
 	if a.tokens == nil {
 		return Principal{}, &TokenError{Reason: "no token issuer is trusted by this service"}
 	}
+	hash := sha256.Sum256([]byte(raw))
+	if p, ok := a.bearers.Get(hash); ok {
+		return p, nil
+	}
 	c, err := a.tokens.Verify(raw)
 	if err != nil {
 		return Principal{}, err
 	}
+	p, err := a.bearerPrincipal(ctx, c)
+	if err != nil {
+		return Principal{}, err
+	}
+	a.bearers.Set(hash, p, c.ExpiresAt.Time)
+	return p, nil
+}
+
+func (a *Authenticator) bearerPrincipal(ctx context.Context, c Claims) (Principal, error) {
 	p := Principal{Scopes: strings.Fields(c.Scope), Scoped: true}
 	switch {
 	case c.PID != "":

@@ -148,8 +148,8 @@ func summaryTargets(m *MessageSummary) []any {
 		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions}
 }
 
-// listMessagesSQL is the statement ListMessages runs, with its arguments.
-func listMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []any, error) {
+// ListMessagesSQL is the statement ListMessages runs, with its arguments; exported so benchmarks can time it bare.
+func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []any, error) {
 	visible, args := visibilitySQL(vis, 2)
 	args = append([]any{reporteeID}, args...)
 	where, tail, listArgs, err := listClauses(lq, MessageFields, messageDefaultOrder, messageTieBreaker, len(args)+1)
@@ -163,7 +163,7 @@ func listMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []
 // ListMessages lists the messages of a reportee that vis lets the caller see, newest first unless lq orders
 // otherwise; more is true when messages follow the page.
 func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) (messages []MessageSummary, more bool, err error) {
-	sql, args, err := listMessagesSQL(reporteeID, vis, lq)
+	sql, args, err := ListMessagesSQL(reporteeID, vis, lq)
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -17,79 +15,15 @@ import (
 	"github.com/postbox/postbox/store/storetest"
 )
 
-const (
-	benchMessages = 100_000
-	benchServices = 50
-	benchOwners   = 5
-)
-
-// benchMailbox builds, in a database of the benchmark's own, one organization with benchMessages messages
-// spread over benchServices services of benchOwners owners, created over three years, and returns its id.
-func benchMailbox(b *testing.B) (*pgxpool.Pool, int64) {
-	b.Helper()
-	ctx := context.Background()
-	pool := storetest.NewEmpty(b)
-	var org int64
-	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO parties (kind, organization_number, name, status)
-		VALUES ('Organization', '310000001', 'Benk AS', 'Active') RETURNING id`).Scan(&org))
-	for i := range benchOwners {
-		_, err := pool.Exec(ctx, `INSERT INTO service_owners (code, name, organization_number) VALUES ($1, $2, $3)`,
-			fmt.Sprintf("B%d", i), fmt.Sprintf("Etat %d", i), fmt.Sprintf("31090%04d", i))
-		require.NoError(b, err)
-	}
-	for i := range benchServices {
-		_, err := pool.Exec(ctx, `INSERT INTO services (service_code, service_edition, service_owner_code, service_name,
-				service_type, valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled)
-			VALUES ($1, 1, $2, $3, $4, '2020-01-01', '2030-01-01', true, false, false)`,
-			benchService(i), fmt.Sprintf("B%d", i%benchOwners), "Tjeneste "+benchService(i), benchType(i))
-		require.NoError(b, err)
-	}
-
-	rng := rand.New(rand.NewPCG(1, 2))
-	start := time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
-	span := int64(3 * 365 * 24 * time.Hour / time.Second)
-	formStatus := []string{"Sendt og arkivert", "Sendt og arkivert", "Sendt og arkivert", "Sendt og arkivert", "Utfylling", "Signering"}
-	corrStatus := []string{"Lest", "Lest", "Lest", "Arkivert", "Arkivert", "Ulest"}
-	rows := make([][]any, benchMessages)
-	for i := range rows {
-		s := rng.IntN(benchServices)
-		created := start.Add(time.Duration(rng.Int64N(span)) * time.Second)
-		typ, status, sender := benchType(s), formStatus[rng.IntN(len(formStatus))], any(nil)
-		if typ == "Correspondence" {
-			status, sender = corrStatus[rng.IntN(len(corrStatus))], fmt.Sprintf("Etat %d", s%benchOwners)
-		}
-		rows[i] = []any{fmt.Sprintf("a%d", 9_000_000+i), org, typ, benchService(s), int32(1),
-			fmt.Sprintf("Melding %d", i), status, created, created, "Benk", sender, "[]"}
-	}
-	n, err := pool.CopyFrom(ctx, pgx.Identifier{"messages"}, []string{"id", "reportee_id", "type", "service_code",
-		"service_edition", "subject", "status", "created_date", "last_changed", "last_changed_by", "message_sender",
-		"reply_options"}, pgx.CopyFromRows(rows))
-	require.NoError(b, err)
-	require.EqualValues(b, benchMessages, n)
-	_, err = pool.Exec(ctx, "VACUUM ANALYZE") // as autovacuum would have by then
-
-	require.NoError(b, err)
-	return pool, org
-}
-
-func benchService(i int) string { return fmt.Sprintf("%d", 9000+i) }
-
-func benchType(i int) string {
-	if i%2 == 0 {
-		return "FormTask"
-	}
-	return "Correspondence"
-}
-
 func BenchmarkListMessages(b *testing.B) {
-	pool, org := benchMailbox(b)
+	pool, org := storetest.LargeMailbox(b, storetest.LargeMailboxMessages)
 	q := store.New(pool)
 	ctx := context.Background()
 
 	var oneService, someServices store.Visibility
-	oneService.Read = []store.ServiceKey{{Code: benchService(7), Edition: 1}}
+	oneService.Read = []store.ServiceKey{{Code: storetest.LargeMailboxService(7), Edition: 1}}
 	for i := range 10 {
-		k := store.ServiceKey{Code: benchService(i), Edition: 1}
+		k := store.ServiceKey{Code: storetest.LargeMailboxService(i), Edition: 1}
 		someServices.Read = append(someServices.Read, k)
 		someServices.ArchiveRead = append(someServices.ArchiveRead, k)
 	}
