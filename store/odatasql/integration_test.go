@@ -2,7 +2,6 @@ package odatasql_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -12,23 +11,15 @@ import (
 
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store/odatasql"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // TestPostgres runs compiled filters and orderings against a real database.
-// It skips when the default local database is unreachable, but fails when
-// POSTBOX_TEST_DATABASE_URL is set, so CI cannot skip it by accident.
 func TestPostgres(t *testing.T) {
-	url, explicit := os.LookupEnv("POSTBOX_TEST_DATABASE_URL")
-	if !explicit {
-		url = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil && !explicit {
-		t.Skipf("no test database: %v", err)
-	}
-	require.NoError(t, err)
+	conn, err := pgx.Connect(ctx, storetest.ServerURL())
+	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL")
 	defer conn.Close(context.Background())
 
 	// A TEMP table lives only in this session, so parallel runs cannot collide.
