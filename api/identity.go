@@ -120,48 +120,48 @@ func (r *retryAfter) Unwrap() error { return r.Problem }
 var reporteeIDPattern = regexp.MustCompile(`^r[0-9]{1,18}$`)
 
 // resolveWho resolves {who} — "my", an organization number, a reportee id or a national identity
-// number — to a party the caller may represent. Parties the caller may not represent and parties that
-// do not exist get the same 403, so the answer never reveals who exists.
+// number — to a party the caller may represent.
 func (s *Server) resolveWho(c *gin.Context) {
 	p := principalOf(c)
 	who := c.Param("who")
-	ctx := c.Request.Context()
-	refuse := func() {
-		abort(c, problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", who))
-	}
 	key := who
 	if strings.EqualFold(who, "my") {
 		id := p.Self()
 		if id == 0 {
 			id = p.OrganizationID
 		}
-		if id == 0 {
-			refuse()
-			return
-		}
 		key = reporteeID(id)
 	}
-	party, err := s.party(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		refuse()
-		return
-	}
+	party, rights, err := s.represented(c, key, who)
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	rights, err := s.rights.For(ctx, p, party.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !rights.Represents() {
-		refuse()
 		return
 	}
 	c.Set(ctxReportee, party)
 	c.Set(ctxRights, rights)
 	c.Next()
+}
+
+// represented finds the party key names and the caller's rights for it. Parties the caller may not
+// represent and parties that do not exist get the same 403 (naming the party as the client wrote it), so
+// the answer never reveals who exists.
+func (s *Server) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
+	refused := problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
+	party, err := s.party(c.Request.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		return party, identity.RightSet{}, refused
+	}
+	if err != nil {
+		return party, identity.RightSet{}, err
+	}
+	rights, err := s.rights.For(c.Request.Context(), principalOf(c), party.ID)
+	if err != nil {
+		return party, rights, err
+	}
+	if !rights.Represents() {
+		return party, rights, refused
+	}
+	return party, rights, nil
 }
 
 // party finds a party by reportee id ("r" + id), national identity number or organization number,
@@ -176,7 +176,7 @@ func (s *Server) party(ctx context.Context, key string) (store.Party, error) {
 	)
 	if reporteeIDPattern.MatchString(key) {
 		id, convErr := strconv.ParseInt(key[1:], 10, 64)
-		if convErr != nil {
+		if convErr != nil || id == 0 {
 			return p, store.ErrNotFound
 		}
 		p, err = s.q.GetParty(ctx, id)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -54,27 +53,9 @@ func (s *Server) listReportees(c *gin.Context) {
 
 func (s *Server) getReportee(c *gin.Context) {
 	raw := c.Param("reporteeId")
-	refuse := func() { abort(c, problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", raw)) }
-	if !reporteeIDPattern.MatchString(raw) {
-		refuse()
-		return
-	}
-	party, err := s.party(c.Request.Context(), raw)
-	if errors.Is(err, store.ErrNotFound) {
-		refuse()
-		return
-	}
+	party, _, err := s.represented(c, raw, raw)
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	rights, err := s.rights.For(c.Request.Context(), principalOf(c), party.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !rights.Represents() {
-		refuse()
 		return
 	}
 	s.render(c, http.StatusOK, s.reporteeResource(c, party))
