@@ -108,6 +108,10 @@ func (a *Authenticator) PasswordLogin(ctx context.Context, userName, pw string, 
 	if err := a.q.ClearLoginFailures(ctx, key); err != nil {
 		return "", Session{}, err
 	}
+	// Logins are rare next to requests: a good moment to sweep sessions nobody can use any more.
+	if err := a.q.DeleteExpiredSessions(ctx, now); err != nil {
+		return "", Session{}, err
+	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", Session{}, err
