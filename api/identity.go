@@ -104,18 +104,10 @@ func authError(err error) error {
 		return problem(http.StatusForbidden, "certificate-required", "%s", err.Error())
 	case errors.As(err, &locked):
 		p := problem(http.StatusTooManyRequests, "login-locked", "%s", locked.Error())
-		return &retryAfter{Problem: p, after: time.Until(locked.Until)}
+		return &RetryableProblem{Problem: p, After: time.Until(locked.Until)}
 	}
 	return err
 }
-
-// retryAfter is a problem that also tells the client when to try again.
-type retryAfter struct {
-	*Problem
-	after time.Duration
-}
-
-func (r *retryAfter) Unwrap() error { return r.Problem }
 
 var reporteeIDPattern = regexp.MustCompile(`^r[0-9]{1,18}$`)
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -27,6 +28,14 @@ type Problem struct {
 }
 
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
+
+// RetryableProblem is a problem the client may retry after a while; it is answered with Retry-After.
+type RetryableProblem struct {
+	*Problem
+	After time.Duration
+}
+
+func (p *RetryableProblem) Unwrap() error { return p.Problem }
 
 const problemNamespace = "urn:ietf:rfc:7807"
 
@@ -91,9 +100,9 @@ func (s *Server) errorsToProblems(c *gin.Context) {
 	}
 	err := c.Errors[0].Err
 	p, internal := toProblem(err)
-	var ra *retryAfter
-	if errors.As(err, &ra) {
-		c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(ra.after.Seconds())))))
+	var retry *RetryableProblem
+	if errors.As(err, &retry) {
+		c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.After.Seconds())))))
 	}
 	if internal {
 		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),

@@ -31,6 +31,9 @@ type Config struct {
 	TLSCert     string // POSTBOX_TLS_CERT: server certificate (PEM)
 	TLSKey      string // POSTBOX_TLS_KEY: its private key (PEM)
 	TLSClientCA string // POSTBOX_TLS_CLIENT_CA: CA bundle enterprise certificates are verified against
+
+	WorkerMaxActivities    int // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
+	WorkerMaxWorkflowTasks int // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
 }
 
 // Load reads the environment. A malformed value is an error that names its variable.
@@ -60,9 +63,18 @@ func load(getenv func(string) string) (Config, error) {
 		TLSCert:     r.str("POSTBOX_TLS_CERT", "deploy/demo/certs/server.pem"),
 		TLSKey:      r.str("POSTBOX_TLS_KEY", "deploy/demo/certs/server-key.pem"),
 		TLSClientCA: r.str("POSTBOX_TLS_CLIENT_CA", "deploy/demo/certs/ca.pem"),
+
+		WorkerMaxActivities:    int(r.integer("POSTBOX_WORKER_MAX_ACTIVITIES", 16)),
+		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
 	}
 	if c.MaxBodyBytes <= 0 {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")
+	}
+	if c.WorkerMaxActivities <= 0 {
+		r.fail("POSTBOX_WORKER_MAX_ACTIVITIES", "must be positive")
+	}
+	if c.WorkerMaxWorkflowTasks <= 0 {
+		r.fail("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", "must be positive")
 	}
 	return c, r.err
 }

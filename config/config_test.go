@@ -18,6 +18,8 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:7233", c.TemporalAddress)
 	assert.Equal(t, int64(10<<20), c.MaxBodyBytes)
 	assert.Equal(t, slog.LevelInfo, c.LogLevel)
+	assert.Equal(t, 16, c.WorkerMaxActivities)
+	assert.Equal(t, 16, c.WorkerMaxWorkflowTasks)
 }
 
 func TestValuesAreRead(t *testing.T) {
@@ -30,11 +32,13 @@ func TestValuesAreRead(t *testing.T) {
 
 func TestABadValueNamesItsVariable(t *testing.T) {
 	for name, value := range map[string]string{
-		"POSTBOX_TRUST_PROXY":      "perhaps",
-		"POSTBOX_MAX_BODY_BYTES":   "-5",
-		"POSTBOX_SHUTDOWN_TIMEOUT": "soon",
-		"POSTBOX_LOG_LEVEL":        "loud",
-		"POSTBOX_LOG_FORMAT":       "yaml",
+		"POSTBOX_TRUST_PROXY":               "perhaps",
+		"POSTBOX_MAX_BODY_BYTES":            "-5",
+		"POSTBOX_SHUTDOWN_TIMEOUT":          "soon",
+		"POSTBOX_LOG_LEVEL":                 "loud",
+		"POSTBOX_LOG_FORMAT":                "yaml",
+		"POSTBOX_WORKER_MAX_ACTIVITIES":     "0",
+		"POSTBOX_WORKER_MAX_WORKFLOW_TASKS": "many",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)

@@ -25,6 +25,7 @@ import (
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/worker"
 )
 
 const usage = `usage: postbox <command> [flags]
@@ -33,7 +34,8 @@ commands:
   api            serve the REST API
   migrate        apply pending database migrations
   seed --file F  import a dataset (see deploy/demo/README.md); idempotent
-  dev            migrate, import --file (default deploy/demo/demo.json) and serve the API, for local use
+  worker         run the Temporal worker of form tasks (workflows and activities)
+  dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the worker, for local use
   token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
 
 Settings come from POSTBOX_* environment variables; see README.md.
@@ -63,6 +65,8 @@ func main() {
 		err = runMigrate(ctx, cfg)
 	case "seed":
 		err = runSeed(ctx, cfg, args)
+	case "worker":
+		err = runWorker(ctx, cfg, log)
 	case "dev":
 		err = runDev(ctx, cfg, log, args)
 	case "token":
@@ -157,7 +161,32 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 		return err
 	}
 	defer tc.Close()
-	return serveAPI(ctx, cfg, log, pool, tc)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveWorker(gctx, cfg, log, pool, tc) })
+	g.Go(func() error { return serveAPI(gctx, cfg, log, pool, tc) })
+	return g.Wait()
+}
+
+func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	tc, err := dialTemporal(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	return serveWorker(ctx, cfg, log, pool, tc)
+}
+
+func serveWorker(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pgxpool.Pool, tc client.Client) error {
+	return worker.Serve(ctx, tc, pool, cfg.TemporalNamespace, worker.Options{
+		MaxConcurrentActivities:    cfg.WorkerMaxActivities,
+		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
+		StopTimeout:                cfg.ShutdownTimeout,
+	}, log)
 }
 
 // dialTemporal returns a client that connects on first use, so the API starts (and says it is not

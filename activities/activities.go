@@ -1,0 +1,473 @@
+// Package activities does the I/O of form-task workflows: XSD validation, attachment rules, print PDFs,
+// archiving and the read model in PostgreSQL. Every activity is idempotent, so Temporal may retry any of
+// them; input that can never succeed is a non-retryable application error whose type names the problem.
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // the interface's local time must not depend on the host's zone database
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/postbox/postbox/activities/printpdf"
+	"github.com/postbox/postbox/activities/xsd"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// Activities holds what the activities share. Register a *Activities with the worker: its exported methods
+// are the activities, named as in workflows.Activity* (so it has no other exported methods; close the
+// schema cache with a.Schemas.Close()).
+type Activities struct {
+	Pool     *pgxpool.Pool
+	Schemas  *xsd.Cache
+	Renderer *printpdf.Renderer
+	// Location is the zone of the interface's local date-times (LastChangedDateTime, archive times).
+	Location *time.Location
+}
+
+// New returns activities over pool, with a schema cache that loads from the xsd_schemas table.
+func New(pool *pgxpool.Pool) (*Activities, error) {
+	r, err := printpdf.NewRenderer()
+	if err != nil {
+		return nil, err
+	}
+	loc, err := time.LoadLocation("Europe/Oslo")
+	if err != nil {
+		return nil, err
+	}
+	return &Activities{Pool: pool, Schemas: xsd.NewCache(SchemaLoader(pool), xsd.Limits{}), Renderer: r, Location: loc}, nil
+}
+
+// loadError marks a failure to read a schema, which a retry may cure; a schema that does not compile
+// never will.
+type loadError struct{ err error }
+
+func (e loadError) Error() string { return e.err.Error() }
+func (e loadError) Unwrap() error { return e.err }
+
+// SchemaLoader loads schemas by "DataFormatId/DataFormatVersion" from the xsd_schemas table.
+func SchemaLoader(pool *pgxpool.Pool) xsd.Loader {
+	return func(ctx context.Context, key string) ([]byte, error) {
+		id, v, _ := strings.Cut(key, "/")
+		version, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("schema key %q: %w", key, err)
+		}
+		s, err := store.New(pool).XSDSchema(ctx, id, version)
+		if err != nil {
+			return nil, loadError{err}
+		}
+		return []byte(s), nil
+	}
+}
+
+// Error types of non-retryable activity failures.
+const (
+	ErrInvalidSchema = "InvalidSchema" // a stored XSD does not compile
+	ErrBadFormData   = "BadFormData"   // form data that cannot be printed
+	ErrNotFormTask   = "NotFormTask"   // the message does not exist or is not a form task
+)
+
+func permanent(kind string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
+}
+
+// revision returns the revision content refers to, checking that it belongs to the message and has the
+// digest the workflow carries: the workflow must apply exactly what the API stored.
+func (a *Activities) revision(ctx context.Context, q *store.Queries, c workflows.ContentRef) (store.Revision, error) {
+	r, err := q.GetRevision(ctx, c.Revision.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return r, permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d does not exist", c.Revision.ID))
+	case err != nil:
+		return r, err
+	case r.MessageID != c.MessageID || r.DigestHex() != c.Revision.Digest:
+		return r, permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
+	}
+	return r, nil
+}
+
+func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID string) (store.FormTask, error) {
+	t, err := q.GetFormTask(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
+	}
+	return t, err
+}
+
+// ValidateForms validates the forms of a revision, or the message's current forms, against the schemas of
+// their data formats, and checks that they are forms of the message's service with one MainForm.
+func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) (workflows.Findings, error) {
+	q := store.New(a.Pool)
+	task, err := a.formTask(ctx, q, c.MessageID)
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+	var (
+		forms []store.FormContent
+		kind  = store.RevisionKindReplace // the current content is a whole form set too
+		rev   store.Revision
+	)
+	if c.Revision.ID != 0 {
+		if rev, err = a.revision(ctx, q, c); err != nil {
+			return workflows.Findings{}, err
+		}
+		kind = rev.Kind
+		forms, _, err = q.RevisionContent(ctx, rev.ID)
+	} else {
+		forms, _, err = q.MessageContent(ctx, c.MessageID)
+	}
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+	svc, err := q.GetService(ctx, task.ServiceCode, task.ServiceEdition)
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+
+	var f workflows.Findings
+	fail := func(field, format string, args ...any) {
+		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: field, ErrorMessage: fmt.Sprintf(format, args...)})
+	}
+	if kind == store.RevisionKindReplace {
+		mains := 0
+		for _, form := range forms {
+			if form.Type == "MainForm" {
+				mains++
+			}
+		}
+		if mains != 1 {
+			fail("Type", "exactly one MainForm is required, not %d", mains)
+		}
+	}
+	if kind == store.RevisionKindSubForm && rev.TargetFormID != 0 {
+		current, _, err := q.MessageContent(ctx, c.MessageID)
+		if err != nil {
+			return workflows.Findings{}, err
+		}
+		for _, cf := range current {
+			if cf.ID == rev.TargetFormID && cf.Type != "SubForm" {
+				fail("Type", "form %d is the %s; only a SubForm can be changed on its own", cf.ID, cf.Type)
+			}
+		}
+	}
+	for _, form := range forms {
+		meta, ok := formMeta(svc.Forms, form)
+		switch {
+		case !ok:
+			fail("DataFormatId", "data format %s version %d is not a form of service %s/%d",
+				form.DataFormatID, form.DataFormatVersion, task.ServiceCode, task.ServiceEdition)
+			continue
+		case meta.FormType != form.Type:
+			fail("Type", "data format %s version %d is a %s of the service, not a %s",
+				form.DataFormatID, form.DataFormatVersion, meta.FormType, form.Type)
+			continue
+		}
+		issues, err := a.validateXML(ctx, form)
+		if err != nil {
+			return workflows.Findings{}, err
+		}
+		f = f.Join(issues)
+	}
+	return f, nil
+}
+
+func formMeta(metas []store.FormMeta, f store.FormContent) (store.FormMeta, bool) {
+	for _, m := range metas {
+		if m.DataFormatID == f.DataFormatID && m.DataFormatVersion == f.DataFormatVersion {
+			return m, true
+		}
+	}
+	return store.FormMeta{}, false
+}
+
+func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (workflows.Findings, error) {
+	schema, err := a.Schemas.Get(ctx, form.DataFormatID+"/"+strconv.Itoa(form.DataFormatVersion))
+	if err != nil {
+		var le loadError
+		if errors.As(err, &le) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return workflows.Findings{}, err
+		}
+		return workflows.Findings{}, permanent(ErrInvalidSchema, err)
+	}
+	res, err := schema.Validate([]byte(form.FormData))
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+	var f workflows.Findings
+	for _, is := range res.Errors {
+		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: is.ErrorMessage, FieldXPath: is.FieldXPath})
+	}
+	for _, is := range res.Warnings {
+		f.Warnings = append(f.Warnings, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: is.ErrorMessage, FieldXPath: is.FieldXPath})
+	}
+	return f, nil
+}
+
+// CheckAttachments checks the attachments the content would leave on the message against the service's
+// AttachmentRules: the type must be known, the file name must match AllowedFileTypes, the size must not
+// exceed MaxFileSize and the count per type must not exceed MaxAttachmentCount (nor, when final, fall
+// below MinAttachmentCount).
+func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+	q := store.New(a.Pool)
+	var (
+		atts []store.AttachmentInfo
+		err  error
+	)
+	if in.Content.Revision.ID != 0 {
+		rev, err := a.revision(ctx, q, in.Content)
+		if err != nil {
+			return workflows.Findings{}, err
+		}
+		switch rev.Kind {
+		case store.RevisionKindSubForm:
+			return workflows.Findings{}, nil
+		case store.RevisionKindAttachment: // added to those the message has
+			if _, atts, err = q.MessageContent(ctx, in.Content.MessageID); err != nil {
+				return workflows.Findings{}, err
+			}
+		}
+		_, added, err := q.RevisionContent(ctx, rev.ID)
+		if err != nil {
+			return workflows.Findings{}, err
+		}
+		atts = append(atts, added...)
+	} else if _, atts, err = q.MessageContent(ctx, in.Content.MessageID); err != nil {
+		return workflows.Findings{}, err
+	}
+	svc, err := q.GetService(ctx, in.ServiceCode, in.ServiceEdition)
+	if errors.Is(err, store.ErrNotFound) {
+		return workflows.Findings{}, permanent(ErrNotFormTask, fmt.Errorf("service %s/%d does not exist", in.ServiceCode, in.ServiceEdition))
+	}
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+	return CheckRules(svc.AttachmentRules, atts, in.Final), nil
+}
+
+// CheckRules applies attachment rules to a set of attachments.
+func CheckRules(rules []store.AttachmentRule, atts []store.AttachmentInfo, final bool) workflows.Findings {
+	var f workflows.Findings
+	fail := func(field, format string, args ...any) {
+		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: field, ErrorMessage: fmt.Sprintf(format, args...)})
+	}
+	counts := map[string]int{}
+	for _, att := range atts {
+		rule, ok := ruleFor(rules, att.AttachmentType)
+		if !ok {
+			fail(att.FileName, "attachment type %q is not allowed for this service", att.AttachmentType)
+			continue
+		}
+		counts[rule.AttachmentTypeName]++
+		if !fileTypeAllowed(rule.AllowedFileTypes, att.FileName) {
+			fail(att.FileName, "file type not allowed for %s; allowed: %s", rule.AttachmentTypeName, rule.AllowedFileTypes)
+		}
+		if rule.MaxFileSize > 0 && att.FileSize > rule.MaxFileSize {
+			fail(att.FileName, "%d bytes is larger than the %d bytes allowed for %s", att.FileSize, rule.MaxFileSize, rule.AttachmentTypeName)
+		}
+	}
+	for _, rule := range rules {
+		n := counts[rule.AttachmentTypeName]
+		if n > rule.MaxAttachmentCount {
+			fail(rule.AttachmentTypeName, "%d attachments of type %s; at most %d are allowed", n, rule.AttachmentTypeName, rule.MaxAttachmentCount)
+		}
+		if final && n < rule.MinAttachmentCount {
+			fail(rule.AttachmentTypeName, "%d attachments of type %s; at least %d are required", n, rule.AttachmentTypeName, rule.MinAttachmentCount)
+		}
+	}
+	return f
+}
+
+func ruleFor(rules []store.AttachmentRule, typ string) (store.AttachmentRule, bool) {
+	for _, r := range rules {
+		if r.AttachmentTypeName == typ {
+			return r, true
+		}
+	}
+	return store.AttachmentRule{}, false
+}
+
+// fileTypeAllowed matches a file name against AllowedFileTypes: extensions ("pdf", ".pdf") or glob
+// patterns ("*.png"), separated by "," or ";", case-insensitively.
+func fileTypeAllowed(allowed, fileName string) bool {
+	name := strings.ToLower(fileName)
+	for _, p := range strings.FieldsFunc(strings.ToLower(allowed), func(r rune) bool { return r == ',' || r == ';' }) {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "":
+		case strings.ContainsAny(p, "*?["):
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		case strings.HasSuffix(name, "."+strings.TrimPrefix(p, ".")):
+			return true
+		}
+	}
+	return false
+}
+
+// printVersion is part of every document digest, so a change of the print layout renders anew.
+const printVersion = "printpdf/1"
+
+// documentDigest is the cache key of a print: the SHA-256 of everything the PDF is made from.
+func documentDigest(doc printpdf.Document) ([]byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	h.Write([]byte(printVersion))
+	h.Write(b)
+	return h.Sum(nil), nil
+}
+
+func document(h store.PrintHeader, forms []store.FormContent, atts []store.AttachmentInfo) printpdf.Document {
+	doc := printpdf.Document{
+		ServiceName: h.ServiceName, ServiceCode: h.ServiceCode, ServiceEdition: h.ServiceEdition,
+		ServiceOwner: h.ServiceOwner, Reportee: h.Reportee, Submitter: h.LastChangedBy, Status: h.Status,
+		ArchiveReference: h.ArchiveReference, Time: h.LastChanged,
+	}
+	for _, f := range forms {
+		doc.Forms = append(doc.Forms, printpdf.Form{Name: f.Name, Type: f.Type, XML: []byte(f.FormData)})
+	}
+	for _, a := range atts {
+		doc.Attachments = append(doc.Attachments, printpdf.Attachment{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: a.FileSize})
+	}
+	return doc
+}
+
+// render returns the digest of doc's print and, unless it is stored already, the PDF.
+func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.Document) (digest, pdf []byte, err error) {
+	if digest, err = documentDigest(doc); err != nil {
+		return nil, nil, err
+	}
+	if _, err := q.GetPrint(ctx, digest); err == nil {
+		return digest, nil, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	pdf, err = a.Renderer.Render(doc)
+	if errors.Is(err, printpdf.ErrBadFormData) {
+		return nil, nil, permanent(ErrBadFormData, err)
+	}
+	return digest, pdf, err
+}
+
+// RenderPrint stores the print of a message's current content and returns its digest (hex). The same
+// content is rendered once.
+func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflows.PrintResult, error) {
+	q := store.New(a.Pool)
+	h, err := q.GetPrintHeader(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return workflows.PrintResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
+	}
+	if err != nil {
+		return workflows.PrintResult{}, err
+	}
+	forms, atts, err := q.MessageContent(ctx, messageID)
+	if err != nil {
+		return workflows.PrintResult{}, err
+	}
+	digest, pdf, err := a.render(ctx, q, document(h, forms, atts))
+	if err != nil {
+		return workflows.PrintResult{}, err
+	}
+	if pdf != nil {
+		if err := q.PutPrint(ctx, digest, pdf); err != nil {
+			return workflows.PrintResult{}, err
+		}
+	}
+	return workflows.PrintResult{Digest: hex.EncodeToString(digest)}, nil
+}
+
+// Archive makes the revision (if any) the message's content, archives that with its print and marks the
+// message `Sendt og arkivert`, in one transaction and exactly once: a retry, or a second archive of the same
+// message, returns the first archive.
+func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+	var (
+		ar      store.Archive
+		created bool
+	)
+	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := a.promote(ctx, q, in.Content, nil); err != nil {
+			return err
+		}
+		var err error
+		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, a.local(in.At),
+			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
+				digest, pdf, err := a.render(ctx, q, document(h, ar.Forms, ar.Attachments))
+				if err == nil && pdf == nil {
+					pdf, err = q.GetPrint(ctx, digest) // PutPrint keeps the stored one; it only needs a value
+				}
+				return digest, pdf, err
+			})
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return workflows.ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
+	}
+	if err != nil {
+		return workflows.ArchiveResult{}, err
+	}
+	if created {
+		activity.GetLogger(ctx).Info("archived", "message", in.Content.MessageID, "archive_reference", ar.ArchiveReference)
+	}
+	return workflows.ArchiveResult{ArchiveReference: ar.ArchiveReference, PrintDigest: hex.EncodeToString(ar.PrintDigest)}, nil
+}
+
+// promote makes content's revision, if it has one, the message's content (a no-op when it is already) and
+// sets *ref to the form or attachment it wrote.
+func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) error {
+	if c.Revision.ID == 0 {
+		return nil
+	}
+	if _, err := a.revision(ctx, q, c); err != nil {
+		return err
+	}
+	id, err := q.PromoteRevision(ctx, c.Revision.ID)
+	if errors.Is(err, store.ErrBadRevision) {
+		return permanent(workflows.ErrBadInput, err)
+	}
+	if err == nil && ref != nil {
+		*ref = id
+	}
+	return err
+}
+
+// ProjectState writes the read model in one transaction: promotes the content's revision (if any) and sets
+// the status, LastChangedBy and LastChangedDateTime.
+func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput) (workflows.ProjectResult, error) {
+	var res workflows.ProjectResult
+	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := a.promote(ctx, q, in.Content, &res.Ref); err != nil {
+			return err
+		}
+		return q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, a.local(in.At))
+	})
+	return res, err
+}
+
+// DiscardRevision deletes a revision that will not be applied; a promoted one stays.
+func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef) error {
+	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
+}
+
+// local turns an instant into the interface's local date-time.
+func (a *Activities) local(t time.Time) time.Time {
+	return t.In(a.Location)
+}

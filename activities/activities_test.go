@@ -1,0 +1,344 @@
+package activities_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/ledongthuc/pdf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/workflows"
+)
+
+type fixture struct {
+	pool *pgxpool.Pool
+	acts *activities.Activities
+	env  *testsuite.TestActivityEnvironment
+	q    *store.Queries
+}
+
+func newFixture(t *testing.T) *fixture {
+	pool := storetest.New(t)
+	acts, err := activities.New(pool)
+	require.NoError(t, err)
+	t.Cleanup(acts.Schemas.Close)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	return &fixture{pool: pool, acts: acts, env: env, q: store.New(pool)}
+}
+
+// run executes an activity through the SDK's activity environment and decodes its result into out.
+func (f *fixture) run(t *testing.T, out any, fn any, args ...any) error {
+	t.Helper()
+	v, err := f.env.ExecuteActivity(fn, args...)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		require.NoError(t, v.Get(out))
+	}
+	return nil
+}
+
+func (f *fixture) revision(t *testing.T, nr store.NewRevision) workflows.ContentRef {
+	t.Helper()
+	rev, err := f.q.CreateRevision(context.Background(), nr)
+	require.NoError(t, err)
+	return workflows.ContentRef{MessageID: nr.MessageID, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+}
+
+func (f *fixture) currentForms(t *testing.T, messageID string) []store.RevisionForm {
+	t.Helper()
+	forms, _, err := f.q.MessageContent(context.Background(), messageID)
+	require.NoError(t, err)
+	var out []store.RevisionForm
+	for _, fm := range forms {
+		out = append(out, store.RevisionForm{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion, Name: fm.Name, FormData: fm.FormData})
+	}
+	return out
+}
+
+func errType(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Type()
+	}
+	return ""
+}
+
+func TestValidateForms(t *testing.T) {
+	f := newFixture(t)
+
+	var bad workflows.Findings
+	require.NoError(t, f.run(t, &bad, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3101221"}))
+	require.Len(t, bad.Errors, 2, "%+v", bad.Errors)
+	assert.Equal(t, "AntallAnsatte", bad.Errors[0].FieldName)
+	assert.Equal(t, "/Skjema/AntallAnsatte", bad.Errors[0].FieldXPath)
+	assert.Contains(t, bad.Errors[0].ErrorMessage, "99999")
+	assert.Equal(t, "Naeringstype", bad.Errors[1].FieldName)
+	assert.Equal(t, "/Skjema/Naeringstype", bad.Errors[1].FieldXPath)
+	res := bad.Result()
+	assert.False(t, res.Success)
+	assert.Equal(t, res.ValidationErrors, res.ValidationWarnings)
+
+	var good workflows.Findings
+	require.NoError(t, f.run(t, &good, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3101102"}))
+	assert.Empty(t, good.Errors)
+	assert.True(t, good.Result().Success)
+
+	// A revision: the main form twice and a form the service does not have.
+	forms := f.currentForms(t, "a3101109")
+	forms = append(forms, forms[0], store.RevisionForm{Type: "SubForm", DataFormatID: "9999", DataFormatVersion: 1, Name: "x", FormData: "<x/>"})
+	ref := f.revision(t, store.NewRevision{MessageID: "a3101109", Kind: store.RevisionKindReplace, Forms: forms})
+	var rev workflows.Findings
+	require.NoError(t, f.run(t, &rev, f.acts.ValidateForms, ref))
+	var names []string
+	for _, e := range rev.Errors {
+		names = append(names, e.FieldName+": "+e.ErrorMessage)
+	}
+	assert.Equal(t, []string{
+		"Type: exactly one MainForm is required, not 2",
+		"DataFormatId: data format 9999 version 1 is not a form of service 4711/2",
+	}, names)
+
+	// The workflow must apply exactly what the API stored.
+	wrong := ref
+	wrong.Revision.Digest = strings.Repeat("00", 32)
+	err := f.run(t, nil, f.acts.ValidateForms, wrong)
+	assert.Equal(t, workflows.ErrRevisionDigest, errType(err))
+	other := ref
+	other.MessageID = "a3101102"
+	err = f.run(t, nil, f.acts.ValidateForms, other)
+	assert.Equal(t, workflows.ErrRevisionDigest, errType(err))
+	err = f.run(t, nil, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3100150"})
+	assert.Equal(t, activities.ErrNotFormTask, errType(err))
+}
+
+func TestCheckRules(t *testing.T) {
+	rules := []store.AttachmentRule{
+		{AttachmentTypeName: "Dokumentasjon", AllowedFileTypes: "pdf,xml", MaxAttachmentCount: 2, MinAttachmentCount: 1, MaxFileSize: 100},
+		{AttachmentTypeName: "Bilde", AllowedFileTypes: "*.png; *.JPG", MaxAttachmentCount: 3, MaxFileSize: 10},
+	}
+	att := func(name, typ string, size int64) store.AttachmentInfo {
+		return store.AttachmentInfo{FileName: name, AttachmentType: typ, FileSize: size}
+	}
+	cases := []struct {
+		name  string
+		atts  []store.AttachmentInfo
+		final bool
+		want  []string // FieldNames of the errors
+	}{
+		{"allowed, any case", []store.AttachmentInfo{att("Rapport.PDF", "Dokumentasjon", 100), att("scan.jpg", "Bilde", 10), att("A.Png", "Bilde", 1)}, true, nil},
+		{"extension must be the suffix", []store.AttachmentInfo{att("rapport.pdf.exe", "Dokumentasjon", 1), att("pdf", "Dokumentasjon", 1)}, false, []string{"rapport.pdf.exe", "pdf"}},
+		{"glob", []store.AttachmentInfo{att("bilde.gif", "Bilde", 1)}, false, []string{"bilde.gif"}},
+		{"too large", []store.AttachmentInfo{att("a.pdf", "Dokumentasjon", 101)}, false, []string{"a.pdf"}},
+		{"unknown type", []store.AttachmentInfo{att("a.pdf", "Vedlegg", 1)}, false, []string{"a.pdf"}},
+		{"too many", []store.AttachmentInfo{att("a.pdf", "Dokumentasjon", 1), att("b.pdf", "Dokumentasjon", 1), att("c.xml", "Dokumentasjon", 1)}, false, []string{"Dokumentasjon"}},
+		{"too few, only when final", nil, false, nil},
+		{"too few", nil, true, []string{"Dokumentasjon"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range activities.CheckRules(rules, tc.atts, tc.final).Errors {
+				got = append(got, e.FieldName)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestCheckAttachments(t *testing.T) {
+	f := newFixture(t)
+	in := func(ref workflows.ContentRef) workflows.CheckAttachmentsInput {
+		return workflows.CheckAttachmentsInput{Content: ref, ServiceCode: "6120", ServiceEdition: 1, Final: true}
+	}
+	png := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
+		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte("png")}}})
+	var ok workflows.Findings
+	require.NoError(t, f.run(t, &ok, f.acts.CheckAttachments, in(png)))
+	assert.Empty(t, ok.Errors)
+
+	big := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
+		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: make([]byte, 1<<20+1)}}})
+	var tooBig workflows.Findings
+	require.NoError(t, f.run(t, &tooBig, f.acts.CheckAttachments, in(big)))
+	require.Len(t, tooBig.Errors, 1)
+	assert.Equal(t, "stort.jpg", tooBig.Errors[0].FieldName)
+	assert.Contains(t, tooBig.Errors[0].ErrorMessage, "1048576")
+
+	// Three pictures on the message already: a fourth is one too many.
+	for range 3 {
+		_, err := f.q.PromoteRevision(context.Background(), f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
+			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte("png")}}}).Revision.ID)
+		require.NoError(t, err)
+	}
+	var fourth workflows.Findings
+	require.NoError(t, f.run(t, &fourth, f.acts.CheckAttachments, in(png)))
+	require.Len(t, fourth.Errors, 1)
+	assert.Equal(t, "Bilde", fourth.Errors[0].FieldName)
+}
+
+// pdfText returns the text a PDF shows. fpdf's UTF-8 fonts map codes to Unicode one to one (its ToUnicode
+// CMap is the identity range), so a shown string is UTF-16BE.
+func pdfText(t *testing.T, b []byte) string {
+	t.Helper()
+	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	var out strings.Builder
+	decode := func(s string) {
+		u := make([]uint16, 0, len(s)/2)
+		for i := 0; i+1 < len(s); i += 2 {
+			u = append(u, uint16(s[i])<<8|uint16(s[i+1]))
+		}
+		out.WriteString(string(utf16.Decode(u)))
+		out.WriteByte(' ')
+	}
+	for i := 1; i <= r.NumPage(); i++ {
+		pdf.Interpret(r.Page(i).V.Key("Contents"), func(stk *pdf.Stack, op string) {
+			args := make([]pdf.Value, stk.Len())
+			for j := len(args) - 1; j >= 0; j-- {
+				args[j] = stk.Pop()
+			}
+			switch op {
+			case "Tj":
+				decode(args[0].RawString())
+			case "TJ":
+				for j := 0; j < args[0].Len(); j++ {
+					if v := args[0].Index(j); v.Kind() == pdf.String {
+						decode(v.RawString())
+					}
+				}
+			}
+		})
+	}
+	return out.String()
+}
+
+func TestRenderPrintCachedByContent(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var first, second workflows.PrintResult
+	require.NoError(t, f.run(t, &first, f.acts.RenderPrint, "a3101102"))
+	require.NoError(t, f.run(t, &second, f.acts.RenderPrint, "a3101102"))
+	assert.Equal(t, first.Digest, second.Digest)
+	var n int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM prints`).Scan(&n))
+	assert.Equal(t, 1, n, "the same content renders once")
+
+	var pdfBytes []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT pdf FROM prints`).Scan(&pdfBytes))
+	text := pdfText(t, pdfBytes)
+	assert.Contains(t, text, "Årsoppgave for næringsvirksomhet")
+	assert.Contains(t, text, "Fjellheim Maskin AS (310123455)")
+	assert.Contains(t, text, "Utfylling")
+	assert.Contains(t, text, "Innsender/Navn")
+
+	// Another status is other content.
+	require.NoError(t, f.q.SetFormTaskState(ctx, "a3101102", store.StatusSigning, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC)))
+	var third workflows.PrintResult
+	require.NoError(t, f.run(t, &third, f.acts.RenderPrint, "a3101102"))
+	assert.NotEqual(t, first.Digest, third.Digest)
+}
+
+func TestProjectStateAndArchiveOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	at := time.Date(2025, 6, 2, 8, 15, 0, 0, time.UTC) // 10:15 in Oslo (summer time)
+
+	forms := f.currentForms(t, "a3101151")
+	ref := f.revision(t, store.NewRevision{MessageID: "a3101151", Kind: store.RevisionKindReplace, Forms: forms,
+		Attachments: []store.RevisionAttachment{{Name: "Revisjonsberetning", FileName: "revisjon.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4 beretning")}}})
+	in := workflows.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: at}
+	for range 2 { // retried
+		require.NoError(t, f.run(t, nil, f.acts.ProjectState, in))
+	}
+	var lastChanged time.Time
+	var by string
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT last_changed, last_changed_by FROM messages WHERE id = 'a3101151'`).Scan(&lastChanged, &by))
+	assert.Equal(t, "2025-06-02T10:15:00", lastChanged.Format("2006-01-02T15:04:05"))
+	assert.Equal(t, "Ingrid Fjellheim", by)
+	_, atts, err := f.q.MessageContent(ctx, "a3101151")
+	require.NoError(t, err)
+	require.Len(t, atts, 1, "promoted once")
+
+	archive := workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: "a3101151"}, By: "Ingrid Fjellheim", At: at}
+	var first, again workflows.ArchiveResult
+	require.NoError(t, f.run(t, &first, f.acts.Archive, archive))
+	require.NoError(t, f.run(t, &again, f.acts.Archive, archive))
+	assert.Equal(t, first, again, "a retried archive returns the first")
+	assert.Regexp(t, `^AR\d+$`, first.ArchiveReference)
+
+	var archives, prints int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM archives), (SELECT count(*) FROM prints)`).Scan(&archives, &prints))
+	assert.Equal(t, 1, archives)
+	assert.Equal(t, 1, prints)
+	task, err := f.q.GetFormTask(ctx, "a3101151")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, first.ArchiveReference, task.ArchiveReference)
+
+	ar, err := f.q.GetArchive(ctx, "a3101151")
+	require.NoError(t, err)
+	pdfBytes, err := f.q.GetPrint(ctx, ar.PrintDigest)
+	require.NoError(t, err)
+	text := pdfText(t, pdfBytes)
+	assert.Contains(t, text, first.ArchiveReference)
+	assert.Contains(t, text, "Sendt og arkivert")
+	assert.Contains(t, text, "revisjon.pdf")
+	assert.Contains(t, text, "02.06.2025 kl. 10:15:00")
+	var blob []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT data FROM archived_blobs WHERE sha256 = $1`, ar.Attachments[0].SHA256).Scan(&blob))
+	assert.Equal(t, "%PDF-1.4 beretning", string(blob))
+
+	// Once archived, the read model keeps its status.
+	require.NoError(t, f.run(t, nil, f.acts.ProjectState, workflows.ProjectInput{Content: workflows.ContentRef{MessageID: "a3101151"}, Status: store.StatusFilling, By: "x", At: at}))
+	task, err = f.q.GetFormTask(ctx, "a3101151")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusArchived, task.Status)
+}
+
+func TestDiscardRevision(t *testing.T) {
+	f := newFixture(t)
+	ref := f.revision(t, store.NewRevision{MessageID: "a3101179", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101179")})
+	other := ref
+	other.MessageID = "a3101186"
+	require.NoError(t, f.run(t, nil, f.acts.DiscardRevision, other))
+	_, err := f.q.GetRevision(context.Background(), ref.Revision.ID)
+	require.NoError(t, err, "only the message's own revisions are discarded")
+	require.NoError(t, f.run(t, nil, f.acts.DiscardRevision, ref))
+	_, err = f.q.GetRevision(context.Background(), ref.Revision.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// Signing straight from Utfylling: Archive promotes the revision and archives it in one transaction, once.
+func TestArchiveWithRevision(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ref := f.revision(t, store.NewRevision{MessageID: "a3101263", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101263"),
+		Attachments: []store.RevisionAttachment{{Name: "R", FileName: "r.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF")}}})
+	in := workflows.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()}
+	var first, again workflows.ArchiveResult
+	require.NoError(t, f.run(t, &first, f.acts.Archive, in))
+	require.NoError(t, f.run(t, &again, f.acts.Archive, in))
+	assert.Equal(t, first, again)
+	ar, err := f.q.GetArchive(ctx, "a3101263")
+	require.NoError(t, err)
+	require.Len(t, ar.Attachments, 1, "the archive holds the revision's content")
+	_, atts, err := f.q.MessageContent(ctx, "a3101263")
+	require.NoError(t, err)
+	assert.Len(t, atts, 1, "promoted once")
+}

@@ -1,0 +1,519 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Form-task statuses of the interface.
+const (
+	StatusFilling  = "Utfylling"
+	StatusSigning  = "Signering"
+	StatusArchived = "Sendt og arkivert"
+)
+
+// FormTask is what a form-task workflow is started from: everything it needs is in the message.
+type FormTask struct {
+	MessageID        string
+	ReporteeID       string // "r" + party id, never an identity number
+	ServiceCode      string
+	ServiceEdition   int
+	Subject          string
+	Status           string
+	ArchiveReference string
+	// RequiredSecurityLevel is the highest SecurityLevel of the service's ProcessSteps.
+	RequiredSecurityLevel int
+}
+
+// GetFormTask returns a form-task message, or ErrNotFound (also for correspondence).
+func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, error) {
+	var t FormTask
+	err := q.db.QueryRow(ctx, `SELECT m.id, 'r' || m.reportee_id, m.service_code, m.service_edition, m.subject, m.status,
+			COALESCE(m.archive_reference, ''),
+			COALESCE((SELECT max(p.security_level) FROM process_steps p
+				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0)
+		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
+		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
+			&t.ArchiveReference, &t.RequiredSecurityLevel)
+	return t, notFound(err)
+}
+
+// RevisionKind says what a revision changes.
+type RevisionKind string
+
+// Kinds of revision: a PUT of the whole form set, a PUT of one sub-form, a POST of one attachment.
+const (
+	RevisionKindReplace    RevisionKind = "Replace"
+	RevisionKindSubForm    RevisionKind = "SubForm"
+	RevisionKindAttachment RevisionKind = "Attachment"
+)
+
+// RevisionForm is a form as submitted.
+type RevisionForm struct {
+	Type              string // MainForm or SubForm
+	DataFormatID      string
+	DataFormatVersion int
+	Name              string
+	FormData          string
+}
+
+// RevisionAttachment is an attachment as submitted, decoded.
+type RevisionAttachment struct {
+	Name           string
+	FileName       string
+	AttachmentType string
+	Data           []byte
+}
+
+// NewRevision is the content of one PUT or POST on a form task.
+type NewRevision struct {
+	MessageID    string
+	Kind         RevisionKind
+	TargetFormID int64 // SubForm: the form to change; 0 adds one
+	Forms        []RevisionForm
+	Attachments  []RevisionAttachment
+}
+
+// Revision is a stored revision without its payload.
+type Revision struct {
+	ID           int64
+	MessageID    string
+	Kind         RevisionKind
+	TargetFormID int64
+	Digest       []byte
+	Promoted     bool
+	PromotedRef  int64 // the form or attachment id written, once promoted
+}
+
+// DigestHex is the digest as the workflow carries it.
+func (r Revision) DigestHex() string { return hex.EncodeToString(r.Digest) }
+
+// ErrBadRevision is returned for a revision whose kind does not fit its content or its message.
+var ErrBadRevision = errors.New("bad revision")
+
+// CreateRevision stores a revision's payloads in one transaction and returns its id and digest.
+func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision, error) {
+	switch {
+	case nr.Kind == RevisionKindReplace:
+	case nr.Kind == RevisionKindSubForm && len(nr.Forms) == 1 && len(nr.Attachments) == 0:
+	case nr.Kind == RevisionKindAttachment && len(nr.Forms) == 0 && len(nr.Attachments) == 1:
+	default:
+		return Revision{}, fmt.Errorf("%w: kind %q with %d forms and %d attachments", ErrBadRevision, nr.Kind, len(nr.Forms), len(nr.Attachments))
+	}
+	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, Digest: revisionDigest(nr)}
+	err := q.inTx(ctx, func(q *Queries) error {
+		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, digest)
+			VALUES ($1, $2, NULLIF($3, 0), $4) RETURNING id`, nr.MessageID, nr.Kind, nr.TargetFormID, r.Digest).Scan(&r.ID); err != nil {
+			return err
+		}
+		for i, f := range nr.Forms {
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_forms (revision_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, i, f.Type, f.DataFormatID, f.DataFormatVersion, f.Name, f.FormData); err != nil {
+				return fmt.Errorf("form %d: %w", i, err)
+			}
+		}
+		for i, a := range nr.Attachments {
+			sum := sha256.Sum256(a.Data)
+			data := a.Data
+			if data == nil {
+				data = []byte{} // an empty file, not a missing one
+			}
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256, data)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, i, a.Name, a.FileName, a.AttachmentType, len(data), sum[:], data); err != nil {
+				return fmt.Errorf("attachment %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// revisionDigest is the SHA-256 of an unambiguous encoding of the revision (length-prefixed fields).
+func revisionDigest(nr NewRevision) []byte {
+	h := sha256.New()
+	put := func(h hash.Hash, s string) {
+		_ = binary.Write(h, binary.BigEndian, uint64(len(s)))
+		h.Write([]byte(s))
+	}
+	put(h, nr.MessageID)
+	put(h, string(nr.Kind))
+	put(h, fmt.Sprint(nr.TargetFormID))
+	for _, f := range nr.Forms {
+		put(h, "form")
+		put(h, f.Type)
+		put(h, f.DataFormatID)
+		put(h, fmt.Sprint(f.DataFormatVersion))
+		put(h, f.Name)
+		put(h, f.FormData)
+	}
+	for _, a := range nr.Attachments {
+		sum := sha256.Sum256(a.Data)
+		put(h, "attachment")
+		put(h, a.Name)
+		put(h, a.FileName)
+		put(h, a.AttachmentType)
+		put(h, string(sum[:]))
+	}
+	return h.Sum(nil)
+}
+
+// GetRevision returns a revision without its payload, or ErrNotFound.
+func (q *Queries) GetRevision(ctx context.Context, id int64) (Revision, error) {
+	var r Revision
+	err := q.db.QueryRow(ctx, `SELECT id, message_id, kind, COALESCE(target_form_id, 0), digest, promoted_at IS NOT NULL,
+			COALESCE(promoted_ref, 0)
+		FROM form_revisions WHERE id = $1`, id).
+		Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.Digest, &r.Promoted, &r.PromotedRef)
+	return r, notFound(err)
+}
+
+// DeleteRevision removes a revision of a message that was not promoted; a promoted one stays as the record
+// of its promotion.
+func (q *Queries) DeleteRevision(ctx context.Context, messageID string, id int64) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE id = $1 AND message_id = $2 AND promoted_at IS NULL`, id, messageID)
+	return err
+}
+
+// DeleteStaleRevisions removes revisions that were never promoted and are older than age: their update
+// never reached a workflow, or was refused.
+func (q *Queries) DeleteStaleRevisions(ctx context.Context, age time.Duration) (int64, error) {
+	tag, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE promoted_at IS NULL AND created_at < now() - $1::interval`, age)
+	return tag.RowsAffected(), err
+}
+
+// FormContent is a form with its data, of a message or of a revision.
+type FormContent struct {
+	ID                int64 // 0 for a revision's form
+	Type              string
+	DataFormatID      string
+	DataFormatVersion int
+	Name              string
+	FormData          string
+}
+
+// AttachmentInfo describes an attachment without its bytes.
+type AttachmentInfo struct {
+	ID             int64 // 0 for a revision's attachment
+	Name           string
+	FileName       string
+	AttachmentType string
+	FileSize       int64
+	SHA256         []byte
+}
+
+// MessageContent returns the current forms and attachments of a message, in order.
+func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
+	return q.content(ctx,
+		`SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`,
+		`SELECT id, name, file_name, attachment_type, file_size, sha256 FROM attachments WHERE message_id = $1 ORDER BY ordinal`,
+		messageID)
+}
+
+// RevisionContent returns the forms and attachments of a revision, in order.
+func (q *Queries) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
+	return q.content(ctx,
+		`SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`,
+		`SELECT 0::bigint, name, file_name, attachment_type, file_size, sha256 FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`,
+		revisionID)
+}
+
+func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, key any) ([]FormContent, []AttachmentInfo, error) {
+	rows, err := q.db.Query(ctx, formsSQL, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	forms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[FormContent])
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = q.db.Query(ctx, attachmentsSQL, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	atts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AttachmentInfo])
+	return forms, atts, err
+}
+
+// PromoteRevision makes a revision the message's content in one transaction and returns the id of the form
+// or attachment it wrote (0 for a whole form set). Promoting a promoted revision returns the same id again.
+func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) {
+	var ref int64
+	err := q.inTx(ctx, func(q *Queries) error {
+		var r Revision
+		// The lock orders promotions of one revision; the message lock orders writers of one message.
+		err := q.db.QueryRow(ctx, `SELECT r.message_id, r.kind, COALESCE(r.target_form_id, 0), r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0)
+			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
+			Scan(&r.MessageID, &r.Kind, &r.TargetFormID, &r.Promoted, &r.PromotedRef)
+		if err != nil {
+			return notFound(err)
+		}
+		if r.Promoted {
+			ref = r.PromotedRef
+			return nil
+		}
+		switch r.Kind {
+		case RevisionKindReplace:
+			err = q.replaceContent(ctx, id, r.MessageID)
+		case RevisionKindSubForm:
+			ref, err = q.putSubForm(ctx, id, r.MessageID, r.TargetFormID)
+		case RevisionKindAttachment:
+			ref, err = q.appendAttachment(ctx, id, 0, r.MessageID)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
+		return err
+	})
+	return ref, err
+}
+
+func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) error {
+	if _, err := q.db.Exec(ctx, `DELETE FROM forms WHERE message_id = $1`, messageID); err != nil {
+		return err
+	}
+	if _, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE message_id = $1`, messageID); err != nil {
+		return err
+	}
+	if _, err := q.db.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
+		revisionID, messageID); err != nil {
+		return err
+	}
+	rows, err := q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
+	if err != nil {
+		return err
+	}
+	ordinals, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return err
+	}
+	for _, o := range ordinals {
+		if _, err := q.appendAttachment(ctx, revisionID, o, messageID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
+	if target != 0 {
+		var typ string
+		err := q.db.QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, target, messageID).Scan(&typ)
+		switch {
+		case err == nil && typ != "SubForm":
+			return 0, fmt.Errorf("%w: form %d is a %s", ErrBadRevision, target, typ)
+		case err == nil:
+			_, err = q.db.Exec(ctx, `UPDATE forms f SET data_format_id = r.data_format_id, data_format_version = r.data_format_version,
+					name = r.name, form_data = r.form_data, validation_status = 'NotValidated'
+				FROM revision_forms r WHERE r.revision_id = $1 AND f.id = $2`, revisionID, target)
+			return target, err
+		case !errors.Is(err, pgx.ErrNoRows):
+			return 0, err
+		}
+	}
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+		SELECT $2, (SELECT COALESCE(max(ordinal) + 1, 0) FROM forms WHERE message_id = $2), type, data_format_id, data_format_version, name, form_data
+		FROM revision_forms WHERE revision_id = $1 RETURNING id`, revisionID, messageID).Scan(&id)
+	return id, err
+}
+
+// appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
+// attachments, with its bytes in chunks.
+func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (int64, error) {
+	var (
+		id       int64
+		fileName string
+		data     []byte
+	)
+	err := q.db.QueryRow(ctx, `SELECT file_name, data FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
+		revisionID, ordinal).Scan(&fileName, &data)
+	if err != nil {
+		return 0, notFound(err)
+	}
+	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
+			encrypted, signing_locked, signed_by_default, file_size, sha256)
+		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
+			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
+		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING id`,
+		revisionID, ordinal, messageID, ContentTypeOf(fileName)).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	for seq := 0; seq*AttachmentChunkSize < len(data) || seq == 0; seq++ {
+		chunk := data[seq*AttachmentChunkSize : min(len(data), (seq+1)*AttachmentChunkSize)]
+		if _, err := q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES ($1, $2, $3)`, id, seq, chunk); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// SetFormTaskState records a form task's status and who changed it when. An archived task is never changed.
+func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by string, at time.Time) error {
+	_, err := q.db.Exec(ctx, `UPDATE messages SET status = $2, last_changed_by = $3, last_changed = $4
+		WHERE id = $1 AND type = 'FormTask' AND status <> $5`, messageID, status, by, at, StatusArchived)
+	return err
+}
+
+// PrintHeader is what a print shows about a message besides its content.
+type PrintHeader struct {
+	ServiceName      string
+	ServiceCode      string
+	ServiceEdition   int
+	ServiceOwner     string
+	Reportee         string // name, and the organization number for organizations
+	Status           string
+	LastChanged      time.Time
+	LastChangedBy    string
+	ArchiveReference string
+}
+
+// GetPrintHeader returns the header of a form task's print.
+func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
+	var h PrintHeader
+	err := q.db.QueryRow(ctx, `SELECT s.service_name, m.service_code, m.service_edition, o.name,
+			p.name || COALESCE(' (' || p.organization_number || ')', ''),
+			m.status, m.last_changed, m.last_changed_by, COALESCE(m.archive_reference, '')
+		FROM messages m
+		JOIN services s USING (service_code, service_edition)
+		JOIN service_owners o ON o.code = s.service_owner_code
+		JOIN parties p ON p.id = m.reportee_id
+		WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
+		Scan(&h.ServiceName, &h.ServiceCode, &h.ServiceEdition, &h.ServiceOwner, &h.Reportee,
+			&h.Status, &h.LastChanged, &h.LastChangedBy, &h.ArchiveReference)
+	return h, notFound(err)
+}
+
+// GetPrint returns a stored PDF by the digest of its document, or ErrNotFound.
+func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
+	var pdf []byte
+	err := q.db.QueryRow(ctx, `SELECT pdf FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
+	return pdf, notFound(err)
+}
+
+// PutPrint stores a PDF under the digest of its document; the first one stored stays.
+func (q *Queries) PutPrint(ctx context.Context, digest, pdf []byte) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES ($1, $2) ON CONFLICT DO NOTHING`, digest, pdf)
+	return err
+}
+
+// XSDSchema returns the schema of a data format version, or ErrNotFound.
+func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version int) (string, error) {
+	var s string
+	err := q.db.QueryRow(ctx, `SELECT content FROM xsd_schemas WHERE data_format_id = $1 AND data_format_version = $2`,
+		dataFormatID, version).Scan(&s)
+	return s, notFound(err)
+}
+
+// Archive is the immutable record of an archived form task.
+type Archive struct {
+	ArchiveReference string
+	MessageID        string
+	ArchivedAt       time.Time
+	ArchivedBy       string
+	Forms            []FormContent
+	Attachments      []AttachmentInfo
+	PrintDigest      []byte
+}
+
+// GetArchive returns the archive of a message, or ErrNotFound.
+func (q *Queries) GetArchive(ctx context.Context, messageID string) (Archive, error) {
+	var a Archive
+	err := q.db.QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest
+		FROM archives WHERE message_id = $1`, messageID).
+		Scan(&a.ArchiveReference, &a.MessageID, &a.ArchivedAt, &a.ArchivedBy, &a.Forms, &a.Attachments, &a.PrintDigest)
+	return a, notFound(err)
+}
+
+// PrintFunc renders the print of an archive about to be written and returns the digest of its document
+// and the PDF. q is the archive's transaction: asking the pool for another connection while holding one
+// could exhaust it.
+type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []byte, err error)
+
+// ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
+// takes an ArchiveReference from the sequence, stores the print made by render, and marks the message
+// `Sendt og arkivert`. When the message is archived already it returns the existing archive and created false.
+func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
+	err = q.inTx(ctx, func(q *Queries) error {
+		// The message lock makes concurrent attempts wait for the first one and then find its archive.
+		var status string
+		if err := q.db.QueryRow(ctx, `SELECT status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE`, messageID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		existing, err := q.GetArchive(ctx, messageID)
+		if err == nil {
+			a = existing
+			return nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		a = Archive{MessageID: messageID, ArchivedAt: at, ArchivedBy: by}
+		if a.Forms, a.Attachments, err = q.MessageContent(ctx, messageID); err != nil {
+			return err
+		}
+		var seq int64
+		if err := q.db.QueryRow(ctx, `SELECT nextval('archive_reference_seq')`).Scan(&seq); err != nil {
+			return err
+		}
+		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
+		header, err := q.GetPrintHeader(ctx, messageID)
+		if err != nil {
+			return err
+		}
+		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = StatusArchived, a.ArchiveReference, at, by
+		digest, pdf, err := render(q, header, a)
+		if err != nil {
+			return err
+		}
+		a.PrintDigest = digest
+		if err := q.PutPrint(ctx, digest, pdf); err != nil {
+			return err
+		}
+		if _, err := q.db.Exec(ctx, `INSERT INTO archived_blobs (sha256, data)
+			SELECT a.sha256, COALESCE((SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM attachment_chunks c WHERE c.attachment_id = a.id), '')
+			FROM attachments a WHERE a.message_id = $1
+			ON CONFLICT DO NOTHING`, messageID); err != nil {
+			return err
+		}
+		if _, err := q.db.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest); err != nil {
+			return err
+		}
+		created = true
+		_, err = q.db.Exec(ctx, `UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
+			WHERE id = $1`, messageID, StatusArchived, a.ArchiveReference, at, by)
+		return err
+	})
+	return a, created, err
+}
+
+// inTx runs fn in a transaction on q's connection: a new one on a pool or connection, a savepoint inside a
+// transaction.
+func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
+	b, ok := q.db.(interface {
+		Begin(context.Context) (pgx.Tx, error)
+	})
+	if !ok {
+		return fmt.Errorf("store: %T cannot begin a transaction", q.db)
+	}
+	tx, err := b.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if err := fn(New(tx)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,179 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+const mainXML = `<Skjema dataFormatProvider="SERES" dataFormatId="5570" dataFormatVersion="41233"><A>1</A></Skjema>`
+
+func TestFormTaskRevisions(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	q := store.New(pool)
+
+	task, err := q.GetFormTask(ctx, "a3101081") // O2's 4711/1, security level 3
+	require.NoError(t, err)
+	assert.Equal(t, 3, task.RequiredSecurityLevel)
+	assert.Equal(t, store.StatusFilling, task.Status)
+	assert.Regexp(t, `^r\d+$`, task.ReporteeID)
+	_, err = q.GetFormTask(ctx, "a3100150") // correspondence
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	t.Run("replace", func(t *testing.T) {
+		nr := store.NewRevision{MessageID: "a3101116", Kind: store.RevisionKindReplace,
+			Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "5570", DataFormatVersion: 41233, Name: "Hoved", FormData: mainXML}},
+			Attachments: []store.RevisionAttachment{
+				{Name: "Stor", FileName: "stor.pdf", AttachmentType: "X", Data: make([]byte, store.AttachmentChunkSize+10)},
+				{Name: "Tom", FileName: "tom.txt", AttachmentType: "X", Data: nil},
+			}}
+		rev, err := q.CreateRevision(ctx, nr)
+		require.NoError(t, err)
+		again, err := q.CreateRevision(ctx, nr)
+		require.NoError(t, err)
+		assert.Equal(t, rev.Digest, again.Digest, "the digest depends on the content only")
+		assert.Len(t, rev.DigestHex(), 64)
+
+		forms, atts, err := q.RevisionContent(ctx, rev.ID)
+		require.NoError(t, err)
+		require.Len(t, forms, 1)
+		require.Len(t, atts, 2)
+		assert.EqualValues(t, store.AttachmentChunkSize+10, atts[0].FileSize)
+
+		for range 2 { // a retried promotion changes nothing
+			_, err = q.PromoteRevision(ctx, rev.ID)
+			require.NoError(t, err)
+		}
+		forms, atts, err = q.MessageContent(ctx, "a3101116")
+		require.NoError(t, err)
+		require.Len(t, forms, 1, "the sub-form of the old set is gone")
+		assert.Equal(t, mainXML, forms[0].FormData)
+		require.Len(t, atts, 2)
+		var chunks, size int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*), sum(length(data)) FROM attachment_chunks WHERE attachment_id = $1`, atts[0].ID).Scan(&chunks, &size))
+		assert.Equal(t, 2, chunks)
+		assert.Equal(t, store.AttachmentChunkSize+10, size)
+		got, err := q.GetRevision(ctx, rev.ID)
+		require.NoError(t, err)
+		assert.True(t, got.Promoted)
+
+		// The unpromoted twin can be deleted; the promoted one stays.
+		require.NoError(t, q.DeleteRevision(ctx, "a3101116", again.ID))
+		require.NoError(t, q.DeleteRevision(ctx, "a3101116", rev.ID))
+		_, err = q.GetRevision(ctx, again.ID)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = q.GetRevision(ctx, rev.ID)
+		require.NoError(t, err)
+	})
+
+	t.Run("sub-form and attachment", func(t *testing.T) {
+		forms, _, err := q.MessageContent(ctx, "a3101144")
+		require.NoError(t, err)
+		require.Len(t, forms, 2)
+		sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, Name: "Budsjett", FormData: "<x/>"}
+
+		changed, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[1].ID, Forms: []store.RevisionForm{sub}})
+		require.NoError(t, err)
+		ref, err := q.PromoteRevision(ctx, changed.ID)
+		require.NoError(t, err)
+		assert.Equal(t, forms[1].ID, ref)
+
+		added, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, Forms: []store.RevisionForm{sub}})
+		require.NoError(t, err)
+		ref, err = q.PromoteRevision(ctx, added.ID)
+		require.NoError(t, err)
+		again, err := q.PromoteRevision(ctx, added.ID)
+		require.NoError(t, err)
+		assert.Equal(t, ref, again, "a retried promotion returns the same form")
+
+		now, _, err := q.MessageContent(ctx, "a3101144")
+		require.NoError(t, err)
+		require.Len(t, now, 3)
+		assert.Equal(t, "<x/>", now[1].FormData)
+		assert.Equal(t, ref, now[2].ID)
+
+		onMain, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[0].ID, Forms: []store.RevisionForm{sub}})
+		require.NoError(t, err)
+		_, err = q.PromoteRevision(ctx, onMain.ID)
+		require.ErrorIs(t, err, store.ErrBadRevision)
+
+		att, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
+			Attachments: []store.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
+		require.NoError(t, err)
+		attID, err := q.PromoteRevision(ctx, att.ID)
+		require.NoError(t, err)
+		_, atts, err := q.MessageContent(ctx, "a3101144")
+		require.NoError(t, err)
+		require.Len(t, atts, 1)
+		assert.Equal(t, attID, atts[0].ID)
+
+		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment})
+		require.ErrorIs(t, err, store.ErrBadRevision)
+	})
+
+	t.Run("stale", func(t *testing.T) {
+		rev, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101200", Kind: store.RevisionKindReplace})
+		require.NoError(t, err)
+		n, err := q.DeleteStaleRevisions(ctx, time.Hour)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		_, err = pool.Exec(ctx, `UPDATE form_revisions SET created_at = now() - interval '2 hours' WHERE id = $1`, rev.ID)
+		require.NoError(t, err)
+		n, err = q.DeleteStaleRevisions(ctx, time.Hour)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, n)
+	})
+}
+
+func TestArchiveFormTaskOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	q := store.New(pool)
+	at := time.Date(2025, 4, 1, 10, 30, 0, 0, time.UTC)
+
+	renders := 0
+	render := func(_ *store.Queries, h store.PrintHeader, a store.Archive) ([]byte, []byte, error) {
+		renders++
+		assert.Equal(t, store.StatusArchived, h.Status)
+		assert.Equal(t, a.ArchiveReference, h.ArchiveReference)
+		assert.Equal(t, "Ingrid Fjellheim", h.LastChangedBy)
+		assert.Contains(t, h.Reportee, "(310123455)")
+		require.Len(t, a.Forms, 1)
+		return []byte("digest-of-a3101102-000000000000"), []byte("%PDF-1.4"), nil
+	}
+	first, created, err := q.ArchiveFormTask(ctx, "a3101102", "Ingrid Fjellheim", at, render)
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Regexp(t, `^AR\d+$`, first.ArchiveReference)
+	second, created, err := q.ArchiveFormTask(ctx, "a3101102", "Someone Else", at.Add(time.Hour), render)
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, first.ArchiveReference, second.ArchiveReference)
+	assert.Equal(t, "Ingrid Fjellheim", second.ArchivedBy)
+	assert.Equal(t, 1, renders)
+
+	task, err := q.GetFormTask(ctx, "a3101102")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, first.ArchiveReference, task.ArchiveReference)
+	pdf, err := q.GetPrint(ctx, first.PrintDigest)
+	require.NoError(t, err)
+	assert.Equal(t, "%PDF-1.4", string(pdf))
+
+	// The read model of an archived task no longer changes, and the archive never does.
+	require.NoError(t, q.SetFormTaskState(ctx, "a3101102", store.StatusFilling, "x", at))
+	task, err = q.GetFormTask(ctx, "a3101102")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusArchived, task.Status)
+	_, err = pool.Exec(ctx, `UPDATE archives SET archived_by = 'x'`)
+	require.ErrorContains(t, err, "immutable")
+	_, err = pool.Exec(ctx, `DELETE FROM archives`)
+	require.ErrorContains(t, err, "immutable")
+}

@@ -1,0 +1,169 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/workflows"
+)
+
+// bareTask is the baseline: a workflow whose one update runs one no-op activity.
+func bareTask(ctx workflow.Context) error {
+	done := false
+	if err := workflow.SetUpdateHandler(ctx, "run", func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		err := workflow.ExecuteActivity(ctx, "Noop").Get(ctx, nil)
+		done = true
+		return err
+	}); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return done && workflow.AllHandlersFinished(ctx) })
+}
+
+func noop(context.Context) error { return nil }
+
+// copyMessages makes n copies of a3101102 (4711/2, valid data, Utfylling) and returns their ids.
+func copyMessages(b *testing.B, pool *pgxpool.Pool, batch, n int) []string {
+	ctx := context.Background()
+	ids := make([]string, n)
+	err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		for i := range ids {
+			ids[i] = fmt.Sprintf("a9%03d%04d", batch, i)
+			if _, err := tx.Exec(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
+					created_date, last_changed, last_changed_by)
+				SELECT $1, reportee_id, type, service_code, service_edition, subject, status, created_date, last_changed, last_changed_by
+				FROM messages WHERE id = 'a3101102'`, ids[i]); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+				SELECT $1, ordinal, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = 'a3101102'`, ids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(b, err)
+	return ids
+}
+
+// drive runs do for every id with clients goroutines and returns the wall time and each call's latency.
+func drive(b *testing.B, ids []string, clients int, do func(id string) error) (time.Duration, []time.Duration) {
+	work := make(chan string)
+	lat := make([]time.Duration, 0, len(ids))
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		fail error
+	)
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for id := range work {
+				t0 := time.Now()
+				err := do(id)
+				mu.Lock()
+				lat = append(lat, time.Since(t0))
+				if err != nil && fail == nil {
+					fail = fmt.Errorf("%s: %w", id, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	require.NoError(b, fail)
+	return time.Since(start), lat
+}
+
+func p99(lat []time.Duration) time.Duration {
+	slices.Sort(lat)
+	return lat[(len(lat)*99+99)/100-1]
+}
+
+// BenchmarkSubmitEndToEnd drives 200 form tasks per iteration from Utfylling to Sendt og arkivert with 16
+// concurrent clients (Update with start: XSD validation, attachment rules, read model, archive with PDF),
+// and in the same run 200 bare workflows whose update runs one no-op activity. The ratio of the two
+// throughputs is what the form-task logic costs over Temporal's own round trips.
+func BenchmarkSubmitEndToEnd(b *testing.B) {
+	const tasks, clients = 200, 16
+	ctx := context.Background()
+	pool := storetest.New(b)
+	c := dial(b, devServer.FrontendHostPort(), nsBench)
+	startWorker(b, c, pool, func(w sdkworker.Worker, _ *activities.Activities) {
+		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
+		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
+	})
+	ft := &api.FormTasks{Client: c, Pool: pool}
+	forms := formsOf(b, pool, "a3101102")
+
+	var (
+		submitWall, bareWall time.Duration
+		submitLat, bareLat   []time.Duration
+	)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		ids := copyMessages(b, pool, i, tasks)
+		b.StartTimer()
+		wall, lat := drive(b, ids, clients, func(id string) error {
+			res, err := ft.Submit(ctx, id, signer, api.FormTaskSubmission{Complete: true, Sign: true, Forms: forms})
+			if err == nil && res.Outcome != workflows.OutcomeArchived {
+				err = fmt.Errorf("outcome %s", res.Outcome)
+			}
+			return err
+		})
+		submitWall += wall
+		submitLat = append(submitLat, lat...)
+		b.StopTimer()
+
+		wall, lat = drive(b, ids, clients, func(id string) error {
+			start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+				ID: "bare/" + id, TaskQueue: workflows.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			}, "BareTask")
+			h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+				StartWorkflowOperation: start,
+				UpdateOptions:          client.UpdateWorkflowOptions{UpdateName: "run", WaitForStage: client.WorkflowUpdateStageCompleted},
+			})
+			if err != nil {
+				return err
+			}
+			return h.Get(ctx, nil)
+		})
+		bareWall += wall
+		bareLat = append(bareLat, lat...)
+		b.StartTimer()
+	}
+	b.StopTimer()
+
+	n := float64(b.N * tasks)
+	submitRate, bareRate := n/submitWall.Seconds(), n/bareWall.Seconds()
+	b.ReportMetric(submitRate, "tasks/s")
+	b.ReportMetric(float64(p99(submitLat).Milliseconds()), "p99-ms")
+	b.ReportMetric(bareRate, "bare-tasks/s")
+	b.ReportMetric(float64(p99(bareLat).Milliseconds()), "bare-p99-ms")
+	b.ReportMetric(submitRate/bareRate, "ratio")
+	b.Logf("submit %.1f tasks/s (p99 %v), bare workflow %.1f tasks/s (p99 %v), ratio %.2f (target ≥ 0.5)",
+		submitRate, p99(submitLat), bareRate, p99(bareLat), submitRate/bareRate)
+}

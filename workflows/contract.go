@@ -1,0 +1,259 @@
+// Package workflows holds the form-task workflow and its contract: the task queue, the workflow id, the
+// update names and the types that cross between the API, the workflow and the activities.
+//
+// One workflow runs per form task (id "formtask/<MessageId>"). It holds the task's status and carries
+// revision ids and SHA-256 digests, never form data or attachment bytes: the API stores a submission's
+// payloads first (store.CreateRevision) and then sends an Update with the reference.
+//
+// Changing the workflow's code: running workflows replay their history against the new code, so any change
+// in the commands it issues (activities, timers, their order) must be guarded with workflow.GetVersion, e.g.
+// `if workflow.GetVersion(ctx, "archive-notify", workflow.DefaultVersion, 1) == 1 { ... }`.
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// TaskQueue is the queue of form-task workflows and their activities.
+const TaskQueue = "postbox-formtasks"
+
+// WorkflowIDPrefix starts the id of every form-task workflow.
+const WorkflowIDPrefix = "formtask/"
+
+// WorkflowID is the id of the workflow of a message.
+func WorkflowID(messageID string) string { return WorkflowIDPrefix + messageID }
+
+// Update names.
+const (
+	UpdateSubmit     = "submit"         // PUT message?complete=&sign=
+	UpdateSubForm    = "put-subform"    // PUT forms/{formId}
+	UpdateAttachment = "add-attachment" // POST attachments
+	UpdateValidate   = "validate"       // GET validate
+	UpdatePrint      = "print"          // GET print: renders the current content (an archive has its own print)
+)
+
+// Activity names; the methods of activities.Activities carry the same names.
+const (
+	ActivityValidateForms    = "ValidateForms"
+	ActivityCheckAttachments = "CheckAttachments"
+	ActivityRenderPrint      = "RenderPrint"
+	ActivityArchive          = "Archive"
+	ActivityProjectState     = "ProjectState"
+	ActivityDiscardRevision  = "DiscardRevision"
+)
+
+// Form-task statuses of the interface.
+const (
+	StatusFilling  = "Utfylling"
+	StatusSigning  = "Signering"
+	StatusArchived = "Sendt og arkivert"
+)
+
+// Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no
+// identity number reaches Temporal.
+var (
+	SearchReportee       = temporal.NewSearchAttributeKeyKeyword("Reportee")
+	SearchServiceCode    = temporal.NewSearchAttributeKeyKeyword("ServiceCode")
+	SearchServiceEdition = temporal.NewSearchAttributeKeyInt64("ServiceEdition")
+	SearchStatus         = temporal.NewSearchAttributeKeyKeyword("FormTaskStatus")
+)
+
+// Error types of rejected updates (temporal.ApplicationError.Type), for the API to map to HTTP statuses.
+const (
+	ErrBadInput       = "BadInput"                  // 400: the request contradicts the contract
+	ErrForbidden      = "Forbidden"                 // 403: the caller lacks Write on the service
+	ErrSecurityLevel  = "InsufficientSecurityLevel" // 403: below the service's security level
+	ErrTaskArchived   = "TaskArchived"              // 409: the task is sent and archived
+	ErrWrongState     = "WrongState"                // 409: not possible in the task's status
+	ErrRevisionDigest = "RevisionMismatch"          // activities: the revision is not the one referenced
+)
+
+// TaskState is the workflow's input and what it carries over continue-as-new. A task's first run gets it
+// from the message (store.GetFormTask), so UpdateWithStart can start a workflow for any existing message.
+type TaskState struct {
+	MessageID        string
+	ReporteeID       string
+	ServiceCode      string
+	ServiceEdition   int
+	Subject          string
+	Status           string
+	ArchiveReference string
+}
+
+// Caller is what the API knows about who sends an update: the workflow enforces the rights, it does not
+// look them up.
+type Caller struct {
+	Name          string // shown as LastChangedBy
+	ID            string // login or party id, for the log; never an identity number
+	Write         bool   // holds Write on the service for the reportee
+	Sign          bool   // holds Sign on the service for the reportee
+	SecurityLevel int    // of the caller's authentication
+	RequiredLevel int    // the highest SecurityLevel of the service's ProcessSteps
+}
+
+// RevisionRef names a revision stored by the API and the SHA-256 (hex) of its content.
+type RevisionRef struct {
+	ID     int64
+	Digest string
+}
+
+// FormRef describes a submitted form without its data.
+type FormRef struct {
+	Type              string // MainForm or SubForm
+	DataFormatID      string
+	DataFormatVersion int
+}
+
+// AttachmentRef describes a submitted attachment without its bytes.
+type AttachmentRef struct {
+	FileName       string
+	AttachmentType string
+	Size           int64
+}
+
+// SubmitInput is a PUT on the message. Complete and Sign are the query parameters with their defaults
+// (true) applied. The revision holds all forms and attachments; it may be empty (ID 0) only when a task in
+// Signering is signed.
+type SubmitInput struct {
+	Caller      Caller
+	Complete    bool
+	Sign        bool
+	Revision    RevisionRef
+	Forms       []FormRef
+	Attachments []AttachmentRef
+}
+
+// SubFormInput adds a sub-form (FormID 0 or unknown) or changes the sub-form FormID.
+type SubFormInput struct {
+	Caller   Caller
+	FormID   int64
+	Revision RevisionRef
+	Form     FormRef
+}
+
+// AttachmentInput adds one attachment.
+type AttachmentInput struct {
+	Caller     Caller
+	Revision   RevisionRef
+	Attachment AttachmentRef
+}
+
+// ReadInput is the input of the read-only updates (validate, print).
+type ReadInput struct {
+	Caller Caller
+}
+
+// Outcome says what an update did.
+type Outcome string
+
+// Outcomes of updates.
+const (
+	OutcomeSaved         Outcome = "Saved"         // content stored, still Utfylling
+	OutcomeSentToSigning Outcome = "SentToSigning" // now Signering
+	OutcomeArchived      Outcome = "Archived"      // signed, now Sendt og arkivert
+	OutcomeSignRefused   Outcome = "SignRefused"   // signing needs the Sign right and the security level; left in Signering
+	OutcomeInvalid       Outcome = "Invalid"       // validation failed; nothing of the revision kept, status unchanged
+	OutcomeValidated     Outcome = "Validated"     // validate: see Validation
+	OutcomePrinted       Outcome = "Printed"       // print: see PrintDigest
+)
+
+// Result is the answer to every update.
+type Result struct {
+	Outcome          Outcome
+	Status           string            // the task's status after the update
+	Validation       *ValidationResult `json:",omitempty"`
+	ArchiveReference string            `json:",omitempty"`
+	FormID           int64             `json:",omitempty"` // put-subform: the form written
+	AttachmentID     int64             `json:",omitempty"` // add-attachment: the attachment written
+	PrintDigest      string            `json:",omitempty"` // print: key of the PDF in the store (hex)
+}
+
+// ValidationResult is the interface's validation result.
+type ValidationResult struct {
+	Success            bool
+	ValidationErrors   []ValidationEntry
+	ValidationWarnings []ValidationEntry
+}
+
+// ValidationEntry is one error or warning.
+type ValidationEntry struct {
+	FieldName    string
+	ErrorMessage string
+	FieldXPath   string
+}
+
+// Findings are the errors and warnings of one check; activities return them and the workflow joins them
+// into a ValidationResult.
+type Findings struct {
+	Errors   []ValidationEntry
+	Warnings []ValidationEntry
+}
+
+// Join adds other's entries to f.
+func (f Findings) Join(other Findings) Findings {
+	return Findings{
+		Errors:   append(append([]ValidationEntry{}, f.Errors...), other.Errors...),
+		Warnings: append(append([]ValidationEntry{}, f.Warnings...), other.Warnings...),
+	}
+}
+
+// Result applies the interface's rule: without errors, Success is true, ValidationErrors is empty and
+// ValidationWarnings lists the warnings; with errors, Success is false and both lists hold the errors and
+// the warnings.
+func (f Findings) Result() ValidationResult {
+	if len(f.Errors) == 0 {
+		return ValidationResult{Success: true, ValidationErrors: []ValidationEntry{}, ValidationWarnings: append([]ValidationEntry{}, f.Warnings...)}
+	}
+	all := append(append([]ValidationEntry{}, f.Errors...), f.Warnings...)
+	return ValidationResult{ValidationErrors: all, ValidationWarnings: append([]ValidationEntry{}, all...)}
+}
+
+// ContentRef names the content an activity works on: a revision, or the message's current content when the
+// revision is zero.
+type ContentRef struct {
+	MessageID string
+	Revision  RevisionRef
+}
+
+// CheckAttachmentsInput asks whether content satisfies the service's attachment rules. Final also checks
+// MinAttachmentCount, which applies only when the task is completed.
+type CheckAttachmentsInput struct {
+	Content        ContentRef
+	ServiceCode    string
+	ServiceEdition int
+	Final          bool
+}
+
+// ProjectInput writes the read model: promotes the revision (if any) and sets status and last change.
+type ProjectInput struct {
+	Content ContentRef
+	Status  string
+	By      string
+	At      time.Time
+}
+
+// ProjectResult says what a promotion wrote.
+type ProjectResult struct {
+	Ref int64 // id of the form or attachment written by a sub-form or attachment revision
+}
+
+// ArchiveInput archives a message: its revision (if any) becomes its content, then that is archived, in
+// one transaction.
+type ArchiveInput struct {
+	Content ContentRef
+	By      string
+	At      time.Time
+}
+
+// ArchiveResult is the archive's reference and the digest of its print.
+type ArchiveResult struct {
+	ArchiveReference string
+	PrintDigest      string
+}
+
+// PrintResult is the digest of the stored print.
+type PrintResult struct {
+	Digest string
+}

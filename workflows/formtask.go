@@ -1,0 +1,429 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// MaxUpdatesPerRun bounds the updates one run handles before it continues as new, so that a task edited
+// many times keeps a small history (each update adds its own events and those of its activities).
+const MaxUpdatesPerRun = 40
+
+// Activity options. Retries are unlimited within ScheduleToClose: the activities are idempotent, and a
+// database that is briefly away must not fail a submission.
+var (
+	retryPolicy = &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    30 * time.Second,
+	}
+	shortActivity = workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:            retryPolicy,
+	}
+	// The checks are short reads that answer the caller: as local activities they run in the workflow
+	// task that needs them instead of costing server round trips.
+	checkActivity = workflow.LocalActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:            retryPolicy,
+	}
+	// Archive and print render a PDF.
+	renderActivity = workflow.ActivityOptions{
+		StartToCloseTimeout:    2 * time.Minute,
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:            retryPolicy,
+	}
+)
+
+// FormTask is the workflow of one form task: it applies the updates of the interface one at a time, keeps
+// the read model current through activities, and ends when the task is archived.
+func FormTask(ctx workflow.Context, state TaskState) error {
+	t := &task{state: state, mu: workflow.NewMutex(ctx)}
+	if err := t.register(ctx); err != nil {
+		return err
+	}
+	if err := t.publish(ctx); err != nil {
+		return err
+	}
+	if err := workflow.Await(ctx, func() bool {
+		return t.state.Status == StatusArchived || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	}); err != nil {
+		return err
+	}
+	// Updates in progress must finish and answer their callers before this run ends.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	if t.state.Status == StatusArchived {
+		return nil
+	}
+	return workflow.NewContinueAsNewError(ctx, FormTask, t.state)
+}
+
+type task struct {
+	state   TaskState
+	mu      workflow.Mutex // one update at a time past its validator: they read and write the same message
+	handled int            // updates of this run
+}
+
+func (t *task) register(ctx workflow.Context) error {
+	handlers := []struct {
+		name               string
+		handler, validator any
+	}{
+		{UpdateSubmit, t.submit, t.validateSubmit},
+		{UpdateSubForm, t.putSubForm, t.validateSubForm},
+		{UpdateAttachment, t.addAttachment, t.validateAttachment},
+		{UpdateValidate, t.validate, t.validateValidate},
+		{UpdatePrint, t.print, nil}, // any status: tasks archived before Postbox have no archive print
+	}
+	for _, h := range handlers {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler,
+			workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
+			return fmt.Errorf("register update %s: %w", h.name, err)
+		}
+	}
+	return nil
+}
+
+// publish makes the task findable: search attributes and the subject as memo.
+func (t *task) publish(ctx workflow.Context) error {
+	if err := workflow.UpsertTypedSearchAttributes(ctx,
+		SearchReportee.ValueSet(t.state.ReporteeID),
+		SearchServiceCode.ValueSet(t.state.ServiceCode),
+		SearchServiceEdition.ValueSet(int64(t.state.ServiceEdition)),
+		SearchStatus.ValueSet(t.state.Status),
+	); err != nil {
+		return err
+	}
+	return workflow.UpsertMemo(ctx, map[string]any{"Subject": t.state.Subject})
+}
+
+func (t *task) setStatus(ctx workflow.Context, status string) error {
+	if status == t.state.Status {
+		return nil
+	}
+	t.state.Status = status
+	return workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(status))
+}
+
+func reject(kind, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), kind, nil)
+}
+
+// Validators run before an update is written to history: a rejected update leaves no trace. They read the
+// status without the lock, so the handlers check again once they hold it.
+
+func (t *task) checkWrite(c Caller) error {
+	switch {
+	case !c.Write:
+		return reject(ErrForbidden, "the caller may not fill in service %s/%d for this reportee", t.state.ServiceCode, t.state.ServiceEdition)
+	case c.SecurityLevel < c.RequiredLevel:
+		return reject(ErrSecurityLevel, "the service requires security level %d; the caller has %d", c.RequiredLevel, c.SecurityLevel)
+	case t.state.Status == StatusArchived:
+		return reject(ErrTaskArchived, "the form task is sent and archived (%s)", t.state.ArchiveReference)
+	}
+	return nil
+}
+
+func checkRevision(r RevisionRef) error {
+	if r.ID <= 0 || len(r.Digest) != 64 {
+		return reject(ErrBadInput, "a revision id and its SHA-256 digest are required")
+	}
+	return nil
+}
+
+func checkForm(f FormRef) error {
+	if f.DataFormatID == "" || f.DataFormatVersion <= 0 {
+		return reject(ErrBadInput, "every form needs a DataFormatId and a DataFormatVersion")
+	}
+	if f.Type != "MainForm" && f.Type != "SubForm" {
+		return reject(ErrBadInput, "form Type must be MainForm or SubForm, not %q", f.Type)
+	}
+	return nil
+}
+
+func checkAttachment(a AttachmentRef) error {
+	if a.FileName == "" || a.AttachmentType == "" || a.Size < 0 {
+		return reject(ErrBadInput, "every attachment needs a FileName and an AttachmentType")
+	}
+	return nil
+}
+
+func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
+	if err := t.checkWrite(in.Caller); err != nil {
+		return err
+	}
+	if t.state.Status == StatusSigning && !(in.Complete && in.Sign) {
+		return reject(ErrWrongState, "the form task awaits signing; only a submission that signs it is possible")
+	}
+	if in.Revision.ID == 0 {
+		if t.state.Status != StatusSigning || len(in.Forms) > 0 || len(in.Attachments) > 0 {
+			return reject(ErrBadInput, "the forms and attachments of the form task are required")
+		}
+		return nil
+	}
+	if err := checkRevision(in.Revision); err != nil {
+		return err
+	}
+	mains := 0
+	for _, f := range in.Forms {
+		if err := checkForm(f); err != nil {
+			return err
+		}
+		if f.Type == "MainForm" {
+			mains++
+		}
+	}
+	if mains != 1 {
+		return reject(ErrBadInput, "exactly one MainForm is required, not %d", mains)
+	}
+	for _, a := range in.Attachments {
+		if err := checkAttachment(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *task) validateFilling(c Caller, what string) error {
+	if err := t.checkWrite(c); err != nil {
+		return err
+	}
+	if t.state.Status != StatusFilling {
+		return reject(ErrWrongState, "%s is possible only while the form task is in %s, not %s", what, StatusFilling, t.state.Status)
+	}
+	return nil
+}
+
+func (t *task) validateSubForm(_ workflow.Context, in SubFormInput) error {
+	if err := t.validateFilling(in.Caller, "changing a sub-form"); err != nil {
+		return err
+	}
+	if err := checkRevision(in.Revision); err != nil {
+		return err
+	}
+	if err := checkForm(in.Form); err != nil {
+		return err
+	}
+	if in.Form.Type != "SubForm" {
+		return reject(ErrBadInput, "only a SubForm can be added or changed on its own")
+	}
+	return nil
+}
+
+func (t *task) validateAttachment(_ workflow.Context, in AttachmentInput) error {
+	if err := t.validateFilling(in.Caller, "adding an attachment"); err != nil {
+		return err
+	}
+	if err := checkRevision(in.Revision); err != nil {
+		return err
+	}
+	return checkAttachment(in.Attachment)
+}
+
+func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
+	if t.state.Status != StatusFilling {
+		return reject(ErrWrongState, "validation is possible only while the form task is in %s, not %s", StatusFilling, t.state.Status)
+	}
+	return nil
+}
+
+// lock takes the task's mutex for one update; the caller must call t.mu.Unlock.
+func (t *task) lock(ctx workflow.Context) error {
+	if err := t.mu.Lock(ctx); err != nil {
+		return err
+	}
+	t.handled++
+	return nil
+}
+
+func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
+	if err := t.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer t.mu.Unlock()
+	if err := t.validateSubmit(ctx, in); err != nil {
+		return Result{}, t.discard(ctx, in.Revision, err)
+	}
+	log := workflow.GetLogger(ctx)
+	content := ContentRef{MessageID: t.state.MessageID, Revision: in.Revision}
+	maySign := in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
+	wantsSign := in.Complete && in.Sign
+	if t.state.Status == StatusSigning && !maySign {
+		log.Info("sign refused", "caller", in.Caller.ID)
+		return Result{Outcome: OutcomeSignRefused, Status: t.state.Status}, t.discard(ctx, in.Revision, nil)
+	}
+
+	target := StatusArchived
+	switch {
+	case !in.Complete: // also with sign=false: nothing is completed
+		target = StatusFilling
+	case !in.Sign || !maySign:
+		target = StatusSigning
+	}
+	if in.Revision.ID != 0 {
+		findings, err := t.check(ctx, content, true, true, target != StatusFilling)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(findings.Errors) > 0 {
+			v := findings.Result()
+			return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, t.discard(ctx, in.Revision, nil)
+		}
+	}
+
+	if target == StatusArchived {
+		// Archive promotes the revision and archives in one transaction.
+		var ar ArchiveResult
+		actx := workflow.WithActivityOptions(ctx, renderActivity)
+		err := workflow.ExecuteActivity(actx, ActivityArchive,
+			ArchiveInput{Content: content, By: in.Caller.Name, At: workflow.Now(ctx)}).Get(ctx, &ar)
+		if err != nil {
+			return Result{}, err
+		}
+		t.state.ArchiveReference = ar.ArchiveReference
+		if err := t.setStatus(ctx, StatusArchived); err != nil {
+			return Result{}, err
+		}
+		log.Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", in.Caller.ID)
+		return Result{Outcome: OutcomeArchived, Status: StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
+	}
+	if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
+		return Result{}, err
+	}
+	if err := t.setStatus(ctx, target); err != nil {
+		return Result{}, err
+	}
+	switch {
+	case target == StatusSigning && wantsSign:
+		log.Info("sign refused; sent to signing", "caller", in.Caller.ID)
+		return Result{Outcome: OutcomeSignRefused, Status: StatusSigning}, nil
+	case target == StatusSigning:
+		return Result{Outcome: OutcomeSentToSigning, Status: StatusSigning}, nil
+	}
+	return Result{Outcome: OutcomeSaved, Status: StatusFilling}, nil
+}
+
+func (t *task) putSubForm(ctx workflow.Context, in SubFormInput) (Result, error) {
+	if err := t.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer t.mu.Unlock()
+	if err := t.validateSubForm(ctx, in); err != nil {
+		return Result{}, t.discard(ctx, in.Revision, err)
+	}
+	return t.addContent(ctx, in.Caller, in.Revision, true, false, func(r *Result, ref int64) { r.FormID = ref })
+}
+
+func (t *task) addAttachment(ctx workflow.Context, in AttachmentInput) (Result, error) {
+	if err := t.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer t.mu.Unlock()
+	if err := t.validateAttachment(ctx, in); err != nil {
+		return Result{}, t.discard(ctx, in.Revision, err)
+	}
+	return t.addContent(ctx, in.Caller, in.Revision, false, true, func(r *Result, ref int64) { r.AttachmentID = ref })
+}
+
+// addContent checks and promotes a sub-form or attachment revision of a task in Utfylling.
+func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, forms, attachments bool, setRef func(*Result, int64)) (Result, error) {
+	content := ContentRef{MessageID: t.state.MessageID, Revision: rev}
+	findings, err := t.check(ctx, content, forms, attachments, false)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(findings.Errors) > 0 {
+		v := findings.Result()
+		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, t.discard(ctx, rev, nil)
+	}
+	ref, err := t.project(ctx, content, StatusFilling, c.Name)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Outcome: OutcomeSaved, Status: StatusFilling}
+	setRef(&r, ref)
+	return r, nil
+}
+
+func (t *task) validate(ctx workflow.Context, _ ReadInput) (Result, error) {
+	if err := t.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer t.mu.Unlock()
+	if err := t.validateValidate(ctx, ReadInput{}); err != nil {
+		return Result{}, err
+	}
+	findings, err := t.check(ctx, ContentRef{MessageID: t.state.MessageID}, true, true, true)
+	if err != nil {
+		return Result{}, err
+	}
+	v := findings.Result()
+	return Result{Outcome: OutcomeValidated, Status: t.state.Status, Validation: &v}, nil
+}
+
+func (t *task) print(ctx workflow.Context, _ ReadInput) (Result, error) {
+	if err := t.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer t.mu.Unlock()
+	var pr PrintResult
+	actx := workflow.WithActivityOptions(ctx, renderActivity)
+	if err := workflow.ExecuteActivity(actx, ActivityRenderPrint, t.state.MessageID).Get(ctx, &pr); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: OutcomePrinted, Status: t.state.Status, PrintDigest: pr.Digest}, nil
+}
+
+// check validates the forms of content against their schemas and its attachments against the service's
+// rules, both at once; final also applies the minimum counts of attachments.
+func (t *task) check(ctx workflow.Context, content ContentRef, forms, attachments, final bool) (Findings, error) {
+	actx := workflow.WithLocalActivityOptions(ctx, checkActivity)
+	var futures []workflow.Future
+	if forms {
+		futures = append(futures, workflow.ExecuteLocalActivity(actx, ActivityValidateForms, content))
+	}
+	if attachments {
+		futures = append(futures, workflow.ExecuteLocalActivity(actx, ActivityCheckAttachments, CheckAttachmentsInput{
+			Content: content, ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Final: final,
+		}))
+	}
+	var all Findings
+	for _, f := range futures {
+		var one Findings
+		if err := f.Get(ctx, &one); err != nil {
+			return Findings{}, err
+		}
+		all = all.Join(one)
+	}
+	return all, nil
+}
+
+// project writes the read model: promotes content's revision and sets status and last change.
+func (t *task) project(ctx workflow.Context, content ContentRef, status, by string) (int64, error) {
+	var pr ProjectResult
+	actx := workflow.WithActivityOptions(ctx, shortActivity)
+	err := workflow.ExecuteActivity(actx, ActivityProjectState,
+		ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
+	return pr.Ref, err
+}
+
+// discard deletes a revision that will not be applied and returns err. Failing to delete it loses nothing:
+// store.DeleteStaleRevisions removes it later.
+func (t *task) discard(ctx workflow.Context, rev RevisionRef, err error) error {
+	if rev.ID == 0 {
+		return err
+	}
+	actx := workflow.WithLocalActivityOptions(ctx, checkActivity)
+	if derr := workflow.ExecuteLocalActivity(actx, ActivityDiscardRevision,
+		ContentRef{MessageID: t.state.MessageID, Revision: rev}).Get(ctx, nil); derr != nil {
+		workflow.GetLogger(ctx).Warn("discarding a revision failed", "revision", rev.ID, "err", derr)
+	}
+	return err
+}

@@ -1,0 +1,343 @@
+package workflows_test
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/workflows"
+)
+
+// fakeActivities stand in for the activities: they record what the workflow asked for.
+type fakeActivities struct {
+	mu      sync.Mutex
+	calls   []string // "<activity> <revision id>"
+	invalid bool     // ValidateForms reports an error
+	slow    time.Duration
+}
+
+func (f *fakeActivities) record(name string, rev int64) {
+	f.mu.Lock()
+	f.calls = append(f.calls, fmt.Sprintf("%s %d", name, rev))
+	f.mu.Unlock()
+	time.Sleep(f.slow)
+}
+
+func (f *fakeActivities) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
+	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
+	reg(func(c workflows.ContentRef) (workflows.Findings, error) {
+		f.record(workflows.ActivityValidateForms, c.Revision.ID)
+		if f.invalid {
+			return workflows.Findings{Errors: []workflows.ValidationEntry{{FieldName: "AntallAnsatte", ErrorMessage: "too many", FieldXPath: "/Skjema/AntallAnsatte"}}}, nil
+		}
+		return workflows.Findings{}, nil
+	}, workflows.ActivityValidateForms)
+	reg(func(in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+		f.record(workflows.ActivityCheckAttachments, in.Content.Revision.ID)
+		return workflows.Findings{Warnings: []workflows.ValidationEntry{{FieldName: "a.pdf", ErrorMessage: "w"}}}, nil
+	}, workflows.ActivityCheckAttachments)
+	reg(func(in workflows.ProjectInput) (workflows.ProjectResult, error) {
+		f.record(workflows.ActivityProjectState+"("+in.Status+")", in.Content.Revision.ID)
+		return workflows.ProjectResult{Ref: 200777}, nil
+	}, workflows.ActivityProjectState)
+	reg(func(in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+		f.record(workflows.ActivityArchive, in.Content.Revision.ID)
+		return workflows.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
+	}, workflows.ActivityArchive)
+	reg(func(c workflows.ContentRef) error {
+		f.record(workflows.ActivityDiscardRevision, c.Revision.ID)
+		return nil
+	}, workflows.ActivityDiscardRevision)
+	reg(func(messageID string) (workflows.PrintResult, error) {
+		f.record(workflows.ActivityRenderPrint, 0)
+		return workflows.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
+	}, workflows.ActivityRenderPrint)
+}
+
+type outcome struct {
+	res      workflows.Result
+	err      error
+	rejected bool
+}
+
+// send sends an update at the given workflow time and records its outcome.
+func send(env *testsuite.TestWorkflowEnvironment, at time.Duration, name string, arg any) *outcome {
+	o := &outcome{}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { o.err, o.rejected = err, true },
+			OnComplete: func(v any, err error) {
+				o.err = err
+				if r, ok := v.(workflows.Result); ok {
+					o.res = r
+				}
+			},
+		}, arg)
+	}, at)
+	return o
+}
+
+// at is when to send the update: at once to an archived task, whose run ends in its first workflow task
+// (UpdateWithStart delivers the update in that task).
+func at(status string) time.Duration {
+	if status == workflows.StatusArchived {
+		return 0
+	}
+	return time.Minute
+}
+
+func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeActivities) {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeActivities{}
+	f.register(env)
+	return env, f
+}
+
+// run runs the workflow from status until the updates are done, then cancels it unless it ended itself.
+func run(env *testsuite.TestWorkflowEnvironment, status string) {
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
+	env.ExecuteWorkflow(workflows.FormTask, workflows.TaskState{
+		MessageID: "a3101102", ReporteeID: "r50001", ServiceCode: "4711", ServiceEdition: 2, Subject: "Årsoppgave", Status: status,
+	})
+}
+
+var (
+	writer = workflows.Caller{Name: "Sigrid Haugland", ID: "l3", Write: true, SecurityLevel: 1, RequiredLevel: 1}
+	signer = workflows.Caller{Name: "Ingrid Fjellheim", ID: "l1", Write: true, Sign: true, SecurityLevel: 1, RequiredLevel: 1}
+	rev    = workflows.RevisionRef{ID: 1, Digest: strings.Repeat("0f", 32)}
+	forms  = []workflows.FormRef{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845}}
+)
+
+func submit(c workflows.Caller, complete, sign bool, r workflows.RevisionRef) workflows.SubmitInput {
+	in := workflows.SubmitInput{Caller: c, Complete: complete, Sign: sign, Revision: r}
+	if r.ID != 0 {
+		in.Forms = forms
+	}
+	return in
+}
+
+func errType(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Type()
+	}
+	return ""
+}
+
+func TestSubmitStateTable(t *testing.T) {
+	noLevel := signer
+	noLevel.SecurityLevel = 0
+	cases := []struct {
+		name     string
+		from     string
+		in       workflows.SubmitInput
+		outcome  workflows.Outcome
+		status   string
+		calls    []string
+		rejected string // error type of a rejected update
+	}{
+		{"draft", workflows.StatusFilling, submit(signer, false, true, rev), workflows.OutcomeSaved, workflows.StatusFilling,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
+		{"draft, sign=false too", workflows.StatusFilling, submit(signer, false, false, rev), workflows.OutcomeSaved, workflows.StatusFilling,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
+		{"to signing", workflows.StatusFilling, submit(signer, true, false, rev), workflows.OutcomeSentToSigning, workflows.StatusSigning,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
+		{"signed and archived", workflows.StatusFilling, submit(signer, true, true, rev), workflows.OutcomeArchived, workflows.StatusArchived,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
+		{"no Sign right: saved, sent to signing", workflows.StatusFilling, submit(writer, true, true, rev), workflows.OutcomeSignRefused, workflows.StatusSigning,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
+		{"signing signs as is", workflows.StatusSigning, submit(signer, true, true, workflows.RevisionRef{}), workflows.OutcomeArchived, workflows.StatusArchived,
+			[]string{"Archive 0"}, ""},
+		{"signing with new content", workflows.StatusSigning, submit(signer, true, true, rev), workflows.OutcomeArchived, workflows.StatusArchived,
+			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
+		{"signing without Sign", workflows.StatusSigning, submit(writer, true, true, rev), workflows.OutcomeSignRefused, workflows.StatusSigning,
+			[]string{"DiscardRevision 1"}, ""},
+		{"signing below the level", workflows.StatusSigning, submit(noLevel, true, true, rev), "", workflows.StatusSigning,
+			nil, workflows.ErrSecurityLevel},
+		{"signing, complete=false", workflows.StatusSigning, submit(signer, false, true, rev), "", workflows.StatusSigning,
+			nil, workflows.ErrWrongState},
+		{"archived", workflows.StatusArchived, submit(signer, true, true, rev), "", workflows.StatusArchived,
+			nil, workflows.ErrTaskArchived},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newEnv(t)
+			o := send(env, at(tc.from), workflows.UpdateSubmit, tc.in)
+			run(env, tc.from)
+			if tc.rejected != "" {
+				require.True(t, o.rejected, "rejected by the validator")
+				assert.Equal(t, tc.rejected, errType(o.err))
+				assert.Empty(t, f.Calls())
+				return
+			}
+			require.NoError(t, o.err)
+			assert.Equal(t, tc.outcome, o.res.Outcome)
+			assert.Equal(t, tc.status, o.res.Status)
+			assert.ElementsMatch(t, tc.calls[:min(2, len(tc.calls))], f.Calls()[:min(2, len(tc.calls))], "checks run together")
+			assert.Equal(t, tc.calls[min(2, len(tc.calls)):], f.Calls()[min(2, len(tc.calls)):])
+			if tc.status == workflows.StatusArchived {
+				assert.Equal(t, "AR7000001", o.res.ArchiveReference)
+				require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
+			}
+		})
+	}
+}
+
+func TestValidators(t *testing.T) {
+	noWrite := signer
+	noWrite.Write = false
+	two := submit(signer, true, true, rev)
+	two.Forms = append(two.Forms, forms[0])
+	noMain := submit(signer, true, true, rev)
+	noMain.Forms = []workflows.FormRef{{Type: "SubForm", DataFormatID: "3106", DataFormatVersion: 1}}
+	badDigest := submit(signer, true, true, workflows.RevisionRef{ID: 1, Digest: "abc"})
+	cases := []struct {
+		name, from, update string
+		arg                any
+		want               string
+	}{
+		{"no Write", workflows.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
+		{"two MainForms", workflows.StatusFilling, workflows.UpdateSubmit, two, workflows.ErrBadInput},
+		{"no MainForm", workflows.StatusFilling, workflows.UpdateSubmit, noMain, workflows.ErrBadInput},
+		{"no content in Utfylling", workflows.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrBadInput},
+		{"bad digest", workflows.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
+		{"sub-form that is a MainForm", workflows.StatusFilling, workflows.UpdateSubForm,
+			workflows.SubFormInput{Caller: signer, Revision: rev, Form: forms[0]}, workflows.ErrBadInput},
+		{"sub-form in Signering", workflows.StatusSigning, workflows.UpdateSubForm,
+			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, workflows.ErrWrongState},
+		{"attachment without type", workflows.StatusFilling, workflows.UpdateAttachment,
+			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf"}}, workflows.ErrBadInput},
+		{"attachment when archived", workflows.StatusArchived, workflows.UpdateAttachment,
+			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Bilde"}}, workflows.ErrTaskArchived},
+		{"validate in Signering", workflows.StatusSigning, workflows.UpdateValidate, workflows.ReadInput{Caller: signer}, workflows.ErrWrongState},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newEnv(t)
+			o := send(env, at(tc.from), tc.update, tc.arg)
+			run(env, tc.from)
+			require.True(t, o.rejected)
+			assert.Equal(t, tc.want, errType(o.err), o.err)
+			assert.Empty(t, f.Calls(), "a rejected update runs nothing")
+		})
+	}
+}
+
+func TestInvalidFormsKeepNothing(t *testing.T) {
+	env, f := newEnv(t)
+	f.invalid = true
+	o := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, rev))
+	v := send(env, 2*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
+	run(env, workflows.StatusFilling)
+
+	require.NoError(t, o.err)
+	assert.Equal(t, workflows.OutcomeInvalid, o.res.Outcome)
+	assert.Equal(t, workflows.StatusFilling, o.res.Status)
+	require.NotNil(t, o.res.Validation)
+	assert.False(t, o.res.Validation.Success)
+	assert.Equal(t, "/Skjema/AntallAnsatte", o.res.Validation.ValidationErrors[0].FieldXPath)
+	assert.Len(t, o.res.Validation.ValidationErrors, 2, "errors and warnings")
+	assert.Equal(t, o.res.Validation.ValidationErrors, o.res.Validation.ValidationWarnings)
+	assert.Equal(t, "DiscardRevision 1", f.Calls()[2])
+	assert.NotContains(t, strings.Join(f.Calls(), ","), "ProjectState")
+
+	require.NoError(t, v.err)
+	assert.Equal(t, workflows.OutcomeValidated, v.res.Outcome)
+	assert.False(t, v.res.Validation.Success)
+}
+
+func TestSubFormAttachmentAndPrint(t *testing.T) {
+	env, f := newEnv(t)
+	sub := send(env, time.Minute, workflows.UpdateSubForm, workflows.SubFormInput{Caller: writer, Revision: rev,
+		Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}})
+	att := send(env, 2*time.Minute, workflows.UpdateAttachment, workflows.AttachmentInput{Caller: writer,
+		Revision: workflows.RevisionRef{ID: 2, Digest: rev.Digest}, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Size: 3}})
+	val := send(env, 3*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
+	pr := send(env, 4*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+	run(env, workflows.StatusFilling)
+
+	require.NoError(t, sub.err)
+	assert.Equal(t, int64(200777), sub.res.FormID)
+	require.NoError(t, att.err)
+	assert.Equal(t, int64(200777), att.res.AttachmentID)
+	require.NoError(t, val.err)
+	assert.True(t, val.res.Validation.Success)
+	assert.Empty(t, val.res.Validation.ValidationErrors)
+	assert.Len(t, val.res.Validation.ValidationWarnings, 1)
+	require.NoError(t, pr.err)
+	assert.Equal(t, strings.Repeat("cd", 32), pr.res.PrintDigest)
+	assert.Equal(t, []string{
+		"ValidateForms 1", "ProjectState(Utfylling) 1",
+		"CheckAttachments 2", "ProjectState(Utfylling) 2",
+	}, f.Calls()[:4], "a sub-form is not checked against attachment rules, an attachment not against schemas")
+}
+
+// Two updates that arrive together run one after the other: the second starts its activities only when
+// the first has finished.
+func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
+	env, f := newEnv(t)
+	f.slow = 20 * time.Millisecond
+	a := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, false, true, rev))
+	b := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, false, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+	run(env, workflows.StatusFilling)
+
+	require.NoError(t, a.err)
+	require.NoError(t, b.err)
+	calls := f.Calls()
+	require.Len(t, calls, 6)
+	for i, c := range calls {
+		want := "1"
+		if i >= 3 {
+			want = "2"
+		}
+		assert.True(t, strings.HasSuffix(c, " "+want), "call %d %q belongs to update %s: %v", i, c, want, calls)
+	}
+	assert.Equal(t, workflows.StatusSigning, b.res.Status)
+}
+
+// A run hands over to a new one after MaxUpdatesPerRun updates, carrying its state, once every update
+// has been answered.
+func TestContinueAsNew(t *testing.T) {
+	env, _ := newEnv(t)
+	var outs []*outcome
+	outs = append(outs, send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, false, rev)))
+	for i := 1; i < workflows.MaxUpdatesPerRun; i++ {
+		outs = append(outs, send(env, time.Minute+time.Duration(i)*time.Second, workflows.UpdatePrint, workflows.ReadInput{Caller: signer}))
+	}
+	run(env, workflows.StatusFilling)
+
+	for _, o := range outs {
+		require.NoError(t, o.err)
+	}
+	err := env.GetWorkflowError()
+	require.True(t, workflow.IsContinueAsNewError(err), "got %v", err)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(err, &can))
+	var next workflows.TaskState
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.Equal(t, workflows.StatusSigning, next.Status)
+	assert.Equal(t, "a3101102", next.MessageID)
+}
