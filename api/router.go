@@ -48,6 +48,7 @@ func (s *Server) routes() http.Handler {
 	reportees := api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate)
 	reportees.GET("", s.listReportees)
 	reportees.GET("/:reporteeId", s.getReportee)
+	reportees.POST("/reporteeconversion", s.convertReportee)
 
 	mailbox := api.Group("", s.requireKey(areaMailbox), s.authenticate)
 	mailbox.GET("/my/messagebox", s.negotiate, s.getMessagebox)
@@ -58,6 +59,39 @@ func (s *Server) routes() http.Handler {
 	messages.GET("/:messageId/forms/:formId/formdata", s.getFormData)
 	messages.GET("/:messageId/attachments/:attachmentId", s.getAttachment)
 	messages.GET("/:messageId/portalview", s.getPortalView)
+
+	// Authorization (user-facing): roles, rights, delegations, deletions and the audit log, and the local
+	// role definitions of {who}. Role deletes resolve {who} themselves: it may also be a user name.
+	authz := api.Group("/:who/authorization", s.requireKey(areaAuthorization), s.negotiate, s.authenticate)
+	authz.GET("/roles", s.resolveWho, s.listUserRoles)
+	authz.DELETE("/roles/:roleId", s.resolveWhoOrUser, s.deleteUserRole)
+	authz.GET("/rights", s.resolveWho, s.listUserRights)
+	authz.DELETE("/rights/:rightId", s.resolveWho, s.deleteUserRight)
+	authz.GET("/delegations", s.resolveWho, s.listDelegations)
+	authz.POST("/delegations", s.resolveWho, s.delegateRoles)
+	authz.GET("/auditlog", s.resolveWho, s.listAuditLog)
+	roleDefs := api.Group("/:who/authorization/roledefinitions", s.requireKey(areaRoleDefinitions), s.negotiate, s.authenticate, s.resolveWho)
+	roleDefs.GET("", s.listUserRoleDefinitions)
+	roleDefs.POST("", s.createLocalRole)
+	roleDefs.GET("/:roleDefinitionId", s.getUserRoleDefinition)
+	roleDefs.PUT("/:roleDefinitionId", s.updateLocalRole)
+	roleDefs.DELETE("/:roleDefinitionId", s.deleteLocalRole)
+
+	// Service owners: organization tokens with the service-owner scopes, or enterprise certificates
+	// (?ForceEIAuthentication), of registered service owners calling with a key of their own; every
+	// call is audited, refused ones included.
+	so := api.Group("/serviceowner", s.auditServiceOwner, s.requireKey(areaServiceOwner), s.negotiate,
+		s.authenticateServiceOwner, s.requireServiceOwner)
+	so.GET("/organizations", s.soListOrganizations)
+	so.GET("/organizations/:who", s.soGetOrganization)
+	so.GET("/organizations/:who/officialcontacts", s.soOfficialContacts)
+	so.GET("/organizations/:who/personalcontacts", s.soPersonalContacts)
+	so.GET("/organizations/:who/personalcontacts/:person/roles", s.soPersonalContactRoles)
+	so.GET("/authorization/roles", s.soAuthorizationRoles)
+	so.GET("/authorization/rights", s.soAuthorizationRights)
+	so.GET("/roledefinitions", s.soListRoleDefinitions)
+	so.GET("/roledefinitions/:roleDefinitionId", s.soGetRoleDefinition)
+	so.GET("/reportees", s.soListReportees)
 
 	s.routeList = r.Routes()
 	return newPathNormalizer(r, s.preflight)

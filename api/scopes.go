@@ -47,10 +47,46 @@ var routeScopes = map[string][]string{
 	"GET /api/:who/messages/:messageId/forms/:formId/formdata":    {scopeInstancesRead},
 	"GET /api/:who/messages/:messageId/attachments/:attachmentId": {scopeInstancesRead},
 	"GET /api/:who/messages/:messageId/portalview":                {scopeInstancesRead},
+
+	"POST /api/reportees/reporteeconversion":                           {scopeReportees},
+	"GET /api/:who/authorization/roles":                                {scopeRightsRead},
+	"DELETE /api/:who/authorization/roles/:roleId":                     {scopeRightsWrite},
+	"GET /api/:who/authorization/rights":                               {scopeRightsRead},
+	"DELETE /api/:who/authorization/rights/:rightId":                   {scopeRightsWrite},
+	"GET /api/:who/authorization/delegations":                          {scopeDelegationsRead},
+	"POST /api/:who/authorization/delegations":                         {scopeDelegationsWrite},
+	"GET /api/:who/authorization/auditlog":                             {scopeDelegationsRead, scopeRightsRead},
+	"GET /api/:who/authorization/roledefinitions":                      {scopeRoleDefsRead},
+	"POST /api/:who/authorization/roledefinitions":                     {scopeRoleDefsWrite},
+	"GET /api/:who/authorization/roledefinitions/:roleDefinitionId":    {scopeRoleDefsRead},
+	"PUT /api/:who/authorization/roledefinitions/:roleDefinitionId":    {scopeRoleDefsWrite},
+	"DELETE /api/:who/authorization/roledefinitions/:roleDefinitionId": {scopeRoleDefsWrite},
+
+	"GET /api/serviceowner/organizations":                                     {scopeSOOrganizations},
+	"GET /api/serviceowner/organizations/:who":                                {scopeSOOrganizations},
+	"GET /api/serviceowner/organizations/:who/officialcontacts":               {scopeSOOrganizations},
+	"GET /api/serviceowner/organizations/:who/personalcontacts":               {scopeSOOrganizations},
+	"GET /api/serviceowner/organizations/:who/personalcontacts/:person/roles": {scopeSOOrganizations},
+	"GET /api/serviceowner/authorization/roles":                               {scopeSORolesAndRights},
+	"GET /api/serviceowner/authorization/rights":                              {scopeSORolesAndRights},
+	"GET /api/serviceowner/roledefinitions":                                   anyScope,
+	"GET /api/serviceowner/roledefinitions/:roleDefinitionId":                 anyScope,
+	"GET /api/serviceowner/reportees":                                         {scopeSOReportees},
 }
 
 // serviceOwnerRoutes are the routes of the service-owner area, opened by platform:serviceowner.
-var serviceOwnerRoutes = map[string]bool{}
+var serviceOwnerRoutes = map[string]bool{
+	"GET /api/serviceowner/organizations":                                     true,
+	"GET /api/serviceowner/organizations/:who":                                true,
+	"GET /api/serviceowner/organizations/:who/officialcontacts":               true,
+	"GET /api/serviceowner/organizations/:who/personalcontacts":               true,
+	"GET /api/serviceowner/organizations/:who/personalcontacts/:person/roles": true,
+	"GET /api/serviceowner/authorization/roles":                               true,
+	"GET /api/serviceowner/authorization/rights":                              true,
+	"GET /api/serviceowner/roledefinitions":                                   true,
+	"GET /api/serviceowner/roledefinitions/:roleDefinitionId":                 true,
+	"GET /api/serviceowner/reportees":                                         true,
+}
 
 // scopeAllows tells whether the principal's scopes allow method on route.
 func (s *Server) scopeAllows(p identity.Principal, method, route string) bool {

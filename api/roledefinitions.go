@@ -1,0 +1,369 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/store"
+)
+
+// Role definitions (user-facing): the platform roles of type Altinn and the local roles of {who}. Local
+// roles belong to their reportee, are changed only by its access managers, and grant nothing until they
+// are delegated. Platform roles cannot be changed.
+
+// userRoleDefinition is a RoleDefinition; Rights is present in the single view only.
+type userRoleDefinition struct {
+	RoleType         string
+	RoleDefinitionID int `json:"RoleDefinitionId"`
+	RoleName         string
+	RoleDescription  string
+	Rights           *[]userRightResource `json:",omitempty" xmlitem:"Right"`
+	Links            Links                `json:"_links"`
+}
+
+func (s *Server) roleDefinitionResource(c *gin.Context, d store.DefinedRole) userRoleDefinition {
+	r := userRoleDefinition{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description}
+	r.Links.Add("self", Link{Href: s.roleDefinitionURL(c, d.ID)})
+	return r
+}
+
+// listUserRoleDefinitions answers with a plain array of role definitions, as the interface says (in XML a
+// list of resources).
+func (s *Server) listUserRoleDefinitions(c *gin.Context) {
+	party, _ := reporteeOf(c)
+	defs, err := s.q.ListDefinedRoles(c.Request.Context(), party.ID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]userRoleDefinition, len(defs))
+	for i, d := range defs {
+		items[i] = s.roleDefinitionResource(c, d)
+	}
+	s.render(c, http.StatusOK, items)
+}
+
+// loadRoleDefinition reads the definition of the path: any platform role, or a local role of {who}. Local
+// roles of other reportees are answered like ones that do not exist.
+func (s *Server) loadRoleDefinition(c *gin.Context) (store.DefinedRole, bool) {
+	raw := c.Param("roleDefinitionId")
+	notThere := func() { abort(c, notFound("there is no role definition %s for %q", raw, c.Param("who"))) }
+	id, err := strconv.Atoi(raw)
+	if err != nil || id <= 0 {
+		notThere()
+		return store.DefinedRole{}, false
+	}
+	party, _ := reporteeOf(c)
+	d, err := s.q.GetDefinedRole(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
+		notThere()
+		return d, false
+	}
+	if err != nil {
+		abort(c, err)
+		return d, false
+	}
+	return d, true
+}
+
+func (s *Server) getUserRoleDefinition(c *gin.Context) {
+	d, ok := s.loadRoleDefinition(c)
+	if !ok {
+		return
+	}
+	r := s.roleDefinitionResource(c, d)
+	rights := make([]userRightResource, len(d.Rights))
+	for i, x := range d.Rights {
+		rights[i] = rightResourceOf(x)
+	}
+	r.Rights = &rights
+	s.render(c, http.StatusOK, r)
+}
+
+// localRoleBody is the body of POST and PUT role definitions. ServiceCode and ServiceEditionCode are
+// taken as strings or numbers; RoleType (PUT) is accepted and ignored, a local role stays Local.
+type localRoleBody struct {
+	RoleName        *string
+	RoleDescription *string
+	RoleType        *string
+	Rights          []localRightBody
+	Embedded        *struct {
+		Rights []localRightBody `json:"Rights"`
+	} `json:"_embedded"`
+}
+
+type localRightBody struct {
+	ServiceCode        any
+	ServiceEditionCode any
+	Action             string
+}
+
+// localRoleActions maps the actions of role creation (and, for a client that sends back what it read, the
+// names rights are shown with) to the stored action.
+var localRoleActions = map[string]string{
+	"read": "Read", "write": "Write", "delete": "Delete", "sign": "Sign",
+	"readarchive": "ArchiveRead", "deletearchive": "ArchiveDelete",
+	"archiveread": "ArchiveRead", "archivedelete": "ArchiveDelete",
+}
+
+// Limits of a local role.
+const (
+	maxRoleNameRunes        = 100
+	maxRoleDescriptionRunes = 1000
+	maxLocalRoleRights      = 200
+)
+
+// localRole is a validated local role body.
+type localRole struct {
+	name, description string
+	rights            []store.RightSpec
+}
+
+func (l localRole) summary() string {
+	parts := make([]string, len(l.rights))
+	for i, r := range l.rights {
+		parts[i] = fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
+	}
+	return fmt.Sprintf("%q with rights %s", l.name, strings.Join(parts, ", "))
+}
+
+// readLocalRole binds and checks a local role body, answering 400 with every problem found.
+func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
+	var b localRoleBody
+	if err := bindJSON(c, &b); err != nil {
+		return localRole{}, err
+	}
+	var (
+		l    localRole
+		errs []string
+	)
+	if b.RoleName == nil || strings.TrimSpace(*b.RoleName) == "" {
+		errs = append(errs, "RoleName is required")
+	} else if l.name = strings.TrimSpace(*b.RoleName); utf8.RuneCountInString(l.name) > maxRoleNameRunes {
+		errs = append(errs, fmt.Sprintf("RoleName is longer than %d characters", maxRoleNameRunes))
+	}
+	if b.RoleDescription != nil {
+		if l.description = strings.TrimSpace(*b.RoleDescription); utf8.RuneCountInString(l.description) > maxRoleDescriptionRunes {
+			errs = append(errs, fmt.Sprintf("RoleDescription is longer than %d characters", maxRoleDescriptionRunes))
+		}
+	}
+	rights, field := b.Rights, "Rights"
+	if b.Embedded != nil {
+		rights, field = b.Embedded.Rights, "_embedded.Rights"
+	}
+	switch {
+	case len(rights) == 0:
+		errs = append(errs, "_embedded.Rights must hold at least one right {ServiceCode, ServiceEditionCode, Action}")
+	case len(rights) > maxLocalRoleRights:
+		errs = append(errs, fmt.Sprintf("_embedded.Rights holds more than %d rights", maxLocalRoleRights))
+	}
+	seen := map[store.RightSpec]bool{}
+	var keys []store.ServiceKey
+	var at []string
+	for i, r := range rights {
+		where := fmt.Sprintf("%s[%d]", field, i)
+		code, codeOK := serviceCodeOf(r.ServiceCode)
+		edition, editionOK := editionOf(r.ServiceEditionCode)
+		action, actionOK := localRoleActions[strings.ToLower(strings.TrimSpace(r.Action))]
+		if !codeOK {
+			errs = append(errs, where+".ServiceCode is required")
+		}
+		if !editionOK {
+			errs = append(errs, where+".ServiceEditionCode must be a positive integer")
+		}
+		if !actionOK {
+			errs = append(errs, fmt.Sprintf("%s.Action %q is not one of Read, Write, Delete, Sign, ReadArchive, DeleteArchive", where, r.Action))
+		}
+		if !codeOK || !editionOK || !actionOK {
+			continue
+		}
+		spec := store.RightSpec{ServiceCode: code, ServiceEdition: edition, Action: action}
+		if seen[spec] {
+			continue // the same right twice is the same right
+		}
+		seen[spec] = true
+		l.rights = append(l.rights, spec)
+		keys = append(keys, store.ServiceKey{Code: code, Edition: edition})
+		at = append(at, where)
+	}
+	if len(keys) > 0 {
+		unknown, err := s.q.UnknownServices(c.Request.Context(), keys)
+		if err != nil {
+			return l, err
+		}
+		for _, u := range unknown {
+			for i, k := range keys {
+				if k == u {
+					errs = append(errs, fmt.Sprintf("%s: there is no service %s edition %d", at[i], u.Code, u.Edition))
+					break
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		p := badRequest("the role definition is not valid: %s", strings.Join(errs, "; "))
+		p.Errors = errs
+		return l, p
+	}
+	return l, nil
+}
+
+func serviceCodeOf(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		x = strings.TrimSpace(x)
+		return x, x != "" && len(x) <= 64
+	case float64:
+		if x > 0 && x == math.Trunc(x) && x < 1e15 {
+			return strconv.FormatInt(int64(x), 10), true
+		}
+	}
+	return "", false
+}
+
+func editionOf(v any) (int, bool) {
+	switch x := v.(type) {
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		return n, err == nil && n > 0
+	case float64:
+		if x > 0 && x == math.Trunc(x) && x <= math.MaxInt32 {
+			return int(x), true
+		}
+	}
+	return 0, false
+}
+
+func roleNameTaken(name string) *Problem {
+	return problem(http.StatusConflict, "role-name-taken", "this reportee already has a local role named %q", name)
+}
+
+func (s *Server) createLocalRole(c *gin.Context) {
+	ctx := c.Request.Context()
+	party, rights := reporteeOf(c)
+	if !rights.AccessManager() {
+		abort(c, notAccessManager(c))
+		return
+	}
+	l, err := s.readLocalRole(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	var id int
+	now := time.Now()
+	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
+		var err error
+		if id, err = q.CreateLocalRole(ctx, party.ID, l.name, l.description, l.rights); err != nil {
+			return err
+		}
+		e := auditEntry(c, party.ID, store.AuditCreateRoleDefinition, now)
+		e.RoleDefinitionID = id
+		e.Summary = "created local role " + l.summary()
+		return q.AppendAudit(ctx, e)
+	})
+	if errors.Is(err, store.ErrRoleNameTaken) {
+		err = roleNameTaken(l.name)
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", s.roleDefinitionURL(c, id))
+	c.Status(http.StatusCreated)
+}
+
+// changeableRole loads the local role of the path for a change by an access manager of {who}: platform
+// roles get 403.
+func (s *Server) changeableRole(c *gin.Context) (store.DefinedRole, bool) {
+	_, rights := reporteeOf(c)
+	if !rights.AccessManager() {
+		abort(c, notAccessManager(c))
+		return store.DefinedRole{}, false
+	}
+	d, ok := s.loadRoleDefinition(c)
+	if !ok {
+		return d, false
+	}
+	if !d.Local() {
+		abort(c, problem(http.StatusForbidden, "platform-role", "role definition %s is a platform role; only local roles can be changed or deleted",
+			roleLabel(d.ID, d.Code, d.Name)))
+		return d, false
+	}
+	return d, true
+}
+
+func (s *Server) updateLocalRole(c *gin.Context) {
+	ctx := c.Request.Context()
+	d, ok := s.changeableRole(c)
+	if !ok {
+		return
+	}
+	l, err := s.readLocalRole(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	party, _ := reporteeOf(c)
+	now := time.Now()
+	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
+		if err := q.UpdateLocalRole(ctx, d.ID, l.name, l.description, l.rights); err != nil {
+			return err
+		}
+		e := auditEntry(c, party.ID, store.AuditUpdateRoleDefinition, now)
+		e.RoleDefinitionID = d.ID
+		e.Summary = fmt.Sprintf("changed local role %d to %s", d.ID, l.summary())
+		return q.AppendAudit(ctx, e)
+	})
+	if errors.Is(err, store.ErrRoleNameTaken) {
+		err = roleNameTaken(l.name)
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", s.roleDefinitionURL(c, d.ID))
+	c.Status(http.StatusNoContent)
+}
+
+// deleteLocalRole deletes a local role and, with it, every delegation of it (each recorded in the audit log).
+func (s *Server) deleteLocalRole(c *gin.Context) {
+	ctx := c.Request.Context()
+	d, ok := s.changeableRole(c)
+	if !ok {
+		return
+	}
+	party, _ := reporteeOf(c)
+	now := time.Now()
+	err := s.changeAuthorization(ctx, func(q *store.Queries) error {
+		held, err := q.DeleteLocalRole(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		for _, r := range held {
+			e := auditEntry(c, r.ReporteeID, store.AuditDeleteRole, now)
+			e.RoleID, e.RoleDefinitionID, e.RightHolder = r.RoleID, d.ID, r.HolderName
+			e.Summary = fmt.Sprintf("deleted role %s held by %s, with its local role definition", roleLabel(d.ID, "", d.Name), r.HolderName)
+			if err := q.AppendAudit(ctx, e); err != nil {
+				return err
+			}
+		}
+		e := auditEntry(c, party.ID, store.AuditDeleteRoleDefinition, now)
+		e.RoleDefinitionID = d.ID
+		e.Summary = fmt.Sprintf("deleted local role %s", roleLabel(d.ID, "", d.Name))
+		return q.AppendAudit(ctx, e)
+	})
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,280 @@
+package api
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/ttlcache"
+	"github.com/postbox/postbox/store"
+)
+
+// The service-owner area (/api/serviceowner/…): who may call it, the audit log of every call, and keyset
+// paging with continuation tokens. The handlers are in serviceowner_handlers.go.
+
+const ctxServiceOwner = "postbox.serviceOwner"
+
+// serviceOwnerOf returns the calling service owner; only set behind requireServiceOwner.
+func serviceOwnerOf(c *gin.Context) store.ServiceOwner {
+	o, _ := c.Get(ctxServiceOwner)
+	return o.(store.ServiceOwner)
+}
+
+// authenticateServiceOwner authenticates like authenticate, except that ?ForceEIAuthentication demands
+// the enterprise certificate of the TLS connection and authenticates by it alone (a token or cookie sent
+// along is not used): without a verified certificate the call gets 403 certificate-required.
+func (s *Server) authenticateServiceOwner(c *gin.Context) {
+	if _, forceEI := c.GetQuery("ForceEIAuthentication"); !forceEI {
+		s.authenticate(c)
+		return
+	}
+	cert := clientCertificate(c.Request)
+	if _, err := identity.OrganizationOf(cert); err != nil {
+		abort(c, problem(http.StatusForbidden, "certificate-required",
+			"?ForceEIAuthentication needs a verified enterprise certificate that names its organization on the TLS connection"))
+		return
+	}
+	p, err := s.auth.FromCertificate(c.Request.Context(), cert)
+	if err != nil {
+		abort(c, authError(err))
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	c.Next()
+}
+
+// requireServiceOwner admits organizations (by organization token or enterprise certificate) that are
+// registered service owners and call with an API key of their own.
+func (s *Server) requireServiceOwner(c *gin.Context) {
+	p := principalOf(c)
+	if p.Method != identity.MethodOrganizationToken && p.Method != identity.MethodCertificate {
+		abort(c, problem(http.StatusForbidden, "serviceowner-authentication",
+			"the service-owner area needs an organization token or an enterprise certificate (?ForceEIAuthentication)"))
+		return
+	}
+	owner, err := s.serviceOwner(c.Request.Context(), p.OrganizationNumber)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, problem(http.StatusForbidden, "not-a-service-owner", "organization %s is not a registered service owner", p.OrganizationNumber))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	key, _ := apiKeyOf(c)
+	if key.ServiceOwnerCode == nil || *key.ServiceOwnerCode != owner.Code {
+		abort(c, problem(http.StatusForbidden, "api-key-owner", "the API key does not belong to service owner %s", owner.Code))
+		return
+	}
+	c.Set(ctxServiceOwner, owner)
+	c.Next()
+}
+
+// auditServiceOwner writes one audit line per service-owner request, refused ones included: who called
+// (organization, service owner, API key, how it authenticated), which endpoint, whom it asked about, and
+// the outcome. National identity numbers, e-mail addresses and phone numbers never appear in clear: they
+// are logged as a keyed hash (pseudonymise); organization numbers and reportee ids are logged as they are.
+func (s *Server) auditServiceOwner(c *gin.Context) {
+	c.Next()
+	ctx := c.Request.Context()
+	status := c.Writer.Status()
+	if len(c.Errors) > 0 && !c.Writer.Written() { // the problem is written on the way out, after this
+		p, _ := toProblem(c.Errors[0].Err)
+		status = p.Status
+	}
+	attrs := []slog.Attr{
+		slog.String("audit", "serviceowner"),
+		slog.String("method", c.Request.Method),
+		slog.String("endpoint", c.FullPath()),
+		slog.Int("status", status),
+		slog.String("request_id", requestID(c)),
+	}
+	if v, ok := c.Get(ctxPrincipal); ok {
+		p := v.(identity.Principal)
+		attrs = append(attrs, slog.String("caller_org", p.OrganizationNumber), slog.String("auth", string(p.Method)))
+	}
+	if v, ok := c.Get(ctxServiceOwner); ok {
+		attrs = append(attrs, slog.String("owner", v.(store.ServiceOwner).Code))
+	}
+	if k, ok := apiKeyOf(c); ok {
+		attrs = append(attrs, slog.String("api_key", k.Name))
+	}
+	key := s.auditKey(ctx)
+	for _, name := range []string{"who", "person"} {
+		if v := c.Param(name); v != "" {
+			attrs = append(attrs, slog.String(name, pseudonymise(key, v)))
+		}
+	}
+	for _, name := range []string{"subject", "reportee", "email", "phoneNumber"} {
+		if v, ok := c.GetQuery(name); ok {
+			attrs = append(attrs, slog.String(name, pseudonymise(key, v)))
+		}
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "service-owner access", attrs...)
+}
+
+var (
+	soOrgNumberPattern = regexp.MustCompile(`^[0-9]{9}$`)
+	soSSNPattern       = regexp.MustCompile(`^[0-9]{11}$`)
+)
+
+// pseudonymise returns v for organization numbers and reportee ids, and a keyed hash of anything else
+// (national identity numbers, e-mail addresses, phone numbers, and whatever a client sent that is none of
+// these), e.g. "hmac:3f1c2a9b0d4e5f61". The same value always gives the same pseudonym under one key.
+func pseudonymise(key []byte, v string) string {
+	if soOrgNumberPattern.MatchString(v) || reporteeIDPattern.MatchString(v) {
+		return v
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(strings.ToLower(strings.TrimSpace(v))))
+	return "hmac:" + hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// soState is what the service-owner area keeps per server: the pseudonym key, read from the database
+// once, and the service owner of each calling organization, kept like API keys for referenceTTL.
+type soState struct {
+	mu     sync.Mutex
+	key    []byte
+	owners *ttlcache.Cache[string, cachedOwner]
+}
+
+type cachedOwner struct {
+	owner store.ServiceOwner
+	err   error
+}
+
+var soStates sync.Map // *Server → *soState
+
+func (s *Server) soState() *soState {
+	if st, ok := soStates.Load(s); ok {
+		return st.(*soState)
+	}
+	st, _ := soStates.LoadOrStore(s, &soState{owners: ttlcache.New[string, cachedOwner](referenceTTL, 10_000)})
+	return st.(*soState)
+}
+
+// serviceOwner finds the service owner of an organization number, remembering answers (also "none").
+func (s *Server) serviceOwner(ctx context.Context, organizationNumber string) (store.ServiceOwner, error) {
+	st := s.soState()
+	if o, ok := st.owners.Get(organizationNumber); ok {
+		return o.owner, o.err
+	}
+	owner, err := s.q.ServiceOwnerByOrganization(ctx, organizationNumber)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return owner, err
+	}
+	st.owners.Set(organizationNumber, cachedOwner{owner, err})
+	return owner, err
+}
+
+// auditKey is the database's pseudonym key. Should it be unreadable, a random key of this process is
+// used for the moment (pseudonyms then do not match across processes, but nothing is logged in clear).
+func (s *Server) auditKey(ctx context.Context) []byte {
+	st := s.soState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.key != nil {
+		return st.key
+	}
+	key, err := s.q.AuditPseudonymKey(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "reading the audit pseudonym key failed; using a key of this process", "err", err)
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+		return key
+	}
+	st.key = key
+	return key
+}
+
+// soPage is the page a service-owner list asks for: the OData options, and the key after which a
+// continuation token starts it (0 without one).
+type soPage struct {
+	store.ListQuery
+	list     string
+	after    int64
+	hasToken bool
+}
+
+// continuationPrefix versions the token format.
+const continuationPrefix = "so1."
+
+// parseSOListQuery reads the OData options and the continuation token of a service-owner list. A token
+// continues the list's default order after the last row of the previous page, so it cannot be combined
+// with $skip or $orderby.
+func parseSOListQuery(c *gin.Context, list string) (soPage, error) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		return soPage{}, err
+	}
+	pg := soPage{ListQuery: lq, list: list}
+	token, ok := c.GetQuery("continuation")
+	if !ok {
+		return pg, nil
+	}
+	if c.Query("$skip") != "" || len(lq.OrderBy) > 0 {
+		return pg, problem(http.StatusBadRequest, "invalid-continuation",
+			"continuation follows the list's default order from where the last page ended; it cannot be combined with $skip or $orderby")
+	}
+	pg.hasToken = true
+	if pg.after, ok = decodeContinuation(token, list); !ok {
+		return pg, problem(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
+	}
+	return pg, nil
+}
+
+// encodeContinuation makes the opaque token that starts a page of list after the row with key.
+func encodeContinuation(list string, key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(continuationPrefix + list + "." + strconv.FormatInt(key, 10)))
+}
+
+func decodeContinuation(token, list string) (int64, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), continuationPrefix+list+".")
+	if !ok {
+		return 0, false
+	}
+	key, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || key < 0 {
+		return 0, false
+	}
+	return key, true
+}
+
+// soCollection wraps a page of a service-owner list. In the default order its next link carries a
+// continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
+func (s *Server) soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) Collection {
+	if len(pg.OrderBy) > 0 {
+		return s.collection(c, name, items, pg.ListQuery, more)
+	}
+	var links Links
+	links.Add("self", Link{Href: s.pageURL(c, -1)})
+	if more {
+		u := *c.Request.URL
+		q := u.Query()
+		q.Del("$skip")
+		q.Set("continuation", encodeContinuation(pg.list, lastKey))
+		u.RawQuery = encodeQuery(q)
+		links.Add("next", Link{Href: s.baseURL(c) + u.RequestURI()})
+	}
+	if pg.Skip > 0 {
+		links.Add("prev", Link{Href: s.pageURL(c, max(0, pg.Skip-pg.Limit))})
+	}
+	return Collection{Links: links, Embedded: embedList(name, items)}
+}

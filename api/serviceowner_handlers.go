@@ -1,0 +1,560 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/store"
+)
+
+// Handlers of the service-owner area. Problem details never repeat a subject, reportee or path party the
+// client sent: it may be a national identity number, and refusals are logged with their detail.
+
+type soOrganizationResource struct {
+	Name               string
+	OrganizationNumber string
+	Type               string
+	LastChanged        *Timestamp
+	LastConfirmed      *Timestamp
+	Links              Links `json:"_links"`
+}
+
+type soOfficialContactResource struct {
+	MobileNumber        string
+	MobileNumberChanged *Timestamp
+	EMailAddress        string
+	EMailAddressChanged *Timestamp
+}
+
+type soPersonalContactResource struct {
+	PersonalContactID    string `json:"PersonalContactId"`
+	Name                 string
+	SocialSecurityNumber string
+	MobileNumber         string
+	MobileNumberChanged  *Timestamp
+	EMailAddress         string
+	EMailAddressChanged  *Timestamp
+	Links                Links `json:"_links"`
+}
+
+// soRoleResource is a Role. The automatic base role of a person acting for themself has no RoleId and
+// no Delegator, and a null DelegatedTime.
+type soRoleResource struct {
+	RoleID             int64 `json:"RoleId,omitempty"`
+	RoleType           string
+	RoleDefinitionID   int `json:"RoleDefinitionId"`
+	RoleName           string
+	RoleDescription    string
+	Delegator          string `json:",omitempty"`
+	DelegatedTime      *Timestamp
+	RoleDefinitionCode string
+	Links              Links `json:"_links"`
+}
+
+type soRoleDefinitionResource struct {
+	RoleType           string
+	RoleDefinitionID   int `json:"RoleDefinitionId"`
+	RoleName           string
+	RoleDescription    string
+	RoleDefinitionCode string
+	Links              Links `json:"_links"`
+}
+
+type soRoleDefinitionDetail struct {
+	soRoleDefinitionResource
+	Rights []soRightResource `xmlitem:"Right"`
+}
+
+type soRightResource struct {
+	RightID            int64
+	RightType          string
+	ServiceCode        string
+	ServiceEditionCode int
+	Action             string
+	RightSourceType    string
+	IsDelegatable      bool
+}
+
+type soPartyView struct {
+	Name                 string
+	Type                 string
+	SocialSecurityNumber string `json:",omitempty"`
+	OrganizationNumber   string `json:",omitempty"`
+	Status               string `json:",omitempty"`
+}
+
+type soRightsResource struct {
+	Subject  soPartyView
+	Reportee soPartyView
+	Rights   []soRightResource `xmlitem:"Right"`
+	Links    Links             `json:"_links"`
+}
+
+type soReporteeResource struct {
+	Name                     string
+	Type                     string
+	OrganizationNumber       string `json:",omitempty"`
+	ParentOrganizationNumber string `json:",omitempty"`
+	OrganizationForm         string `json:",omitempty"`
+	Status                   string `json:",omitempty"`
+	SocialSecurityNumber     string `json:",omitempty"`
+}
+
+func timestampOrNull(t *time.Time) *Timestamp {
+	if t == nil {
+		return nil
+	}
+	return &Timestamp{*t}
+}
+
+// soType is the service-owner Type of a party: Person, Business (a BEDR unit) or Enterprise.
+func soType(p store.Party) string {
+	switch {
+	case p.Kind == "Person":
+		return "Person"
+	case p.OrganizationForm == "BEDR":
+		return "Business"
+	}
+	return "Enterprise"
+}
+
+func (s *Server) soURL(c *gin.Context, path string) string {
+	return s.baseURL(c) + "/api/serviceowner" + path
+}
+
+func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
+	self := s.soURL(c, "/organizations/"+o.OrganizationNumber)
+	r := soOrganizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
+		LastChanged: timestampOrNull(o.LastChanged), LastConfirmed: timestampOrNull(o.LastConfirmed)}
+	r.Links.Add("self", Link{Href: self})
+	r.Links.Add("personalcontacts", Link{Href: self + "/personalcontacts"})
+	r.Links.Add("officialcontacts", Link{Href: self + "/officialcontacts"})
+	return r
+}
+
+func (s *Server) soRoleResource(c *gin.Context, h store.HeldRole) soRoleResource {
+	r := soRoleResource{RoleID: h.RoleID, RoleType: h.RoleType, RoleDefinitionID: h.RoleDefinitionID, RoleName: h.RoleName,
+		RoleDescription: h.RoleDescription, Delegator: h.Delegator, DelegatedTime: timestampOrNull(h.DelegatedTime),
+		RoleDefinitionCode: h.RoleDefinitionCode}
+	r.Links.Add("roledefinition", Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(h.RoleDefinitionID))})
+	return r
+}
+
+func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
+	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
+		RoleDefinitionCode: d.Code}
+	r.Links.Add("self", Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
+	return r
+}
+
+func soRight(g store.GrantedRight) soRightResource {
+	return soRightResource{RightID: g.RightID, RightType: "Service", ServiceCode: g.ServiceCode, ServiceEditionCode: g.ServiceEdition,
+		Action: g.Action, RightSourceType: "RoleTypeRights", IsDelegatable: g.IsDelegatable}
+}
+
+// soOrganization resolves {who}: an organization number or the reportee id of an organization.
+func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
+	who := c.Param("who")
+	missing := func() { abort(c, notFound("the organization does not exist")) }
+	if !soOrgNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
+		missing()
+		return store.Organization{}, false
+	}
+	party, err := s.party(c.Request.Context(), who)
+	if err == nil && party.Kind != "Organization" {
+		err = store.ErrNotFound
+	}
+	var org store.Organization
+	if err == nil {
+		org, err = s.q.GetOrganization(c.Request.Context(), party.ID)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		missing()
+		return org, false
+	}
+	if err != nil {
+		abort(c, err)
+		return org, false
+	}
+	return org, true
+}
+
+// soParty resolves a required query parameter naming a person or organization: a national identity
+// number, an organization number or a reportee id.
+func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
+	v := c.Query(param)
+	if v == "" {
+		abort(c, badRequest("%s is required", param))
+		return store.Party{}, false
+	}
+	if !soSSNPattern.MatchString(v) && !soOrgNumberPattern.MatchString(v) && !reporteeIDPattern.MatchString(v) {
+		abort(c, badRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
+		return store.Party{}, false
+	}
+	party, err := s.party(c.Request.Context(), v)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("the %s is not a known person or organization", param))
+		return party, false
+	}
+	if err != nil {
+		abort(c, err)
+		return party, false
+	}
+	return party, true
+}
+
+// soServiceFilter reads serviceCode and serviceEdition. A service of another owner gets 403: answering
+// would tell who holds rights on services that are not the caller's.
+func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
+	f := store.ServiceFilter{Code: c.Query("serviceCode")}
+	if e := c.Query("serviceEdition"); e != "" {
+		n, err := strconv.Atoi(e)
+		if err != nil || n <= 0 {
+			abort(c, badRequest("serviceEdition must be a positive integer"))
+			return f, false
+		}
+		if f.Code == "" {
+			abort(c, badRequest("serviceEdition needs serviceCode"))
+			return f, false
+		}
+		f.Edition = n
+	}
+	if f.Code == "" {
+		return f, true
+	}
+	owner := serviceOwnerOf(c)
+	ok, err := s.q.OwnsService(c.Request.Context(), owner.Code, f)
+	if err != nil {
+		abort(c, err)
+		return f, false
+	}
+	if !ok {
+		abort(c, problem(http.StatusForbidden, "service-not-owned", "service %s is not a service of %s", serviceName(f), owner.Code))
+		return f, false
+	}
+	return f, true
+}
+
+func serviceName(f store.ServiceFilter) string {
+	if f.Edition == 0 {
+		return f.Code
+	}
+	return f.Code + "/" + strconv.Itoa(f.Edition)
+}
+
+// soRoleFilter checks a role definition a list is narrowed to (by id or by code): it must exist (else 400)
+// and grant at least one right on the caller's services (else 403, like a service of another owner).
+func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
+	d, err := s.q.GetRoleDefinition(c.Request.Context(), serviceOwnerOf(c).Code, id, code)
+	if errors.Is(err, store.ErrNotFound) {
+		name := code
+		if name == "" {
+			name = strconv.Itoa(id)
+		}
+		abort(c, badRequest("there is no role definition %s", name))
+		return false
+	}
+	if err != nil {
+		abort(c, err)
+		return false
+	}
+	if !d.RelevantToOwner() {
+		abort(c, problem(http.StatusForbidden, "role-not-relevant",
+			"role definition %d grants no right on the services of %s", d.ID, serviceOwnerOf(c).Code))
+		return false
+	}
+	return true
+}
+
+// soListOrganizations lists organizations, optionally found by e-mail address and/or phone number.
+func (s *Server) soListOrganizations(c *gin.Context) {
+	pg, err := parseSOListQuery(c, "organizations")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	search := store.ContactSearch{Email: strings.TrimSpace(c.Query("email")), Phone: strings.TrimSpace(c.Query("phoneNumber"))}
+	orgs, more, err := s.q.ListOrganizations(c.Request.Context(), search, pg.ListQuery, pg.after)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]soOrganizationResource, len(orgs))
+	var last int64
+	for i, o := range orgs {
+		items[i], last = s.soOrganizationResource(c, o), o.ID
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "organizations", items, pg, more, last))
+}
+
+func (s *Server) soGetOrganization(c *gin.Context) {
+	org, ok := s.soOrganization(c)
+	if !ok {
+		return
+	}
+	s.render(c, http.StatusOK, s.soOrganizationResource(c, org))
+}
+
+func (s *Server) soOfficialContacts(c *gin.Context) {
+	org, ok := s.soOrganization(c)
+	if !ok {
+		return
+	}
+	pg, err := parseSOListQuery(c, "officialcontacts")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if pg.after != 0 { // the list holds at most one entry: whatever follows it is nothing
+		s.render(c, http.StatusOK, s.soCollection(c, "officialcontacts", nil, pg, false, 0))
+		return
+	}
+	contacts, more, err := s.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]soOfficialContactResource, len(contacts))
+	for i, ct := range contacts {
+		items[i] = soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
+			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "officialcontacts", items, pg, more, org.ID))
+}
+
+func (s *Server) soPersonalContacts(c *gin.Context) {
+	org, ok := s.soOrganization(c)
+	if !ok {
+		return
+	}
+	pg, err := parseSOListQuery(c, "personalcontacts")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	f := store.ContactFilter{RoleDefinitionCode: c.Query("roleDefinitionCode")}
+	if f.Service, ok = s.soServiceFilter(c); !ok {
+		return
+	}
+	if f.RoleDefinitionCode != "" && !s.soRoleFilter(c, 0, f.RoleDefinitionCode) {
+		return
+	}
+	contacts, more, err := s.q.PersonalContacts(c.Request.Context(), org.ID, f, pg.ListQuery, pg.after)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	base := s.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
+	items := make([]soPersonalContactResource, len(contacts))
+	var last int64
+	for i, ct := range contacts {
+		id := reporteeID(ct.ID)
+		items[i] = soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
+			MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
+			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
+		items[i].Links.Add("roles", Link{Href: base + id + "/roles"})
+		last = ct.ID
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "personalcontacts", items, pg, more, last))
+}
+
+// soPersonalContactRoles lists the roles a personal contact holds for the organization, limited to roles
+// that grant a right on the caller's services.
+func (s *Server) soPersonalContactRoles(c *gin.Context) {
+	org, ok := s.soOrganization(c)
+	if !ok {
+		return
+	}
+	missing := func() { abort(c, notFound("the organization has no such personal contact")) }
+	raw := c.Param("person")
+	if !reporteeIDPattern.MatchString(raw) {
+		missing()
+		return
+	}
+	person, err := s.party(c.Request.Context(), raw)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
+		missing()
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	holds, err := s.q.HoldsRoleFor(c.Request.Context(), store.Subject{PartyID: person.ID}, org.ID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if !holds {
+		missing()
+		return
+	}
+	s.soRoles(c, person, store.Party{ID: org.ID})
+}
+
+// soAuthorizationRoles lists the roles subject holds for reportee that concern the caller's services.
+func (s *Server) soAuthorizationRoles(c *gin.Context) {
+	subject, ok := s.soParty(c, "subject")
+	if !ok {
+		return
+	}
+	reportee, ok := s.soParty(c, "reportee")
+	if !ok {
+		return
+	}
+	s.soRoles(c, subject, reportee)
+}
+
+func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
+	pg, err := parseSOListQuery(c, "roles")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	after := int64(-1) // the base role's key is 0
+	if pg.hasToken {
+		after = pg.after
+	}
+	self := holder.Kind == "Person" && holder.ID == reportee.ID
+	roles, more, err := s.q.HeldRoles(c.Request.Context(), serviceOwnerOf(c).Code, holder.ID, reportee.ID, self, pg.ListQuery, after)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]soRoleResource, len(roles))
+	var last int64
+	for i, r := range roles {
+		items[i], last = s.soRoleResource(c, r), r.RoleID
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "roles", items, pg, more, last))
+}
+
+// soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
+// acting for themself has them through the automatic base role (main administrator).
+func (s *Server) soAuthorizationRights(c *gin.Context) {
+	subject, ok := s.soParty(c, "subject")
+	if !ok {
+		return
+	}
+	reportee, ok := s.soParty(c, "reportee")
+	if !ok {
+		return
+	}
+	self := subject.Kind == "Person" && subject.ID == reportee.ID
+	granted, err := s.q.HeldRights(c.Request.Context(), serviceOwnerOf(c).Code, subject.ID, reportee.ID, self)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	rights := make([]soRightResource, len(granted))
+	for i, g := range granted {
+		rights[i] = soRight(g)
+	}
+	r := soRightsResource{
+		Subject:  soPartyView{Name: subject.Name, Type: soType(subject), SocialSecurityNumber: subject.SSN, OrganizationNumber: subject.OrganizationNumber},
+		Reportee: soPartyView{Name: reportee.Name, Type: soType(reportee), SocialSecurityNumber: reportee.SSN, OrganizationNumber: reportee.OrganizationNumber, Status: reportee.Status},
+		Rights:   rights,
+	}
+	r.Links.Add("self", Link{Href: s.pageURL(c, -1)})
+	s.render(c, http.StatusOK, r)
+}
+
+func (s *Server) soListRoleDefinitions(c *gin.Context) {
+	pg, err := parseSOListQuery(c, "roledefinitions")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	defs, more, err := s.q.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]soRoleDefinitionResource, len(defs))
+	var last int64
+	for i, d := range defs {
+		items[i], last = s.soRoleDefinitionResource(c, d), int64(d.ID)
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "roledefinitions", items, pg, more, last))
+}
+
+// soGetRoleDefinition shows a role definition with the rights it grants on the caller's services.
+func (s *Server) soGetRoleDefinition(c *gin.Context) {
+	raw := c.Param("roleDefinitionId")
+	id, err := strconv.Atoi(raw)
+	if err != nil || id <= 0 {
+		abort(c, notFound("there is no role definition %s", raw))
+		return
+	}
+	d, err := s.q.GetRoleDefinition(c.Request.Context(), serviceOwnerOf(c).Code, id, "")
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("there is no role definition %d", id))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: make([]soRightResource, len(d.RightsForOwner))}
+	for i, g := range d.RightsForOwner {
+		r.Rights[i] = soRight(g)
+	}
+	s.render(c, http.StatusOK, r)
+}
+
+// soListReportees lists the parties subject can represent, optionally narrowed to a service of the
+// caller or to a role definition that grants a right on one.
+func (s *Server) soListReportees(c *gin.Context) {
+	subject, ok := s.soParty(c, "subject")
+	if !ok {
+		return
+	}
+	rq := store.ReporteeQuery{SubjectID: subject.ID}
+	if rq.Service, ok = s.soServiceFilter(c); !ok {
+		return
+	}
+	if raw := c.Query("roleDefinitionId"); raw != "" {
+		id, err := strconv.Atoi(raw)
+		if err != nil || id <= 0 {
+			abort(c, badRequest("roleDefinitionId must be a positive integer"))
+			return
+		}
+		if !s.soRoleFilter(c, id, "") {
+			return
+		}
+		rq.RoleDefinitionID = id
+	}
+	if raw := c.Query("showConsentReportees"); raw != "" {
+		if _, err := strconv.ParseBool(raw); err != nil {
+			abort(c, badRequest("showConsentReportees must be true or false"))
+			return
+		}
+	}
+	if subject.Kind == "Person" && rq.RoleDefinitionID == 0 {
+		rq.SelfID = subject.ID
+	}
+	pg, err := parseSOListQuery(c, "reportees")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	parties, more, err := s.q.ListServiceOwnerReportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]soReporteeResource, len(parties))
+	var last int64
+	for i, p := range parties {
+		items[i] = soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
+			ParentOrganizationNumber: p.ParentOrganizationNumber, OrganizationForm: p.OrganizationForm, Status: p.Status,
+			SocialSecurityNumber: p.SSN}
+		last = p.ID
+	}
+	s.render(c, http.StatusOK, s.soCollection(c, "reportees", items, pg, more, last))
+}
