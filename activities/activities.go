@@ -13,7 +13,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 	_ "time/tzdata" // the interface's local time must not depend on the host's zone database
 
 	"github.com/jackc/pgx/v5"
@@ -34,8 +33,6 @@ type Activities struct {
 	Pool     *pgxpool.Pool
 	Schemas  *xsd.Cache
 	Renderer *printpdf.Renderer
-	// Location is the zone of the interface's local date-times (LastChangedDateTime, archive times).
-	Location *time.Location
 }
 
 // New returns activities over pool, with a schema cache that loads from the xsd_schemas table.
@@ -44,11 +41,7 @@ func New(pool *pgxpool.Pool) (*Activities, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := time.LoadLocation("Europe/Oslo")
-	if err != nil {
-		return nil, err
-	}
-	return &Activities{Pool: pool, Schemas: xsd.NewCache(SchemaLoader(pool), xsd.Limits{}), Renderer: r, Location: loc}, nil
+	return &Activities{Pool: pool, Schemas: xsd.NewCache(SchemaLoader(pool), xsd.Limits{}), Renderer: r}, nil
 }
 
 // loadError marks a failure to read a schema, which a retry may cure; a schema that does not compile
@@ -407,7 +400,7 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 			return err
 		}
 		var err error
-		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, a.local(in.At),
+		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, store.Local(in.At),
 			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
 				digest, pdf, err := a.render(ctx, q, document(h, ar.Forms, ar.Attachments))
 				if err == nil && pdf == nil {
@@ -457,7 +450,7 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 		if err := a.promote(ctx, q, in.Content, &res.Ref); err != nil {
 			return err
 		}
-		return q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, a.local(in.At))
+		return q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, store.Local(in.At))
 	})
 	return res, err
 }
@@ -465,9 +458,4 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 // DiscardRevision deletes a revision that will not be applied; a promoted one stays.
 func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef) error {
 	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
-}
-
-// local turns an instant into the interface's local date-time.
-func (a *Activities) local(t time.Time) time.Time {
-	return t.In(a.Location)
 }

@@ -125,7 +125,7 @@ func (s *Server) markRead(c *gin.Context, m store.Message) (store.Message, bool)
 		return m, true
 	}
 	party, _ := reporteeOf(c)
-	if _, err := s.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, time.Now()); err != nil {
+	if _, err := s.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now())); err != nil {
 		abort(c, err)
 		return m, false
 	}
@@ -140,6 +140,11 @@ func (s *Server) getMessage(c *gin.Context) {
 	if m, ok = s.markRead(c, m); !ok {
 		return
 	}
+	s.render(c, http.StatusOK, s.singleMessage(c, m))
+}
+
+// singleMessage is the single view of a message, with its forms, attachments and archive reference.
+func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource {
 	r := s.messageResource(c, m.MessageSummary)
 	self := r.Links.Self()
 	if m.Type == "Correspondence" {
@@ -164,7 +169,7 @@ func (s *Server) getMessage(c *gin.Context) {
 	if m.ArchiveReference != "" && m.Type == "FormTask" {
 		r.Links.Add("archivereference", Link{Href: self + "/print", MimeType: "application/pdf"})
 	}
-	s.render(c, http.StatusOK, r)
+	return r
 }
 
 // pathID parses a numeric id of the path, answering 404 for anything else (ids are opaque to clients).

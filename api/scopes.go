@@ -47,6 +47,12 @@ var routeScopes = map[string][]string{
 	"GET /api/:who/messages/:messageId/forms/:formId/formdata":    {scopeInstancesRead},
 	"GET /api/:who/messages/:messageId/attachments/:attachmentId": {scopeInstancesRead},
 	"GET /api/:who/messages/:messageId/portalview":                {scopeInstancesRead},
+	"POST /api/:who/messages":                                     {scopeInstancesWrite},
+	"PUT /api/:who/messages/:messageId":                           {scopeInstancesWrite},
+	"GET /api/:who/messages/:messageId/validate":                  {scopeInstancesRead},
+	"GET /api/:who/messages/:messageId/print":                     {scopeInstancesRead},
+	"PUT /api/:who/messages/:messageId/forms/:formId":             {scopeInstancesWrite},
+	"POST /api/:who/messages/:messageId/attachments":              {scopeInstancesWrite},
 
 	"POST /api/reportees/reporteeconversion":                           {scopeReportees},
 	"GET /api/:who/authorization/roles":                                {scopeRightsRead},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
@@ -29,16 +30,19 @@ type Options struct {
 	Tokens *identity.TokenVerifier
 	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).
 	Rights *identity.Rights
+	// Temporal carries form-task changes to their workflows; nil answers them with 503.
+	Temporal client.Client
 }
 
 // Server holds what the handlers depend on.
 type Server struct {
-	opts    Options
-	q       *store.Queries
-	log     *slog.Logger
-	auth    *identity.Authenticator
-	rights  *identity.Rights
-	handler http.Handler
+	opts      Options
+	q         *store.Queries
+	log       *slog.Logger
+	auth      *identity.Authenticator
+	rights    *identity.Rights
+	formTasks *FormTasks
+	handler   http.Handler
 	// routeList is every registered route, for the scope table's completeness check.
 	routeList gin.RoutesInfo
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
@@ -70,6 +74,9 @@ func New(opts Options) (*Server, error) {
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
+	}
+	if opts.Temporal != nil {
+		s.formTasks = &FormTasks{Client: opts.Temporal, Pool: opts.Pool}
 	}
 	s.handler = s.routes()
 	return s, nil

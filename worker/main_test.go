@@ -3,12 +3,8 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +19,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
@@ -92,33 +89,12 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-func temporalCLI() string {
-	if p := os.Getenv("POSTBOX_TEMPORAL_CLI"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "bin", "temporal")
-}
-
-func quietLogger() tlog.Logger {
-	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-}
+func quietLogger() tlog.Logger { return temporaltest.QuietLogger() }
 
 // startDevServer starts the dev server on hostPort (a free port when empty), persisted to dbFile when set,
 // with the "default" namespace and more.
 func startDevServer(ctx context.Context, hostPort, dbFile string, namespaces ...string) (*testsuite.DevServer, error) {
-	var extra []string
-	for _, ns := range namespaces {
-		extra = append(extra, "--namespace", ns)
-	}
-	return testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:  temporalCLI(),
-		ClientOptions: &client.Options{HostPort: hostPort, Logger: quietLogger()},
-		DBFilename:    dbFile,
-		LogLevel:      "error",
-		ExtraArgs:     extra,
-		Stdout:        io.Discard,
-	})
+	return temporaltest.StartDevServer(ctx, hostPort, dbFile, namespaces...)
 }
 
 func freeHostPort(t testing.TB) string {

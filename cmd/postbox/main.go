@@ -220,6 +220,7 @@ func serveAPI(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pg
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Tokens:       tokens,
 		Rights:       rights,
+		Temporal:     tc,
 		TemporalHealth: func(ctx context.Context) error {
 			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return err

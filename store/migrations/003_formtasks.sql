@@ -75,3 +75,6 @@ END $$;
 
 CREATE TRIGGER archives_immutable BEFORE UPDATE OR DELETE ON archives
     FOR EACH ROW EXECUTE FUNCTION refuse_archive_change();
+
+-- Ids of form tasks created through the interface ('a' and digits, like the imported ones).
+CREATE SEQUENCE message_id_seq START WITH 5000001;

@@ -1,0 +1,468 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// formTaskBody is the body of PUT and POST on a form task.
+type formTaskBody struct {
+	Type           string
+	ServiceCode    string
+	ServiceEdition *flexInt
+	Embedded       struct {
+		Forms       []formBody       `json:"forms"`
+		Attachments []attachmentBody `json:"attachments"`
+	} `json:"_embedded"`
+}
+
+type formBody struct {
+	Type              string
+	DataFormatID      string `json:"DataFormatId"`
+	DataFormatVersion flexInt
+	FormData          string
+}
+
+type attachmentBody struct {
+	FileName       string
+	AttachmentType string
+	Data           string
+}
+
+// flexInt is a whole number sent as a JSON number or as a string of digits (the interface writes
+// DataFormatVersion as a string), bounded so that no huge number reaches the store.
+type flexInt struct {
+	n   int
+	set bool
+}
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	raw := strings.Trim(string(b), `"`)
+	n, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s is not a whole number from 0 to 2147483647", string(b))
+	}
+	f.n, f.set = int(n), true
+	return nil
+}
+
+// bindFormTaskBody reads an optional JSON body: a PUT that only signs may come without one.
+func bindFormTaskBody(c *gin.Context, v *formTaskBody) error {
+	if c.Request.ContentLength == 0 {
+		return nil
+	}
+	if err := bindJSON(c, v); err != nil {
+		var invalid *json.UnsupportedValueError
+		if errors.As(err, &invalid) {
+			return badRequest("%s", invalid.Error())
+		}
+		return err
+	}
+	return nil
+}
+
+// formTaskParams reads complete and sign; both default to true, as the interface says.
+func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err error) {
+	read := func(name string) (bool, error) {
+		v, ok := c.GetQuery(name)
+		if !ok || v == "" {
+			return defaults, nil
+		}
+		b, err := strconv.ParseBool(strings.ToLower(v))
+		if err != nil {
+			return false, badRequest("%s must be true or false, not %q", name, v)
+		}
+		return b, nil
+	}
+	if complete, err = read("complete"); err != nil {
+		return false, false, err
+	}
+	sign, err = read("sign")
+	return complete, sign, err
+}
+
+// revisionContent checks a body against the service and turns it into what the store keeps.
+func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
+	if b.Type != "" && b.Type != "FormTask" {
+		return nil, nil, badRequest("Type must be FormTask, not %q", b.Type)
+	}
+	if b.ServiceCode != "" && b.ServiceCode != svc.ServiceCode {
+		return nil, nil, badRequest("ServiceCode %q is not this form task's service %s", b.ServiceCode, svc.ServiceCode)
+	}
+	if b.ServiceEdition != nil && b.ServiceEdition.n != svc.ServiceEdition {
+		return nil, nil, badRequest("ServiceEdition %d is not this form task's edition %d", b.ServiceEdition.n, svc.ServiceEdition)
+	}
+	forms := make([]store.RevisionForm, 0, len(b.Embedded.Forms))
+	for i, f := range b.Embedded.Forms {
+		form, err := revisionForm(svc, f, fmt.Sprintf("_embedded.forms[%d]", i))
+		if err != nil {
+			return nil, nil, err
+		}
+		forms = append(forms, form)
+	}
+	attachments := make([]store.RevisionAttachment, 0, len(b.Embedded.Attachments))
+	for i, a := range b.Embedded.Attachments {
+		att, err := revisionAttachment(a, fmt.Sprintf("_embedded.attachments[%d]", i))
+		if err != nil {
+			return nil, nil, err
+		}
+		attachments = append(attachments, att)
+	}
+	return forms, attachments, nil
+}
+
+func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.RevisionForm, error) {
+	if f.Type != "MainForm" && f.Type != "SubForm" {
+		return store.RevisionForm{}, badRequest("%s.Type must be MainForm or SubForm, not %q", where, f.Type)
+	}
+	if strings.TrimSpace(f.FormData) == "" {
+		return store.RevisionForm{}, badRequest("%s.FormData is empty", where)
+	}
+	for _, meta := range svc.Forms {
+		if meta.DataFormatID == f.DataFormatID && meta.DataFormatVersion == f.DataFormatVersion.n {
+			if meta.FormType != f.Type {
+				return store.RevisionForm{}, badRequest("%s: data format %s version %d is a %s of this service, not a %s",
+					where, f.DataFormatID, f.DataFormatVersion.n, meta.FormType, f.Type)
+			}
+			return store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion.n,
+				Name: meta.FormName, FormData: f.FormData}, nil
+		}
+	}
+	return store.RevisionForm{}, badRequest("%s: service %s edition %d has no form with data format %q version %d",
+		where, svc.ServiceCode, svc.ServiceEdition, f.DataFormatID, f.DataFormatVersion.n)
+}
+
+func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
+	if err := checkFileName(a.FileName); err != nil {
+		return store.RevisionAttachment{}, badRequest("%s.FileName %s", where, err)
+	}
+	if strings.TrimSpace(a.AttachmentType) == "" {
+		return store.RevisionAttachment{}, badRequest("%s.AttachmentType is required", where)
+	}
+	data, err := base64.StdEncoding.DecodeString(a.Data)
+	if err != nil {
+		return store.RevisionAttachment{}, badRequest("%s.Data is not valid base64", where)
+	}
+	return store.RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
+}
+
+// checkFileName refuses names that could not be a plain file name.
+func checkFileName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("is required")
+	case len(name) > 255:
+		return errors.New("is longer than 255 bytes")
+	case strings.ContainsAny(name, "/\\\x00"):
+		return errors.New("must not contain a path")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return errors.New("must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// caller is what the workflow needs to know about who sends a change.
+func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey) workflows.Caller {
+	id := fmt.Sprintf("party:%d", p.PersonID)
+	switch {
+	case p.LoginID != 0:
+		id = fmt.Sprintf("login:%d", p.LoginID)
+	case p.PersonID == 0:
+		id = "org:" + p.OrganizationNumber
+	}
+	return workflows.Caller{Name: p.Name, ID: id, Write: rights.Has(identity.Write, svc), Sign: rights.Has(identity.Sign, svc),
+		SecurityLevel: p.SecurityLevel}
+}
+
+// loadFormTask loads the message of the path and checks that it is a form task; the service comes along.
+func (s *Server) loadFormTask(c *gin.Context) (store.Message, store.ServiceDetail, bool) {
+	m, ok := s.loadMessage(c)
+	if !ok {
+		return m, store.ServiceDetail{}, false
+	}
+	if m.Type != "FormTask" {
+		abort(c, problem(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
+		return m, store.ServiceDetail{}, false
+	}
+	svc, err := s.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
+	if err != nil {
+		abort(c, err)
+		return m, svc, false
+	}
+	return m, svc, true
+}
+
+// formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
+func (s *Server) formTasksOrUnavailable(c *gin.Context) (*FormTasks, bool) {
+	if s.formTasks == nil {
+		abort(c, &RetryableProblem{Problem: problem(http.StatusServiceUnavailable, "temporal-unavailable",
+			"form tasks cannot be changed right now; try again shortly"), After: temporalRetryAfter})
+		return nil, false
+	}
+	return s.formTasks, true
+}
+
+// putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
+// the task as the state table says.
+func (s *Server) putFormTask(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, svc, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	complete, sign, err := formTaskParams(c, true)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if !complete { // complete=false with sign=false too: only saved, see README
+		sign = false
+	}
+	var body formTaskBody
+	if err := bindFormTaskBody(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	forms, attachments, err := s.revisionContent(c, svc, body)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	_, rights := reporteeOf(c)
+	_, err = tasks.Submit(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()),
+		FormTaskSubmission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.renderMessage(c, http.StatusOK)
+}
+
+// postFormTask is POST /api/{who}/messages: a new form task of a service, empty or with content, kept in
+// Utfylling until a PUT completes it.
+func (s *Server) postFormTask(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	var body formTaskBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	if body.ServiceCode == "" || body.ServiceEdition == nil {
+		abort(c, badRequest("ServiceCode and ServiceEdition are required"))
+		return
+	}
+	ctx := c.Request.Context()
+	svc, err := s.q.GetService(ctx, body.ServiceCode, body.ServiceEdition.n)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != "FormTask") {
+		abort(c, badRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	now := time.Now()
+	if !svc.RestEnabled || now.Before(svc.ValidFrom) || now.After(svc.ValidTo) {
+		abort(c, problem(http.StatusConflict, "service-closed", "service %s edition %d cannot be submitted through this interface now",
+			svc.ServiceCode, svc.ServiceEdition))
+		return
+	}
+	forms, attachments, err := s.revisionContent(c, svc, body)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	party, rights := reporteeOf(c)
+	p := principalOf(c)
+	who := caller(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
+	if !who.Write {
+		abort(c, problem(http.StatusForbidden, "no-right", "you lack the Write right on service %s edition %d for this party",
+			svc.ServiceCode, svc.ServiceEdition))
+		return
+	}
+	id, err := s.q.CreateFormTaskMessage(ctx, party.ID, svc.Service, p.Name, store.Local(time.Now()))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if len(forms) > 0 || len(attachments) > 0 {
+		_, err := tasks.Submit(ctx, id, who, FormTaskSubmission{Forms: forms, Attachments: attachments})
+		if err != nil {
+			// The task never existed for the client: take it away again.
+			if delErr := s.q.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
+				s.log.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
+			}
+			abort(c, err)
+			return
+		}
+	}
+	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: id})
+	c.Header("Location", s.messagesURL(c)+"/"+id)
+	s.renderMessage(c, http.StatusCreated)
+}
+
+// renderMessage answers with the message of the path as it is now.
+func (s *Server) renderMessage(c *gin.Context, status int) {
+	m, ok := s.loadMessage(c)
+	if !ok {
+		return
+	}
+	s.render(c, status, s.singleMessage(c, m))
+}
+
+// putSubForm is PUT .../forms/{formId}: change that sub-form, or add one when formId names none.
+func (s *Server) putSubForm(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, svc, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	var body formBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	if body.Type != "SubForm" {
+		abort(c, badRequest("Type must be SubForm, not %q", body.Type))
+		return
+	}
+	form, err := revisionForm(svc, body, "body")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	target, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
+	exists := false
+	for _, f := range m.Forms {
+		if f.ID == target {
+			if f.Type != "SubForm" {
+				abort(c, badRequest("form %d is the main form; change it with a PUT on the message", target))
+				return
+			}
+			exists = true
+		}
+	}
+	if !exists {
+		target = 0
+	}
+	_, rights := reporteeOf(c)
+	res, err := tasks.PutSubForm(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()), target, form)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), m.MessageID, res.FormID))
+	status := http.StatusOK
+	if !exists {
+		status = http.StatusCreated
+	}
+	c.Status(status)
+}
+
+// postAttachment is POST .../attachments: a base64 attachment on a form task in Utfylling.
+func (s *Server) postAttachment(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, _, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	var body attachmentBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	att, err := revisionAttachment(body, "body")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	_, rights := reporteeOf(c)
+	res, err := tasks.AddAttachment(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()), att)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), m.MessageID, res.AttachmentID))
+	c.Status(http.StatusCreated)
+}
+
+type validationResource struct {
+	workflows.ValidationResult
+	Links Links `json:"_links"`
+}
+
+// validateFormTask is GET .../validate: the validation result of the current forms, no state change.
+func (s *Server) validateFormTask(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, _, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	_, rights := reporteeOf(c)
+	res, err := tasks.Validate(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := validationResource{ValidationResult: res}
+	r.Links.Add("self", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(m.MessageID) + "/validate"})
+	r.Links.Add("message", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)})
+	s.render(c, http.StatusOK, r)
+}
+
+// getPrint is GET .../print: the PDF of a form task, its archive's once archived.
+func (s *Server) getPrint(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, _, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	_, rights := reporteeOf(c)
+	pdf, err := tasks.Print(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()))
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, notFound("message %s has no print yet", m.MessageID))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, m.MessageID))
+	http.ServeContent(c.Writer, c.Request, m.MessageID+".pdf", m.LastChangedDateTime, bytes.NewReader(pdf))
+}

@@ -1,0 +1,340 @@
+package api_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/temporaltest"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/worker"
+)
+
+// The form-task tests share one Temporal dev server, one database and one worker, started on first use;
+// each test works on its own messages of the dataset's pools.
+var formTaskEnv struct {
+	once   sync.Once
+	err    error
+	dev    *testsuite.DevServer
+	worker sdkworker.Worker
+	pool   *pgxpool.Pool
+	drop   func()
+	srv    *api.Server
+}
+
+// stopFormTaskEnv ends what formTaskServer started; TestMain calls it, so no dev server outlives the tests.
+func stopFormTaskEnv() {
+	e := &formTaskEnv
+	if e.worker != nil {
+		e.worker.Stop()
+	}
+	if e.pool != nil {
+		e.pool.Close()
+	}
+	if e.drop != nil {
+		e.drop()
+	}
+	if e.dev != nil {
+		_ = e.dev.Stop()
+	}
+}
+
+func formTaskServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
+	t.Helper()
+	e := &formTaskEnv
+	e.once.Do(func() {
+		ctx := context.Background()
+		if e.dev, e.err = temporaltest.StartDevServer(ctx, "", ""); e.err != nil {
+			return
+		}
+		url, _, drop, err := storetest.Create(ctx)
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.drop = drop
+		if e.pool, e.err = store.Open(ctx, url); e.err != nil {
+			return
+		}
+		c := e.dev.Client()
+		if e.err = worker.RegisterSearchAttributes(ctx, c, "default"); e.err != nil {
+			return
+		}
+		acts, err := activities.New(e.pool)
+		if err != nil {
+			e.err = err
+			return
+		}
+		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8})
+		if e.err = w.Start(); e.err != nil {
+			return
+		}
+		e.worker = w
+		e.srv, e.err = newAPIWith(e.pool, c)
+	})
+	require.NoError(t, e.err)
+	return e.srv, e.pool
+}
+
+func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
+	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, demoDir+"/certs/jwks.json")
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, Temporal: c})
+}
+
+func demoFormData(t *testing.T, id string) string {
+	return demoMessage(t, id)["Forms"].([]any)[0].(map[string]any)["FormData"].(string)
+}
+
+func putBody(t *testing.T, forms []map[string]any, attachments []map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"Type": "FormTask", "ServiceCode": "4711", "ServiceEdition": 2,
+		"_embedded": map[string]any{"forms": forms, "attachments": attachments}})
+	require.NoError(t, err)
+	return string(b)
+}
+
+func mainForm(data string) map[string]any {
+	return map[string]any{"Type": "MainForm", "DataFormatId": "3106", "DataFormatVersion": "21845", "FormData": data}
+}
+
+func sendAs(t *testing.T, h http.Handler, ssn, method, path, body string) response {
+	t.Helper()
+	hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssn, "platform:enduser"),
+		"Content-Type": "application/hal+json"}
+	return do(t, h, request{method: method, path: path, header: hdr, body: body})
+}
+
+func messageStatus(t *testing.T, pool *pgxpool.Pool, id string) (status, archiveRef string) {
+	t.Helper()
+	var ref *string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT status, archive_reference FROM messages WHERE id = $1`, id).Scan(&status, &ref))
+	if ref != nil {
+		archiveRef = *ref
+	}
+	return status, archiveRef
+}
+
+func TestSubmitSignsAndArchives(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	path := "/api/" + orgO1 + "/messages/a3101102"
+	r := sendAs(t, srv, ssnP1, http.MethodPut, path, putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	m := r.json(t)
+	assert.Equal(t, "Sendt og arkivert", m["Status"])
+	assert.Regexp(t, `^AR[0-9]+$`, m["ArchiveReference"])
+	status, ref := messageStatus(t, pool, "a3101102")
+	assert.Equal(t, "Sendt og arkivert", status)
+	assert.Equal(t, m["ArchiveReference"], ref)
+
+	pdf := getAs(t, srv, ssnP1, path+"/print")
+	require.Equal(t, http.StatusOK, pdf.Code, pdf.Body.String())
+	assert.Equal(t, "application/pdf", pdf.Header().Get("Content-Type"))
+	assert.True(t, strings.HasPrefix(pdf.Body.String(), "%PDF-"))
+
+	again := sendAs(t, srv, ssnP1, http.MethodPut, path, putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
+	requireProblem(t, again, http.StatusConflict)
+	requireProblem(t, getAs(t, srv, ssnP1, path+"/validate"), http.StatusConflict)
+}
+
+func TestStateTable(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	data := demoFormData(t, "a3101109")
+	edited := strings.Replace(data, "</Skjema>", "<Merknad>Endret i test</Merknad></Skjema>", 1)
+
+	// complete=false: saved, stays in Utfylling, forms replaced.
+	path := "/api/" + orgO1 + "/messages/a3101109"
+	r := sendAs(t, srv, ssnP1, http.MethodPut, path+"?complete=false", putBody(t, []map[string]any{mainForm(data)}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Utfylling", r.json(t)["Status"])
+
+	// complete=false&sign=false is the same as complete=false.
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?complete=false&sign=false", putBody(t, []map[string]any{mainForm(data)}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Utfylling", r.json(t)["Status"])
+
+	// sign=false: to Signering.
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?sign=false", putBody(t, []map[string]any{mainForm(data)}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Signering", r.json(t)["Status"])
+
+	// P3 holds REGNA: Write but no Sign. Signing is refused and the task stays in Signering.
+	p := requireProblem(t, sendAs(t, srv, ssnP3, http.MethodPut, path, ""), http.StatusForbidden)
+	assert.Equal(t, "urn:postbox:problem:sign-refused", p["type"])
+	status, _ := messageStatus(t, pool, "a3101109")
+	assert.Equal(t, "Signering", status)
+
+	// P1 signs it as it is.
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path, "")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Sendt og arkivert", r.json(t)["Status"])
+
+	// An Utfylling task saved with new content keeps exactly that content.
+	path = "/api/" + orgO1 + "/messages/a3101151"
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?complete=false", putBody(t, []map[string]any{mainForm(edited)}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	form := r.json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)
+	fd := getAs(t, srv, ssnP1, pathOf(t, form["href"].(string))+"/formdata")
+	assert.Equal(t, edited, fd.Body.String())
+}
+
+func TestSubmitRefusalsKeepEverything(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	path := "/api/" + orgO1 + "/messages/a3101179"
+	before := demoFormData(t, "a3101179")
+	formPath := pathOf(t, getAs(t, srv, ssnP1, path).json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string))
+
+	invalid := demoFormData(t, "a3101221")
+	p := requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPut, path, putBody(t, []map[string]any{mainForm(invalid)}, nil)), http.StatusBadRequest)
+	assert.Equal(t, "urn:postbox:problem:validation-failed", p["type"])
+	errs := p["errors"].([]any)
+	require.NotEmpty(t, errs)
+	assert.Equal(t, "/Skjema/AntallAnsatte", errs[0].(map[string]any)["FieldXPath"])
+
+	hostile := `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><Skjema>&lol2;</Skjema>`
+	cases := map[string]struct {
+		body   string
+		status int
+	}{
+		"entity expansion":  {putBody(t, []map[string]any{mainForm(hostile)}, nil), http.StatusBadRequest},
+		"two main forms":    {putBody(t, []map[string]any{mainForm(before), mainForm(before)}, nil), http.StatusBadRequest},
+		"no main form":      {putBody(t, nil, nil), http.StatusBadRequest},
+		"unknown format":    {strings.Replace(putBody(t, []map[string]any{mainForm(before)}, nil), `"3106"`, `"9999"`, 1), http.StatusBadRequest},
+		"huge version":      {strings.Replace(putBody(t, []map[string]any{mainForm(before)}, nil), `"21845"`, `"99999999999999999999"`, 1), http.StatusBadRequest},
+		"other service":     {strings.Replace(putBody(t, []map[string]any{mainForm(before)}, nil), `"4711"`, `"6120"`, 1), http.StatusBadRequest},
+		"bad base64":        {putBody(t, []map[string]any{mainForm(before)}, []map[string]any{{"FileName": "a.pdf", "AttachmentType": "Revisjonsberetning", "Data": "%%%"}}), http.StatusBadRequest},
+		"path in file name": {putBody(t, []map[string]any{mainForm(before)}, []map[string]any{{"FileName": "../a.pdf", "AttachmentType": "Revisjonsberetning", "Data": "JVBERg=="}}), http.StatusBadRequest},
+		"not JSON":          {"{", http.StatusBadRequest},
+	}
+	for name, tc := range cases {
+		requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPut, path, tc.body), tc.status)
+		assert.Equal(t, before, getAs(t, srv, ssnP1, formPath+"/formdata").Body.String(), name)
+	}
+	status, _ := messageStatus(t, pool, "a3101179")
+	assert.Equal(t, "Utfylling", status)
+	var revisions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions WHERE message_id = 'a3101179'`).Scan(&revisions))
+	assert.Zero(t, revisions, "refused submissions leave no revision behind")
+
+	// P4 may read 7102 only; P2 represents nobody here.
+	requireProblem(t, sendAs(t, srv, ssnP4, http.MethodPut, path, putBody(t, []map[string]any{mainForm(before)}, nil)), http.StatusNotFound)
+	requireProblem(t, sendAs(t, srv, ssnP2, http.MethodPut, path, putBody(t, []map[string]any{mainForm(before)}, nil)), http.StatusForbidden)
+	// A correspondence is no form task.
+	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3100808", putBody(t, nil, nil)), http.StatusConflict)
+}
+
+func TestSecurityLevelOfTheService(t *testing.T) {
+	srv, _ := formTaskServer(t)
+	// O2's 4711/1 needs security level 3; a password session is level 1.
+	cookie := login(t, srv, "ingrid.fjellheim", "Demo-1-Fjellheim!")
+	path := "/api/" + orgO2 + "/messages/a3101081"
+	form := demoMessage(t, "a3101081")["Forms"].([]any)[0].(map[string]any)
+	body, err := json.Marshal(map[string]any{"_embedded": map[string]any{"forms": []any{map[string]any{"Type": "MainForm",
+		"DataFormatId": form["DataFormatId"], "DataFormatVersion": form["DataFormatVersion"], "FormData": form["FormData"]}}}})
+	require.NoError(t, err)
+	r := do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: string(body),
+		header: map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + cookie, "Content-Type": "application/json"}})
+	requireProblem(t, r, http.StatusForbidden)
+	// A Level3 person token may.
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?complete=false", string(body))
+	assert.Equal(t, http.StatusOK, r.Code, r.Body.String())
+}
+
+func TestValidate(t *testing.T) {
+	srv, _ := formTaskServer(t)
+	r := getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/a3101221/validate")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	v := r.json(t)
+	assert.Equal(t, false, v["Success"])
+	errs := v["ValidationErrors"].([]any)
+	require.Len(t, errs, 2)
+	assert.Equal(t, map[string]any{"FieldName": "AntallAnsatte", "FieldXPath": "/Skjema/AntallAnsatte",
+		"ErrorMessage": errs[0].(map[string]any)["ErrorMessage"]}, errs[0])
+
+	ok := getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/a3101186/validate", "Accept", "application/xml")
+	require.Equal(t, http.StatusOK, ok.Code, ok.Body.String())
+	assert.Contains(t, ok.Body.String(), "<Success>true</Success>")
+}
+
+func TestAttachmentsAndSubForms(t *testing.T) {
+	srv, _ := formTaskServer(t)
+	path := "/api/" + orgO1 + "/messages/a3101067"
+	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 test"))
+	r := sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", `{"FileName":"lonn.pdf","AttachmentType":"Dokumentasjon","Data":"`+pdf+`"}`)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	loc := r.Header().Get("Location")
+	require.NotEmpty(t, loc)
+	dl := getAs(t, srv, ssnP1, pathOf(t, loc))
+	require.Equal(t, http.StatusOK, dl.Code)
+	assert.Equal(t, "%PDF-1.4 test", dl.Body.String())
+
+	bad := sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", `{"FileName":"virus.exe","AttachmentType":"Dokumentasjon","Data":"`+pdf+`"}`)
+	requireProblem(t, bad, http.StatusBadRequest)
+	unknownType := sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", `{"FileName":"a.pdf","AttachmentType":"Hemmelig","Data":"`+pdf+`"}`)
+	requireProblem(t, unknownType, http.StatusBadRequest)
+
+	// A sub-form on P1's own 5302 task: added with a new id, then changed in place.
+	own := "/api/my/messages/a3101116"
+	sub := demoMessage(t, "a3101116")["Forms"].([]any)[1].(map[string]any)
+	body, err := json.Marshal(map[string]any{"Type": "SubForm", "DataFormatId": sub["DataFormatId"],
+		"DataFormatVersion": sub["DataFormatVersion"], "FormData": sub["FormData"]})
+	require.NoError(t, err)
+	added := sendAs(t, srv, ssnP1, http.MethodPut, own+"/forms/0", string(body))
+	require.Equal(t, http.StatusCreated, added.Code, added.Body.String())
+	formLoc := added.Header().Get("Location")
+	changed := sendAs(t, srv, ssnP1, http.MethodPut, pathOf(t, formLoc), string(body))
+	require.Equal(t, http.StatusOK, changed.Code, changed.Body.String())
+	assert.Equal(t, formLoc, changed.Header().Get("Location"))
+}
+
+func TestCreateFormTask(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	r := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2}`)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	loc := r.Header().Get("Location")
+	assert.Regexp(t, `/api/`+orgO1+`/messages/a[0-9]+$`, loc)
+	m := getAs(t, srv, ssnP1, pathOf(t, loc)).json(t)
+	assert.Equal(t, "Utfylling", m["Status"])
+	assert.Equal(t, "Årsoppgave for næringsvirksomhet", m["Subject"])
+
+	// With content it is validated like a PUT; refused content leaves no task behind.
+	var before int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM messages`).Scan(&before))
+	bad := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101221"))}, nil))
+	requireProblem(t, bad, http.StatusBadRequest)
+	var after int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM messages`).Scan(&after))
+	assert.Equal(t, before, after)
+
+	requireProblem(t, sendAs(t, srv, ssnP4, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711","ServiceEdition":2}`), http.StatusForbidden)
+	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"7001","ServiceEdition":1}`), http.StatusBadRequest)
+	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711"}`), http.StatusBadRequest)
+}
+
+// Without Temporal the API says so with 503 and Retry-After, and keeps nothing.
+func TestFormTasksWithoutTemporal(t *testing.T) {
+	srv, pool := newServer(t)
+	r := sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101214", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101214"))}, nil))
+	requireProblem(t, r, http.StatusServiceUnavailable)
+	assert.NotEmpty(t, r.Header().Get("Retry-After"))
+	var revisions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
+	assert.Zero(t, revisions)
+}

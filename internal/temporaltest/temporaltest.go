@@ -1,0 +1,47 @@
+// Package temporaltest starts a real Temporal dev server for tests, from the pinned CLI the Makefile
+// builds into ./bin (or $POSTBOX_TEMPORAL_CLI).
+package temporaltest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// CLIPath is the Temporal CLI the tests run.
+func CLIPath() string {
+	if p := os.Getenv("POSTBOX_TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "temporal")
+}
+
+// QuietLogger logs only the SDK's errors.
+func QuietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
+// StartDevServer starts a dev server on hostPort (a free port when empty), persisted to dbFile when set,
+// with the "default" namespace and the extra namespaces.
+func StartDevServer(ctx context.Context, hostPort, dbFile string, namespaces ...string) (*testsuite.DevServer, error) {
+	var extra []string
+	for _, ns := range namespaces {
+		extra = append(extra, "--namespace", ns)
+	}
+	return testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:  CLIPath(),
+		ClientOptions: &client.Options{HostPort: hostPort, Logger: QuietLogger()},
+		DBFilename:    dbFile,
+		LogLevel:      "error",
+		ExtraArgs:     extra,
+		Stdout:        io.Discard,
+	})
+}
