@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Validates the deployment files offline: deploy/compose (docker compose config, Caddyfile),
+# deploy/k8s (kustomize build | kubeconform -strict against Kubernetes' own OpenAPI schemas) and
+# deploy/grafana (JSON, metric names).
+#
+# Installs what it needs into ./bin at pinned versions, once (a stamp per version), using only the Go
+# module proxy: the first run builds docker compose, Caddy, kustomize and kubeconform (5-10 minutes on
+# two cores); later runs take seconds. No Docker engine and no schema download from GitHub are needed:
+# the schemas are generated from api/openapi-spec/swagger.json of the k8s.io/kubernetes module.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KUBECONFORM_VERSION=v0.7.0
+KUSTOMIZE_VERSION=v5.8.1
+COMPOSE_VERSION=v2.40.3
+CADDY_VERSION=v2.10.2          # same as the caddy image in deploy/compose/compose.yaml
+KUBERNETES_VERSION=v1.34.2     # the Kubernetes API the manifests are checked against
+
+BIN=$PWD/bin
+SCHEMAS=$BIN/k8s-schemas
+mkdir -p "$BIN"
+export GOWORK=off
+
+stamp() { [ -e "$BIN/.$1-$2" ]; }
+mark() { rm -f "$BIN/.$1-"*; touch "$BIN/.$1-$2"; }
+
+if ! stamp kubeconform $KUBECONFORM_VERSION || [ ! -x "$BIN/kubeconform" ]; then
+  echo "installing kubeconform $KUBECONFORM_VERSION into ./bin"
+  GOBIN=$BIN go install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
+  mark kubeconform $KUBECONFORM_VERSION
+fi
+
+if ! stamp kustomize $KUSTOMIZE_VERSION || [ ! -x "$BIN/kustomize" ]; then
+  echo "installing kustomize $KUSTOMIZE_VERSION into ./bin"
+  GOBIN=$BIN go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+  mark kustomize $KUSTOMIZE_VERSION
+fi
+
+if ! stamp caddy $CADDY_VERSION || [ ! -x "$BIN/caddy" ]; then
+  echo "installing caddy $CADDY_VERSION into ./bin (a few minutes the first time)"
+  GOBIN=$BIN go install "github.com/caddyserver/caddy/v2/cmd/caddy@$CADDY_VERSION"
+  mark caddy $CADDY_VERSION
+fi
+
+# docker compose's go.mod has exclude directives, so `go install pkg@version` refuses it: build it
+# inside its own (downloaded, read-only) module instead. Used standalone as bin/docker-compose; it is
+# the same program as the `docker compose` plugin.
+if ! stamp docker-compose $COMPOSE_VERSION || [ ! -x "$BIN/docker-compose" ]; then
+  echo "building docker compose $COMPOSE_VERSION into ./bin (a few minutes the first time)"
+  dir=$(go mod download -json "github.com/docker/compose/v2@$COMPOSE_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  (cd "$dir" && go build -trimpath \
+    -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" \
+    -o "$BIN/docker-compose" ./cmd)
+  mark docker-compose $COMPOSE_VERSION
+fi
+
+# Kubernetes JSON schemas, standalone and strict (unknown fields are errors), one per kind, in the
+# layout kubeconform's default registry uses.
+if ! stamp k8s-schemas $KUBERNETES_VERSION || [ ! -d "$SCHEMAS" ]; then
+  command -v python3 >/dev/null || {
+    echo "lint-deploy: python3 is needed to generate the Kubernetes schemas (apt-get install python3)" >&2
+    exit 1
+  }
+  echo "generating Kubernetes $KUBERNETES_VERSION JSON schemas into ./bin/k8s-schemas"
+  dir=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$SCHEMAS"
+  python3 scripts/k8s-schemas.py "$dir/api/openapi-spec/swagger.json" \
+    "$SCHEMAS/$KUBERNETES_VERSION-standalone-strict"
+  mark k8s-schemas $KUBERNETES_VERSION
+fi
+
+echo "== compose: docker compose config (default, --profile demo, with .env.example)"
+COMPOSE=deploy/compose/compose.yaml
+"$BIN/docker-compose" -f $COMPOSE config -q
+"$BIN/docker-compose" -f $COMPOSE --profile demo config -q
+"$BIN/docker-compose" -f $COMPOSE --env-file deploy/compose/.env.example config -q
+echo "ok"
+
+echo "== compose: Caddyfile (caddy adapt, caddy fmt)"
+"$BIN/caddy" adapt --config deploy/compose/caddy/Caddyfile --adapter caddyfile >/dev/null
+"$BIN/caddy" fmt deploy/compose/caddy/Caddyfile | diff -u deploy/compose/caddy/Caddyfile - ||
+  { echo "deploy/compose/caddy/Caddyfile is not formatted (bin/caddy fmt --overwrite)"; exit 1; }
+echo "ok"
+
+echo "== k8s: kustomize build deploy/k8s | kubeconform -strict (Kubernetes ${KUBERNETES_VERSION#v})"
+KUBECONFORM=("$BIN/kubeconform" -strict -summary -output text
+  -kubernetes-version "${KUBERNETES_VERSION#v}"
+  -schema-location "$SCHEMAS/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json")
+"$BIN/kustomize" build deploy/k8s | "${KUBECONFORM[@]}" -
+"${KUBECONFORM[@]}" deploy/k8s/secrets.example.yaml
+
+echo "== grafana: deploy/grafana/postbox.json (JSON, metric names)"
+python3 - deploy/grafana/postbox.json <<'PY'
+import json, re, sys
+known = {
+    "postbox_http_requests_total", "postbox_http_request_duration_seconds_bucket",
+    "postbox_formtask_transitions_total", "postbox_validation_failures_total",
+    "postbox_pdf_render_seconds_bucket", "postbox_db_pool_acquired_conns",
+    "postbox_db_pool_idle_conns", "postbox_db_pool_max_conns",
+    "postbox_db_pool_acquire_wait_seconds_total",
+}
+dash = json.load(open(sys.argv[1], encoding="utf-8"))
+used, bad = set(), []
+for p in dash["panels"]:
+    for t in p.get("targets", []):
+        for m in re.findall(r"\b(?:postbox|temporal)_[a-z0-9_]+", t["expr"]):
+            used.add(m)
+            if m.startswith("postbox_") and m not in known:
+                bad.append(f'panel "{p["title"]}": unknown metric {m}')
+if "datasource" not in [v["name"] for v in dash["templating"]["list"]]:
+    bad.append("no datasource variable")
+if bad:
+    sys.exit("\n".join(bad))
+missing = known - used
+if missing:
+    sys.exit("metrics without a panel: " + ", ".join(sorted(missing)))
+print(f"ok: {len(dash['panels'])} panels, {len(used)} metrics")
+PY
