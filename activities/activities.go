@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 	_ "time/tzdata" // the interface's local time must not depend on the host's zone database
@@ -259,13 +258,13 @@ func CheckRules(rules []store.AttachmentRule, atts []store.AttachmentInfo, final
 	}
 	counts := map[string]int{}
 	for _, att := range atts {
-		rule, ok := ruleFor(rules, att.AttachmentType)
+		rule, ok := store.RuleFor(rules, att.AttachmentType)
 		if !ok {
 			fail(att.FileName, "attachment type %q is not allowed for this service", att.AttachmentType)
 			continue
 		}
 		counts[rule.AttachmentTypeName]++
-		if !fileTypeAllowed(rule.AllowedFileTypes, att.FileName) {
+		if !rule.AllowsFile(att.FileName) {
 			fail(att.FileName, "file type not allowed for %s; allowed: %s", rule.AttachmentTypeName, rule.AllowedFileTypes)
 		}
 		if rule.MaxFileSize > 0 && att.FileSize > rule.MaxFileSize {
@@ -282,34 +281,6 @@ func CheckRules(rules []store.AttachmentRule, atts []store.AttachmentInfo, final
 		}
 	}
 	return f
-}
-
-func ruleFor(rules []store.AttachmentRule, typ string) (store.AttachmentRule, bool) {
-	for _, r := range rules {
-		if r.AttachmentTypeName == typ {
-			return r, true
-		}
-	}
-	return store.AttachmentRule{}, false
-}
-
-// fileTypeAllowed matches a file name against AllowedFileTypes: extensions ("pdf", ".pdf") or glob
-// patterns ("*.png"), separated by "," or ";", case-insensitively.
-func fileTypeAllowed(allowed, fileName string) bool {
-	name := strings.ToLower(fileName)
-	for _, p := range strings.FieldsFunc(strings.ToLower(allowed), func(r rune) bool { return r == ',' || r == ';' }) {
-		p = strings.TrimSpace(p)
-		switch {
-		case p == "":
-		case strings.ContainsAny(p, "*?["):
-			if ok, _ := path.Match(p, name); ok {
-				return true
-			}
-		case strings.HasSuffix(name, "."+strings.TrimPrefix(p, ".")):
-			return true
-		}
-	}
-	return false
 }
 
 // printVersion is part of every document digest, so a change of the print layout renders anew.

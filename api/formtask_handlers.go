@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -408,6 +409,65 @@ func (s *Server) postAttachment(c *gin.Context) {
 	}
 	_, rights := reporteeOf(c)
 	res, err := tasks.AddAttachment(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()), att)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), m.MessageID, res.AttachmentID))
+	c.Status(http.StatusCreated)
+}
+
+// postStreamedAttachment is POST .../attachments/streamedattachment?fileName=&attachmentType=: the raw
+// bytes of a larger attachment, streamed into the store. The service's AttachmentRules are checked before
+// a byte is read (415 for a file type the type does not allow, 400 for an unknown type or one already at
+// its count) and while reading (413 past MaxFileSize); a refused upload keeps nothing.
+func (s *Server) postStreamedAttachment(c *gin.Context) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	m, svc, ok := s.loadFormTask(c)
+	if !ok {
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt != "application/octet-stream" {
+		abort(c, problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/octet-stream"))
+		return
+	}
+	name, typ := c.Query("fileName"), c.Query("attachmentType")
+	if err := checkFileName(name); err != nil {
+		abort(c, badRequest("fileName %s", err))
+		return
+	}
+	rule, ok := store.RuleFor(svc.AttachmentRules, typ)
+	if !ok {
+		abort(c, badRequest("attachmentType %q is not an attachment type of service %s edition %d", typ, svc.ServiceCode, svc.ServiceEdition))
+		return
+	}
+	if !rule.AllowsFile(name) {
+		abort(c, problem(http.StatusUnsupportedMediaType, "file-type-not-allowed", "%s may not be a %s attachment; allowed: %s",
+			name, rule.AttachmentTypeName, rule.AllowedFileTypes))
+		return
+	}
+	if c.Request.ContentLength > rule.MaxFileSize {
+		abort(c, problem(http.StatusRequestEntityTooLarge, "attachment-too-large",
+			"the attachment is larger than the %d bytes a %s attachment may be", rule.MaxFileSize, rule.AttachmentTypeName))
+		return
+	}
+	count := 0
+	for _, a := range m.Attachments {
+		if a.AttachmentType == rule.AttachmentTypeName {
+			count++
+		}
+	}
+	if count >= rule.MaxAttachmentCount {
+		abort(c, badRequest("the form task already has %d %s attachments, the most allowed", count, rule.AttachmentTypeName))
+		return
+	}
+	_, rights := reporteeOf(c)
+	att := store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
+	res, err := tasks.AddStreamedAttachment(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()),
+		att, c.Request.Body, rule.MaxFileSize)
 	if err != nil {
 		abort(c, err)
 		return

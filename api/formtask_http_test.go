@@ -2,12 +2,20 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
@@ -54,7 +62,7 @@ func stopFormTaskEnv() {
 	}
 }
 
-func formTaskServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
+func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 	t.Helper()
 	e := &formTaskEnv
 	e.once.Do(func() {
@@ -337,4 +345,128 @@ func TestFormTasksWithoutTemporal(t *testing.T) {
 	var revisions int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
 	assert.Zero(t, revisions)
+}
+
+// patternReader yields n bytes of a repeating pattern without holding them.
+type patternReader struct{ left int64 }
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), r.left))
+	for i := range n {
+		p[i] = byte((r.left - int64(i)) % 251)
+	}
+	r.left -= int64(n)
+	return n, nil
+}
+
+func streamUpload(t testing.TB, h http.Handler, path string, body io.Reader, length int64, contentType string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "http://postbox.test"+path, body)
+	req.ContentLength = length
+	req.Header.Set("ApiKey", keyAll)
+	req.Header.Set("Authorization", "Bearer "+personTokenTB(t, ssnP1))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func personTokenTB(t testing.TB, ssn string) string {
+	m, err := identity.LoadMinter(demoDir+"/certs/issuer-key.pem", "demo-1", testIssuer, testAudience)
+	require.NoError(t, err)
+	tok, err := m.Mint(identity.TokenRequest{PID: ssn, Scope: "platform:enduser"})
+	require.NoError(t, err)
+	return tok
+}
+
+func TestStreamedAttachment(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	base := "/api/" + orgO1 + "/messages/a3101165/attachments/streamedattachment"
+	countAttachments := func() (n int) {
+		require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM attachments WHERE message_id = 'a3101165'`).Scan(&n))
+		return n
+	}
+	before := countAttachments()
+
+	const size = 3<<20 + 12345 // several chunks and a short one
+	r := streamUpload(t, srv, base+"?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", &patternReader{size}, size, "application/octet-stream")
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	loc := r.Header().Get("Location")
+	dl := getAs(t, srv, ssnP1, pathOf(t, loc))
+	require.Equal(t, http.StatusOK, dl.Code)
+	want, err := io.ReadAll(&patternReader{size})
+	require.NoError(t, err)
+	assert.Equal(t, sha256.Sum256(want), sha256.Sum256(dl.Body.Bytes()))
+	assert.Equal(t, before+1, countAttachments())
+
+	refusals := []struct {
+		name, query, contentType string
+		size, length             int64
+		status                   int
+	}{
+		{"file type", "?fileName=virus.exe&attachmentType=Dokumentasjon", "application/octet-stream", 10, 10, http.StatusUnsupportedMediaType},
+		{"unknown type", "?fileName=a.pdf&attachmentType=Hemmelig", "application/octet-stream", 10, 10, http.StatusBadRequest},
+		{"no file name", "?attachmentType=Dokumentasjon", "application/octet-stream", 10, 10, http.StatusBadRequest},
+		{"content type", "?fileName=a.pdf&attachmentType=Dokumentasjon", "application/json", 10, 10, http.StatusUnsupportedMediaType},
+		{"too large, declared", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", 2 << 20, 2 << 20, http.StatusRequestEntityTooLarge},
+		{"too large, chunked", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", 2 << 20, -1, http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range refusals {
+		r := streamUpload(t, srv, base+tc.query, &patternReader{tc.size}, tc.length, tc.contentType)
+		assert.Equal(t, tc.status, r.Code, "%s: %s", tc.name, r.Body.String())
+		assert.Contains(t, r.Header().Get("Content-Type"), "application/problem+json", tc.name)
+	}
+	assert.Equal(t, before+1, countAttachments(), "refused uploads keep nothing")
+	var revisions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions WHERE message_id = 'a3101165' AND promoted_at IS NULL`).Scan(&revisions))
+	assert.Zero(t, revisions)
+}
+
+// rss is the process's resident memory in bytes, from /proc.
+func rss(b *testing.B) int64 {
+	raw, err := os.ReadFile("/proc/self/statm")
+	require.NoError(b, err)
+	var pages, resident int64
+	_, err = fmt.Sscan(string(raw), &pages, &resident)
+	require.NoError(b, err)
+	return resident * int64(os.Getpagesize())
+}
+
+// BenchmarkStreamedUpload200MB uploads a 200 MB attachment through the real router into PostgreSQL and
+// reports the growth of resident memory while it streams (target: under 32 MB) and the throughput.
+func BenchmarkStreamedUpload200MB(b *testing.B) {
+	const size = 200 << 20
+	srv, pool := formTaskServer(b)
+	_, err := pool.Exec(context.Background(), `UPDATE attachment_rules SET max_file_size = 300 << 20, max_attachment_count = 1000 WHERE attachment_rule_id = 902`)
+	require.NoError(b, err)
+	for b.Loop() {
+		runtime.GC()
+		start := rss(b)
+		var peak atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(5 * time.Millisecond):
+					if v := rss(b); v > peak.Load() {
+						peak.Store(v)
+					}
+				}
+			}
+		}()
+		began := time.Now()
+		r := streamUpload(b, srv, "/api/"+orgO1+"/messages/a3101172/attachments/streamedattachment?fileName=stor.pdf&attachmentType=Dokumentasjon",
+			&patternReader{size}, size, "application/octet-stream")
+		elapsed := time.Since(began)
+		close(done)
+		if r.Code != http.StatusCreated {
+			b.Fatal(r.Code, r.Body.String())
+		}
+		b.ReportMetric(float64(max(0, peak.Load()-start))/(1<<20), "rss-growth-MB")
+		b.ReportMetric(float64(size)/(1<<20)/elapsed.Seconds(), "MB/s")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -105,6 +106,29 @@ func (f *FormTasks) AddAttachment(ctx context.Context, messageID string, caller 
 	}
 	return f.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
 		Caller: withLevel(caller, task), Attachment: attachmentRef(a),
+		Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()},
+	})
+}
+
+// AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
+// does not grow with the file; past maxSize bytes it fails with 413 and keeps nothing.
+func (f *FormTasks) AddStreamedAttachment(ctx context.Context, messageID string, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64) (workflows.Result, error) {
+	task, err := store.New(f.Pool).GetFormTask(ctx, messageID)
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	rev, size, err := store.New(f.Pool).CreateAttachmentRevision(ctx, messageID, a, body, maxSize)
+	if errors.Is(err, store.ErrTooLarge) {
+		return workflows.Result{}, problem(http.StatusRequestEntityTooLarge, "attachment-too-large",
+			"the attachment is larger than the %d bytes its type allows", maxSize)
+	}
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	ref := attachmentRef(a)
+	ref.Size = size
+	return f.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
+		Caller: withLevel(caller, task), Attachment: ref,
 		Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()},
 	})
 }

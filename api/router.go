@@ -61,6 +61,7 @@ func (s *Server) routes() http.Handler {
 	messages.GET("/:messageId/print", s.getPrint)
 	messages.PUT("/:messageId/forms/:formId", s.putSubForm)
 	messages.POST("/:messageId/attachments", s.postAttachment)
+	messages.POST("/:messageId/attachments/streamedattachment", s.postStreamedAttachment)
 	messages.GET("/:messageId/forms/:formId", s.negotiate, s.getForm)
 	messages.GET("/:messageId/forms/:formId/formdata", s.getFormData)
 	messages.GET("/:messageId/attachments/:attachmentId", s.getAttachment)

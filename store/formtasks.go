@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -108,7 +110,12 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 	default:
 		return Revision{}, fmt.Errorf("%w: kind %q with %d forms and %d attachments", ErrBadRevision, nr.Kind, len(nr.Forms), len(nr.Attachments))
 	}
-	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, Digest: revisionDigest(nr)}
+	sums := make([][]byte, len(nr.Attachments))
+	for i, a := range nr.Attachments {
+		sum := sha256.Sum256(a.Data)
+		sums[i] = sum[:]
+	}
+	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, Digest: revisionDigest(nr, sums)}
 	err := q.inTx(ctx, func(q *Queries) error {
 		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, digest)
 			VALUES ($1, $2, NULLIF($3, 0), $4) RETURNING id`, nr.MessageID, nr.Kind, nr.TargetFormID, r.Digest).Scan(&r.ID); err != nil {
@@ -121,13 +128,7 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 			}
 		}
 		for i, a := range nr.Attachments {
-			sum := sha256.Sum256(a.Data)
-			data := a.Data
-			if data == nil {
-				data = []byte{} // an empty file, not a missing one
-			}
-			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256, data)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, i, a.Name, a.FileName, a.AttachmentType, len(data), sum[:], data); err != nil {
+			if _, _, err := q.insertRevisionAttachment(ctx, r.ID, i, a, bytes.NewReader(a.Data), -1); err != nil {
 				return fmt.Errorf("attachment %d: %w", i, err)
 			}
 		}
@@ -136,8 +137,9 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 	return r, err
 }
 
-// revisionDigest is the SHA-256 of an unambiguous encoding of the revision (length-prefixed fields).
-func revisionDigest(nr NewRevision) []byte {
+// revisionDigest is the SHA-256 of an unambiguous encoding of the revision (length-prefixed fields), with
+// the SHA-256 of each attachment's bytes in sums.
+func revisionDigest(nr NewRevision, sums [][]byte) []byte {
 	h := sha256.New()
 	put := func(h hash.Hash, s string) {
 		_ = binary.Write(h, binary.BigEndian, uint64(len(s)))
@@ -154,15 +156,78 @@ func revisionDigest(nr NewRevision) []byte {
 		put(h, f.Name)
 		put(h, f.FormData)
 	}
-	for _, a := range nr.Attachments {
-		sum := sha256.Sum256(a.Data)
+	for i, a := range nr.Attachments {
 		put(h, "attachment")
 		put(h, a.Name)
 		put(h, a.FileName)
 		put(h, a.AttachmentType)
-		put(h, string(sum[:]))
+		put(h, string(sums[i]))
 	}
 	return h.Sum(nil)
+}
+
+// ErrTooLarge is returned when a streamed attachment grows past its limit.
+var ErrTooLarge = errors.New("attachment too large")
+
+// insertRevisionAttachment stores attachment a of a revision with its bytes read from body in chunks, so
+// that memory does not grow with the file; past maxSize bytes (unless negative) it stops with ErrTooLarge.
+func (q *Queries) insertRevisionAttachment(ctx context.Context, revisionID int64, ordinal int, a RevisionAttachment, body io.Reader, maxSize int64) (int64, []byte, error) {
+	if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
+		VALUES ($1, $2, $3, $4, $5, 0, '')`, revisionID, ordinal, a.Name, a.FileName, a.AttachmentType); err != nil {
+		return 0, nil, err
+	}
+	h := sha256.New()
+	buf := make([]byte, AttachmentChunkSize)
+	var size int64
+	for seq := 0; ; seq++ {
+		n, err := io.ReadFull(body, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return 0, nil, err
+		}
+		if n > 0 || seq == 0 {
+			size += int64(n)
+			if maxSize >= 0 && size > maxSize {
+				return 0, nil, ErrTooLarge
+			}
+			h.Write(buf[:n])
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachment_chunks (revision_id, ordinal, seq, data) VALUES ($1, $2, $3, $4)`,
+				revisionID, ordinal, seq, buf[:n]); err != nil {
+				return 0, nil, err
+			}
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	sum := h.Sum(nil)
+	_, err := q.db.Exec(ctx, `UPDATE revision_attachments SET file_size = $3, sha256 = $4 WHERE revision_id = $1 AND ordinal = $2`,
+		revisionID, ordinal, size, sum)
+	return size, sum, err
+}
+
+// CreateAttachmentRevision stores one attachment whose bytes are streamed from body, in one transaction,
+// as a revision of kind Attachment. Past maxSize bytes it stops with ErrTooLarge and keeps nothing.
+func (q *Queries) CreateAttachmentRevision(ctx context.Context, messageID string, a RevisionAttachment, body io.Reader, maxSize int64) (Revision, int64, error) {
+	nr := NewRevision{MessageID: messageID, Kind: RevisionKindAttachment, Attachments: []RevisionAttachment{a}}
+	r := Revision{MessageID: messageID, Kind: nr.Kind}
+	var size int64
+	err := q.inTx(ctx, func(q *Queries) error {
+		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, digest) VALUES ($1, $2, '') RETURNING id`,
+			messageID, nr.Kind).Scan(&r.ID); err != nil {
+			return err
+		}
+		var (
+			sum []byte
+			err error
+		)
+		if size, sum, err = q.insertRevisionAttachment(ctx, r.ID, 0, a, body, maxSize); err != nil {
+			return err
+		}
+		r.Digest = revisionDigest(nr, [][]byte{sum})
+		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET digest = $2 WHERE id = $1`, r.ID, r.Digest)
+		return err
+	})
+	return r, size, err
 }
 
 // GetRevision returns a revision without its payload, or ErrNotFound.
@@ -328,18 +393,15 @@ func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID st
 }
 
 // appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
-// attachments, with its bytes in chunks.
+// attachments; its bytes are copied chunk by chunk inside the database.
 func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (int64, error) {
-	var (
-		id       int64
-		fileName string
-		data     []byte
-	)
-	err := q.db.QueryRow(ctx, `SELECT file_name, data FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
-		revisionID, ordinal).Scan(&fileName, &data)
+	var fileName string
+	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
+		revisionID, ordinal).Scan(&fileName)
 	if err != nil {
 		return 0, notFound(err)
 	}
+	var id int64
 	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
 			encrypted, signing_locked, signed_by_default, file_size, sha256)
 		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
@@ -349,13 +411,9 @@ func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordina
 	if err != nil {
 		return 0, err
 	}
-	for seq := 0; seq*AttachmentChunkSize < len(data) || seq == 0; seq++ {
-		chunk := data[seq*AttachmentChunkSize : min(len(data), (seq+1)*AttachmentChunkSize)]
-		if _, err := q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES ($1, $2, $3)`, id, seq, chunk); err != nil {
-			return 0, err
-		}
-	}
-	return id, nil
+	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
+		SELECT $3, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2`, revisionID, ordinal, id)
+	return id, err
 }
 
 // SetFormTaskState records a form task's status and who changed it when. An archived task is never changed.

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -221,4 +223,33 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// RuleFor returns the rule of an attachment type.
+func RuleFor(rules []AttachmentRule, attachmentType string) (AttachmentRule, bool) {
+	for _, r := range rules {
+		if r.AttachmentTypeName == attachmentType {
+			return r, true
+		}
+	}
+	return AttachmentRule{}, false
+}
+
+// AllowsFile matches a file name against AllowedFileTypes: extensions ("pdf", ".pdf") or glob patterns
+// ("*.png"), separated by "," or ";", case-insensitively.
+func (r AttachmentRule) AllowsFile(fileName string) bool {
+	name := strings.ToLower(fileName)
+	for _, p := range strings.FieldsFunc(strings.ToLower(r.AllowedFileTypes), func(c rune) bool { return c == ',' || c == ';' }) {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "":
+		case strings.ContainsAny(p, "*?["):
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		case strings.HasSuffix(name, "."+strings.TrimPrefix(p, ".")):
+			return true
+		}
+	}
+	return false
 }

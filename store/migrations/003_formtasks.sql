@@ -36,8 +36,18 @@ CREATE TABLE revision_attachments (
     attachment_type text NOT NULL,
     file_size       bigint NOT NULL,
     sha256          bytea NOT NULL,
-    data            bytea NOT NULL,
     PRIMARY KEY (revision_id, ordinal)
+);
+
+-- A revision attachment's bytes in chunks of the same size as attachment_chunks, so uploads stream in and
+-- promotion copies them inside the database.
+CREATE TABLE revision_attachment_chunks (
+    revision_id bigint NOT NULL,
+    ordinal     integer NOT NULL,
+    seq         integer NOT NULL,
+    data        bytea NOT NULL,
+    PRIMARY KEY (revision_id, ordinal, seq),
+    FOREIGN KEY (revision_id, ordinal) REFERENCES revision_attachments ON DELETE CASCADE
 );
 
 -- Print PDFs keyed by the SHA-256 of the document they were rendered from: rendering is deterministic,
