@@ -1,6 +1,7 @@
 package printpdf
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -44,10 +45,15 @@ func benchDocument(forms ...Form) Document {
 	}
 }
 
-func benchmarkRender(b *testing.B, doc Document) {
-	r, err := NewRenderer()
+// benchmarkRender reports PDFs/s for doc and checks, outside the timing,
+// that it takes the font setup the benchmark is about.
+func benchmarkRender(b *testing.B, r *Renderer, doc Document, embedded bool) float64 {
+	out, err := r.Render(doc)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("/FontFile2")) != embedded {
+		b.Fatalf("fonts embedded: %v, want %v", !embedded, embedded)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -55,16 +61,45 @@ func benchmarkRender(b *testing.B, doc Document) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "PDFs/s")
+	rate := float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "PDFs/s")
+	return rate
 }
 
+// BenchmarkRender60Fields renders a 60-field form: baseline is the Norwegian
+// document in the embedded fonts, as every document was before the core
+// fonts; core is the same document as it is rendered now; fallback has one
+// Sami letter and so still embeds the fonts. Ratios are to the baseline.
 func BenchmarkRender60Fields(b *testing.B) {
-	benchmarkRender(b, benchDocument(Form{Name: "FJ-0471 Årsoppgave", Type: "MainForm", XML: generatedForm(60)}))
+	doc := benchDocument(Form{Name: "FJ-0471 Årsoppgave", Type: "MainForm", XML: generatedForm(60)})
+	sami := doc
+	sami.Reportee = "Čáhppes Maskin AS (310123455)"
+	r, embedAlways := newRenderer(b), newRenderer(b)
+	embedAlways.embedAlways = true
+	var baseline float64
+	b.Run("baseline", func(b *testing.B) {
+		baseline = benchmarkRender(b, embedAlways, doc, true)
+	})
+	for _, bm := range []struct {
+		name     string
+		doc      Document
+		embedded bool
+	}{{"core", doc, false}, {"fallback", sami, true}} {
+		b.Run(bm.name, func(b *testing.B) {
+			rate := benchmarkRender(b, r, bm.doc, bm.embedded)
+			if baseline > 0 { // not when -bench leaves the baseline out
+				b.ReportMetric(rate/baseline, "x_baseline")
+			}
+		})
+	}
 }
 
-// BenchmarkRenderEmptyPage is the floor: one page with the fonts and only the
-// header, so the cost of the fields is the difference to Render60Fields.
+// BenchmarkRenderEmptyPage is the floor: one page with only the header, so
+// the cost of the fields is the difference to Render60Fields.
 func BenchmarkRenderEmptyPage(b *testing.B) {
 	doc := benchDocument()
-	benchmarkRender(b, doc)
+	r, embedAlways := newRenderer(b), newRenderer(b)
+	embedAlways.embedAlways = true
+	b.Run("core", func(b *testing.B) { benchmarkRender(b, r, doc, false) })
+	b.Run("embedded", func(b *testing.B) { benchmarkRender(b, embedAlways, doc, true) })
 }

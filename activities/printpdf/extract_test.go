@@ -15,7 +15,8 @@ import (
 
 // pdfPages extracts the text of every page, one line per text object (fpdf
 // writes each cell line as one), the way a viewer maps glyphs back to text:
-// through the font's ToUnicode CMap.
+// through the font's ToUnicode CMap, or for a core font (which has none)
+// through its WinAnsiEncoding.
 //
 // github.com/ledongthuc/pdf parses the file, streams and content operators,
 // but its own text decoding is not used: following ISO 32000 to the letter
@@ -29,14 +30,20 @@ func pdfPages(t testing.TB, b []byte) [][]string {
 	var pages [][]string
 	for i := 1; i <= r.NumPage(); i++ {
 		p := r.Page(i)
-		fonts := map[string]*cmap{}
+		fonts := map[string]decoder{}
 		for _, name := range p.Fonts() {
-			fonts[name] = readToUnicode(t, p.Font(name).V.Key("ToUnicode"))
+			f := p.Font(name)
+			if f.V.Key("ToUnicode").IsNull() {
+				require.Equal(t, "WinAnsiEncoding", f.V.Key("Encoding").Name(), "font %s without ToUnicode CMap", name)
+				fonts[name] = f.Encoder()
+				continue
+			}
+			fonts[name] = readToUnicode(t, f.V.Key("ToUnicode"))
 		}
 		var (
 			lines []string
 			line  strings.Builder
-			font  *cmap
+			font  decoder
 		)
 		pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
 			args := make([]pdf.Value, stk.Len())
@@ -47,11 +54,11 @@ func pdfPages(t testing.TB, b []byte) [][]string {
 			case "Tf":
 				font = fonts[args[0].Name()]
 			case "Tj":
-				line.WriteString(font.decode(args[0].RawString()))
+				line.WriteString(font.Decode(args[0].RawString()))
 			case "TJ":
 				for j := 0; j < args[0].Len(); j++ {
 					if v := args[0].Index(j); v.Kind() == pdf.String {
-						line.WriteString(font.decode(v.RawString()))
+						line.WriteString(font.Decode(v.RawString()))
 					}
 				}
 			case "ET":
@@ -75,6 +82,9 @@ func pdfText(t testing.TB, b []byte) string {
 	}
 	return strings.Join(all, " ")
 }
+
+// decoder maps the bytes of a string operand to text.
+type decoder interface{ Decode(string) string }
 
 type bfrange struct {
 	lo, hi uint16
@@ -127,7 +137,7 @@ func readToUnicode(t testing.TB, v pdf.Value) *cmap {
 	return m
 }
 
-func (m *cmap) decode(s string) string {
+func (m *cmap) Decode(s string) string {
 	var out []uint16
 	for i := 0; i+1 < len(s); i += 2 {
 		code := uint16(s[i])<<8 | uint16(s[i+1])

@@ -18,6 +18,7 @@ import (
 	"codeberg.org/go-pdf/fpdf"
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/text/encoding/charmap"
 )
 
 // Document is the snapshot of a form task to print.
@@ -53,36 +54,57 @@ type Attachment struct {
 }
 
 // Renderer renders Documents. It is safe for concurrent use.
-//
-// Every Render loads and subsets the two embedded fonts again: fpdf has no
-// way to share a parsed UTF-8 font between documents, and this is most of
-// the cost of a small PDF (see BenchmarkRenderEmptyPage).
-type Renderer struct{}
-
-const fontFamily = "go"
-
-// NewRenderer checks that the embedded fonts load; fpdf would otherwise only
-// report a broken font when the first Render selects it.
-func NewRenderer() (*Renderer, error) {
-	r := &Renderer{}
-	p := r.newPDF()
-	p.SetFont(fontFamily, "", 9)
-	p.SetFont(fontFamily, "B", 9)
-	if err := p.Error(); err != nil {
-		return nil, fmt.Errorf("printpdf: load fonts: %w", err)
-	}
-	return r, nil
+type Renderer struct {
+	embedAlways bool // use goFonts for every document; for tests and benchmarks
 }
 
-func (r *Renderer) newPDF() *fpdf.Fpdf {
+// fontSet is one way to set a document's text.
+type fontSet struct {
+	family string
+	embed  bool // add the Go fonts as UTF-8 fonts under family
+	// measure maps cleaned text to what SplitText measures: it looks widths
+	// up by rune, and a core font's widths are indexed by cp1252 code.
+	measure func(string) string
+	// write maps a wrapped line to what CellFormat writes: for a core font
+	// the cp1252 bytes.
+	write func(string) string
+}
+
+var (
+	// goFonts print any text in the Basic Multilingual Plane, but fpdf parses
+	// and subsets each for every document (some 3 ms apiece): it has no way
+	// to share a parsed UTF-8 font between documents.
+	goFonts = fontSet{family: "go", embed: true, measure: same, write: same}
+	// coreFonts are the standard Helvetica fonts every viewer has: nothing to
+	// parse or embed, but only text that fits cp1252 (fitsCoreFonts).
+	coreFonts = fontSet{family: "helvetica", measure: cp1252Codes, write: codeBytes}
+)
+
+// NewRenderer checks that the fonts load; fpdf would otherwise only report a
+// broken font when the first Render selects it.
+func NewRenderer() (*Renderer, error) {
+	for _, fs := range []*fontSet{&goFonts, &coreFonts} {
+		p := newPDF(fs)
+		p.SetFont(fs.family, "", 9)
+		p.SetFont(fs.family, "B", 9)
+		if err := p.Error(); err != nil {
+			return nil, fmt.Errorf("printpdf: load fonts: %w", err)
+		}
+	}
+	return &Renderer{}, nil
+}
+
+func newPDF(fs *fontSet) *fpdf.Fpdf {
 	p := fpdf.New("P", "mm", "A4", "")
 	// Sorted catalogs: fpdf otherwise writes fonts in map order.
 	p.SetCatalogSort(true)
 	p.SetAutoPageBreak(false, 0) // pages are laid out by paginate
 	p.SetMargins(margin, top, margin)
 	p.SetCellMargin(cellMargin)
-	p.AddUTF8FontFromBytes(fontFamily, "", goregular.TTF)
-	p.AddUTF8FontFromBytes(fontFamily, "B", gobold.TTF)
+	if fs.embed {
+		p.AddUTF8FontFromBytes(fs.family, "", goregular.TTF)
+		p.AddUTF8FontFromBytes(fs.family, "B", gobold.TTF)
+	}
 	return p
 }
 
@@ -101,19 +123,28 @@ func (r *Renderer) Render(doc Document) ([]byte, error) {
 		forms[i] = fields
 	}
 
-	p := r.newPDF()
-	p.SetCreationDate(doc.Time)
-	p.SetModificationDate(doc.Time)
-	p.SetTitle(clean(doc.ServiceName), true)
-	p.SetAuthor(clean(doc.ServiceOwner), true)
-	p.SetLang("nb-NO")
-
-	l := &layout{pdf: p}
+	l := &layout{}
 	l.header(doc)
 	for i, f := range doc.Forms {
 		l.form(f, forms[i])
 	}
 	l.attachments(doc.Attachments)
+
+	// Most documents fit the core fonts, which cost next to nothing; the
+	// rest need the embedded fonts.
+	l.fonts = &goFonts
+	if !r.embedAlways && l.fitsCoreFonts() {
+		l.fonts = &coreFonts
+	}
+	p := newPDF(l.fonts)
+	p.SetCreationDate(doc.Time)
+	p.SetModificationDate(doc.Time)
+	// The metadata is written as UTF-16, whatever the fonts.
+	p.SetTitle(clean(doc.ServiceName), true)
+	p.SetAuthor(clean(doc.ServiceOwner), true)
+	p.SetLang("nb-NO")
+	l.pdf = p
+	l.wrap()
 	l.draw(l.paginate())
 
 	var buf bytes.Buffer
@@ -172,7 +203,8 @@ var (
 type item struct {
 	st    *style
 	cols  []column
-	lines [][]string // per column
+	texts []string   // per column, cleaned
+	lines [][]string // per column, texts wrapped
 	n     int        // lines of the tallest column
 	head  *item      // table header to repeat when the item continues on a new page
 	keep  int        // following items to keep on the same page
@@ -184,6 +216,7 @@ func (it *item) height(from, to int) float64 {
 
 type layout struct {
 	pdf   *fpdf.Fpdf
+	fonts *fontSet
 	items []*item
 	// current font, so SetFont is only written to the page when it changes
 	bold bool
@@ -199,22 +232,49 @@ func (l *layout) setFont(bold bool, size float64) {
 	if bold {
 		s = "B"
 	}
-	l.pdf.SetFont(fontFamily, s, size)
+	l.pdf.SetFont(l.fonts.family, s, size)
 }
 
+// add collects the texts; they are wrapped by wrap once the fonts are chosen.
 func (l *layout) add(st *style, cols []column, head *item, texts ...string) *item {
-	it := &item{st: st, cols: cols, head: head, lines: make([][]string, len(cols))}
-	for c, col := range cols {
-		l.setFont(st.boldCol(c), st.size)
-		lines := l.pdf.SplitText(clean(texts[c]), col.w)
-		if len(lines) == 0 {
-			lines = []string{""}
-		}
-		it.lines[c] = lines
-		it.n = max(it.n, len(lines))
+	it := &item{st: st, cols: cols, head: head, texts: make([]string, len(texts))}
+	for c, s := range texts {
+		it.texts[c] = clean(s)
 	}
 	l.items = append(l.items, it)
 	return it
+}
+
+// fitsCoreFonts reports whether the document's text (all in items but the
+// ASCII footer) can be set in the core fonts.
+func (l *layout) fitsCoreFonts() bool {
+	for _, it := range l.items {
+		for _, s := range it.texts {
+			for _, r := range s {
+				// As a code rune '…' is 0x85 (NEL), a space to SplitText,
+				// which would drop it at a line break.
+				if _, ok := charmap.Windows1252.EncodeRune(r); !ok || r == '…' {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (l *layout) wrap() {
+	for _, it := range l.items {
+		it.lines = make([][]string, len(it.cols))
+		for c, col := range it.cols {
+			l.setFont(it.st.boldCol(c), it.st.size)
+			lines := l.pdf.SplitText(l.fonts.measure(it.texts[c]), col.w)
+			if len(lines) == 0 {
+				lines = []string{""}
+			}
+			it.lines[c] = lines
+			it.n = max(it.n, len(lines))
+		}
+	}
 }
 
 func (l *layout) header(doc Document) {
@@ -363,7 +423,7 @@ func (l *layout) draw(pages [][]placement) {
 		}
 		l.setFont(false, 8)
 		p.SetXY(margin, pageH-12)
-		p.CellFormat(contentW, 4, fmt.Sprintf("Side %d av %d", i+1, len(pages)), "", 0, "R", false, 0, "")
+		p.CellFormat(contentW, 4, l.fonts.write(fmt.Sprintf("Side %d av %d", i+1, len(pages))), "", 0, "R", false, 0, "")
 	}
 }
 
@@ -382,7 +442,7 @@ func (l *layout) drawItem(pl placement) {
 		l.setFont(it.st.boldCol(c), it.st.size)
 		for k := pl.from; k < min(pl.to, len(it.lines[c])); k++ {
 			p.SetXY(x, pl.y+pad+float64(k-pl.from)*lh)
-			p.CellFormat(col.w, lh, it.lines[c][k], "", 0, col.align, false, 0, "")
+			p.CellFormat(col.w, lh, l.fonts.write(it.lines[c][k]), "", 0, col.align, false, 0, "")
 		}
 		x += col.w
 	}
@@ -407,6 +467,25 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+func same(s string) string { return s }
+
+// cp1252Codes maps text that fits cp1252 to runes equal to its codes.
+func cp1252Codes(s string) string {
+	return strings.Map(func(r rune) rune {
+		b, _ := charmap.Windows1252.EncodeRune(r)
+		return rune(b)
+	}, s)
+}
+
+// codeBytes turns runes below 256 into one byte each.
+func codeBytes(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		b = append(b, byte(r))
+	}
+	return string(b)
 }
 
 // formatSize gives a byte count the Norwegian way: "677 B", "1,5 kB".

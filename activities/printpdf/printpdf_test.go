@@ -115,6 +115,34 @@ func newRenderer(t testing.TB) *Renderer {
 	return r
 }
 
+// forFontSets runs f once per font setup: with the default renderer, which
+// sets the test data (all of it cp1252) in the core fonts, and with one that
+// embeds the Go fonts as it does for any other text.
+func forFontSets(t *testing.T, f func(t *testing.T, r *Renderer)) {
+	for _, embed := range []bool{false, true} {
+		name := "core fonts"
+		if embed {
+			name = "embedded fonts"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := newRenderer(t)
+			r.embedAlways = embed
+			f(t, r)
+		})
+	}
+}
+
+// render renders doc and checks the font setup: the Go fonts are embedded
+// (as FontFile2), the core fonts are only named.
+func render(t testing.TB, r *Renderer, doc Document, embedded bool) []byte {
+	t.Helper()
+	b, err := r.Render(doc)
+	require.NoError(t, err)
+	require.Equal(t, embedded, bytes.Contains(b, []byte("/FontFile2")), "embedded font file")
+	require.Equal(t, !embedded, bytes.Contains(b, []byte("/BaseFont /Helvetica")), "core font")
+	return b
+}
+
 var textNode = regexp.MustCompile(`>([^<]*[^<\s][^<]*)<`)
 
 // xmlValues lists the text of every element in src, found without the
@@ -137,8 +165,11 @@ func assertText(t *testing.T, text string, want ...string) {
 }
 
 func TestRenderDemoMessages(t *testing.T) {
+	forFontSets(t, testRenderDemoMessages)
+}
+
+func testRenderDemoMessages(t *testing.T, r *Renderer) {
 	d := loadDemo(t)
-	r := newRenderer(t)
 	tests := []struct {
 		id   string
 		want []string // besides every form value
@@ -171,9 +202,7 @@ func TestRenderDemoMessages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
 			doc := d.document(t, tt.id)
-			b, err := r.Render(doc)
-			require.NoError(t, err)
-			text := pdfText(t, b)
+			text := pdfText(t, render(t, r, doc, r.embedAlways))
 			assertText(t, text, tt.want...)
 			for _, f := range doc.Forms {
 				vs := xmlValues(f.XML)
@@ -187,8 +216,11 @@ func TestRenderDemoMessages(t *testing.T) {
 
 // Every form task in the demo data, all five form schemas, prints every value.
 func TestAllDemoFormTasks(t *testing.T) {
+	forFontSets(t, testAllDemoFormTasks)
+}
+
+func testAllDemoFormTasks(t *testing.T, r *Renderer) {
 	d := loadDemo(t)
-	r := newRenderer(t)
 	n := 0
 	for _, m := range d.Messages {
 		if len(m.Forms) == 0 {
@@ -196,9 +228,7 @@ func TestAllDemoFormTasks(t *testing.T) {
 		}
 		n++
 		doc := d.document(t, m.MessageID)
-		b, err := r.Render(doc)
-		require.NoError(t, err, m.MessageID)
-		text := pdfText(t, b)
+		text := pdfText(t, render(t, r, doc, r.embedAlways))
 		for _, f := range doc.Forms {
 			assertText(t, text, f.Name)
 			assertText(t, text, xmlValues(f.XML)...)
@@ -210,19 +240,101 @@ func TestAllDemoFormTasks(t *testing.T) {
 	assert.Equal(t, 96, n)
 }
 
-// The library's own decoding handles Latin-1, Norwegian letters included:
+// The library's own decoding handles the core fonts' WinAnsiEncoding and
+// the Latin-1 part of the embedded fonts' CMap, Norwegian letters included:
 // an extractor that knows nothing of this package reads them back.
 func TestNorwegianLettersWithPlainExtractor(t *testing.T) {
-	d := loadDemo(t)
-	b, err := newRenderer(t).Render(d.document(t, "a3101116"))
-	require.NoError(t, err)
+	forFontSets(t, func(t *testing.T, r *Renderer) {
+		d := loadDemo(t)
+		b := render(t, r, d.document(t, "a3101116"), r.embedAlways)
+		assertText(t, plainText(t, b), "Søknad om næringstilskudd", "Reiser til leverandører", "Innkjøp av utstyr", "Ingen vedlegg")
+	})
+}
+
+func plainText(t testing.TB, b []byte) string {
+	t.Helper()
 	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	rd, err := r.GetPlainText()
 	require.NoError(t, err)
 	plain, err := io.ReadAll(rd)
 	require.NoError(t, err)
-	assertText(t, string(plain), "Søknad om næringstilskudd", "Reiser til leverandører", "Innkjøp av utstyr", "Ingen vedlegg")
+	return string(plain)
+}
+
+// Text that fits cp1252 is set in the core fonts, nothing embedded, and
+// reads back right, cp1252's letters and signs beyond Latin-1 included.
+func TestCoreFontsForCP1252(t *testing.T) {
+	values := []string{
+		"Blåbærsyltetøy på Ærø, Østre Ålen",
+		"100 € – 5 ‰ — «sitat» “anført” ‘enkelt’ „tysk“ ‹›",
+		"Œuvre Šta Žiga šž Ÿ ƒ ˆ˜ † ‡ • ™",
+		"Müller Straße, Ñandú, Ça va, Þórr",
+	}
+	var x strings.Builder
+	x.WriteString("<Skjema>")
+	for i, v := range values {
+		fmt.Fprintf(&x, "<Felt%d>%s</Felt%d>", i, v, i)
+	}
+	x.WriteString("</Skjema>")
+	doc := benchDocument(Form{Name: "Skjema – ØÆÅ", Type: "MainForm", XML: []byte(x.String())})
+	b := render(t, newRenderer(t), doc, false)
+	assertText(t, pdfText(t, b), values...)
+	assertText(t, pdfText(t, b), "Skjema – ØÆÅ", "Status Sendt og arkivert", "Side 1 av 1")
+	assertText(t, plainText(t, b), values...)
+}
+
+// A core font's widths are indexed by cp1252 code, not by rune: a value of
+// euro signs and dashes (codes 0x80 and 0x96) wraps where the column is full.
+func TestCoreFontsWrapByWidth(t *testing.T) {
+	l := &layout{pdf: newPDF(&coreFonts), fonts: &coreFonts}
+	value := strings.Repeat("€–", 150)
+	l.add(&rowStyle, fieldCols, nil, "Felt", value)
+	l.wrap()
+	lines := l.items[0].lines[1]
+	require.Greater(t, len(lines), 2)
+	require.Equal(t, cp1252Codes(value), strings.Join(lines, ""))
+	avail := fieldCols[1].w - 2*cellMargin
+	width := func(s string) float64 { return l.pdf.GetStringWidth(coreFonts.write(s)) }
+	for i, line := range lines {
+		w := width(line)
+		assert.LessOrEqual(t, w, avail, "line %d", i+1)
+		if i < len(lines)-1 {
+			next := string([]rune(lines[i+1])[0])
+			assert.Greater(t, w+width(next), avail-0.01, "line %d is not full", i+1)
+		}
+	}
+}
+
+// One character beyond cp1252 anywhere in the document, or the ellipsis,
+// which fpdf's line breaking would take for a space in cp1252, sets all of it
+// in the embedded fonts.
+func TestEmbeddedFontsForAnyOtherCharacter(t *testing.T) {
+	form := func(x string) func(*Document) {
+		return func(d *Document) { d.Forms[0].XML = []byte("<Skjema>" + x + "</Skjema>") }
+	}
+	tests := map[string]struct {
+		edit func(*Document)
+		want string
+	}{
+		"reportee":        {func(d *Document) { d.Reportee = "Čállit AS" }, "Avgiver Čállit AS"},
+		"submitter":       {func(d *Document) { d.Submitter = "Đorđe Łukasz" }, "Innsender Đorđe Łukasz"},
+		"form name":       {func(d *Document) { d.Forms[0].Name = "Skjema ŋ" }, "Skjema ŋ"},
+		"field name":      {form("<Čađa>1</Čađa>"), "Čađa 1"},
+		"field value":     {form("<Navn>Ωμέγα</Navn>"), "Navn Ωμέγα"},
+		"ellipsis":        {form("<Navn>og så videre…</Navn>"), "Navn og så videre…"},
+		"attachment":      {func(d *Document) { d.Attachments = []Attachment{{"ŧ.pdf", "Vedlegg", 1}} }, "ŧ.pdf Vedlegg 1 B"},
+		"invalid UTF-8":   {func(d *Document) { d.Status = "Sendt \xff" }, "Status Sendt \uFFFD"},
+		"outside the BMP": {func(d *Document) { d.Status = "Sendt 😀" }, "Status Sendt \uFFFD"},
+	}
+	r := newRenderer(t)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			doc := benchDocument(Form{Name: "Skjema", Type: "MainForm", XML: []byte("<Skjema><Navn>Ås</Navn></Skjema>")})
+			tt.edit(&doc)
+			assertText(t, pdfText(t, render(t, r, doc, true)), tt.want)
+		})
+	}
 }
 
 func TestUnicodeBeyondLatin1(t *testing.T) {
@@ -242,9 +354,7 @@ func TestUnicodeBeyondLatin1(t *testing.T) {
 	x.WriteString("<Emoji>Takk 😀</Emoji></Skjema>")
 	doc := benchDocument(Form{Name: "Skjema", Type: "MainForm", XML: []byte(x.String())})
 	doc.Reportee = "Sámi Čállit AS (310000000)"
-	b, err := newRenderer(t).Render(doc)
-	require.NoError(t, err)
-	text := pdfText(t, b)
+	text := pdfText(t, render(t, newRenderer(t), doc, true))
 	assertText(t, text, values...)
 	assertText(t, text, "Sámi Čállit AS (310000000)")
 	// fpdf addresses glyphs with 16 bits; beyond that the replacement character.
@@ -252,9 +362,12 @@ func TestUnicodeBeyondLatin1(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
+	forFontSets(t, testPagination)
+}
+
+func testPagination(t *testing.T, r *Renderer) {
 	xmlData := generatedForm(300)
-	b, err := newRenderer(t).Render(benchDocument(Form{Name: "Stort skjema", Type: "MainForm", XML: xmlData}))
-	require.NoError(t, err)
+	b := render(t, r, benchDocument(Form{Name: "Stort skjema", Type: "MainForm", XML: xmlData}), r.embedAlways)
 	pages := pdfPages(t, b)
 	require.Greater(t, len(pages), 5)
 	for i, p := range pages {
@@ -269,10 +382,13 @@ func TestPagination(t *testing.T) {
 }
 
 func TestValueLongerThanAPage(t *testing.T) {
+	forFontSets(t, testValueLongerThanAPage)
+}
+
+func testValueLongerThanAPage(t *testing.T, r *Renderer) {
 	long := strings.Repeat("Dette er en svært lang merknad om årsregnskapet. ", 800)
 	form := Form{Name: "Merknad", Type: "MainForm", XML: []byte("<Skjema><Kort>før</Kort><Merknad>" + long + "</Merknad><Kort>etter</Kort></Skjema>")}
-	b, err := newRenderer(t).Render(benchDocument(form))
-	require.NoError(t, err)
+	b := render(t, r, benchDocument(form), r.embedAlways)
 	pages := pdfPages(t, b)
 	require.Greater(t, len(pages), 3)
 	// The long row continues under a repeated header; cells hold no other text.
@@ -290,12 +406,16 @@ func TestValueLongerThanAPage(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
+	forFontSets(t, testDeterministic)
+}
+
+func testDeterministic(t *testing.T, r *Renderer) {
 	d := loadDemo(t)
 	doc := d.document(t, "a3101116")
 	doc.Attachments = []Attachment{{FileName: "a.pdf", AttachmentType: "Vedlegg", Size: 1 << 20}}
-	first, err := newRenderer(t).Render(doc)
-	require.NoError(t, err)
-	r := newRenderer(t)
+	fresh := newRenderer(t)
+	fresh.embedAlways = r.embedAlways
+	first := render(t, fresh, doc, r.embedAlways)
 	for range 10 {
 		b, err := r.Render(doc)
 		require.NoError(t, err)
@@ -305,10 +425,12 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestConcurrentRender(t *testing.T) {
-	r := newRenderer(t)
+	forFontSets(t, testConcurrentRender)
+}
+
+func testConcurrentRender(t *testing.T, r *Renderer) {
 	doc := benchDocument(Form{Name: "Skjema", Type: "MainForm", XML: generatedForm(60)})
-	want, err := r.Render(doc)
-	require.NoError(t, err)
+	want := render(t, r, doc, r.embedAlways)
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for range cap(errs) {
