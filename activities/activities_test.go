@@ -1,22 +1,20 @@
 package activities_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/ledongthuc/pdf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/activities/printpdf/pdftext"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/workflows"
@@ -192,40 +190,12 @@ func TestCheckAttachments(t *testing.T) {
 	assert.Equal(t, "Bilde", fourth.Errors[0].FieldName)
 }
 
-// pdfText returns the text a PDF shows. fpdf's UTF-8 fonts map codes to Unicode one to one (its ToUnicode
-// CMap is the identity range), so a shown string is UTF-16BE.
+// pdfText returns the text a PDF shows.
 func pdfText(t *testing.T, b []byte) string {
 	t.Helper()
-	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+	text, err := pdftext.Text(b)
 	require.NoError(t, err)
-	var out strings.Builder
-	decode := func(s string) {
-		u := make([]uint16, 0, len(s)/2)
-		for i := 0; i+1 < len(s); i += 2 {
-			u = append(u, uint16(s[i])<<8|uint16(s[i+1]))
-		}
-		out.WriteString(string(utf16.Decode(u)))
-		out.WriteByte(' ')
-	}
-	for i := 1; i <= r.NumPage(); i++ {
-		pdf.Interpret(r.Page(i).V.Key("Contents"), func(stk *pdf.Stack, op string) {
-			args := make([]pdf.Value, stk.Len())
-			for j := len(args) - 1; j >= 0; j-- {
-				args[j] = stk.Pop()
-			}
-			switch op {
-			case "Tj":
-				decode(args[0].RawString())
-			case "TJ":
-				for j := 0; j < args[0].Len(); j++ {
-					if v := args[0].Index(j); v.Kind() == pdf.String {
-						decode(v.RawString())
-					}
-				}
-			}
-		})
-	}
-	return out.String()
+	return text
 }
 
 func TestRenderPrintCachedByContent(t *testing.T) {
