@@ -221,14 +221,32 @@ func (s *Server) formTasksOrUnavailable(c *gin.Context) (*FormTasks, bool) {
 	return s.formTasks, true
 }
 
+// formTaskCall is what every change of an existing form task starts from.
+type formTaskCall struct {
+	tasks  *FormTasks
+	msg    store.Message
+	svc    store.ServiceDetail
+	caller workflows.Caller
+}
+
+// beginFormTask loads the form task of the path and the caller's facts, or answers the request.
+func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
+	tasks, ok := s.formTasksOrUnavailable(c)
+	if !ok {
+		return formTaskCall{}, false
+	}
+	m, svc, ok := s.loadFormTask(c)
+	if !ok {
+		return formTaskCall{}, false
+	}
+	_, rights := reporteeOf(c)
+	return formTaskCall{tasks: tasks, msg: m, svc: svc, caller: caller(principalOf(c), rights, m.Service())}, true
+}
+
 // putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
 // the task as the state table says.
 func (s *Server) putFormTask(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	m, svc, ok := s.loadFormTask(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -245,13 +263,12 @@ func (s *Server) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := s.revisionContent(c, svc, body)
+	forms, attachments, err := s.revisionContent(c, ft.svc, body)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	_, rights := reporteeOf(c)
-	_, err = tasks.Submit(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()),
+	_, err = ft.tasks.Submit(c.Request.Context(), ft.msg.MessageID, ft.caller,
 		FormTaskSubmission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
 	if err != nil {
 		abort(c, err)
@@ -337,11 +354,7 @@ func (s *Server) renderMessage(c *gin.Context, status int) {
 
 // putSubForm is PUT .../forms/{formId}: change that sub-form, or add one when formId names none.
 func (s *Server) putSubForm(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	m, svc, ok := s.loadFormTask(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -354,14 +367,14 @@ func (s *Server) putSubForm(c *gin.Context) {
 		abort(c, badRequest("Type must be SubForm, not %q", body.Type))
 		return
 	}
-	form, err := revisionForm(svc, body, "body")
+	form, err := revisionForm(ft.svc, body, "body")
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	target, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
 	exists := false
-	for _, f := range m.Forms {
+	for _, f := range ft.msg.Forms {
 		if f.ID == target {
 			if f.Type != "SubForm" {
 				abort(c, badRequest("form %d is the main form; change it with a PUT on the message", target))
@@ -373,13 +386,12 @@ func (s *Server) putSubForm(c *gin.Context) {
 	if !exists {
 		target = 0
 	}
-	_, rights := reporteeOf(c)
-	res, err := tasks.PutSubForm(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()), target, form)
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.msg.MessageID, ft.caller, target, form)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), m.MessageID, res.FormID))
+	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), ft.msg.MessageID, res.FormID))
 	status := http.StatusOK
 	if !exists {
 		status = http.StatusCreated
@@ -389,11 +401,7 @@ func (s *Server) putSubForm(c *gin.Context) {
 
 // postAttachment is POST .../attachments: a base64 attachment on a form task in Utfylling.
 func (s *Server) postAttachment(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	m, _, ok := s.loadFormTask(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -407,13 +415,12 @@ func (s *Server) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	_, rights := reporteeOf(c)
-	res, err := tasks.AddAttachment(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()), att)
+	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.msg.MessageID, ft.caller, att)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), m.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), ft.msg.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -422,11 +429,7 @@ func (s *Server) postAttachment(c *gin.Context) {
 // a byte is read (415 for a file type the type does not allow, 400 for an unknown type or one already at
 // its count) and while reading (413 past MaxFileSize); a refused upload keeps nothing.
 func (s *Server) postStreamedAttachment(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	m, svc, ok := s.loadFormTask(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -439,9 +442,9 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		abort(c, badRequest("fileName %s", err))
 		return
 	}
-	rule, ok := store.RuleFor(svc.AttachmentRules, typ)
+	rule, ok := store.RuleFor(ft.svc.AttachmentRules, typ)
 	if !ok {
-		abort(c, badRequest("attachmentType %q is not an attachment type of service %s edition %d", typ, svc.ServiceCode, svc.ServiceEdition))
+		abort(c, badRequest("attachmentType %q is not an attachment type of service %s edition %d", typ, ft.svc.ServiceCode, ft.svc.ServiceEdition))
 		return
 	}
 	if !rule.AllowsFile(name) {
@@ -455,7 +458,7 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		return
 	}
 	count := 0
-	for _, a := range m.Attachments {
+	for _, a := range ft.msg.Attachments {
 		if a.AttachmentType == rule.AttachmentTypeName {
 			count++
 		}
@@ -464,15 +467,13 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		abort(c, badRequest("the form task already has %d %s attachments, the most allowed", count, rule.AttachmentTypeName))
 		return
 	}
-	_, rights := reporteeOf(c)
 	att := store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
-	res, err := tasks.AddStreamedAttachment(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()),
-		att, c.Request.Body, rule.MaxFileSize)
+	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.msg.MessageID, ft.caller, att, c.Request.Body, rule.MaxFileSize)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), m.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), ft.msg.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -483,46 +484,36 @@ type validationResource struct {
 
 // validateFormTask is GET .../validate: the validation result of the current forms, no state change.
 func (s *Server) validateFormTask(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
-	m, _, ok := s.loadFormTask(c)
-	if !ok {
-		return
-	}
-	_, rights := reporteeOf(c)
-	res, err := tasks.Validate(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()))
+	res, err := ft.tasks.Validate(c.Request.Context(), ft.msg.MessageID, ft.caller)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	r := validationResource{ValidationResult: res}
-	r.Links.Add("self", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(m.MessageID) + "/validate"})
-	r.Links.Add("message", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)})
+	r.Links.Add("self", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
+	r.Links.Add("message", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
 	s.render(c, http.StatusOK, r)
 }
 
 // getPrint is GET .../print: the PDF of a form task, its archive's once archived.
 func (s *Server) getPrint(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
+	ft, ok := s.beginFormTask(c)
 	if !ok {
 		return
 	}
-	m, _, ok := s.loadFormTask(c)
-	if !ok {
-		return
-	}
-	_, rights := reporteeOf(c)
-	pdf, err := tasks.Print(c.Request.Context(), m.MessageID, caller(principalOf(c), rights, m.Service()))
+	pdf, err := ft.tasks.Print(c.Request.Context(), ft.msg.MessageID, ft.caller)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("message %s has no print yet", m.MessageID))
+		abort(c, notFound("message %s has no print yet", ft.msg.MessageID))
 		return
 	}
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, m.MessageID))
-	http.ServeContent(c.Writer, c.Request, m.MessageID+".pdf", m.LastChangedDateTime, bytes.NewReader(pdf))
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, ft.msg.MessageID))
+	http.ServeContent(c.Writer, c.Request, ft.msg.MessageID+".pdf", ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
 }
