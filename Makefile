@@ -6,10 +6,13 @@ SHELL := /bin/bash
 TEMPORAL_VERSION := v1.5.1
 BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
+# Temporal's static checker of workflow code (non-determinism: time, goroutines, maps, I/O), pinned.
+WORKFLOWCHECK_VERSION := v0.6.0
+WORKFLOWCHECK := $(BIN)/workflowcheck
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: run test bench fuzz lint build deps clean
+.PHONY: run test bench fuzz lint build deps clean workflowcheck
 
 run: deps $(TEMPORAL) build
 	scripts/run.sh
@@ -23,9 +26,13 @@ bench: deps $(TEMPORAL)
 fuzz: deps
 	go test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./odata/
 
-lint: deps
+# vet, gofmt, workflowcheck over the workflows, and the deployment files (scripts/lint-deploy.sh: docker
+# compose config, Caddyfile, kustomize | kubeconform, the dashboard's metric names). Not part of `make test`.
+lint: deps $(WORKFLOWCHECK)
 	go vet ./...
-	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	test -z "$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'); exit 1; }
+	$(WORKFLOWCHECK) ./workflows/...
+	scripts/lint-deploy.sh
 
 build: deps
 	go build -o $(BIN)/postbox ./cmd/postbox
@@ -40,6 +47,12 @@ $(BIN)/.temporal-$(TEMPORAL_VERSION):
 	@echo "building the Temporal CLI $(TEMPORAL_VERSION) into ./bin (the first time takes a few minutes)"
 	GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_VERSION)
 	@rm -f $(BIN)/.temporal-* && touch $@
+
+workflowcheck: $(WORKFLOWCHECK)
+$(WORKFLOWCHECK): $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
+$(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
+	GOBIN=$(BIN) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
+	@rm -f $(BIN)/.workflowcheck-* && touch $@
 
 clean:
 	scripts/pg.sh stop || true

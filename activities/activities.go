@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	_ "time/tzdata" // the interface's local time must not depend on the host's zone database
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/postbox/postbox/activities/printpdf"
 	"github.com/postbox/postbox/activities/xsd"
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -200,6 +202,9 @@ func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (w
 		return workflows.Findings{}, err
 	}
 	var f workflows.Findings
+	if len(res.Errors) > 0 {
+		telemetry.ValidationFailures.WithLabelValues(form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)).Inc()
+	}
 	for _, is := range res.Errors {
 		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: is.ErrorMessage, FieldXPath: is.FieldXPath})
 	}
@@ -323,7 +328,9 @@ func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, nil, err
 	}
+	start := time.Now()
 	pdf, err = a.Renderer.Render(doc)
+	telemetry.PDFRender.Observe(time.Since(start).Seconds())
 	if errors.Is(err, printpdf.ErrBadFormData) {
 		return nil, nil, permanent(ErrBadFormData, err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/api"
@@ -39,7 +38,7 @@ var formTaskEnv struct {
 	once   sync.Once
 	err    error
 	dev    *testsuite.DevServer
-	worker sdkworker.Worker
+	worker *worker.Workers
 	pool   *pgxpool.Pool
 	drop   func()
 	srv    *api.Server

@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +47,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := checkSuiteLog(m.Run())
 	stopFormTaskEnv()
 	pool.Close()
 	drop()
@@ -188,4 +187,6 @@ func pathOf(t *testing.T, href string) string {
 	return p
 }
 
-var quiet = slog.New(slog.DiscardHandler)
+// quiet is the logger of the suite's servers: nobody reads it during the tests, but TestMain checks that
+// it holds no secrets (logging_test.go).
+var quiet = newSuiteLogger()

@@ -38,10 +38,12 @@ func reporteeOf(c *gin.Context) (store.Party, identity.RightSet) {
 	return p.(store.Party), r.(identity.RightSet)
 }
 
-// clientCertificate is the verified enterprise certificate of the TLS connection, if any.
+// clientCertificate is the verified enterprise certificate of the TLS connection, or the one a trusted
+// proxy forwarded and clientCertHeader verified, if any.
 func clientCertificate(r *http.Request) *x509.Certificate {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return nil
+		cert, _ := r.Context().Value(proxyCertKey{}).(*x509.Certificate)
+		return cert
 	}
 	return r.TLS.VerifiedChains[0][0]
 }

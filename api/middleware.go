@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )
 
@@ -38,6 +39,8 @@ func (s *Server) requestID(c *gin.Context) {
 	}
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
+	// Every log line of the request carries it (telemetry.ContextHandler).
+	c.Request = c.Request.WithContext(telemetry.WithRequestID(c.Request.Context(), id))
 	c.Next()
 }
 

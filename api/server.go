@@ -3,12 +3,17 @@ package api
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/identity"
@@ -32,6 +37,15 @@ type Options struct {
 	Rights *identity.Rights
 	// Temporal carries form-task changes to their workflows; nil answers them with 503.
 	Temporal client.Client
+	// TracerProvider makes a server span of every request, in the request's context; nil traces nothing.
+	TracerProvider trace.TracerProvider
+	// Propagator reads a trace context the client sent (traceparent); nil ignores it.
+	Propagator propagation.TextMapPropagator
+	// TrustClientCertHeader believes the RFC 9440 Client-Cert header of a TLS-terminating proxy, verified
+	// against ClientCAs, on requests that did not arrive over TLS.
+	TrustClientCertHeader bool
+	// ClientCAs verify forwarded client certificates; required with TrustClientCertHeader.
+	ClientCAs *x509.CertPool
 }
 
 // Server holds what the handlers depend on.
@@ -42,6 +56,7 @@ type Server struct {
 	auth      *identity.Authenticator
 	rights    *identity.Rights
 	formTasks *FormTasks
+	tracer    trace.Tracer
 	handler   http.Handler
 	// routeList is every registered route, for the scope table's completeness check.
 	routeList gin.RoutesInfo
@@ -62,6 +77,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 10 << 20
 	}
+	if opts.TrustClientCertHeader && opts.ClientCAs == nil {
+		return nil, errors.New("api: TrustClientCertHeader needs ClientCAs to verify forwarded certificates")
+	}
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = noop.NewTracerProvider()
+	}
 	q := store.New(opts.Pool)
 	if opts.Rights == nil {
 		opts.Rights = identity.NewRights(q, opts.Logger)
@@ -75,6 +96,7 @@ func New(opts Options) (*Server, error) {
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
 	}
+	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
 	if opts.Temporal != nil {
 		s.formTasks = &FormTasks{Client: opts.Temporal, Pool: opts.Pool}
 	}

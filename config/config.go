@@ -4,6 +4,8 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -32,17 +34,36 @@ type Config struct {
 	TLSKey      string // POSTBOX_TLS_KEY: its private key (PEM)
 	TLSClientCA string // POSTBOX_TLS_CLIENT_CA: CA bundle enterprise certificates are verified against
 
-	WorkerMaxActivities    int // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
-	WorkerMaxWorkflowTasks int // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
+	// TrustClientCertHeader makes the API believe the RFC 9440 Client-Cert header of a TLS-terminating
+	// proxy (POSTBOX_TRUST_CLIENT_CERT_HEADER); the certificate is still verified against TLSClientCA.
+	TrustClientCertHeader bool
+
+	WorkerMaxActivities    int      // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
+	WorkerMaxWorkflowTasks int      // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
+	WorkerQueues           []string // POSTBOX_WORKER_QUEUES: the queue groups a worker polls (QueueGroups)
+
+	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
+	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
+
+// Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, and the
+// archiving and read-model writes. Each maps to a Temporal task queue (worker.TaskQueueOf).
+const (
+	QueueFormTask   = "formtask"
+	QueueValidation = "validation"
+	QueueArchive    = "archive"
+)
+
+// QueueGroups are all queue groups, the default of POSTBOX_WORKER_QUEUES.
+var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive}
 
 // Load reads the environment. A malformed value is an error that names its variable.
 func Load() (Config, error) {
-	return load(os.Getenv)
+	return load(os.LookupEnv)
 }
 
-func load(getenv func(string) string) (Config, error) {
-	r := reader{getenv: getenv}
+func load(lookup func(string) (string, bool)) (Config, error) {
+	r := reader{lookup: lookup}
 	c := Config{
 		DatabaseURL:       r.str("POSTBOX_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postbox?sslmode=disable"),
 		HTTPAddr:          r.str("POSTBOX_HTTP_ADDR", "127.0.0.1:8080"),
@@ -64,8 +85,14 @@ func load(getenv func(string) string) (Config, error) {
 		TLSKey:      r.str("POSTBOX_TLS_KEY", "deploy/demo/certs/server-key.pem"),
 		TLSClientCA: r.str("POSTBOX_TLS_CLIENT_CA", "deploy/demo/certs/ca.pem"),
 
+		TrustClientCertHeader: r.boolean("POSTBOX_TRUST_CLIENT_CERT_HEADER", false),
+
 		WorkerMaxActivities:    int(r.integer("POSTBOX_WORKER_MAX_ACTIVITIES", 16)),
 		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
+		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
+
+		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
+		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
 	}
 	if c.MaxBodyBytes <= 0 {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")
@@ -80,8 +107,13 @@ func load(getenv func(string) string) (Config, error) {
 }
 
 type reader struct {
-	getenv func(string) string
+	lookup func(string) (string, bool)
 	err    error
+}
+
+func (r *reader) getenv(name string) string {
+	v, _ := r.lookup(name)
+	return v
 }
 
 func (r *reader) fail(name, format string, args ...any) {
@@ -157,4 +189,73 @@ func (r *reader) oneOf(name, def string, allowed ...string) string {
 	}
 	r.fail(name, "%q is not one of %s", v, strings.Join(allowed, ", "))
 	return def
+}
+
+// addr reads a listen address (host:port). Set but empty turns the listener off; unset is def.
+func (r *reader) addr(name, def string) string {
+	v, set := r.lookup(name)
+	if !set {
+		return def
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		r.fail(name, "%q is not an address like 0.0.0.0:9090 (leave it empty to turn the listener off)", v)
+	}
+	return v
+}
+
+// queues reads a comma-separated subset of QueueGroups; unset or empty means all of them.
+func (r *reader) queues(name string) []string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return append([]string(nil), QueueGroups...)
+	}
+	var out []string
+	for _, q := range strings.Split(v, ",") {
+		q = strings.ToLower(strings.TrimSpace(q))
+		if q == "" {
+			continue
+		}
+		known := false
+		for _, g := range QueueGroups {
+			known = known || g == q
+		}
+		if !known {
+			r.fail(name, "%q is not a queue group; use a comma-separated list of %s", q, strings.Join(QueueGroups, ", "))
+			return nil
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == q
+		}
+		if !dup {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		r.fail(name, "%q names no queue group; use a comma-separated list of %s", v, strings.Join(QueueGroups, ", "))
+	}
+	return out
+}
+
+// endpoint reads an OTLP/gRPC endpoint: host:port (plain text) or an http:// or https:// URL.
+func (r *reader) endpoint(name string) string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return ""
+	}
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.fail(name, "%q is not an http:// or https:// URL or a host:port", v)
+		}
+		return v
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		r.fail(name, "%q is not an http:// or https:// URL or a host:port", v)
+	}
+	return v
 }

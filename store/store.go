@@ -33,11 +33,22 @@ type Queries struct {
 // New returns the queries over db.
 func New(db DBTX) *Queries { return &Queries{db: db} }
 
+// Option configures the pool Open builds.
+type Option func(*pgxpool.Config)
+
+// WithTracer traces the pool's queries, e.g. as OpenTelemetry spans (otelpgx).
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
+}
+
 // Open connects a pool and checks that the database answers.
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -111,7 +111,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 	ctx := context.Background()
 	pool := storetest.New(b)
 	c := dial(b, devServer.FrontendHostPort(), nsBench)
-	startWorker(b, c, pool, func(w sdkworker.Worker, _ *activities.Activities) {
+	startWorker(b, c, pool, func(w sdkworker.Registry, _ *activities.Activities) {
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})

@@ -279,7 +279,7 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 	pool := storetest.New(t)
 	c := dial(t, devServer.FrontendHostPort(), nsDurability)
 	committed := make(chan string, 1)
-	stop := startWorker(t, c, pool, func(w sdkworker.Worker, a *activities.Activities) {
+	stop := startWorker(t, c, pool, func(w sdkworker.Registry, a *activities.Activities) {
 		w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
 			res, err := a.Archive(ctx, in)
 			if err != nil {

@@ -31,6 +31,7 @@ import (
 const (
 	nsDurability = "durability"
 	nsBench      = "bench"
+	nsShutdown   = "shutdown"
 )
 
 var (
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 func runMain(m *testing.M) int {
 	ctx := context.Background()
 	var err error
-	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench)
+	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench, nsShutdown)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the Temporal dev server:", err)
 		return 1
@@ -115,7 +116,7 @@ func dial(t testing.TB, hostPort, namespace string) client.Client {
 
 // startWorker runs a worker of c on pool until the test ends or stop is called; override may replace
 // activities before it starts.
-func startWorker(t testing.TB, c client.Client, pool *pgxpool.Pool, override func(sdkworker.Worker, *activities.Activities)) (stop func()) {
+func startWorker(t testing.TB, c client.Client, pool *pgxpool.Pool, override func(sdkworker.Registry, *activities.Activities)) (stop func()) {
 	acts, err := activities.New(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
@@ -175,7 +176,7 @@ func recorded[T, R any](r *recorder, name string, fn func(context.Context, T) (R
 	}
 }
 
-func (r *recorder) wrap(w sdkworker.Worker, a *activities.Activities) {
+func (r *recorder) wrap(w sdkworker.Registry, a *activities.Activities) {
 	opts := func(name string) activity.RegisterOptions {
 		return activity.RegisterOptions{Name: name, DisableAlreadyRegisteredCheck: true}
 	}

@@ -1,5 +1,15 @@
-// Package worker runs form-task workflows and their activities on the form-task queue. Run as many as the
-// load needs: Temporal spreads the tasks over them.
+// Package worker runs the form-task workflows and their activities. A process polls the task queues of
+// the queue groups it is configured for (POSTBOX_WORKER_QUEUES), one SDK worker per queue, so each group
+// scales on its own: run as many processes of each as the load needs, Temporal spreads the tasks over them.
+//
+//	group       task queue                    registered
+//	formtask    workflows.TaskQueue           the FormTask workflow and every activity (see below)
+//	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint
+//	archive     workflows.TaskQueueArchive    Archive, ProjectState
+//
+// The formtask workers register every activity: DiscardRevision runs as a local activity inside their
+// workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues) keep their
+// checks local and their other activities on workflows.TaskQueue until they end or continue as new.
 package worker
 
 import (
@@ -7,43 +17,194 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nexus-rpc/sdk-go/nexus"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
 
-// Options tune a worker; zero values take the SDK's defaults.
+// Options tune a worker process; zero values take the SDK's defaults.
 type Options struct {
-	MaxConcurrentActivities    int           // activity executions at once (XSD and PDF work is CPU-bound)
-	MaxConcurrentWorkflowTasks int           // workflow tasks at once
-	StopTimeout                time.Duration // how long running activities may finish on stop
+	// Queues are the queue groups to poll (config.QueueGroups); empty polls all of them.
+	Queues []string
+	// MaxConcurrentActivities bounds the activity executions of each queue's worker at once (XSD and PDF
+	// work is CPU-bound: about the CPUs of the process for validation).
+	MaxConcurrentActivities int
+	// MaxConcurrentWorkflowTasks bounds the workflow tasks of the formtask worker at once.
+	MaxConcurrentWorkflowTasks int
+	// StopTimeout is how long running activities may finish once the worker stops polling.
+	StopTimeout time.Duration
 }
 
-// New returns a worker on workflows.TaskQueue with the form-task workflow and acts registered.
-func New(c client.Client, acts *activities.Activities, opts Options) worker.Worker {
-	w := worker.New(c, workflows.TaskQueue, worker.Options{
-		MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
-		MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
-		WorkerStopTimeout:                      opts.StopTimeout,
-	})
-	Register(w, acts)
-	return w
+// TaskQueueOf is the task queue of a queue group, "" for an unknown group.
+func TaskQueueOf(group string) string {
+	switch group {
+	case config.QueueFormTask:
+		return workflows.TaskQueue
+	case config.QueueValidation:
+		return workflows.TaskQueueValidation
+	case config.QueueArchive:
+		return workflows.TaskQueueArchive
+	}
+	return ""
 }
 
-// Register registers the workflow and the activities on r.
-func Register(r worker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
-	r.RegisterActivity(acts)
+// Workers are the SDK workers of one process, one per queue group. Registering an activity registers it
+// on every one of them (tests use this to replace activities); a workflow goes to the formtask worker.
+type Workers struct {
+	list []queueWorker
+}
+
+type queueWorker struct {
+	group, taskQueue string
+	w                worker.Worker
+}
+
+var _ worker.Registry = (*Workers)(nil)
+
+// New returns the workers of opts.Queues with the workflow and the activities of each group registered.
+func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
+	groups := opts.Queues
+	if len(groups) == 0 {
+		groups = config.QueueGroups
+	}
+	ws := &Workers{}
+	for _, g := range groups {
+		tq := TaskQueueOf(g)
+		if tq == "" {
+			panic(fmt.Sprintf("worker: unknown queue group %q", g))
+		}
+		w := worker.New(c, tq, worker.Options{
+			MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
+			MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
+			WorkerStopTimeout:                      opts.StopTimeout,
+		})
+		register(w, g, acts)
+		ws.list = append(ws.list, queueWorker{group: g, taskQueue: tq, w: w})
+	}
+	return ws
+}
+
+// activityGroups says which queue group runs which activity (besides formtask, which registers all).
+var activityGroups = map[string]string{
+	workflows.ActivityValidateForms:    config.QueueValidation,
+	workflows.ActivityCheckAttachments: config.QueueValidation,
+	workflows.ActivityRenderPrint:      config.QueueValidation,
+	workflows.ActivityArchive:          config.QueueArchive,
+	workflows.ActivityProjectState:     config.QueueArchive,
+	workflows.ActivityDiscardRevision:  config.QueueFormTask,
+}
+
+func register(r worker.Registry, group string, acts *activities.Activities) {
+	fns := map[string]any{
+		workflows.ActivityValidateForms:    acts.ValidateForms,
+		workflows.ActivityCheckAttachments: acts.CheckAttachments,
+		workflows.ActivityRenderPrint:      acts.RenderPrint,
+		workflows.ActivityArchive:          acts.Archive,
+		workflows.ActivityProjectState:     acts.ProjectState,
+		workflows.ActivityDiscardRevision:  acts.DiscardRevision,
+	}
+	if group == config.QueueFormTask {
+		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+	}
+	for name, fn := range fns {
+		if group == config.QueueFormTask || activityGroups[name] == group {
+			r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+		}
+	}
+}
+
+// TaskQueues are the task queues the workers poll.
+func (ws *Workers) TaskQueues() []string {
+	var out []string
+	for _, q := range ws.list {
+		out = append(out, q.taskQueue)
+	}
+	return out
+}
+
+// Start starts every worker; if one fails, those started are stopped again.
+func (ws *Workers) Start() error {
+	for i, q := range ws.list {
+		if err := q.w.Start(); err != nil {
+			for _, started := range ws.list[:i] {
+				started.w.Stop()
+			}
+			return fmt.Errorf("start worker of %s: %w", q.taskQueue, err)
+		}
+	}
+	return nil
+}
+
+// Stop stops every worker at once: each stops polling, lets its running activities finish within
+// Options.StopTimeout (then cancels them; Temporal retries them elsewhere) and returns. So the whole stop
+// takes at most about StopTimeout.
+func (ws *Workers) Stop() {
+	var wg sync.WaitGroup
+	for _, q := range ws.list {
+		wg.Go(q.w.Stop)
+	}
+	wg.Wait()
+}
+
+func (ws *Workers) each(fn func(w worker.Worker)) {
+	for _, q := range ws.list {
+		fn(q.w)
+	}
+}
+
+func (ws *Workers) workflowWorkers(fn func(w worker.Worker)) {
+	for _, q := range ws.list {
+		if q.group == config.QueueFormTask {
+			fn(q.w)
+		}
+	}
+}
+
+// RegisterWorkflow registers a workflow on the formtask worker.
+func (ws *Workers) RegisterWorkflow(w any) {
+	ws.workflowWorkers(func(x worker.Worker) { x.RegisterWorkflow(w) })
+}
+
+// RegisterWorkflowWithOptions registers a workflow on the formtask worker.
+func (ws *Workers) RegisterWorkflowWithOptions(w any, o workflow.RegisterOptions) {
+	ws.workflowWorkers(func(x worker.Worker) { x.RegisterWorkflowWithOptions(w, o) })
+}
+
+// RegisterDynamicWorkflow registers a dynamic workflow on the formtask worker.
+func (ws *Workers) RegisterDynamicWorkflow(w any, o workflow.DynamicRegisterOptions) {
+	ws.workflowWorkers(func(x worker.Worker) { x.RegisterDynamicWorkflow(w, o) })
+}
+
+// RegisterActivity registers an activity on every worker.
+func (ws *Workers) RegisterActivity(a any) { ws.each(func(x worker.Worker) { x.RegisterActivity(a) }) }
+
+// RegisterActivityWithOptions registers an activity on every worker.
+func (ws *Workers) RegisterActivityWithOptions(a any, o activity.RegisterOptions) {
+	ws.each(func(x worker.Worker) { x.RegisterActivityWithOptions(a, o) })
+}
+
+// RegisterDynamicActivity registers a dynamic activity on every worker.
+func (ws *Workers) RegisterDynamicActivity(a any, o activity.DynamicRegisterOptions) {
+	ws.each(func(x worker.Worker) { x.RegisterDynamicActivity(a, o) })
+}
+
+// RegisterNexusService registers a Nexus service on the formtask worker.
+func (ws *Workers) RegisterNexusService(s *nexus.Service) {
+	ws.workflowWorkers(func(x worker.Worker) { x.RegisterNexusService(s) })
 }
 
 // SearchAttributes are the custom search attributes of form-task workflows and their types.
@@ -79,8 +240,9 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	return nil
 }
 
-// Serve runs a form-task worker until ctx ends: it registers the search attributes (waiting for Temporal
-// to answer, so it can start before Temporal does), then runs the workflow and the activities over pool.
+// Serve runs the workers of opts.Queues until ctx ends: it registers the search attributes (waiting for
+// Temporal to answer, so it can start before Temporal does), then runs the workflow and the activities
+// over pool. On stop it stops polling and lets running activities finish within opts.StopTimeout.
 func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, namespace string, opts Options, log *slog.Logger) error {
 	for {
 		err := RegisterSearchAttributes(ctx, c, namespace)
@@ -109,13 +271,17 @@ const (
 	staleRevisionSweep = time.Hour
 )
 
-// Run runs w until ctx ends, and meanwhile deletes stale revisions.
-func Run(ctx context.Context, w worker.Worker, pool *pgxpool.Pool, log *slog.Logger) error {
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+// Run runs ws until ctx ends, and meanwhile deletes stale revisions.
+func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger) error {
+	if err := ws.Start(); err != nil {
+		return err
 	}
-	defer w.Stop()
-	log.Info("worker started", "task_queue", workflows.TaskQueue)
+	log.Info("worker started", "task_queues", ws.TaskQueues())
+	defer func() {
+		log.Info("worker stopping: no new tasks; running activities may finish")
+		ws.Stop()
+		log.Info("worker stopped")
+	}()
 	tick := time.NewTicker(staleRevisionSweep)
 	defer tick.Stop()
 	for {

@@ -16,8 +16,30 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// TaskQueue is the queue of form-task workflows and their activities.
-const TaskQueue = "postbox-formtasks"
+// Task queues. Each group of work has its own queue, so its workers scale on their own:
+//
+//   - TaskQueue: the form-task workflows (workflow tasks), and the local activity DiscardRevision, which runs
+//     inside the workflow task. Runs begun before the queues were split (workflow.GetVersion change
+//     VersionTaskQueues at DefaultVersion) keep running all their activities here, the checks as local
+//     activities, so the workers of this queue register every activity.
+//   - TaskQueueValidation: the CPU-bound activities: XSD validation (ValidateForms), attachment rules
+//     (CheckAttachments) and print rendering (RenderPrint).
+//   - TaskQueueArchive: archiving (Archive) and the read model (ProjectState), bound by PostgreSQL.
+const (
+	TaskQueue           = "postbox-formtasks"
+	TaskQueueValidation = "postbox-validation"
+	TaskQueueArchive    = "postbox-archive"
+)
+
+// VersionTaskQueues is the workflow.GetVersion change id of the split task queues: version 1 schedules the
+// checks as (remote) activities on TaskQueueValidation and archiving and projection on TaskQueueArchive;
+// DefaultVersion (runs begun before) keeps everything on TaskQueue with the checks as local activities.
+const VersionTaskQueues = "activity-task-queues"
+
+// MetricTransitions counts status changes of form tasks, tagged "from" and "to". The workflow emits it
+// through the SDK's metrics handler (which records nothing while replaying); the Prometheus naming of the
+// worker's handler adds "_total".
+const MetricTransitions = "postbox_formtask_transitions"
 
 // WorkflowIDPrefix starts the id of every form-task workflow.
 const WorkflowIDPrefix = "formtask/"

@@ -25,9 +25,18 @@ var (
 		ScheduleToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:            retryPolicy,
 	}
-	// The checks are short reads that answer the caller: as local activities they run in the workflow
-	// task that needs them instead of costing server round trips.
+	// DiscardRevision is a short write that nobody waits for: as a local activity it runs in the workflow
+	// task that needs it instead of costing server round trips. Before VersionTaskQueues the checks ran
+	// this way too.
 	checkActivity = workflow.LocalActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:            retryPolicy,
+	}
+	// The checks (XSD validation, attachment rules) are CPU-bound: since VersionTaskQueues they run on the
+	// validation queue, whose workers scale with the CPU they need.
+	validationActivity = workflow.ActivityOptions{
+		TaskQueue:              TaskQueueValidation,
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:            retryPolicy,
@@ -40,10 +49,53 @@ var (
 	}
 )
 
+// queues are the activity options of a run: the split task queues from VersionTaskQueues on, everything
+// on the workflow's own queue (and the checks local) for runs begun before.
+type queues struct {
+	split bool
+}
+
+func (q queues) checks(ctx workflow.Context) workflow.Context {
+	if !q.split {
+		return workflow.WithLocalActivityOptions(ctx, checkActivity)
+	}
+	return workflow.WithActivityOptions(ctx, validationActivity)
+}
+
+func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.Future {
+	if !q.split {
+		return workflow.ExecuteLocalActivity(ctx, name, arg)
+	}
+	return workflow.ExecuteActivity(ctx, name, arg)
+}
+
+// print renders on the validation queue, archive on the archive queue (it renders too, but in the
+// transaction that archives), projection on the archive queue.
+func (q queues) print(ctx workflow.Context) workflow.Context {
+	return q.on(ctx, renderActivity, TaskQueueValidation)
+}
+
+func (q queues) archive(ctx workflow.Context) workflow.Context {
+	return q.on(ctx, renderActivity, TaskQueueArchive)
+}
+
+func (q queues) project(ctx workflow.Context) workflow.Context {
+	return q.on(ctx, shortActivity, TaskQueueArchive)
+}
+
+func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, taskQueue string) workflow.Context {
+	if q.split {
+		opts.TaskQueue = taskQueue
+	}
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
 // FormTask is the workflow of one form task: it applies the updates of the interface one at a time, keeps
 // the read model current through activities, and ends when the task is archived.
 func FormTask(ctx workflow.Context, state TaskState) error {
-	t := &task{state: state, mu: workflow.NewMutex(ctx)}
+	// Decided once per run, before any command: a run keeps the queues it began with.
+	v := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
+	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: v >= 1}}
 	if err := t.register(ctx); err != nil {
 		return err
 	}
@@ -69,6 +121,7 @@ type task struct {
 	state   TaskState
 	mu      workflow.Mutex // one update at a time past its validator: they read and write the same message
 	handled int            // updates of this run
+	queues  queues         // where this run's activities go
 }
 
 func (t *task) register(ctx workflow.Context) error {
@@ -108,6 +161,8 @@ func (t *task) setStatus(ctx workflow.Context, status string) error {
 	if status == t.state.Status {
 		return nil
 	}
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"from": t.state.Status, "to": status}).
+		Counter(MetricTransitions).Inc(1)
 	t.state.Status = status
 	return workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(status))
 }
@@ -281,7 +336,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	if target == StatusArchived {
 		// Archive promotes the revision and archives in one transaction.
 		var ar ArchiveResult
-		actx := workflow.WithActivityOptions(ctx, renderActivity)
+		actx := t.queues.archive(ctx)
 		err := workflow.ExecuteActivity(actx, ActivityArchive,
 			ArchiveInput{Content: content, By: in.Caller.Name, At: workflow.Now(ctx)}).Get(ctx, &ar)
 		if err != nil {
@@ -374,7 +429,7 @@ func (t *task) print(ctx workflow.Context, _ ReadInput) (Result, error) {
 	}
 	defer t.mu.Unlock()
 	var pr PrintResult
-	actx := workflow.WithActivityOptions(ctx, renderActivity)
+	actx := t.queues.print(ctx)
 	if err := workflow.ExecuteActivity(actx, ActivityRenderPrint, t.state.MessageID).Get(ctx, &pr); err != nil {
 		return Result{}, err
 	}
@@ -384,13 +439,13 @@ func (t *task) print(ctx workflow.Context, _ ReadInput) (Result, error) {
 // check validates the forms of content against their schemas and its attachments against the service's
 // rules, both at once; final also applies the minimum counts of attachments.
 func (t *task) check(ctx workflow.Context, content ContentRef, forms, attachments, final bool) (Findings, error) {
-	actx := workflow.WithLocalActivityOptions(ctx, checkActivity)
+	actx := t.queues.checks(ctx)
 	var futures []workflow.Future
 	if forms {
-		futures = append(futures, workflow.ExecuteLocalActivity(actx, ActivityValidateForms, content))
+		futures = append(futures, t.queues.execCheck(actx, ActivityValidateForms, content))
 	}
 	if attachments {
-		futures = append(futures, workflow.ExecuteLocalActivity(actx, ActivityCheckAttachments, CheckAttachmentsInput{
+		futures = append(futures, t.queues.execCheck(actx, ActivityCheckAttachments, CheckAttachmentsInput{
 			Content: content, ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Final: final,
 		}))
 	}
@@ -408,7 +463,7 @@ func (t *task) check(ctx workflow.Context, content ContentRef, forms, attachment
 // project writes the read model: promotes content's revision and sets status and last change.
 func (t *task) project(ctx workflow.Context, content ContentRef, status, by string) (int64, error) {
 	var pr ProjectResult
-	actx := workflow.WithActivityOptions(ctx, shortActivity)
+	actx := t.queues.project(ctx)
 	err := workflow.ExecuteActivity(actx, ActivityProjectState,
 		ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
 	return pr.Ref, err

@@ -16,14 +16,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5/pgxpool"
-
+	"go.opentelemetry.io/otel"
 	"go.temporal.io/sdk/client"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
+	tlog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 )
@@ -34,8 +39,10 @@ commands:
   api            serve the REST API
   migrate        apply pending database migrations
   seed --file F  import a dataset (see deploy/demo/README.md); idempotent
-  worker         run the Temporal worker of form tasks (workflows and activities)
-  dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the worker, for local use
+  worker         run the Temporal workers of the queue groups in POSTBOX_WORKER_QUEUES (form-task workflows,
+                 validation and print, archiving)
+  dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the workers of
+                 every queue group, for local use
   token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
 
 Settings come from POSTBOX_* environment variables; see README.md.
@@ -51,7 +58,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "postbox: configuration:", err)
 		os.Exit(2)
 	}
-	log := newLogger(cfg)
+	log := telemetry.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	slog.SetDefault(log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -84,14 +91,6 @@ func main() {
 	}
 }
 
-func newLogger(cfg config.Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
-}
-
 func runMigrate(ctx context.Context, cfg config.Config) error {
 	pool, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -122,18 +121,86 @@ func runSeed(ctx context.Context, cfg config.Config, args []string) error {
 	return nil
 }
 
+// services are what `api`, `worker` and `dev` run on: the database pool and the Temporal client, both
+// traced and measured.
+type services struct {
+	cfg      config.Config
+	log      *slog.Logger
+	tracing  *telemetry.Tracing
+	pool     *pgxpool.Pool
+	temporal client.Client
+	untrack  func()
+}
+
+// openServices opens the pool (queries traced by otelpgx, statistics in the postbox_db_pool_* series)
+// and a Temporal client (SDK metrics into the Prometheus registry, the OpenTelemetry interceptor on the
+// client and so on every worker made from it, the SDK's log through slog).
+func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, tracing *telemetry.Tracing) (*services, error) {
+	pool, err := store.Open(ctx, cfg.DatabaseURL, store.WithTracer(otelpgx.NewTracer(otelpgx.WithTracerProvider(tracing.Provider))))
+	if err != nil {
+		return nil, err
+	}
+	tc, err := dialTemporal(cfg, log, tracing)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, temporal: tc, untrack: telemetry.TrackPool(pool)}, nil
+}
+
+func (s *services) Close() {
+	s.temporal.Close()
+	s.untrack()
+	s.pool.Close()
+}
+
+// startTracing exports traces when POSTBOX_OTLP_ENDPOINT is set (and makes them the global provider);
+// otherwise it returns the no-op provider. The returned func flushes what is left.
+func startTracing(ctx context.Context, cfg config.Config, log *slog.Logger, service string) (*telemetry.Tracing, func(), error) {
+	tracing, err := telemetry.NewTracing(ctx, cfg.OTLPEndpoint, service)
+	if err != nil {
+		return nil, nil, err
+	}
+	otel.SetTextMapPropagator(tracing.Propagator)
+	if !tracing.Enabled() {
+		return tracing, func() {}, nil
+	}
+	otel.SetTracerProvider(tracing.Provider)
+	log.Info("tracing to OTLP endpoint", "endpoint", cfg.OTLPEndpoint, "service", service)
+	return tracing, func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(flushCtx); err != nil {
+			log.Warn("flushing traces failed", "err", err)
+		}
+	}, nil
+}
+
+// run starts tracing, opens the services and runs parts on them, with the admin listener (metrics,
+// health) alongside, until ctx ends or a part fails.
+func run(ctx context.Context, cfg config.Config, log *slog.Logger, service string, parts ...func(context.Context, *services) error) error {
+	tracing, flush, err := startTracing(ctx, cfg, log, service)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	svc, err := openServices(ctx, cfg, log, tracing)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	g, gctx := errgroup.WithContext(ctx)
+	if cfg.AdminAddr != "" {
+		g.Go(func() error { return serveAdmin(gctx, cfg, log) })
+	}
+	for _, part := range parts {
+		g.Go(func() error { return part(gctx, svc) })
+	}
+	return g.Wait()
+}
+
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	tc, err := dialTemporal(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	return serveAPI(ctx, cfg, log, pool, tc)
+	return run(ctx, cfg, log, "postbox-api", serveAPI)
 }
 
 func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
@@ -146,56 +213,55 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if err := store.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	if *file != "" {
-		if err := store.SeedFile(ctx, pool, *file); err != nil {
-			return err
+	err = store.Migrate(ctx, pool)
+	if err == nil && *file != "" {
+		if err = store.SeedFile(ctx, pool, *file); err == nil {
+			log.Info("dataset imported", "file", *file)
 		}
-		log.Info("dataset imported", "file", *file)
 	}
-	tc, err := dialTemporal(cfg, log)
+	pool.Close()
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveWorker(gctx, cfg, log, pool, tc) })
-	g.Go(func() error { return serveAPI(gctx, cfg, log, pool, tc) })
-	return g.Wait()
+	cfg.WorkerQueues = config.QueueGroups // one process does everything
+	return run(ctx, cfg, log, "postbox", serveWorker, serveAPI)
 }
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	tc, err := dialTemporal(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	return serveWorker(ctx, cfg, log, pool, tc)
+	return run(ctx, cfg, log, "postbox-worker", serveWorker)
 }
 
-func serveWorker(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pgxpool.Pool, tc client.Client) error {
-	return worker.Serve(ctx, tc, pool, cfg.TemporalNamespace, worker.Options{
+func serveWorker(ctx context.Context, svc *services) error {
+	cfg := svc.cfg
+	return worker.Serve(ctx, svc.temporal, svc.pool, cfg.TemporalNamespace, workerOptions(cfg), svc.log)
+}
+
+func workerOptions(cfg config.Config) worker.Options {
+	return worker.Options{
+		Queues:                     cfg.WorkerQueues,
 		MaxConcurrentActivities:    cfg.WorkerMaxActivities,
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
 		StopTimeout:                cfg.ShutdownTimeout,
-	}, log)
+	}
 }
 
 // dialTemporal returns a client that connects on first use, so the API starts (and says it is not
 // ready) while Temporal is still coming up.
-func dialTemporal(cfg config.Config, log *slog.Logger) (client.Client, error) {
+func dialTemporal(cfg config.Config, log *slog.Logger, tracing *telemetry.Tracing) (client.Client, error) {
+	tracer, err := temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{
+		Tracer:            tracing.Provider.Tracer("go.temporal.io/sdk"),
+		TextMapPropagator: tracing.Propagator,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("temporal tracing: %w", err)
+	}
 	c, err := client.NewLazyClient(client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    log.With("component", "temporal"),
+		HostPort:       cfg.TemporalAddress,
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         tlog.NewStructuredLogger(log.With("component", "temporal")),
+		MetricsHandler: telemetry.TemporalMetrics(log),
+		// A client interceptor that is also a worker interceptor is used by the workers of the client.
+		Interceptors: []interceptor.ClientInterceptor{tracer},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("temporal client: %w", err)
@@ -203,29 +269,52 @@ func dialTemporal(cfg config.Config, log *slog.Logger) (client.Client, error) {
 	return c, nil
 }
 
-func serveAPI(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pgxpool.Pool, tc client.Client) error {
+// serveAdmin serves /metrics and /healthz on POSTBOX_ADMIN_ADDR, for Prometheus and probes.
+func serveAdmin(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	return httpServe(ctx, cfg, log, &http.Server{Addr: cfg.AdminAddr, Handler: telemetry.AdminHandler()})
+}
+
+// newAPI builds the API over the services.
+func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
+	cfg, log, pool, tc := svc.cfg, svc.log, svc.pool, svc.temporal
 	var tokens *identity.TokenVerifier
 	if cfg.TokenIssuer != "" {
 		var err error
 		if tokens, err = identity.NewTokenVerifier(ctx, cfg.TokenIssuer, cfg.TokenAudience, cfg.TokenJWKS); err != nil {
-			return fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
+			return nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
 		}
 	}
-	rights := identity.NewRights(store.New(pool), log)
-	go rights.Listen(ctx, pool)
-	srv, err := api.New(api.Options{
+	opts := api.Options{
 		Pool:         pool,
 		Logger:       log,
 		TrustProxy:   cfg.TrustProxy,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Tokens:       tokens,
-		Rights:       rights,
 		Temporal:     tc,
 		TemporalHealth: func(ctx context.Context) error {
 			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return err
 		},
-	})
+		TracerProvider:        svc.tracing.Provider,
+		Propagator:            svc.tracing.Propagator,
+		TrustClientCertHeader: cfg.TrustClientCertHeader,
+	}
+	if cfg.TrustClientCertHeader {
+		cas, err := clientCAs(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.ClientCAs = cas
+	}
+	rights := identity.NewRights(store.New(pool), log)
+	go rights.Listen(ctx, pool)
+	opts.Rights = rights
+	return api.New(opts)
+}
+
+func serveAPI(ctx context.Context, svc *services) error {
+	cfg, log := svc.cfg, svc.log
+	srv, err := newAPI(ctx, svc)
 	if err != nil {
 		return err
 	}
@@ -251,6 +340,21 @@ func enterpriseTLS(cfg config.Config) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("POSTBOX_TLS_CERT/POSTBOX_TLS_KEY: %w", err)
 	}
+	cas, err := clientCAs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientCAs:    cas,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
+
+// clientCAs is the bundle enterprise certificates are verified against, on the TLS listener and in a
+// trusted proxy's Client-Cert header.
+func clientCAs(cfg config.Config) (*x509.CertPool, error) {
 	caPEM, err := os.ReadFile(cfg.TLSClientCA)
 	if err != nil {
 		return nil, fmt.Errorf("POSTBOX_TLS_CLIENT_CA: %w", err)
@@ -259,12 +363,7 @@ func enterpriseTLS(cfg config.Config) (*tls.Config, error) {
 	if !cas.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("POSTBOX_TLS_CLIENT_CA: %s holds no certificate", cfg.TLSClientCA)
 	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    cas,
-		MinVersion:   tls.VersionTLS12,
-	}, nil
+	return cas, nil
 }
 
 // httpServe serves until ctx ends, then drains in-flight requests for the shutdown timeout.

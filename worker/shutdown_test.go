@@ -1,0 +1,104 @@
+package worker_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/worker"
+	"github.com/postbox/postbox/workflows"
+)
+
+// On stop (SIGTERM) a worker polls no more, but an activity it is running finishes and reports within
+// the stop timeout: the archive that was under way when the stop began is not cancelled, not retried,
+// and the submission completes once a worker takes the workflow up again.
+func TestStopLetsRunningActivitiesFinish(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	c := dial(t, devServer.FrontendHostPort(), nsShutdown)
+	acts, err := activities.New(pool)
+	require.NoError(t, err)
+	t.Cleanup(acts.Schemas.Close)
+	ws := worker.New(c, acts, worker.Options{StopTimeout: time.Minute})
+
+	var (
+		runs           atomic.Int32 // archive attempts, on this worker and the next
+		cancelledAtEnd atomic.Bool
+		started        = make(chan struct{}, 1)
+		finished       = make(chan struct{})
+	)
+	archiveOpts := activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true}
+	ws.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+		defer close(finished)
+		runs.Add(1)
+		started <- struct{}{}
+		select {
+		case <-activity.GetWorkerStopChannel(ctx): // the stop has begun while this runs
+		case <-time.After(time.Minute):
+		}
+		res, err := acts.Archive(ctx, in)
+		cancelledAtEnd.Store(ctx.Err() != nil)
+		return res, err
+	}, archiveOpts)
+	require.NoError(t, ws.Start())
+
+	ft := &api.FormTasks{Client: c, Pool: pool}
+	type outcome struct {
+		res workflows.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := ft.Submit(ctx, "a3101102", signer, submission(t, pool, "a3101102", true, true))
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Archive did not start")
+	}
+	ws.Stop() // returns once the running archive has finished and reported
+	<-finished
+	assert.False(t, cancelledAtEnd.Load(), "the running activity was not cancelled")
+
+	// The next worker takes the workflow task that records the archive's result; it would also take a
+	// retry of the archive, had the first not reported.
+	startWorker(t, c, pool, func(r sdkworker.Registry, a *activities.Activities) {
+		r.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+			runs.Add(1)
+			return a.Archive(ctx, in)
+		}, archiveOpts)
+	})
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the submission did not finish")
+	}
+	require.NoError(t, o.err)
+	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, int32(1), runs.Load(), "the archive ran once: its result was reported, not retried")
+}
+
+// A process polls the task queues of its configured queue groups only.
+func TestQueueGroups(t *testing.T) {
+	acts := &activities.Activities{}
+	assert.Equal(t, []string{workflows.TaskQueue, workflows.TaskQueueValidation, workflows.TaskQueueArchive},
+		worker.New(devServer.Client(), acts, worker.Options{}).TaskQueues(), "all by default")
+	assert.Equal(t, []string{workflows.TaskQueueValidation},
+		worker.New(devServer.Client(), acts, worker.Options{Queues: []string{config.QueueValidation}}).TaskQueues())
+	for _, g := range config.QueueGroups {
+		assert.NotEmpty(t, worker.TaskQueueOf(g), g)
+	}
+	assert.Empty(t, worker.TaskQueueOf("print"))
+}

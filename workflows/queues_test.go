@@ -1,0 +1,94 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/uber-go/tally/v4"
+	"go.temporal.io/sdk/activity"
+	contribtally "go.temporal.io/sdk/contrib/tally"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/workflows"
+)
+
+// A history recorded on the real dev server with the workflow as it was before the task queues were split
+// (every activity on postbox-formtasks, the checks as local activities): submit, validate, sub-form,
+// attachment, print, an invalid submission (discarded revision), to signing, signed and archived. The
+// current code must replay it, so workflows running during an upgrade go on.
+func TestReplaysHistoryFromBeforeTheQueueSplit(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, "testdata/formtask-v0.json"))
+}
+
+// New runs put every activity on the queue of its group; only DiscardRevision stays local.
+func TestActivitiesRunOnTheQueueOfTheirGroup(t *testing.T) {
+	env, _ := newEnv(t)
+	var mu sync.Mutex
+	queues := map[string]string{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		queues[info.ActivityType.Name] = info.TaskQueue
+	})
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		mu.Lock()
+		defer mu.Unlock()
+		queues[info.ActivityType.Name] = "local"
+	})
+	send(env, time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
+	send(env, 2*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
+	send(env, 4*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+	send(env, 5*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 3, Digest: rev.Digest}))
+	send(env, 6*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+	run(env, workflows.StatusFilling)
+	require.NoError(t, env.GetWorkflowError())
+
+	assert.Equal(t, map[string]string{
+		workflows.ActivityValidateForms:    workflows.TaskQueueValidation,
+		workflows.ActivityCheckAttachments: workflows.TaskQueueValidation,
+		workflows.ActivityRenderPrint:      workflows.TaskQueueValidation,
+		workflows.ActivityProjectState:     workflows.TaskQueueArchive,
+		workflows.ActivityArchive:          workflows.TaskQueueArchive,
+		workflows.ActivityDiscardRevision:  "local",
+	}, queues)
+}
+
+// Every status change is counted once, by from and to, through the SDK's metrics handler.
+func TestTransitionsAreCounted(t *testing.T) {
+	scope := tally.NewTestScope("", nil)
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
+	env := s.NewTestWorkflowEnvironment()
+	(&fakeActivities{}).register(env)
+	send(env, time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
+	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, true, false, rev))
+	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+	run(env, workflows.StatusFilling)
+	require.NoError(t, env.GetWorkflowError())
+
+	var got []string
+	for _, c := range scope.Snapshot().Counters() {
+		if c.Name() == workflows.MetricTransitions {
+			got = append(got, fmt.Sprintf("%s -> %s: %d", c.Tags()["from"], c.Tags()["to"], c.Value()))
+		}
+	}
+	sort.Strings(got)
+	assert.Equal(t, []string{"Signering -> Sendt og arkivert: 1", "Utfylling -> Signering: 1"}, got)
+}
