@@ -12,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,7 +73,8 @@ func Create(ctx context.Context) (url, name string, drop func(), err error) {
 	if err != nil {
 		return "", "", nil, err
 	}
-	name = "postbox_test_" + randomHex(6)
+	dropAbandoned(ctx, admin)
+	name = testDatabaseName()
 	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
 		return "", "", nil, err
 	}
@@ -86,7 +90,8 @@ func NewEmpty(t testing.TB) *pgxpool.Pool {
 	admin, err := pgx.Connect(ctx, ServerURL())
 	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL (default %s)", DefaultURL)
 	defer admin.Close(ctx)
-	name := "postbox_test_" + randomHex(6)
+	dropAbandoned(ctx, admin)
+	name := testDatabaseName()
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
 	t.Cleanup(func() { dropDatabase(name) })
@@ -197,6 +202,34 @@ func contentVersion() (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// Test databases carry their creation time, so that those of killed runs can be found and dropped.
+const testDatabasePrefix = "postbox_test_"
+
+func testDatabaseName() string {
+	return fmt.Sprintf("%s%d_%s", testDatabasePrefix, time.Now().Unix(), randomHex(4))
+}
+
+// abandonAfter is how old a test database must be before another run drops it: far longer than any run.
+const abandonAfter = 3 * time.Hour
+
+// dropAbandoned drops the test databases that runs which were killed left behind.
+func dropAbandoned(ctx context.Context, admin *pgx.Conn) {
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE $1", testDatabasePrefix+"%")
+	if err != nil {
+		return
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		created, _, _ := strings.Cut(strings.TrimPrefix(n, testDatabasePrefix), "_")
+		if at, err := strconv.ParseInt(created, 10, 64); err == nil && time.Since(time.Unix(at, 0)) > abandonAfter {
+			_, _ = admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pgx.Identifier{n}.Sanitize()))
+		}
+	}
 }
 
 func randomHex(n int) string {
