@@ -289,6 +289,13 @@ func TestMessageResourcesAsXML(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Code, "%s: %s", path, r.Body.String())
 		requireWellFormedXML(t, r.Body.Bytes())
 	}
+	formHref := getAs(t, shared, ssnP1, "/api/"+orgO1+"/messages/a3101102").json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string)
+	form := getAs(t, shared, ssnP1, pathOf(t, formHref), "Accept", "application/hal+xml")
+	require.Equal(t, http.StatusOK, form.Code)
+	requireWellFormedXML(t, form.Body.Bytes())
+	assert.Contains(t, form.Body.String(), `<DataFormatId>3106</DataFormatId>`)
+	assert.Contains(t, form.Body.String(), `<link rel="formdata" href="`+formHref+`/formdata" mime-type="application/xml">`)
+
 	x := getAs(t, shared, ssnP1, "/api/"+orgO1+"/messages/a3100808", "Accept", "application/xml").Body.String()
 	assert.Contains(t, x, `<link rel="attachment" href="http://postbox.test/api/`+orgO1+`/messages/a3100808/attachments/`)
 	assert.Contains(t, x, `<ReplyOptions><ReplyOption><Type>URL</Type>`)
