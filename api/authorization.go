@@ -472,25 +472,19 @@ func (s *Server) listDelegations(c *gin.Context) {
 		abort(c, notAccessManager(c))
 		return
 	}
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	roles, more, err := s.q.ListDelegations(c.Request.Context(), party.ID, lq)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	items := make([]delegationResource, len(roles))
-	for i, r := range roles {
-		items[i] = delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
+	coll, ok := listPage(s, c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
+		return s.q.ListDelegations(c.Request.Context(), party.ID, lq)
+	}, func(r store.DelegatedRole) delegationResource {
+		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: Timestamp{r.DelegatedTime},
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
 			RightHolderUserName: r.HolderUserName}
-		items[i].Links.Add("roledefinition", Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
+		d.Links.Add("roledefinition", Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
+		return d
+	})
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	s.render(c, http.StatusOK, s.collection(c, "delegations", items, lq, more))
 }
 
 // ---- deletions ----
@@ -666,23 +660,16 @@ func (s *Server) listAuditLog(c *gin.Context) {
 		abort(c, notAccessManager(c))
 		return
 	}
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	entries, more, err := s.q.ListAudit(c.Request.Context(), party.ID, lq)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	items := make([]auditEntryResource, len(entries))
-	for i, e := range entries {
-		items[i] = auditEntryResource{AuditEntryID: e.ID, Time: Timestamp{e.At}, Action: e.Action, Actor: e.ActorName,
+	coll, ok := listPage(s, c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
+		return s.q.ListAudit(c.Request.Context(), party.ID, lq)
+	}, func(e store.AuditEntry) auditEntryResource {
+		return auditEntryResource{AuditEntryID: e.ID, Time: Timestamp{e.At}, Action: e.Action, Actor: e.ActorName,
 			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,
 			RightID: e.RightID, RightHolder: e.RightHolder, Summary: e.Summary, RequestID: e.RequestID}
+	})
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	s.render(c, http.StatusOK, s.collection(c, "auditlog", items, lq, more))
 }
 
 // ---- reportee conversion ----

@@ -75,3 +75,23 @@ func encodeQuery(q url.Values) string {
 	}
 	return string(out)
 }
+
+// listPage answers the common shape of a list endpoint: the OData options of the request, one page from
+// load, and each row as a resource. It returns false when it answered with an error.
+func listPage[T, R any](s *Server, c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (Collection, bool) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		abort(c, err)
+		return Collection{}, false
+	}
+	rows, more, err := load(lq)
+	if err != nil {
+		abort(c, err)
+		return Collection{}, false
+	}
+	items := make([]R, len(rows))
+	for i, r := range rows {
+		items[i] = resource(r)
+	}
+	return s.collection(c, name, items, lq, more), true
+}

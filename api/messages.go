@@ -79,22 +79,13 @@ func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) message
 }
 
 func (s *Server) listMessages(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	party, rights := reporteeOf(c)
-	messages, more, err := s.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
-	if err != nil {
-		abort(c, err)
+	coll, ok := listPage(s, c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
+		return s.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
+	}, func(m store.MessageSummary) messageResource { return s.messageResource(c, m) })
+	if !ok {
 		return
 	}
-	items := make([]messageResource, len(messages))
-	for i, m := range messages {
-		items[i] = s.messageResource(c, m)
-	}
-	coll := s.collection(c, "messages", items, lq, more)
 	coll.Links.Add("find", Link{Href: s.messagesURL(c) + "/{MessageId}", IsTemplated: true})
 	s.render(c, http.StatusOK, coll)
 }

@@ -72,21 +72,12 @@ func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 }
 
 func (s *Server) listServices(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
+	coll, ok := listPage(s, c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
+		return s.q.ListServices(c.Request.Context(), lq)
+	}, func(svc store.Service) serviceEntry { return s.serviceEntry(c, svc) })
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	services, more, err := s.q.ListServices(c.Request.Context(), lq)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	entries := make([]serviceEntry, len(services))
-	for i, svc := range services {
-		entries[i] = s.serviceEntry(c, svc)
-	}
-	s.render(c, http.StatusOK, s.collection(c, "metadata", entries, lq, more))
 }
 
 // serviceParams reads the service code and edition of a metadata path.
@@ -184,21 +175,12 @@ func (s *Server) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
 }
 
 func (s *Server) listCodeLists(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
+	coll, ok := listPage(s, c, "codelists", func(lq store.ListQuery) ([]store.CodeList, bool, error) {
+		return s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
+	}, func(l store.CodeList) codeListEntry { return s.codeListEntry(c, l) })
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	lists, more, err := s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	entries := make([]codeListEntry, len(lists))
-	for i, l := range lists {
-		entries[i] = s.codeListEntry(c, l)
-	}
-	s.render(c, http.StatusOK, s.collection(c, "codelists", entries, lq, more))
 }
 
 func (s *Server) getCodeList(c *gin.Context) {

@@ -31,22 +31,13 @@ func (s *Server) reporteeResource(c *gin.Context, p store.Party) reporteeResourc
 }
 
 func (s *Server) listReportees(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	p := principalOf(c)
-	parties, more, err := s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), lq)
-	if err != nil {
-		abort(c, err)
+	coll, ok := listPage(s, c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
+		return s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), lq)
+	}, func(party store.Party) reporteeResource { return s.reporteeResource(c, party) })
+	if !ok {
 		return
 	}
-	items := make([]reporteeResource, len(parties))
-	for i, party := range parties {
-		items[i] = s.reporteeResource(c, party)
-	}
-	coll := s.collection(c, "reportees", items, lq, more)
 	coll.Links.Add("find", Link{Href: s.baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
 	s.render(c, http.StatusOK, coll)
 }
