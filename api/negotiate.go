@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 )
@@ -75,12 +76,18 @@ func (s *Server) render(c *gin.Context, status int, v any) {
 	if mt == "" {
 		mt = mediaTypes[0]
 	}
-	var buf bytes.Buffer
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
 	var err error
 	if strings.HasSuffix(mt, "xml") {
-		err = writeHALXML(&buf, v)
+		err = writeHALXML(buf, v)
 	} else {
-		enc := json.NewEncoder(&buf)
+		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		err = enc.Encode(v)
 	}
@@ -90,3 +97,10 @@ func (s *Server) render(c *gin.Context, status int, v any) {
 	}
 	c.Data(status, mt+"; charset=utf-8", buf.Bytes())
 }
+
+// renderBuffers are reused between responses: a page of 50 messages is some 50 KB that would otherwise be
+// allocated and zeroed anew for every request.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer keeps one huge response from pinning its buffer in the pool.
+const maxPooledBuffer = 1 << 20
