@@ -66,7 +66,7 @@ func (q *Queries) ListUserRoles(ctx context.Context, s Subject, reporteeID int64
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
+	return queryPage(ctx, q.db, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
 			x.delegator, x.delegated_time
 		FROM (
 			SELECT NULL::bigint AS role_id, d.id AS role_definition_id, d.role_type, COALESCE(d.role_definition_code, '') AS code,
@@ -76,11 +76,7 @@ func (q *Queries) ListUserRoles(ctx context.Context, s Subject, reporteeID int64
 			SELECT ro.id, d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, ro.delegator, ro.delegated_time
 			FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
 			WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
-		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	roles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (UserRole, error) {
+		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...), lq.Limit, func(r pgx.CollectableRow) (UserRole, error) {
 		var u UserRole
 		var id *int64
 		var delegator *string
@@ -93,10 +89,6 @@ func (q *Queries) ListUserRoles(ctx context.Context, s Subject, reporteeID int64
 		}
 		return u, err
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(roles, lq.Limit)
 }
 
 // UserRight is a right on a service: as a role definition grants it, or as a subject holds it.
@@ -125,22 +117,14 @@ func (q *Queries) ListUserRights(ctx context.Context, s Subject, reporteeID int6
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
+	return queryPage(ctx, q.db, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
 			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
 			FROM role_definition_rights r
 			WHERE r.role_definition_id IN (
 				SELECT ro.role_definition_id FROM roles ro WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
 				UNION SELECT `+baseRoleSQL+` WHERE $4)
 			GROUP BY r.service_code, r.service_edition, r.action
-		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	rights, err := pgx.CollectRows(rows, pgx.RowToStructByPos[UserRight])
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(rights, lq.Limit)
+		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...), lq.Limit, pgx.RowToStructByPos[UserRight])
 }
 
 // DefinedRole is a role definition as the user-facing area shows it. OwnerPartyID is set for local roles.
@@ -448,15 +432,7 @@ func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, lq List
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, delegatedRoleSelect+` WHERE ro.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	roles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(roles, lq.Limit)
+	return queryPage(ctx, q.db, delegatedRoleSelect+` WHERE ro.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
 }
 
 // The actions the audit log records.
@@ -520,16 +496,8 @@ func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
+	return queryPage(ctx, q.db, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
 			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
 			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
-		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	entries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AuditEntry])
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(entries, lq.Limit)
+		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[AuditEntry])
 }

@@ -193,25 +193,10 @@ func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, lq
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, partySelect+`
+	return queryPage(ctx, q.db, partySelect+`
 		WHERE (p.id = $3 OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)))
-		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	var parties []Party
-	for rows.Next() {
-		p, err := scanParty(rows)
-		if err != nil {
-			rows.Close()
-			return nil, false, err
-		}
-		parties = append(parties, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	return trimPage(parties, lq.Limit)
+		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, args...), lq.Limit,
+		func(row pgx.CollectableRow) (Party, error) { return scanParty(row) })
 }
 
 // HoldsRoleFor tells whether the subject holds at least one role for the reportee.

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store/odatasql"
 )
@@ -32,4 +34,18 @@ func listClauses(q ListQuery, fields odatasql.Fields, defaultOrder, tieBreaker s
 	n := firstArg + len(args)
 	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", order, n, n+1)
 	return where, tail, append(args, q.Skip, q.Limit+1), nil
+}
+
+// queryPage runs a list statement whose LIMIT asks for one row more than limit, and returns one page of
+// rows and whether more follow.
+func queryPage[T any](ctx context.Context, db DBTX, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	items, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, false, err
+	}
+	return trimPage(items, limit)
 }

@@ -167,18 +167,10 @@ func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibi
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, false, err
-	}
-	messages, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (MessageSummary, error) {
+	return queryPage(ctx, q.db, sql, args, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
 		var m MessageSummary
 		return m, row.Scan(summaryTargets(&m)...)
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(messages, lq.Limit)
 }
 
 // GetMessage returns one message of the reportee with its forms and attachments, or ErrNotFound. It does

@@ -114,24 +114,12 @@ func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Se
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT `+serviceColumns+`
+	return queryPage(ctx, q.db, `SELECT `+serviceColumns+`
 		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
-		WHERE `+where+tail, args...)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		WHERE `+where+tail, args, lq.Limit, func(row pgx.CollectableRow) (Service, error) {
 		var s Service
-		if err := scanService(rows, &s); err != nil {
-			return nil, false, err
-		}
-		services = append(services, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	return trimPage(services, lq.Limit)
+		return s, scanService(row, &s)
+	})
 }
 
 func trimPage[T any](items []T, limit int) ([]T, bool, error) {
@@ -192,16 +180,8 @@ func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT name, version, language FROM code_lists
-		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	lists, err := pgx.CollectRows(rows, pgx.RowToStructByPos[CodeList])
-	if err != nil {
-		return nil, false, err
-	}
-	return trimPage(lists, lq.Limit)
+	return queryPage(ctx, q.db, `SELECT name, version, language FROM code_lists
+		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...), lq.Limit, pgx.RowToStructByPos[CodeList])
 }
 
 // GetCodeList returns the codes of one version of a code list in a language. With language zero it picks
