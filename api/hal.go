@@ -147,7 +147,36 @@ func indirect(v reflect.Value) reflect.Value {
 	return v
 }
 
-var linksType = reflect.TypeOf(Links{})
+var linkType = reflect.TypeOf(Link{})
+
+// linksOf reads a `_links` value: a Links map, or a struct whose fields (Link, *Link, []Link) are named by
+// their JSON tags — the hot resources use one, since the JSON encoder sorts map keys on every write.
+func linksOf(v reflect.Value) Links {
+	v = indirect(v)
+	if !v.IsValid() {
+		return nil
+	}
+	if l, ok := v.Interface().(Links); ok {
+		return l
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	var out Links
+	for i := 0; i < v.NumField(); i++ {
+		rel, _ := jsonName(v.Type().Field(i))
+		fv := v.Field(i)
+		switch {
+		case fv.Type() == linkType:
+			out.Add(rel, fv.Interface().(Link))
+		case fv.Kind() == reflect.Pointer && fv.Type().Elem() == linkType && !fv.IsNil():
+			out.Add(rel, *fv.Interface().(*Link))
+		case fv.Kind() == reflect.Slice && fv.Type().Elem() == linkType && fv.Len() > 0:
+			out.AddArray(rel, fv.Interface().([]Link))
+		}
+	}
+	return out
+}
 
 func (x *xmlWriter) resource(v reflect.Value, rel string) {
 	v = indirect(v)
@@ -170,8 +199,8 @@ func findLinks(v reflect.Value) Links {
 	}
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
-		if f.Type == linksType {
-			return v.Field(i).Interface().(Links)
+		if name, _ := jsonName(f); name == "_links" {
+			return linksOf(v.Field(i))
 		}
 		if f.Anonymous {
 			if l := findLinks(indirect(v.Field(i))); len(l) > 0 {
@@ -207,9 +236,11 @@ func (x *xmlWriter) fields(v reflect.Value) {
 		if omitEmpty && fv.IsZero() {
 			continue
 		}
+		if name == "_links" {
+			x.links(linksOf(fv))
+			continue
+		}
 		switch val := fv.Interface().(type) {
-		case Links:
-			x.links(val)
 		case Embedded:
 			for name, list := range val {
 				items := indirect(reflect.ValueOf(list))

@@ -33,7 +33,18 @@ type messageResource struct {
 	ArchiveReference    string              `json:",omitempty"`
 	ReplyOptions        []store.ReplyOption `json:",omitempty" xmlitem:"ReplyOption"`
 	CreatedDate         Timestamp
-	Links               Links `json:"_links"`
+	Links               messageLinks `json:"_links"`
+}
+
+// messageLinks are a message's relations; a struct, not Links, because lists encode fifty of them.
+type messageLinks struct {
+	Self             Link   `json:"self"`
+	Print            *Link  `json:"print,omitempty"`
+	Metadata         Link   `json:"metadata"`
+	PortalView       Link   `json:"portalview"`
+	Form             []Link `json:"form,omitempty"`
+	Attachment       []Link `json:"attachment,omitempty"`
+	ArchiveReference *Link  `json:"archivereference,omitempty"`
 }
 
 type formResource struct {
@@ -65,16 +76,16 @@ func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) message
 	if m.Type == "Correspondence" {
 		r.MessageSender = m.MessageSender
 	}
-	r.Links.Add("self", Link{Href: self})
+	r.Links.Self = Link{Href: self}
 	if m.Type == "FormTask" {
-		r.Links.Add("print", Link{Href: self + "/print", MimeType: "application/pdf"})
+		r.Links.Print = &Link{Href: self + "/print", MimeType: "application/pdf"}
 	}
 	kind := "formtask"
 	if m.Type == "Correspondence" {
 		kind = "correspondence"
 	}
-	r.Links.Add("metadata", Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)})
-	r.Links.Add("portalview", Link{Href: self + "/portalview"})
+	r.Links.Metadata = Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
+	r.Links.PortalView = Link{Href: self + "/portalview"}
 	return r
 }
 
@@ -137,7 +148,7 @@ func (s *Server) getMessage(c *gin.Context) {
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
 func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource {
 	r := s.messageResource(c, m.MessageSummary)
-	self := r.Links.Self()
+	self := r.Links.Self.Href
 	if m.Type == "Correspondence" {
 		r.Summary, r.Body = m.Summary, m.Body
 	}
@@ -147,7 +158,7 @@ func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource 
 		for i, f := range m.Forms {
 			forms[i] = Link{Href: fmt.Sprintf("%s/forms/%d", self, f.ID), Name: f.Name}
 		}
-		r.Links.AddArray("form", forms)
+		r.Links.Form = forms
 	}
 	if len(m.Attachments) > 0 {
 		links := make([]Link, len(m.Attachments))
@@ -155,10 +166,10 @@ func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource 
 			links[i] = Link{Href: fmt.Sprintf("%s/attachments/%d", self, a.ID), Name: a.Name, FileName: a.FileName,
 				Encrypted: &a.Encrypted, SigningLocked: &a.SigningLocked, SignedByDefault: &a.SignedByDefault, FileSize: &a.FileSize}
 		}
-		r.Links.AddArray("attachment", links)
+		r.Links.Attachment = links
 	}
 	if m.ArchiveReference != "" && m.Type == "FormTask" {
-		r.Links.Add("archivereference", Link{Href: self + "/print", MimeType: "application/pdf"})
+		r.Links.ArchiveReference = &Link{Href: self + "/print", MimeType: "application/pdf"}
 	}
 	return r
 }
