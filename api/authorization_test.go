@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -533,7 +532,7 @@ func TestDelegationHostileXML(t *testing.T) {
 	}
 
 	// The XML limit holds on its own, below a server body limit far above 10 MB.
-	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, filepath.Join(demoDir, "certs", "jwks.json"))
+	tokens, err := testTokens()
 	require.NoError(t, err)
 	roomy, err := api.New(api.Options{Pool: pool, MaxBodyBytes: 64 << 20, Logger: quiet, Tokens: tokens})
 	require.NoError(t, err)

@@ -99,7 +99,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 }
 
 func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
-	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, demoDir+"/certs/jwks.json")
+	tokens, err := testTokens()
 	if err != nil {
 		return nil, err
 	}

@@ -72,8 +72,14 @@ const (
 	testAudience = "mailbox-api"
 )
 
+// testTokens trusts the demo's test issuer, as make run does.
+func testTokens() (*identity.TokenVerifier, error) {
+	return identity.NewTokenVerifier(context.Background(), testAudience,
+		identity.TrustedIssuer{Issuer: testIssuer, JWKS: filepath.Join(demoDir, "certs", "jwks.json")})
+}
+
 func newAPI(pool *pgxpool.Pool) (*api.Server, error) {
-	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, filepath.Join(demoDir, "certs", "jwks.json"))
+	tokens, err := testTokens()
 	if err != nil {
 		return nil, err
 	}

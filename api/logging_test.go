@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -90,7 +89,7 @@ func checkSuiteLog(code int) int {
 func TestLogsHoldNoSecrets(t *testing.T) {
 	pool := storetest.New(t)
 	var buf syncBuffer
-	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, demoDir+"/certs/jwks.json")
+	tokens, err := testTokens()
 	require.NoError(t, err)
 	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Tokens: tokens,
 		Logger: telemetry.NewLogger(&buf, "json", slog.LevelDebug)})

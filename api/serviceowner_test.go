@@ -787,7 +787,7 @@ func TestServiceOwnerAuditLog(t *testing.T) {
 func auditedServer(t *testing.T, w *syncBuffer) *api.Server {
 	t.Helper()
 	_, pool := newServer(t)
-	tokens, err := identity.NewTokenVerifier(context.Background(), testIssuer, testAudience, filepath.Join(demoDir, "certs", "jwks.json"))
+	tokens, err := testTokens()
 	require.NoError(t, err)
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: log, Tokens: tokens})

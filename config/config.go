@@ -3,6 +3,7 @@ package config
 
 import (
 	"fmt"
+
 	"log/slog"
 	"net"
 	"net/url"
@@ -24,9 +25,10 @@ type Config struct {
 	LogLevel          slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
 	LogFormat         string        // POSTBOX_LOG_FORMAT: json or text
 
-	TokenIssuer     string // POSTBOX_TOKEN_ISSUER: the trusted token issuer (iss); empty trusts none
+	// POSTBOX_TOKEN_ISSUER and POSTBOX_TOKEN_JWKS: the trusted token issuers (iss) and their keys (a URL,
+	// cached and refreshed, or a file), as two comma-separated lists of the same length.
+	TokenIssuers    []TokenIssuer
 	TokenAudience   string // POSTBOX_TOKEN_AUDIENCE: the aud tokens must carry
-	TokenJWKS       string // POSTBOX_TOKEN_JWKS: the issuer's keys, a URL (cached, refreshed) or a file
 	TokenSigningKey string // POSTBOX_TOKEN_SIGNING_KEY: private key `postbox token` signs with (local use)
 
 	TLSAddr     string // POSTBOX_TLS_ADDR: where to serve TLS with client certificates; empty for none
@@ -75,9 +77,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		LogLevel:          r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
 		LogFormat:         r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
-		TokenIssuer:     r.str("POSTBOX_TOKEN_ISSUER", "https://test-issuer.demo.local"),
+		TokenIssuers:    r.issuers("POSTBOX_TOKEN_ISSUER", "https://test-issuer.demo.local", "POSTBOX_TOKEN_JWKS", "deploy/demo/certs/jwks.json"),
 		TokenAudience:   r.str("POSTBOX_TOKEN_AUDIENCE", "mailbox-api"),
-		TokenJWKS:       r.str("POSTBOX_TOKEN_JWKS", "deploy/demo/certs/jwks.json"),
 		TokenSigningKey: r.str("POSTBOX_TOKEN_SIGNING_KEY", "deploy/demo/certs/issuer-key.pem"),
 
 		TLSAddr:     r.str("POSTBOX_TLS_ADDR", ""),
@@ -127,6 +128,35 @@ func (r *reader) str(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// TokenIssuer is a trusted token issuer and where its signing keys are.
+type TokenIssuer struct {
+	Issuer string
+	JWKS   string
+}
+
+// issuers pairs a list of issuers with a list of key sources, both comma-separated.
+func (r *reader) issuers(issuerVar, issuerDef, jwksVar, jwksDef string) []TokenIssuer {
+	split := func(v string) []string {
+		var out []string
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	iss, keys := split(r.str(issuerVar, issuerDef)), split(r.str(jwksVar, jwksDef))
+	if len(iss) != len(keys) {
+		r.fail(jwksVar, "names %d key sources for the %d issuers of %s", len(keys), len(iss), issuerVar)
+		return nil
+	}
+	out := make([]TokenIssuer, len(iss))
+	for i := range iss {
+		out[i] = TokenIssuer{Issuer: iss[i], JWKS: keys[i]}
+	}
+	return out
 }
 
 func (r *reader) boolean(name string, def bool) bool {

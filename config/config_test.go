@@ -76,3 +76,17 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		assert.Contains(t, err.Error(), name)
 	}
 }
+
+func TestTokenIssuersPairWithTheirKeys(t *testing.T) {
+	c, err := load(env(map[string]string{
+		"POSTBOX_TOKEN_ISSUER": "https://idp.example, https://tokens.example",
+		"POSTBOX_TOKEN_JWKS":   "https://idp.example/jwks, /etc/postbox/tokens-jwks.json",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []TokenIssuer{{"https://idp.example", "https://idp.example/jwks"},
+		{"https://tokens.example", "/etc/postbox/tokens-jwks.json"}}, c.TokenIssuers)
+
+	_, err = load(env(map[string]string{"POSTBOX_TOKEN_ISSUER": "https://idp.example, https://tokens.example"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "POSTBOX_TOKEN_JWKS")
+}

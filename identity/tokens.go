@@ -55,12 +55,19 @@ func (c Claims) organizationNumber() string {
 	return num
 }
 
-// TokenVerifier checks bearer tokens of one trusted issuer: signature against its JWKS, iss, aud,
+// TrustedIssuer is a token issuer the service accepts, with where its signing keys are: an https:// or
+// http:// URL (fetched, cached and refreshed, so key rotation works) or a local file.
+type TrustedIssuer struct {
+	Issuer string
+	JWKS   string
+}
+
+// TokenVerifier checks bearer tokens of the trusted issuers (for example the identity provider's person
+// tokens and the token provider's organization tokens): signature against the issuer's own JWKS, iss, aud,
 // exp/nbf with a small clock skew, and an algorithm allow-list.
 type TokenVerifier struct {
-	issuer   string
 	audience string
-	keys     keyfunc.Keyfunc
+	keys     map[string]keyfunc.Keyfunc // by issuer
 }
 
 // AllowedAlgorithms are the signature algorithms tokens may use; "none" and HMAC never are.
@@ -69,34 +76,46 @@ var AllowedAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "ES256", "E
 // ClockSkew is how far token times may be off.
 const ClockSkew = 30 * time.Second
 
-// NewTokenVerifier trusts tokens from issuer for audience, with keys from jwks: an https:// or http://
-// URL (fetched, cached and refreshed, so key rotation works) or a local file.
-func NewTokenVerifier(ctx context.Context, issuer, audience, jwks string) (*TokenVerifier, error) {
-	var (
-		keys keyfunc.Keyfunc
-		err  error
-	)
-	if strings.HasPrefix(jwks, "https://") || strings.HasPrefix(jwks, "http://") {
-		keys, err = keyfunc.NewDefaultCtx(ctx, []string{jwks})
-	} else {
-		var raw []byte
-		if raw, err = os.ReadFile(jwks); err == nil {
-			keys, err = keyfunc.NewJWKSetJSON(json.RawMessage(raw))
+// NewTokenVerifier trusts tokens for audience from each of the issuers.
+func NewTokenVerifier(ctx context.Context, audience string, issuers ...TrustedIssuer) (*TokenVerifier, error) {
+	v := &TokenVerifier{audience: audience, keys: map[string]keyfunc.Keyfunc{}}
+	for _, is := range issuers {
+		var (
+			keys keyfunc.Keyfunc
+			err  error
+		)
+		if strings.HasPrefix(is.JWKS, "https://") || strings.HasPrefix(is.JWKS, "http://") {
+			keys, err = keyfunc.NewDefaultCtx(ctx, []string{is.JWKS})
+		} else {
+			var raw []byte
+			if raw, err = os.ReadFile(is.JWKS); err == nil {
+				keys, err = keyfunc.NewJWKSetJSON(json.RawMessage(raw))
+			}
 		}
+		if err != nil {
+			return nil, fmt.Errorf("keys of token issuer %s (%s): %w", is.Issuer, is.JWKS, err)
+		}
+		v.keys[is.Issuer] = keys
 	}
-	if err != nil {
-		return nil, fmt.Errorf("token issuer keys %s: %w", jwks, err)
-	}
-	return &TokenVerifier{issuer: issuer, audience: audience, keys: keys}, nil
+	return v, nil
 }
 
 // Verify checks a token and returns its claims. A token is either a person's (pid) or an
 // organization's (consumer); anything else is refused.
 func (v *TokenVerifier) Verify(raw string) (Claims, error) {
+	// The issuer picks the keys; it is checked again, with the signature, below.
+	var unverified jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, &unverified); err != nil {
+		return Claims{}, &TokenError{Reason: tokenReason(err)}
+	}
+	keys, ok := v.keys[unverified.Issuer]
+	if !ok {
+		return Claims{}, &TokenError{Reason: tokenReason(jwt.ErrTokenInvalidIssuer)}
+	}
 	var c Claims
-	_, err := jwt.ParseWithClaims(raw, &c, v.keys.Keyfunc,
+	_, err := jwt.ParseWithClaims(raw, &c, keys.Keyfunc,
 		jwt.WithValidMethods(AllowedAlgorithms),
-		jwt.WithIssuer(v.issuer),
+		jwt.WithIssuer(unverified.Issuer),
 		jwt.WithAudience(v.audience),
 		jwt.WithLeeway(ClockSkew),
 		jwt.WithExpirationRequired(),

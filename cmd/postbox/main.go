@@ -277,12 +277,13 @@ func serveAdmin(ctx context.Context, cfg config.Config, log *slog.Logger) error 
 // newAPI builds the API over the services.
 func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 	cfg, log, pool, tc := svc.cfg, svc.log, svc.pool, svc.temporal
-	var tokens *identity.TokenVerifier
-	if cfg.TokenIssuer != "" {
-		var err error
-		if tokens, err = identity.NewTokenVerifier(ctx, cfg.TokenIssuer, cfg.TokenAudience, cfg.TokenJWKS); err != nil {
-			return nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
-		}
+	issuers := make([]identity.TrustedIssuer, len(cfg.TokenIssuers))
+	for i, is := range cfg.TokenIssuers {
+		issuers[i] = identity.TrustedIssuer{Issuer: is.Issuer, JWKS: is.JWKS}
+	}
+	tokens, err := identity.NewTokenVerifier(ctx, cfg.TokenAudience, issuers...)
+	if err != nil {
+		return nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
 	}
 	opts := api.Options{
 		Pool:         pool,
@@ -403,7 +404,11 @@ func runToken(cfg config.Config, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	m, err := identity.LoadMinter(cfg.TokenSigningKey, "demo-1", cfg.TokenIssuer, cfg.TokenAudience)
+	if len(cfg.TokenIssuers) == 0 {
+		return errors.New("POSTBOX_TOKEN_ISSUER names no issuer to mint for")
+	}
+	// Local tokens are minted as the first trusted issuer, whose key POSTBOX_TOKEN_SIGNING_KEY holds.
+	m, err := identity.LoadMinter(cfg.TokenSigningKey, "demo-1", cfg.TokenIssuers[0].Issuer, cfg.TokenAudience)
 	if err != nil {
 		return fmt.Errorf("POSTBOX_TOKEN_SIGNING_KEY: %w", err)
 	}

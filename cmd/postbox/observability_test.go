@@ -70,8 +70,8 @@ func startStack(t *testing.T) stack {
 			return
 		}
 		cfg.DatabaseURL, cfg.TemporalAddress, cfg.TemporalNamespace = url, dev.FrontendHostPort(), "default"
-		cfg.TokenIssuer, cfg.TokenAudience = "https://test-issuer.demo.local", "mailbox-api"
-		cfg.TokenJWKS = filepath.Join(demo, "certs", "jwks.json")
+		cfg.TokenAudience = "mailbox-api"
+		cfg.TokenIssuers = []config.TokenIssuer{{Issuer: "https://test-issuer.demo.local", JWKS: filepath.Join(demo, "certs", "jwks.json")}}
 		cfg.WorkerQueues = config.QueueGroups
 		cfg.ShutdownTimeout = 5 * time.Second
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
