@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -591,4 +593,36 @@ func TestReporteeConversion(t *testing.T) {
 	r = authzDo(t, shared, ssnP1, http.MethodPost, "/api/reportees/reporteeconversion", "application/json",
 		`{"SocialSecurityNumber":"`+ssnP1+`","LastName":"Fjellheim"}`, "platform:reportees")
 	assert.Equal(t, http.StatusOK, r.Code)
+}
+
+// Enterprise users and organization tokens call the area too: an enterprise user sees the roles it holds
+// for the parties it represents, and an organization token acts for its own organization.
+func TestAuthorizationForEnterpriseUsersAndOrganizations(t *testing.T) {
+	srv, _ := newServer(t)
+	cert := loadCert(t, "enterprise.pem")
+	withCert := func(r *http.Request) { r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}} }
+	r := doWith(t, srv, request{method: http.MethodPost, path: "/api/authentication/authenticatewithpassword?ForceEIAuthentication",
+		header: map[string]string{"Content-Type": "application/json"}, body: `{"UserName":"NORDKYST_INTEGRASJON","UserPassword":"Demo-EU-Nordkyst!"}`}, withCert)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	session := map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + r.Result().Cookies()[0].Value}
+
+	r = doWith(t, srv, request{path: "/api/" + orgO5 + "/authorization/roles", header: session}, withCert)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	roles := r.embedded(t, "roles")
+	require.Len(t, roles, 1)
+	assert.EqualValues(t, 50012, roles[0]["RoleId"])
+	assert.EqualValues(t, 89, roles[0]["RoleDefinitionId"])
+	// O1 is not among its parties.
+	requireProblem(t, doWith(t, srv, request{path: "/api/" + orgO1 + "/authorization/roles", header: session}, withCert), http.StatusForbidden)
+	// Not access manager for O3: no delegations listing.
+	requireProblem(t, doWith(t, srv, request{path: "/api/" + orgO3 + "/authorization/delegations", header: session}, withCert), http.StatusForbidden)
+
+	tok, err := minter(t).Mint(identity.TokenRequest{Org: orgO3, Scope: "platform:rolesandrights.read"})
+	require.NoError(t, err)
+	org := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + tok}
+	r = do(t, srv, request{path: "/api/my/authorization/rights", header: org})
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.NotEmpty(t, r.embedded(t, "rights"), "an organization acting for itself holds every right")
+	// The token's scope allows reading only.
+	requireProblem(t, do(t, srv, request{method: http.MethodDelete, path: "/api/my/authorization/roles/50010", header: org}), http.StatusForbidden)
 }
