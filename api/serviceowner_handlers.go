@@ -284,12 +284,9 @@ func (s *Server) soListOrganizations(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]soOrganizationResource, len(orgs))
-	var last int64
-	for i, o := range orgs {
-		items[i], last = s.soOrganizationResource(c, o), o.ID
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "organizations", items, pg, more, last))
+	renderSOPage(s, c, "organizations", orgs, pg, more,
+		func(o store.Organization) soOrganizationResource { return s.soOrganizationResource(c, o) },
+		func(o store.Organization) int64 { return o.ID })
 }
 
 func (s *Server) soGetOrganization(c *gin.Context) {
@@ -350,17 +347,14 @@ func (s *Server) soPersonalContacts(c *gin.Context) {
 		return
 	}
 	base := s.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
-	items := make([]soPersonalContactResource, len(contacts))
-	var last int64
-	for i, ct := range contacts {
+	renderSOPage(s, c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
 		id := reporteeID(ct.ID)
-		items[i] = soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
+		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
 			MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
-		items[i].Links.Add("roles", Link{Href: base + id + "/roles"})
-		last = ct.ID
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "personalcontacts", items, pg, more, last))
+		r.Links.Add("roles", Link{Href: base + id + "/roles"})
+		return r
+	}, func(ct store.PersonalContact) int64 { return ct.ID })
 }
 
 // soPersonalContactRoles lists the roles a personal contact holds for the organization, limited to roles
@@ -426,12 +420,9 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 		abort(c, err)
 		return
 	}
-	items := make([]soRoleResource, len(roles))
-	var last int64
-	for i, r := range roles {
-		items[i], last = s.soRoleResource(c, r), r.RoleID
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "roles", items, pg, more, last))
+	renderSOPage(s, c, "roles", roles, pg, more,
+		func(r store.HeldRole) soRoleResource { return s.soRoleResource(c, r) },
+		func(r store.HeldRole) int64 { return r.RoleID })
 }
 
 // soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
@@ -475,12 +466,9 @@ func (s *Server) soListRoleDefinitions(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]soRoleDefinitionResource, len(defs))
-	var last int64
-	for i, d := range defs {
-		items[i], last = s.soRoleDefinitionResource(c, d), int64(d.ID)
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "roledefinitions", items, pg, more, last))
+	renderSOPage(s, c, "roledefinitions", defs, pg, more,
+		func(d store.RoleDefinition) soRoleDefinitionResource { return s.soRoleDefinitionResource(c, d) },
+		func(d store.RoleDefinition) int64 { return int64(d.ID) })
 }
 
 // soGetRoleDefinition shows a role definition with the rights it grants on the caller's services.
@@ -548,13 +536,9 @@ func (s *Server) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]soReporteeResource, len(parties))
-	var last int64
-	for i, p := range parties {
-		items[i] = soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
+	renderSOPage(s, c, "reportees", parties, pg, more, func(p store.Party) soReporteeResource {
+		return soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
 			ParentOrganizationNumber: p.ParentOrganizationNumber, OrganizationForm: p.OrganizationForm, Status: p.Status,
 			SocialSecurityNumber: p.SSN}
-		last = p.ID
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "reportees", items, pg, more, last))
+	}, func(p store.Party) int64 { return p.ID })
 }
