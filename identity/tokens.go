@@ -104,18 +104,23 @@ func NewTokenVerifier(ctx context.Context, audience string, issuers ...TrustedIs
 // organization's (consumer); anything else is refused.
 func (v *TokenVerifier) Verify(raw string) (Claims, error) {
 	// The issuer picks the keys; it is checked again, with the signature, below.
-	var unverified jwt.RegisteredClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(raw, &unverified); err != nil {
+	unverified := jwt.MapClaims{}
+	token, _, err := jwt.NewParser().ParseUnverified(raw, unverified)
+	if err != nil {
 		return Claims{}, &TokenError{Reason: tokenReason(err)}
 	}
-	keys, ok := v.keys[unverified.Issuer]
+	if err := checkStrictForm(token.Header, unverified); err != nil {
+		return Claims{}, err
+	}
+	issuer, _ := unverified["iss"].(string)
+	keys, ok := v.keys[issuer]
 	if !ok {
 		return Claims{}, &TokenError{Reason: tokenReason(jwt.ErrTokenInvalidIssuer)}
 	}
 	var c Claims
-	_, err := jwt.ParseWithClaims(raw, &c, keys.Keyfunc,
+	_, err = jwt.ParseWithClaims(raw, &c, keys.Keyfunc,
 		jwt.WithValidMethods(AllowedAlgorithms),
-		jwt.WithIssuer(unverified.Issuer),
+		jwt.WithIssuer(issuer),
 		jwt.WithAudience(v.audience),
 		jwt.WithLeeway(ClockSkew),
 		jwt.WithExpirationRequired(),
@@ -128,6 +133,24 @@ func (v *TokenVerifier) Verify(raw string) (Claims, error) {
 		return Claims{}, &TokenError{Reason: "the token names neither a person (pid) nor an organization (consumer)"}
 	}
 	return c, nil
+}
+
+// checkStrictForm refuses what the JWT library would let through but the RFCs do not: a crit header
+// (RFC 7515 §4.1.11: a token whose critical extensions are not understood must be refused, and this
+// service understands none), and times that are not JSON numbers (RFC 7519 NumericDate: the library
+// reads "1700000000", a string, as a time).
+func checkStrictForm(header map[string]any, claims jwt.MapClaims) error {
+	if _, ok := header["crit"]; ok {
+		return &TokenError{Reason: "the token's header has a crit parameter, and no extension is understood here"}
+	}
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		if v, ok := claims[name]; ok {
+			if _, number := v.(float64); !number {
+				return &TokenError{Reason: fmt.Sprintf("the token's %s is not a number of seconds (RFC 7519 NumericDate)", name)}
+			}
+		}
+	}
+	return nil
 }
 
 func tokenReason(err error) string {

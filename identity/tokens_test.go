@@ -9,7 +9,11 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +78,57 @@ func TestSeveralTrustedIssuers(t *testing.T) {
 	_, err = v.Verify(tok)
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "issuer is not trusted")
+}
+
+// Tokens the JWT library would accept but the RFCs refuse: a crit header (no extension is understood
+// here) and times that are strings rather than JSON numbers. Each is signed with a trusted key, so only
+// its form is wrong.
+func TestTokenStrictForm(t *testing.T) {
+	const aud = "mailbox-api"
+	certs := filepath.Join(filepath.Dir(storetest.DemoDataset()), "certs")
+	demo, err := identity.LoadMinter(filepath.Join(certs, "issuer-key.pem"), "demo-1", "https://test-issuer.demo.local", aud)
+	require.NoError(t, err)
+	v, err := identity.NewTokenVerifier(context.Background(), aud,
+		identity.TrustedIssuer{Issuer: demo.Issuer, JWKS: filepath.Join(certs, "jwks.json")})
+	require.NoError(t, err)
+	now := time.Now().Unix()
+	sign := func(claims jwt.MapClaims, header map[string]any) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+		tok.Header["kid"] = demo.KeyID
+		for k, val := range header {
+			tok.Header[k] = val
+		}
+		raw, err := tok.SignedString(demo.Key)
+		require.NoError(t, err)
+		return raw
+	}
+	claims := func(change func(jwt.MapClaims)) jwt.MapClaims {
+		c := jwt.MapClaims{"iss": demo.Issuer, "aud": aud, "pid": "12857812326", "iat": now, "nbf": now, "exp": now + 3600}
+		if change != nil {
+			change(c)
+		}
+		return c
+	}
+	_, err = v.Verify(sign(claims(nil), nil))
+	require.NoError(t, err, "the well-formed token is accepted")
+
+	for _, tc := range []struct {
+		name   string
+		token  string
+		reason string
+	}{
+		{"crit header", sign(claims(nil), map[string]any{"crit": []string{"exp"}}), "crit"},
+		{"empty crit header", sign(claims(nil), map[string]any{"crit": []string{}}), "crit"},
+		{"exp as a string", sign(claims(func(c jwt.MapClaims) { c["exp"] = strconv.FormatInt(now+3600, 10) }), nil), "exp is not a number"},
+		{"nbf as a string", sign(claims(func(c jwt.MapClaims) { c["nbf"] = strconv.FormatInt(now, 10) }), nil), "nbf is not a number"},
+		{"iat as a string", sign(claims(func(c jwt.MapClaims) { c["iat"] = strconv.FormatInt(now, 10) }), nil), "iat is not a number"},
+		{"exp as a boolean", sign(claims(func(c jwt.MapClaims) { c["exp"] = true }), nil), "exp is not a number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(tc.token)
+			var te *identity.TokenError
+			require.ErrorAs(t, err, &te)
+			assert.Contains(t, te.Reason, tc.reason)
+		})
+	}
 }
