@@ -493,7 +493,8 @@ var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
 
 // resolveWhoOrUser resolves {who} like resolveWho, but also accepts the user name of a login (a person's
 // or an enterprise user's), which names the holder of the role to delete. An unknown user name is
-// answered like a role that user does not hold (404), so the answer never tells which user names exist.
+// answered like a role the caller may not delete (roleRefused), so the answer never tells which user
+// names exist.
 func (s *Server) resolveWhoOrUser(c *gin.Context) {
 	who := c.Param("who")
 	if strings.EqualFold(who, "my") || partyKeyPattern.MatchString(who) {
@@ -502,7 +503,7 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 	}
 	login, err := s.q.FindLogin(c.Request.Context(), who)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("there is no role %s for %q", c.Param("roleId"), who))
+		abort(c, roleRefused(c))
 		return
 	}
 	if err != nil {
@@ -513,13 +514,38 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 	c.Next()
 }
 
+// roleRefused is the one answer to a role delete the caller may not make, whatever exists.
+func roleRefused(c *gin.Context) *Problem {
+	return problem(http.StatusForbidden, "not-access-manager",
+		"role %s of %q is not one you may delete: only its holder or an access manager (ADMAI) or main administrator (HADM) for its reportee may",
+		c.Param("roleId"), c.Param("who"))
+}
+
+// managesRolesOf tells whether the caller may learn which roles {who} has: an access manager of the
+// party {who}, or the login {who} itself.
+func (s *Server) managesRolesOf(c *gin.Context) bool {
+	if v, isLogin := c.Get(ctxWhoLogin); isLogin {
+		return principalOf(c).Subject().LoginID == v.(store.Login).ID
+	}
+	_, rights := reporteeOf(c)
+	return rights.AccessManager()
+}
+
 // deleteUserRole deletes a role. {who} is the reportee the role is held for or its holder (a party, or a
 // login's user name). The holder of a role may delete it; anyone else must be access manager for the
-// reportee. Roles from the business register (RoleType External) are not deleted here.
+// reportee. Roles from the business register (RoleType External) are not deleted here. A caller who is
+// neither gets the same 403 whether or not {who} or the role exists (roleRefused); only an access
+// manager of the party {who} learns that a role is not there (404).
 func (s *Server) deleteUserRole(c *gin.Context) {
 	ctx := c.Request.Context()
 	id, err := strconv.ParseInt(c.Param("roleId"), 10, 64)
-	notThere := func() { abort(c, notFound("there is no role %s for %q", c.Param("roleId"), c.Param("who"))) }
+	notThere := func() {
+		if s.managesRolesOf(c) {
+			abort(c, notFound("there is no role %s for %q", c.Param("roleId"), c.Param("who")))
+			return
+		}
+		abort(c, roleRefused(c))
+	}
 	if err != nil || id <= 0 {
 		notThere()
 		return
@@ -561,8 +587,7 @@ func (s *Server) deleteUserRole(c *gin.Context) {
 			}
 		}
 		if !rights.AccessManager() {
-			abort(c, problem(http.StatusForbidden, "not-access-manager",
-				"only the holder of role %d or an access manager (ADMAI) or main administrator (HADM) for its reportee may delete it", id))
+			abort(c, roleRefused(c))
 			return
 		}
 	}

@@ -273,13 +273,13 @@ func TestDelegationGivesAndDeletionTakesAccessAtOnce(t *testing.T) {
 	assert.Contains(t, authzMailboxServices(t, srv, ssnP5, orgO1), "6120")
 	utinn := authzRoleID(t, srv, ssnP5, orgO1, roleUTINN)
 
-	// P4 is neither access manager nor holder: 403, and unknown role ids get 404.
+	// P4 is neither access manager nor holder: 403; unknown role ids get 404 from an access manager.
 	p := requireProblem(t, authzDo(t, srv, ssnP4, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", orgO1, regna), "", ""), http.StatusForbidden)
 	assert.Equal(t, "urn:postbox:problem:not-access-manager", p["type"])
 	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+orgO1+"/authorization/roles/987654", "", ""), http.StatusNotFound)
 	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+orgO1+"/authorization/roles/abc", "", ""), http.StatusNotFound)
 	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", orgO2, regna), "", ""),
-		http.StatusNotFound) // the role is not O2's
+		http.StatusForbidden) // the role is not O2's, and P1 is no access manager of O2
 	// A role from the business register is not deleted here, even by the main administrator.
 	p = requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+orgO1+"/authorization/roles/50001", "", ""), http.StatusForbidden)
 	assert.Equal(t, "urn:postbox:problem:role-from-register", p["type"])
@@ -395,8 +395,8 @@ func TestDelegationToOrganizationsAndEnterpriseUsers(t *testing.T) {
 	requireProblem(t, authzDo(t, srv, ssnP4, http.MethodGet, "/api/"+orgO1+"/authorization/delegations", "", ""), http.StatusForbidden)
 
 	// {who} as a user name: the holder of the role. An unknown name is answered like a role not held.
-	unknown := requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("/api/no.such.user/authorization/roles/%d", euRole), "", ""), http.StatusNotFound)
-	notHeld := requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+euUserName+"/authorization/roles/50001", "", ""), http.StatusNotFound)
+	unknown := requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("/api/no.such.user/authorization/roles/%d", euRole), "", ""), http.StatusForbidden)
+	notHeld := requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+euUserName+"/authorization/roles/50001", "", ""), http.StatusForbidden)
 	assert.Equal(t, unknown["type"], notHeld["type"])
 	requireProblem(t, authzDo(t, srv, ssnP4, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", euUserName, euRole), "", ""), http.StatusForbidden)
 	r = authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", euUserName, euRole), "", "")
@@ -625,4 +625,27 @@ func TestAuthorizationForEnterpriseUsersAndOrganizations(t *testing.T) {
 	assert.NotEmpty(t, r.embedded(t, "rights"), "an organization acting for itself holds every right")
 	// The token's scope allows reading only.
 	requireProblem(t, do(t, srv, request{method: http.MethodDelete, path: "/api/my/authorization/roles/50010", header: org}), http.StatusForbidden)
+}
+
+// A caller who is not access manager of the subject learns nothing from a role delete: existing and
+// unknown roles, parties' and user names' alike, get the same 403. An access manager still learns that
+// a role is not there.
+func TestRoleDeleteRevealsNothing(t *testing.T) {
+	srv, _ := newServer(t)
+	refusals := []string{
+		"/api/" + orgO1 + "/authorization/roles/50006",  // O1's REGNA, not P4's
+		"/api/" + orgO1 + "/authorization/roles/987654", // no such role
+		"/api/" + orgO1 + "/authorization/roles/abc",
+		"/api/ingrid.fjellheim/authorization/roles/50002", // an existing user's role
+		"/api/ingrid.fjellheim/authorization/roles/987654",
+		"/api/no.such.user/authorization/roles/50002",
+		"/api/" + euUserName + "/authorization/roles/50001",
+	}
+	for _, path := range refusals {
+		t.Run(path, func(t *testing.T) {
+			p := requireProblem(t, authzDo(t, srv, ssnP4, http.MethodDelete, path, "", ""), http.StatusForbidden)
+			assert.Equal(t, "urn:postbox:problem:not-access-manager", p["type"])
+		})
+	}
+	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+orgO1+"/authorization/roles/987654", "", ""), http.StatusNotFound)
 }
