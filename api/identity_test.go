@@ -101,6 +101,46 @@ func TestPasswordLogin(t *testing.T) {
 	requireProblem(t, get(t, srv, "/api/reportees", "ApiKey", keyAll, "Cookie", ".ASPXAUTH=forged"), http.StatusUnauthorized)
 }
 
+// Logout (POST or DELETE) ends the session of the cookie sent and expires the cookie with the login's
+// attributes; the replayed cookie is refused, other sessions live on, and logging out without a cookie
+// or a second time is 204 as well.
+func TestLogout(t *testing.T) {
+	srv, _ := newServer(t)
+	for _, method := range []string{http.MethodPost, http.MethodDelete} {
+		t.Run(method, func(t *testing.T) {
+			cookie := login(t, srv, "ingrid.fjellheim", "Demo-1-Fjellheim!")
+			other := login(t, srv, "ingrid.fjellheim", "Demo-1-Fjellheim!")
+			logout := func(header ...string) response {
+				h := map[string]string{}
+				for i := 0; i+1 < len(header); i += 2 {
+					h[header[i]] = header[i+1]
+				}
+				return do(t, srv, request{method: method, path: "/api/authentication/logout", header: h})
+			}
+			r := logout("Cookie", ".ASPXAUTH="+cookie)
+			require.Equal(t, http.StatusNoContent, r.Code, r.Body.String())
+			assert.Empty(t, r.Body.String())
+			cookies := r.Result().Cookies()
+			require.Len(t, cookies, 1)
+			expired := cookies[0]
+			assert.Equal(t, ".ASPXAUTH", expired.Name)
+			assert.Empty(t, expired.Value)
+			assert.Equal(t, -1, expired.MaxAge, "Max-Age=0")
+			assert.Equal(t, "/", expired.Path)
+			assert.True(t, expired.HttpOnly)
+			assert.Equal(t, http.SameSiteLaxMode, expired.SameSite)
+
+			requireProblem(t, get(t, srv, "/api/reportees", "ApiKey", keyAll, "Cookie", ".ASPXAUTH="+cookie), http.StatusUnauthorized)
+			assert.Equal(t, http.StatusOK, get(t, srv, "/api/reportees", "ApiKey", keyAll, "Cookie", ".ASPXAUTH="+other).Code,
+				"only the session of the cookie sent ends")
+
+			assert.Equal(t, http.StatusNoContent, logout("Cookie", ".ASPXAUTH="+cookie).Code, "a second logout")
+			assert.Equal(t, http.StatusNoContent, logout().Code, "no cookie")
+			assert.Equal(t, http.StatusNoContent, logout("Cookie", ".ASPXAUTH=forged").Code, "an unknown session")
+		})
+	}
+}
+
 func TestPasswordLoginRefusals(t *testing.T) {
 	srv, _ := newServer(t)
 	post := func(body, contentType string) response {

@@ -45,6 +45,8 @@ func (s *Server) routes() http.Handler {
 	hal.GET("/metadata/codelists/:name/:version", s.getCodeList)
 	open.GET("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", s.getFormSchema)
 	open.POST("/authentication/authenticatewithpassword", s.authenticateWithPassword)
+	open.POST("/authentication/logout", s.logout)
+	open.DELETE("/authentication/logout", s.logout)
 
 	reportees := api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate)
 	reportees.GET("", s.listReportees)

@@ -158,6 +158,13 @@ func (a *Authenticator) FromSession(ctx context.Context, token string, cert *x50
 	return p, nil
 }
 
+// Logout ends the session of a cookie value. Ending a session that is unknown or already over is no
+// error: logout is idempotent.
+func (a *Authenticator) Logout(ctx context.Context, token string) error {
+	hashed := sha256.Sum256([]byte(token))
+	return a.q.DeleteSession(ctx, hashed[:])
+}
+
 // FromBearer returns the principal of a bearer token.
 func (a *Authenticator) FromBearer(ctx context.Context, raw string) (Principal, error) {
 	if a.tokens == nil {

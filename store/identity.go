@@ -82,6 +82,12 @@ func (q *Queries) TouchSession(ctx context.Context, tokenHash []byte, now, newEx
 	return s, notFound(err)
 }
 
+// DeleteSession ends the session stored under the hash of its token; an unknown one is no error.
+func (q *Queries) DeleteSession(ctx context.Context, tokenHash []byte) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
+	return err
+}
+
 // DeleteExpiredSessions removes sessions past their expiry.
 func (q *Queries) DeleteExpiredSessions(ctx context.Context, now time.Time) error {
 	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, now)
