@@ -117,8 +117,11 @@ func TestMetadataBadParameters(t *testing.T) {
 		requireProblem(t, get(t, shared, path), http.StatusBadRequest)
 	}
 	p := requireProblem(t, get(t, shared, "/api/metadata?$filter="+url.QueryEscape("ServiceCode eq")), http.StatusBadRequest)
-	assert.Contains(t, p["detail"], "position 14")
+	assert.Contains(t, p["detail"], "$filter: position 14")
 	assert.Equal(t, "urn:postbox:problem:invalid-query", p["type"])
+	// Each option's errors name that option.
+	p = requireProblem(t, get(t, shared, "/api/metadata?$orderby="+url.QueryEscape("ServiceName sideways")), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "$orderby: position 12")
 }
 
 func TestMetadataFilterAndOrder(t *testing.T) {

@@ -72,7 +72,7 @@ func toProblem(err error) (p *Problem, internal bool) {
 	case errors.As(err, &prob):
 		return prob, false
 	case errors.As(err, &syntax):
-		return problem(http.StatusBadRequest, "invalid-query", "$filter: %s", syntax.Error()), false
+		return problem(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
 		return problem(http.StatusBadRequest, "invalid-query", "%s", param.Error()), false
 	case errors.As(err, &unknown):

@@ -5,8 +5,17 @@ import "fmt"
 // SyntaxError reports why a query option could not be parsed. Its message is
 // meant to be returned to the client as is.
 type SyntaxError struct {
-	Pos int // 0-based byte offset into the query option value
-	Msg string
+	Option string // the query option that failed: "$filter" or "$orderby"
+	Pos    int    // 0-based byte offset into the query option value
+	Msg    string
+}
+
+// inOption names the option err, if a *SyntaxError, was found in.
+func inOption(option string, err error) error {
+	if se, ok := err.(*SyntaxError); ok {
+		se.Option = option
+	}
+	return err
 }
 
 func (e *SyntaxError) Error() string {

@@ -8,6 +8,11 @@ import (
 // ParseFilter parses a $filter value. Callers should skip it when the option
 // is absent: an empty or blank value is an error.
 func ParseFilter(s string) (Expr, error) {
+	e, err := parseFilter(s)
+	return e, inOption("$filter", err)
+}
+
+func parseFilter(s string) (Expr, error) {
 	toks, err := lex(s)
 	if err != nil {
 		return nil, err

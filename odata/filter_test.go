@@ -186,6 +186,7 @@ func TestParseFilterErrors(t *testing.T) {
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tt.want, err.Error())
 			assert.GreaterOrEqual(t, se.Pos, 0)
+			assert.Equal(t, "$filter", se.Option)
 			assert.LessOrEqual(t, se.Pos, len(tt.in))
 		})
 	}

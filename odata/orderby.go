@@ -14,6 +14,11 @@ type OrderItem struct {
 // ParseOrderBy parses "Field [asc|desc], ...". Direction keywords are
 // case-insensitive; property names are kept as written.
 func ParseOrderBy(s string) ([]OrderItem, error) {
+	items, err := parseOrderBy(s)
+	return items, inOption("$orderby", err)
+}
+
+func parseOrderBy(s string) ([]OrderItem, error) {
 	toks, err := lex(s)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,7 @@ func TestParseOrderByErrors(t *testing.T) {
 			var se *odata.SyntaxError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tt.want, err.Error())
+			assert.Equal(t, "$orderby", se.Option, "the error names the option that failed")
 		})
 	}
 }
