@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/client"
 )
 
 // healthz says the process is up; it checks nothing else, so a slow database never restarts the pod.
@@ -13,26 +15,41 @@ func (s *Server) healthz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
 
-// readyz says whether the API can serve: the database and Temporal both answer.
+// readiness is the answer of /readyz: the state of each dependency and, when one is down, a problem
+// document naming it.
+type readiness struct {
+	*Problem
+	Checks map[string]string `json:"checks"`
+}
+
+// readyz says whether the API can serve: the database and Temporal both answer. When one does not, the
+// answer is a 503 problem that names it, with Retry-After.
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
-	checks := gin.H{"database": "ok", "temporal": "ok"}
-	ready := true
+	checks := map[string]string{"database": "ok", "temporal": "ok"}
+	var down []string
 	if err := s.opts.Pool.Ping(ctx); err != nil {
-		checks["database"], ready = "unreachable", false
+		checks["database"], down = "unreachable", append(down, "database")
 		s.log.WarnContext(ctx, "readiness: database unreachable", "err", err)
 	}
-	if s.opts.TemporalHealth == nil {
+	if s.opts.Temporal == nil {
 		checks["temporal"] = "not configured"
-	} else if err := s.opts.TemporalHealth(ctx); err != nil {
-		checks["temporal"], ready = "unreachable", false
+	} else if _, err := s.opts.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		checks["temporal"], down = "unreachable", append(down, "temporal")
 		s.log.WarnContext(ctx, "readiness: temporal unreachable", "err", err)
 	}
-	status := http.StatusOK
-	if !ready {
-		status = http.StatusServiceUnavailable
-		c.Header("Retry-After", "5")
+	if len(down) == 0 {
+		c.JSON(http.StatusOK, gin.H{"status": "ok", "checks": checks})
+		return
 	}
-	c.JSON(status, checks)
+	kind := "dependency-unavailable"
+	if len(down) == 1 {
+		kind = down[0] + "-unavailable"
+	}
+	p := problem(http.StatusServiceUnavailable, kind, "not ready: %s cannot be reached", strings.Join(down, " and "))
+	p.Instance = c.Request.URL.Path
+	setRetryAfter(c, unavailableRetryAfter)
+	c.Header("Content-Type", "application/problem+json; charset=utf-8")
+	c.JSON(http.StatusServiceUnavailable, readiness{Problem: p, Checks: checks})
 }

@@ -48,6 +48,34 @@ func problem(status int, kind, format string, args ...any) *Problem {
 	return &Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: fmt.Sprintf(format, args...)}
 }
 
+// unavailableRetryAfter is how long a client is asked to wait when the database cannot serve: about the time
+// PostgreSQL takes to restart or a pool to reconnect.
+const unavailableRetryAfter = 5 * time.Second
+
+// databaseUnavailable is the answer while the database is down, starting up, out of connections or
+// aborted a conflicting transaction: neither the client's fault nor a bug, so the client may retry.
+func databaseUnavailable() *Problem {
+	return problem(http.StatusServiceUnavailable, "database-unavailable", "the database cannot serve requests right now; try again shortly")
+}
+
+// retryAfter is how long the client should wait before it repeats a request that failed with err, when
+// repeating it may succeed.
+func retryAfter(err error) (time.Duration, bool) {
+	var retry *RetryableProblem
+	switch {
+	case errors.As(err, &retry):
+		return retry.After, true
+	case store.IsUnavailable(err):
+		return unavailableRetryAfter, true
+	}
+	return 0, false
+}
+
+// setRetryAfter tells the client to wait d (whole seconds, at least one) before it repeats the request.
+func setRetryAfter(c *gin.Context, d time.Duration) {
+	c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+}
+
 func badRequest(format string, args ...any) *Problem {
 	return problem(http.StatusBadRequest, "bad-request", format, args...)
 }
@@ -56,8 +84,8 @@ func notFound(format string, args ...any) *Problem {
 	return problem(http.StatusNotFound, "not-found", format, args...)
 }
 
-// toProblem maps an error to what the client is told. Errors that are not the client's doing become a
-// bare 500: their cause is logged, never returned.
+// toProblem maps an error to what the client is told. A database that cannot serve is a 503 on every
+// endpoint; other errors that are not the client's doing become a bare 500. Causes are logged, never returned.
 func toProblem(err error) (p *Problem, internal bool) {
 	var (
 		prob      *Problem
@@ -85,6 +113,8 @@ func toProblem(err error) (p *Problem, internal bool) {
 		return notFound("the resource does not exist"), false
 	case errors.As(err, &seedError):
 		return badRequest("%s", seedError.Error()), false
+	case store.IsUnavailable(err):
+		return databaseUnavailable(), false
 	case errors.Is(err, context.Canceled):
 		return problem(499, "", "the client closed the request"), false
 	}
@@ -100,14 +130,17 @@ func (s *Server) errorsToProblems(c *gin.Context) {
 	}
 	err := c.Errors[0].Err
 	p, internal := toProblem(err)
-	var retry *RetryableProblem
-	if errors.As(err, &retry) {
-		c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.After.Seconds())))))
+	if after, ok := retryAfter(err); ok {
+		setRetryAfter(c, after)
 	}
-	if internal {
+	switch {
+	case internal:
 		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),
 			"method", c.Request.Method, "route", c.FullPath())
-	} else {
+	case store.IsUnavailable(err):
+		s.log.WarnContext(c.Request.Context(), "request failed: database unavailable", "err", err, "request_id", requestID(c),
+			"method", c.Request.Method, "route", c.FullPath())
+	default:
 		s.log.DebugContext(c.Request.Context(), "request refused", "status", p.Status, "detail", p.Detail, "request_id", requestID(c))
 	}
 	s.writeProblem(c, p)

@@ -2,7 +2,6 @@
 package api
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"log/slog"
@@ -29,13 +28,11 @@ type Options struct {
 	TrustProxy bool
 	// MaxBodyBytes limits JSON and XML request bodies; larger ones get 413.
 	MaxBodyBytes int64
-	// TemporalHealth reports whether Temporal answers; /readyz calls it.
-	TemporalHealth func(context.Context) error
 	// Tokens verifies bearer tokens; nil trusts no issuer.
 	Tokens *identity.TokenVerifier
 	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).
 	Rights *identity.Rights
-	// Temporal carries form-task changes to their workflows; nil answers them with 503.
+	// Temporal carries form-task changes to their workflows (nil answers them with 503); /readyz checks it.
 	Temporal client.Client
 	// TracerProvider makes a server span of every request, in the request's context; nil traces nothing.
 	TracerProvider trace.TracerProvider

@@ -41,11 +41,18 @@ func WithTracer(t pgx.QueryTracer) Option {
 	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
 }
 
+// connectTimeout bounds a connection attempt, so that requests fail with a 503 instead of waiting while
+// the database host does not answer at all.
+const connectTimeout = 5 * time.Second
+
 // Open connects a pool and checks that the database answers.
 func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 { // the URL's connect_timeout, when given, wins
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	for _, o := range opts {
 		o(cfg)

@@ -286,16 +286,12 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 		return nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
 	}
 	opts := api.Options{
-		Pool:         pool,
-		Logger:       log,
-		TrustProxy:   cfg.TrustProxy,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Tokens:       tokens,
-		Temporal:     tc,
-		TemporalHealth: func(ctx context.Context) error {
-			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
-			return err
-		},
+		Pool:                  pool,
+		Logger:                log,
+		TrustProxy:            cfg.TrustProxy,
+		MaxBodyBytes:          cfg.MaxBodyBytes,
+		Tokens:                tokens,
+		Temporal:              tc,
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
