@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -14,7 +15,8 @@ import (
 var jsonBodyTypes = []string{"application/hal+json", "application/json"}
 
 // bindJSON decodes a JSON request body into v: 415 for another content type, 413 past the size
-// limit, 400 for anything malformed, with the reason.
+// limit, 400 for anything malformed, with the reason, and 400 naming the field for text no field may
+// hold (checkFields: NUL, past the field's limit).
 func bindJSON(c *gin.Context, v any) error {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || !slices.Contains(jsonBodyTypes, mt) {
@@ -31,7 +33,7 @@ func bindJSON(c *gin.Context, v any) error {
 		}
 		return badRequest("the body holds more than one JSON value")
 	}
-	return nil
+	return checkFields(reflect.ValueOf(v), "", "")
 }
 
 func jsonProblem(err error) error {

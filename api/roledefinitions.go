@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -114,12 +113,8 @@ var localRoleActions = map[string]string{
 	"archiveread": "ArchiveRead", "archivedelete": "ArchiveDelete",
 }
 
-// Limits of a local role.
-const (
-	maxRoleNameRunes        = 100
-	maxRoleDescriptionRunes = 1000
-	maxLocalRoleRights      = 200
-)
+// maxLocalRoleRights bounds the rights of a local role; its texts are held to the field limits (inputs.go).
+const maxLocalRoleRights = 200
 
 // localRole is a validated local role body.
 type localRole struct {
@@ -147,13 +142,11 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 	)
 	if b.RoleName == nil || strings.TrimSpace(*b.RoleName) == "" {
 		errs = append(errs, "RoleName is required")
-	} else if l.name = strings.TrimSpace(*b.RoleName); utf8.RuneCountInString(l.name) > maxRoleNameRunes {
-		errs = append(errs, fmt.Sprintf("RoleName is longer than %d characters", maxRoleNameRunes))
+	} else {
+		l.name = strings.TrimSpace(*b.RoleName)
 	}
 	if b.RoleDescription != nil {
-		if l.description = strings.TrimSpace(*b.RoleDescription); utf8.RuneCountInString(l.description) > maxRoleDescriptionRunes {
-			errs = append(errs, fmt.Sprintf("RoleDescription is longer than %d characters", maxRoleDescriptionRunes))
-		}
+		l.description = strings.TrimSpace(*b.RoleDescription)
 	}
 	rights, field := b.Rights, "Rights"
 	if b.Embedded != nil {

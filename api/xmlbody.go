@@ -114,6 +114,9 @@ func parseXML(r io.Reader) (*xmlNode, error) {
 			}
 			n := &xmlNode{Name: t.Name.Local, Attrs: map[string]string{}}
 			for _, a := range t.Attr {
+				if err := checkText("attribute "+a.Name.Local+" of "+t.Name.Local, a.Value, fieldLimit(a.Name.Local)); err != nil {
+					return nil, err
+				}
 				n.Attrs[a.Name.Local] = a.Value
 			}
 			if len(stack) == 0 {
@@ -137,6 +140,12 @@ func parseXML(r io.Reader) (*xmlNode, error) {
 			}
 			n.Text += string(t)
 		case xml.EndElement:
+			// The text of a leaf element is a field's value, held to that field's limit.
+			if n := stack[len(stack)-1]; len(n.Children) == 0 {
+				if err := checkText(n.path, strings.TrimSpace(n.Text), fieldLimit(n.Name)); err != nil {
+					return nil, err
+				}
+			}
 			stack = stack[:len(stack)-1]
 		}
 		first = false
