@@ -22,6 +22,7 @@ import (
 
 	"github.com/postbox/postbox/activities/printpdf"
 	"github.com/postbox/postbox/activities/xsd"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
@@ -133,18 +134,14 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 	}
 
 	var f workflows.Findings
-	fail := func(field, format string, args ...any) {
-		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: field, ErrorMessage: fmt.Sprintf(format, args...)})
-	}
+	fail := func(v *formtask.Violation) { f = f.Join(findings(v)) }
 	if kind == store.RevisionKindReplace {
-		mains := 0
+		types := make([]string, 0, len(forms))
 		for _, form := range forms {
-			if form.Type == "MainForm" {
-				mains++
-			}
+			types = append(types, form.Type)
 		}
-		if mains != 1 {
-			fail("Type", "exactly one MainForm is required, not %d", mains)
+		if v := formtask.CheckMainForms(types); v != nil {
+			fail(v)
 		}
 	}
 	if kind == store.RevisionKindSubForm && rev.TargetFormID != 0 {
@@ -153,21 +150,16 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 			return workflows.Findings{}, err
 		}
 		for _, cf := range current {
-			if cf.ID == rev.TargetFormID && cf.Type != "SubForm" {
-				fail("Type", "form %d is the %s; only a SubForm can be changed on its own", cf.ID, cf.Type)
+			if cf.ID == rev.TargetFormID {
+				if v := formtask.CheckSubFormTarget(cf.ID, cf.Type); v != nil {
+					fail(v)
+				}
 			}
 		}
 	}
 	for _, form := range forms {
-		meta, ok := formMeta(svc.Forms, form)
-		switch {
-		case !ok:
-			fail("DataFormatId", "data format %s version %d is not a form of service %s/%d",
-				form.DataFormatID, form.DataFormatVersion, task.ServiceCode, task.ServiceEdition)
-			continue
-		case meta.FormType != form.Type:
-			fail("Type", "data format %s version %d is a %s of the service, not a %s",
-				form.DataFormatID, form.DataFormatVersion, meta.FormType, form.Type)
+		if _, v := formtask.FormOf(svc, form.Type, form.DataFormatID, form.DataFormatVersion); v != nil {
+			fail(v)
 			continue
 		}
 		issues, err := a.validateXML(ctx, form)
@@ -179,13 +171,13 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 	return f, nil
 }
 
-func formMeta(metas []store.FormMeta, f store.FormContent) (store.FormMeta, bool) {
-	for _, m := range metas {
-		if m.DataFormatID == f.DataFormatID && m.DataFormatVersion == f.DataFormatVersion {
-			return m, true
-		}
+// findings are rule violations as validation errors.
+func findings(vs ...*formtask.Violation) workflows.Findings {
+	var f workflows.Findings
+	for _, v := range vs {
+		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: v.Field, ErrorMessage: v.Message})
 	}
-	return store.FormMeta{}, false
+	return f
 }
 
 func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (workflows.Findings, error) {
@@ -252,40 +244,7 @@ func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAtt
 	if err != nil {
 		return workflows.Findings{}, err
 	}
-	return CheckRules(svc.AttachmentRules, atts, in.Final), nil
-}
-
-// CheckRules applies attachment rules to a set of attachments.
-func CheckRules(rules []store.AttachmentRule, atts []store.AttachmentInfo, final bool) workflows.Findings {
-	var f workflows.Findings
-	fail := func(field, format string, args ...any) {
-		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: field, ErrorMessage: fmt.Sprintf(format, args...)})
-	}
-	counts := map[string]int{}
-	for _, att := range atts {
-		rule, ok := store.RuleFor(rules, att.AttachmentType)
-		if !ok {
-			fail(att.FileName, "attachment type %q is not allowed for this service", att.AttachmentType)
-			continue
-		}
-		counts[rule.AttachmentTypeName]++
-		if !rule.AllowsFile(att.FileName) {
-			fail(att.FileName, "file type not allowed for %s; allowed: %s", rule.AttachmentTypeName, rule.AllowedFileTypes)
-		}
-		if rule.MaxFileSize > 0 && att.FileSize > rule.MaxFileSize {
-			fail(att.FileName, "%d bytes is larger than the %d bytes allowed for %s", att.FileSize, rule.MaxFileSize, rule.AttachmentTypeName)
-		}
-	}
-	for _, rule := range rules {
-		n := counts[rule.AttachmentTypeName]
-		if n > rule.MaxAttachmentCount {
-			fail(rule.AttachmentTypeName, "%d attachments of type %s; at most %d are allowed", n, rule.AttachmentTypeName, rule.MaxAttachmentCount)
-		}
-		if final && n < rule.MinAttachmentCount {
-			fail(rule.AttachmentTypeName, "%d attachments of type %s; at least %d are required", n, rule.AttachmentTypeName, rule.MinAttachmentCount)
-		}
-	}
-	return f
+	return findings(formtask.CheckAttachments(svc, atts, in.Final)...), nil
 }
 
 // printVersion is part of every document digest, so a change of the print layout renders anew.

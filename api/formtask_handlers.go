@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
@@ -128,24 +128,18 @@ func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b form
 }
 
 func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.RevisionForm, error) {
-	if f.Type != "MainForm" && f.Type != "SubForm" {
-		return store.RevisionForm{}, badRequest("%s.Type must be MainForm or SubForm, not %q", where, f.Type)
+	if v := formtask.CheckFormType(f.Type); v != nil {
+		return store.RevisionForm{}, v.Refusal(where)
 	}
 	if strings.TrimSpace(f.FormData) == "" {
 		return store.RevisionForm{}, badRequest("%s.FormData is empty", where)
 	}
-	for _, meta := range svc.Forms {
-		if meta.DataFormatID == f.DataFormatID && meta.DataFormatVersion == f.DataFormatVersion.n {
-			if meta.FormType != f.Type {
-				return store.RevisionForm{}, badRequest("%s: data format %s version %d is a %s of this service, not a %s",
-					where, f.DataFormatID, f.DataFormatVersion.n, meta.FormType, f.Type)
-			}
-			return store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion.n,
-				Name: meta.FormName, FormData: f.FormData}, nil
-		}
+	meta, v := formtask.FormOf(svc, f.Type, f.DataFormatID, f.DataFormatVersion.n)
+	if v != nil {
+		return store.RevisionForm{}, v.Refusal(where)
 	}
-	return store.RevisionForm{}, badRequest("%s: service %s edition %d has no form with data format %q version %d",
-		where, svc.ServiceCode, svc.ServiceEdition, f.DataFormatID, f.DataFormatVersion.n)
+	return store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion.n,
+		Name: meta.FormName, FormData: f.FormData}, nil
 }
 
 func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
@@ -193,29 +187,10 @@ func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey
 		SecurityLevel: p.SecurityLevel}
 }
 
-// loadFormTask loads the message of the path and checks that it is a form task; the service comes along.
-func (s *Server) loadFormTask(c *gin.Context) (store.Message, store.ServiceDetail, bool) {
-	m, ok := s.loadMessage(c)
-	if !ok {
-		return m, store.ServiceDetail{}, false
-	}
-	if m.Type != "FormTask" {
-		abort(c, problem(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
-		return m, store.ServiceDetail{}, false
-	}
-	svc, err := s.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
-	if err != nil {
-		abort(c, err)
-		return m, svc, false
-	}
-	return m, svc, true
-}
-
 // formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
-func (s *Server) formTasksOrUnavailable(c *gin.Context) (*FormTasks, bool) {
+func (s *Server) formTasksOrUnavailable(c *gin.Context) (*formtask.Service, bool) {
 	if s.formTasks == nil {
-		abort(c, &RetryableProblem{Problem: problem(http.StatusServiceUnavailable, "temporal-unavailable",
-			"form tasks cannot be changed right now; try again shortly"), After: temporalRetryAfter})
+		abort(c, formtask.ErrUnavailable())
 		return nil, false
 	}
 	return s.formTasks, true
@@ -223,24 +198,36 @@ func (s *Server) formTasksOrUnavailable(c *gin.Context) (*FormTasks, bool) {
 
 // formTaskCall is what every change of an existing form task starts from.
 type formTaskCall struct {
-	tasks  *FormTasks
+	tasks  *formtask.Service
 	msg    store.Message
 	svc    store.ServiceDetail
+	task   formtask.Task
 	caller workflows.Caller
 }
 
-// beginFormTask loads the form task of the path and the caller's facts, or answers the request.
+// beginFormTask loads the form task of the path, its service and the caller's facts, or answers the
+// request.
 func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	tasks, ok := s.formTasksOrUnavailable(c)
 	if !ok {
 		return formTaskCall{}, false
 	}
-	m, svc, ok := s.loadFormTask(c)
+	m, ok := s.loadMessage(c)
 	if !ok {
 		return formTaskCall{}, false
 	}
-	_, rights := reporteeOf(c)
-	return formTaskCall{tasks: tasks, msg: m, svc: svc, caller: caller(principalOf(c), rights, m.Service())}, true
+	if m.Type != "FormTask" {
+		abort(c, problem(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
+		return formTaskCall{}, false
+	}
+	svc, err := s.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
+	if err != nil {
+		abort(c, err)
+		return formTaskCall{}, false
+	}
+	party, rights := reporteeOf(c)
+	return formTaskCall{tasks: tasks, msg: m, svc: svc, task: formtask.TaskOf(m, svc, party.ID),
+		caller: caller(principalOf(c), rights, m.Service())}, true
 }
 
 // putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
@@ -268,8 +255,8 @@ func (s *Server) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	_, err = ft.tasks.Submit(c.Request.Context(), ft.msg.MessageID, ft.caller,
-		FormTaskSubmission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
+	_, err = ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
+		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
 	if err != nil {
 		abort(c, err)
 		return
@@ -322,21 +309,10 @@ func (s *Server) postFormTask(c *gin.Context) {
 			svc.ServiceCode, svc.ServiceEdition))
 		return
 	}
-	id, err := s.q.CreateFormTaskMessage(ctx, party.ID, svc.Service, p.Name, store.Local(time.Now()))
+	id, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Forms: forms, Attachments: attachments})
 	if err != nil {
 		abort(c, err)
 		return
-	}
-	if len(forms) > 0 || len(attachments) > 0 {
-		_, err := tasks.Submit(ctx, id, who, FormTaskSubmission{Forms: forms, Attachments: attachments})
-		if err != nil {
-			// The task never existed for the client: take it away again.
-			if delErr := s.q.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
-				s.log.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
-			}
-			abort(c, err)
-			return
-		}
 	}
 	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: id})
 	c.Header("Location", s.messagesURL(c)+"/"+id)
@@ -363,8 +339,8 @@ func (s *Server) putSubForm(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if body.Type != "SubForm" {
-		abort(c, badRequest("Type must be SubForm, not %q", body.Type))
+	if v := formtask.CheckSubFormType(body.Type); v != nil {
+		abort(c, v.Refusal(""))
 		return
 	}
 	form, err := revisionForm(ft.svc, body, "body")
@@ -376,8 +352,8 @@ func (s *Server) putSubForm(c *gin.Context) {
 	exists := false
 	for _, f := range ft.msg.Forms {
 		if f.ID == target {
-			if f.Type != "SubForm" {
-				abort(c, badRequest("form %d is the main form; change it with a PUT on the message", target))
+			if v := formtask.CheckSubFormTarget(f.ID, f.Type); v != nil {
+				abort(c, v.Refusal(""))
 				return
 			}
 			exists = true
@@ -386,7 +362,7 @@ func (s *Server) putSubForm(c *gin.Context) {
 	if !exists {
 		target = 0
 	}
-	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.msg.MessageID, ft.caller, target, form)
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form)
 	if err != nil {
 		abort(c, err)
 		return
@@ -415,7 +391,7 @@ func (s *Server) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.msg.MessageID, ft.caller, att)
+	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.task, ft.caller, att)
 	if err != nil {
 		abort(c, err)
 		return
@@ -442,33 +418,28 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		abort(c, badRequest("fileName %s", err))
 		return
 	}
-	rule, ok := store.RuleFor(ft.svc.AttachmentRules, typ)
-	if !ok {
-		abort(c, badRequest("attachmentType %q is not an attachment type of service %s edition %d", typ, ft.svc.ServiceCode, ft.svc.ServiceEdition))
-		return
+	rule, v := formtask.AttachmentRuleOf(ft.svc, typ)
+	if v == nil {
+		v = formtask.CheckFileType(rule, name)
 	}
-	if !rule.AllowsFile(name) {
-		abort(c, problem(http.StatusUnsupportedMediaType, "file-type-not-allowed", "%s may not be a %s attachment; allowed: %s",
-			name, rule.AttachmentTypeName, rule.AllowedFileTypes))
-		return
+	if v == nil {
+		v = formtask.CheckFileSize(rule, name, c.Request.ContentLength)
 	}
-	if c.Request.ContentLength > rule.MaxFileSize {
-		abort(c, problem(http.StatusRequestEntityTooLarge, "attachment-too-large",
-			"the attachment is larger than the %d bytes a %s attachment may be", rule.MaxFileSize, rule.AttachmentTypeName))
-		return
-	}
-	count := 0
-	for _, a := range ft.msg.Attachments {
-		if a.AttachmentType == rule.AttachmentTypeName {
-			count++
+	if v == nil {
+		count := 0
+		for _, a := range ft.msg.Attachments {
+			if a.AttachmentType == rule.AttachmentTypeName {
+				count++
+			}
 		}
+		v = formtask.CheckAttachmentCount(rule, count+1, false)
 	}
-	if count >= rule.MaxAttachmentCount {
-		abort(c, badRequest("the form task already has %d %s attachments, the most allowed", count, rule.AttachmentTypeName))
+	if v != nil {
+		abort(c, v.Refusal(""))
 		return
 	}
 	att := store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
-	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.msg.MessageID, ft.caller, att, c.Request.Body, rule.MaxFileSize)
+	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.task, ft.caller, att, c.Request.Body, rule.MaxFileSize)
 	if err != nil {
 		abort(c, err)
 		return
@@ -488,7 +459,7 @@ func (s *Server) validateFormTask(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.Validate(c.Request.Context(), ft.msg.MessageID, ft.caller)
+	res, err := ft.tasks.Validate(c.Request.Context(), ft.task, ft.caller)
 	if err != nil {
 		abort(c, err)
 		return
@@ -505,11 +476,7 @@ func (s *Server) getPrint(c *gin.Context) {
 	if !ok {
 		return
 	}
-	pdf, err := ft.tasks.Print(c.Request.Context(), ft.msg.MessageID, ft.caller)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("message %s has no print yet", ft.msg.MessageID))
-		return
-	}
+	pdf, err := ft.tasks.Print(c.Request.Context(), ft.task, ft.caller)
 	if err != nil {
 		abort(c, err)
 		return

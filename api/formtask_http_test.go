@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
@@ -103,7 +105,8 @@ func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, Temporal: c})
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens,
+		FormTasks: formtask.New(c, store.New(pool))})
 }
 
 func demoFormData(t *testing.T, id string) string {
@@ -341,6 +344,34 @@ func TestFormTasksWithoutTemporal(t *testing.T) {
 	r := sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101214", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101214"))}, nil))
 	requireProblem(t, r, http.StatusServiceUnavailable)
 	assert.NotEmpty(t, r.Header().Get("Retry-After"))
+	var revisions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
+	assert.Zero(t, revisions)
+}
+
+// With Temporal unreachable, a change is a 503 with Retry-After of 5 seconds, and its revision does not
+// stay behind.
+func TestFormTasksTemporalUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	c, err := client.NewLazyClient(client.Options{HostPort: addr})
+	require.NoError(t, err)
+	defer c.Close()
+	pool := storetest.New(t)
+	srv, err := newAPIWith(pool, c)
+	require.NoError(t, err)
+	impatient := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as a client that gives up
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		srv.ServeHTTP(w, r.WithContext(ctx))
+	})
+
+	r := sendAs(t, impatient, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101102?complete=false", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
+	p := requireProblem(t, r, http.StatusServiceUnavailable)
+	assert.Equal(t, "urn:postbox:problem:temporal-unavailable", p["type"])
+	assert.Equal(t, "5", r.Header().Get("Retry-After"))
 	var revisions int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
 	assert.Zero(t, revisions)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
 )
 
 // healthz says the process is up; it checks nothing else, so a slow database never restarts the pod.
@@ -33,9 +32,9 @@ func (s *Server) readyz(c *gin.Context) {
 		checks["database"], down = "unreachable", append(down, "database")
 		s.log.WarnContext(ctx, "readiness: database unreachable", "err", err)
 	}
-	if s.opts.Temporal == nil {
+	if s.formTasks == nil {
 		checks["temporal"] = "not configured"
-	} else if _, err := s.opts.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+	} else if err := s.formTasks.CheckHealth(ctx); err != nil {
 		checks["temporal"], down = "unreachable", append(down, "temporal")
 		s.log.WarnContext(ctx, "readiness: temporal unreachable", "err", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
@@ -61,10 +62,15 @@ func databaseUnavailable() *Problem {
 // retryAfter is how long the client should wait before it repeats a request that failed with err, when
 // repeating it may succeed.
 func retryAfter(err error) (time.Duration, bool) {
-	var retry *RetryableProblem
+	var (
+		retry   *RetryableProblem
+		refused *formtask.Error
+	)
 	switch {
 	case errors.As(err, &retry):
 		return retry.After, true
+	case errors.As(err, &refused) && refused.Kind == formtask.Unavailable:
+		return formtask.RetryAfter, true
 	case store.IsUnavailable(err):
 		return unavailableRetryAfter, true
 	}
@@ -95,10 +101,13 @@ func toProblem(err error) (p *Problem, internal bool) {
 		mismatch  *odatasql.TypeError
 		maxBytes  *http.MaxBytesError
 		seedError *store.SeedError
+		refused   *formtask.Error
 	)
 	switch {
 	case errors.As(err, &prob):
 		return prob, false
+	case errors.As(err, &refused):
+		return formTaskProblem(refused), false
 	case errors.As(err, &syntax):
 		return problem(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
@@ -119,6 +128,34 @@ func toProblem(err error) (p *Problem, internal bool) {
 		return problem(499, "", "the client closed the request"), false
 	}
 	return problem(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged"), true
+}
+
+// formTaskKinds are the problems of refused form-task changes.
+var formTaskKinds = map[formtask.Kind]struct {
+	status int
+	kind   string
+}{
+	formtask.BadInput:            {http.StatusBadRequest, "bad-request"},
+	formtask.Invalid:             {http.StatusBadRequest, "validation-failed"},
+	formtask.Forbidden:           {http.StatusForbidden, "forbidden"},
+	formtask.SignRefused:         {http.StatusForbidden, "sign-refused"},
+	formtask.NotFound:            {http.StatusNotFound, "not-found"},
+	formtask.Conflict:            {http.StatusConflict, "conflict"},
+	formtask.TooLarge:            {http.StatusRequestEntityTooLarge, "attachment-too-large"},
+	formtask.UnsupportedFileType: {http.StatusUnsupportedMediaType, "file-type-not-allowed"},
+	formtask.Unavailable:         {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+func formTaskProblem(e *formtask.Error) *Problem {
+	k, ok := formTaskKinds[e.Kind]
+	if !ok {
+		k.status = http.StatusInternalServerError
+	}
+	p := problem(k.status, k.kind, "%s", e.Detail)
+	if e.Validation != nil {
+		p.Errors = e.Validation.ValidationErrors
+	}
+	return p
 }
 
 // errorsToProblems is the last middleware of the chain: it renders the first error a handler recorded with

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-	"go.temporal.io/sdk/client"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
@@ -32,8 +32,8 @@ type Options struct {
 	Tokens *identity.TokenVerifier
 	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).
 	Rights *identity.Rights
-	// Temporal carries form-task changes to their workflows (nil answers them with 503); /readyz checks it.
-	Temporal client.Client
+	// FormTasks carries form-task changes to their workflows (nil answers them with 503); /readyz checks it.
+	FormTasks *formtask.Service
 	// TracerProvider makes a server span of every request, in the request's context; nil traces nothing.
 	TracerProvider trace.TracerProvider
 	// Propagator reads a trace context the client sent (traceparent); nil ignores it.
@@ -52,7 +52,7 @@ type Server struct {
 	log       *slog.Logger
 	auth      *identity.Authenticator
 	rights    *identity.Rights
-	formTasks *FormTasks
+	formTasks *formtask.Service
 	tracer    trace.Tracer
 	handler   http.Handler
 	// routeList is every registered route, for the scope table's completeness check.
@@ -88,15 +88,12 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights,
+	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
-	if opts.Temporal != nil {
-		s.formTasks = &FormTasks{Client: opts.Temporal, Pool: opts.Pool}
-	}
 	s.handler = s.routes()
 	return s, nil
 }

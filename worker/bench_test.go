@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/workflows"
@@ -115,7 +115,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})
-	ft := &api.FormTasks{Client: c, Pool: pool}
+	ft := formtask.New(c, store.New(pool))
 	forms := formsOf(b, pool, "a3101102")
 
 	var (
@@ -128,7 +128,11 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		ids := copyMessages(b, pool, i, tasks)
 		b.StartTimer()
 		wall, lat := drive(b, ids, clients, func(id string) error {
-			res, err := ft.Submit(ctx, id, signer, api.FormTaskSubmission{Complete: true, Sign: true, Forms: forms})
+			task, err := ft.Load(ctx, id)
+			if err != nil {
+				return err
+			}
+			res, err := ft.Submit(ctx, task, signer, formtask.Submission{Complete: true, Sign: true, Forms: forms})
 			if err == nil && res.Outcome != workflows.OutcomeArchived {
 				err = fmt.Errorf("outcome %s", res.Outcome)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,7 +20,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/workflows"
@@ -45,15 +44,24 @@ func formsOf(t testing.TB, pool *pgxpool.Pool, messageID string) []store.Revisio
 	return out
 }
 
-func submission(t testing.TB, pool *pgxpool.Pool, messageID string, complete, sign bool) api.FormTaskSubmission {
-	return api.FormTaskSubmission{Complete: complete, Sign: sign, Forms: formsOf(t, pool, messageID)}
+func submission(t testing.TB, pool *pgxpool.Pool, messageID string, complete, sign bool) formtask.Submission {
+	return formtask.Submission{Complete: complete, Sign: sign, Forms: formsOf(t, pool, messageID)}
 }
 
-func status(t *testing.T, err error) int {
+// kind is why the service refused a change; api's TestFormTaskProblems holds the HTTP status of each.
+func kind(t *testing.T, err error) formtask.Kind {
 	t.Helper()
-	var p *api.Problem
-	require.True(t, errors.As(err, &p), "want a problem, got %v", err)
-	return p.Status
+	var e *formtask.Error
+	require.True(t, errors.As(err, &e), "want a refusal, got %v", err)
+	return e.Kind
+}
+
+// load returns a form task as a caller of the service has it loaded.
+func load(t testing.TB, ft *formtask.Service, messageID string) formtask.Task {
+	t.Helper()
+	task, err := ft.Load(context.Background(), messageID)
+	require.NoError(t, err)
+	return task
 }
 
 func readModel(t *testing.T, pool *pgxpool.Pool, messageID string) store.FormTask {
@@ -80,7 +88,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.Submit(ctx, "a3101102", signer, submission(t, pool, "a3101102", true, true))
+	res, err := ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
 	assert.Equal(t, workflows.StatusArchived, res.Status)
@@ -92,7 +100,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	h, err := store.New(pool).GetPrintHeader(ctx, "a3101102")
 	require.NoError(t, err)
 	assert.Equal(t, "Ingrid Fjellheim", h.LastChangedBy)
-	pdf, err := ft.Print(ctx, "a3101102", signer)
+	pdf, err := ft.Print(ctx, load(t, ft, "a3101102"), signer)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(pdf), "%PDF-"))
 
@@ -100,8 +108,8 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	assert.Equal(t, workflows.StatusArchived, s)
 	assert.False(t, running, "the workflow of an archived task ends")
 
-	_, err = ft.Submit(ctx, "a3101102", signer, submission(t, pool, "a3101102", false, true))
-	assert.Equal(t, http.StatusConflict, status(t, err), "an archived task refuses")
+	_, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", false, true))
+	assert.Equal(t, formtask.Conflict, kind(t, err), "an archived task refuses")
 	var pending int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM form_revisions WHERE message_id = 'a3101102' AND promoted_at IS NULL`).Scan(&pending))
 	assert.Zero(t, pending, "the refused revision is gone")
@@ -111,25 +119,25 @@ func TestSigning(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.Submit(ctx, "a3101109", signer, submission(t, pool, "a3101109", true, false))
+	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, submission(t, pool, "a3101109", true, false))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
 	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
 
-	_, err = ft.Validate(ctx, "a3101109", signer)
-	assert.Equal(t, http.StatusConflict, status(t, err), "validation only in Utfylling")
+	_, err = ft.Validate(ctx, load(t, ft, "a3101109"), signer)
+	assert.Equal(t, formtask.Conflict, kind(t, err), "validation only in Utfylling")
 
-	res, err = ft.Submit(ctx, "a3101109", writer, api.FormTaskSubmission{Complete: true, Sign: true})
-	assert.Equal(t, http.StatusForbidden, status(t, err))
+	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), writer, formtask.Submission{Complete: true, Sign: true})
+	assert.Equal(t, formtask.SignRefused, kind(t, err))
 	assert.Equal(t, workflows.OutcomeSignRefused, res.Outcome)
 	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
 
-	res, err = ft.Submit(ctx, "a3101109", signer, api.FormTaskSubmission{Complete: true, Sign: true})
+	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
 
 	// A task the dataset left in Signering (5302/1, main form and sub-form).
-	res, err = ft.Submit(ctx, "a3100941", signer, submission(t, pool, "a3100941", true, true))
+	res, err = ft.Submit(ctx, load(t, ft, "a3100941"), signer, submission(t, pool, "a3100941", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
 	ar, err := store.New(pool).GetArchive(ctx, "a3100941")
@@ -141,19 +149,20 @@ func TestRightsAndLevel(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 	// O2's 4711/1 needs security level 3; a password login has 1.
-	_, err := ft.Submit(ctx, "a3101081", signer, submission(t, pool, "a3101081", false, true))
-	assert.Equal(t, http.StatusForbidden, status(t, err))
+	_, err := ft.Submit(ctx, load(t, ft, "a3101081"), signer, submission(t, pool, "a3101081", false, true))
+	assert.Equal(t, formtask.Forbidden, kind(t, err))
 	level3 := signer
 	level3.SecurityLevel = 3
-	res, err := ft.Submit(ctx, "a3101081", level3, submission(t, pool, "a3101081", false, true))
+	res, err := ft.Submit(ctx, load(t, ft, "a3101081"), level3, submission(t, pool, "a3101081", false, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeSaved, res.Outcome)
 
 	reader := writer
 	reader.Write = false
-	_, err = ft.Submit(ctx, "a3101130", reader, submission(t, pool, "a3101130", false, true))
-	assert.Equal(t, http.StatusForbidden, status(t, err))
-	_, err = ft.Submit(ctx, "nosuch", signer, api.FormTaskSubmission{})
+	_, err = ft.Submit(ctx, load(t, ft, "a3101130"), reader, submission(t, pool, "a3101130", false, true))
+	assert.Equal(t, formtask.Forbidden, kind(t, err))
+	_, err = ft.Load(ctx, "nosuch")
+	assert.Equal(t, formtask.NotFound, kind(t, err))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -161,7 +170,7 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	v, err := ft.Validate(ctx, "a3101221", writer)
+	v, err := ft.Validate(ctx, load(t, ft, "a3101221"), writer)
 	require.NoError(t, err)
 	assert.False(t, v.Success)
 	var paths []string
@@ -173,8 +182,8 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 	before := formsOf(t, pool, "a3101221")
 	changed := submission(t, pool, "a3101221", true, true)
 	changed.Forms[0].FormData = strings.Replace(changed.Forms[0].FormData, "<Regnskapsaar>2024", "<Regnskapsaar>1999", 1)
-	res, err := ft.Submit(ctx, "a3101221", signer, changed)
-	assert.Equal(t, http.StatusBadRequest, status(t, err))
+	res, err := ft.Submit(ctx, load(t, ft, "a3101221"), signer, changed)
+	assert.Equal(t, formtask.Invalid, kind(t, err))
 	assert.Equal(t, workflows.OutcomeInvalid, res.Outcome)
 	require.NotNil(t, res.Validation)
 	assert.Len(t, res.Validation.ValidationErrors, 3)
@@ -186,15 +195,15 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 
 	two := submission(t, pool, "a3101263", false, true)
 	two.Forms = append(two.Forms, two.Forms[0])
-	_, err = ft.Submit(ctx, "a3101263", signer, two)
-	assert.Equal(t, http.StatusBadRequest, status(t, err), "exactly one MainForm")
+	_, err = ft.Submit(ctx, load(t, ft, "a3101263"), signer, two)
+	assert.Equal(t, formtask.BadInput, kind(t, err), "exactly one MainForm")
 }
 
 func TestAttachmentsAndSubForms(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.AddAttachment(ctx, "a3101067", writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG")})
+	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG")})
 	require.NoError(t, err)
 	require.NotZero(t, res.AttachmentID)
 	_, atts, err := store.New(pool).MessageContent(ctx, "a3101067")
@@ -202,25 +211,25 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	require.Len(t, atts, 1)
 	assert.Equal(t, res.AttachmentID, atts[0].ID)
 
-	res, err = ft.AddAttachment(ctx, "a3101067", writer, store.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")})
-	assert.Equal(t, http.StatusBadRequest, status(t, err))
+	res, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")})
+	assert.Equal(t, formtask.Invalid, kind(t, err))
 	assert.Equal(t, "anim.gif", res.Validation.ValidationErrors[0].FieldName)
-	_, err = ft.AddAttachment(ctx, "a3101067", writer, store.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")})
-	assert.Equal(t, http.StatusBadRequest, status(t, err), "unknown attachment type")
+	_, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")})
+	assert.Equal(t, formtask.Invalid, kind(t, err), "unknown attachment type")
 
 	// P1's own 5302/1: change the sub-form, then add another.
 	forms, _, err := store.New(pool).MessageContent(ctx, "a3101116")
 	require.NoError(t, err)
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: forms[1].DataFormatID, DataFormatVersion: forms[1].DataFormatVersion, Name: forms[1].Name, FormData: forms[1].FormData}
-	res, err = ft.PutSubForm(ctx, "a3101116", signer, forms[1].ID, sub)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub)
 	require.NoError(t, err)
 	assert.Equal(t, forms[1].ID, res.FormID)
-	res, err = ft.PutSubForm(ctx, "a3101116", signer, 0, sub)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, 0, sub)
 	require.NoError(t, err)
 	assert.NotEqual(t, forms[1].ID, res.FormID)
 	assert.Len(t, formsOf(t, pool, "a3101116"), 3)
-	_, err = ft.PutSubForm(ctx, "a3101116", signer, forms[0].ID, sub)
-	assert.Equal(t, http.StatusBadRequest, status(t, err), "the main form is not a sub-form")
+	_, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[0].ID, sub)
+	assert.Equal(t, formtask.Invalid, kind(t, err), "the main form is not a sub-form")
 }
 
 // Two submissions at once: each update's activities run after the other's have ended.
@@ -229,9 +238,10 @@ func TestConcurrentSubmitsDoNotInterleave(t *testing.T) {
 	pool, ft := shared.pool, shared.tasks
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
+	task, sub := load(t, ft, "a3101179"), submission(t, pool, "a3101179", false, true)
 	for i := range 2 {
 		wg.Go(func() {
-			_, errs[i] = ft.Submit(ctx, "a3101179", signer, submission(t, pool, "a3101179", false, true))
+			_, errs[i] = ft.Submit(ctx, task, signer, sub)
 		})
 	}
 	wg.Wait()
@@ -259,7 +269,7 @@ func TestManyUpdatesKeepHistorySmall(t *testing.T) {
 	ctx := context.Background()
 	ft, c := shared.tasks, devServer.Client()
 	for range 100 {
-		_, err := ft.Validate(ctx, "a3101186", writer)
+		_, err := ft.Validate(ctx, load(t, ft, "a3101186"), writer)
 		require.NoError(t, err)
 	}
 	d, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID("a3101186"), "")
@@ -267,7 +277,7 @@ func TestManyUpdatesKeepHistorySmall(t *testing.T) {
 	info := d.GetWorkflowExecutionInfo()
 	assert.NotEqual(t, info.GetExecution().GetRunId(), info.GetFirstRunId(), "continued as new")
 	assert.Less(t, info.GetHistoryLength(), int64(500))
-	res, err := ft.Submit(ctx, "a3101186", signer, submission(t, shared.pool, "a3101186", true, true))
+	res, err := ft.Submit(ctx, load(t, ft, "a3101186"), signer, submission(t, shared.pool, "a3101186", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
 }
@@ -290,15 +300,16 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 			return workflows.ArchiveResult{}, ctx.Err()
 		}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
 	})
-	ft := &api.FormTasks{Client: c, Pool: pool}
+	ft := formtask.New(c, store.New(pool))
 
 	type outcome struct {
 		res workflows.Result
 		err error
 	}
 	done := make(chan outcome, 1)
+	task, sub := load(t, ft, "a3101214"), submission(t, pool, "a3101214", true, true)
 	go func() {
-		res, err := ft.Submit(ctx, "a3101214", signer, submission(t, pool, "a3101214", true, true))
+		res, err := ft.Submit(ctx, task, signer, sub)
 		done <- outcome{res, err}
 	}()
 	var first string
@@ -339,7 +350,7 @@ func TestDevServerRestart(t *testing.T) {
 	pool := storetest.New(t)
 	c := dial(t, hostPort, "default")
 	stop := startWorker(t, c, pool, nil)
-	ft := &api.FormTasks{Client: c, Pool: pool}
+	ft := formtask.New(c, store.New(pool))
 
 	states := map[string]string{
 		"a3101102": store.StatusFilling,  // a draft saved
@@ -347,7 +358,7 @@ func TestDevServerRestart(t *testing.T) {
 		"a3101151": store.StatusArchived, // signed and archived
 	}
 	for id, want := range states {
-		res, err := ft.Submit(ctx, id, signer, submission(t, pool, id, want != store.StatusFilling, want == store.StatusArchived))
+		res, err := ft.Submit(ctx, load(t, ft, id), signer, submission(t, pool, id, want != store.StatusFilling, want == store.StatusArchived))
 		require.NoError(t, err)
 		require.Equal(t, want, res.Status)
 	}
@@ -359,7 +370,7 @@ func TestDevServerRestart(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Stop() })
 	c = dial(t, hostPort, "default")
 	startWorker(t, c, pool, nil)
-	ft = &api.FormTasks{Client: c, Pool: pool}
+	ft = formtask.New(c, store.New(pool))
 	for id, want := range states {
 		s, running := searchStatus(t, c, id)
 		assert.Equal(t, want, s, id)
@@ -367,14 +378,14 @@ func TestDevServerRestart(t *testing.T) {
 		assert.Equal(t, want != store.StatusArchived, running, id)
 	}
 
-	res, err := ft.Submit(ctx, "a3101109", signer, api.FormTaskSubmission{Complete: true, Sign: true})
+	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
-	res, err = ft.Submit(ctx, "a3101102", signer, submission(t, pool, "a3101102", true, true))
+	res, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
-	_, err = ft.Submit(ctx, "a3101151", signer, submission(t, pool, "a3101151", true, true))
-	assert.Equal(t, http.StatusConflict, status(t, err))
+	_, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", true, true))
+	assert.Equal(t, formtask.Conflict, kind(t, err))
 	var archives int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM archives`).Scan(&archives))
 	assert.Equal(t, 3, archives, fmt.Sprint(states))

@@ -18,7 +18,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -38,7 +38,7 @@ var (
 	devServer *testsuite.DevServer
 	shared    struct {
 		pool  *pgxpool.Pool
-		tasks *api.FormTasks
+		tasks *formtask.Service
 		log   *recorder
 	}
 )
@@ -86,7 +86,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer w.Stop()
-	shared.pool, shared.tasks = pool, &api.FormTasks{Client: c, Pool: pool}
+	shared.pool, shared.tasks = pool, formtask.New(c, store.New(pool))
 	return m.Run()
 }
 

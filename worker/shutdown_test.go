@@ -12,8 +12,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
 	"github.com/postbox/postbox/workflows"
@@ -52,14 +53,15 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	}, archiveOpts)
 	require.NoError(t, ws.Start())
 
-	ft := &api.FormTasks{Client: c, Pool: pool}
+	ft := formtask.New(c, store.New(pool))
 	type outcome struct {
 		res workflows.Result
 		err error
 	}
 	done := make(chan outcome, 1)
+	task, sub := load(t, ft, "a3101102"), submission(t, pool, "a3101102", true, true)
 	go func() {
-		res, err := ft.Submit(ctx, "a3101102", signer, submission(t, pool, "a3101102", true, true))
+		res, err := ft.Submit(ctx, task, signer, sub)
 		done <- outcome{res, err}
 	}()
 	select {

@@ -172,7 +172,9 @@ func reject(kind, format string, args ...any) error {
 }
 
 // Validators run before an update is written to history: a rejected update leaves no trace. They read the
-// status without the lock, so the handlers check again once they hold it.
+// status without the lock, so the handlers check again once they hold it. They check the caller, the
+// status and the shape of the input; the rules of the service's metadata are formtask's (the API checks
+// them early, the activities again).
 
 func (t *task) checkWrite(c Caller) error {
 	switch {
@@ -194,11 +196,8 @@ func checkRevision(r RevisionRef) error {
 }
 
 func checkForm(f FormRef) error {
-	if f.DataFormatID == "" || f.DataFormatVersion <= 0 {
-		return reject(ErrBadInput, "every form needs a DataFormatId and a DataFormatVersion")
-	}
-	if f.Type != "MainForm" && f.Type != "SubForm" {
-		return reject(ErrBadInput, "form Type must be MainForm or SubForm, not %q", f.Type)
+	if f.Type == "" || f.DataFormatID == "" || f.DataFormatVersion <= 0 {
+		return reject(ErrBadInput, "every form needs a Type, a DataFormatId and a DataFormatVersion")
 	}
 	return nil
 }
@@ -226,17 +225,10 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 	if err := checkRevision(in.Revision); err != nil {
 		return err
 	}
-	mains := 0
 	for _, f := range in.Forms {
 		if err := checkForm(f); err != nil {
 			return err
 		}
-		if f.Type == "MainForm" {
-			mains++
-		}
-	}
-	if mains != 1 {
-		return reject(ErrBadInput, "exactly one MainForm is required, not %d", mains)
 	}
 	for _, a := range in.Attachments {
 		if err := checkAttachment(a); err != nil {
@@ -263,13 +255,7 @@ func (t *task) validateSubForm(_ workflow.Context, in SubFormInput) error {
 	if err := checkRevision(in.Revision); err != nil {
 		return err
 	}
-	if err := checkForm(in.Form); err != nil {
-		return err
-	}
-	if in.Form.Type != "SubForm" {
-		return reject(ErrBadInput, "only a SubForm can be added or changed on its own")
-	}
-	return nil
+	return checkForm(in.Form)
 }
 
 func (t *task) validateAttachment(_ workflow.Context, in AttachmentInput) error {

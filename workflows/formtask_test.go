@@ -209,10 +209,8 @@ func TestSubmitStateTable(t *testing.T) {
 func TestValidators(t *testing.T) {
 	noWrite := signer
 	noWrite.Write = false
-	two := submit(signer, true, true, rev)
-	two.Forms = append(two.Forms, forms[0])
-	noMain := submit(signer, true, true, rev)
-	noMain.Forms = []workflows.FormRef{{Type: "SubForm", DataFormatID: "3106", DataFormatVersion: 1}}
+	noType := submit(signer, true, true, rev)
+	noType.Forms = []workflows.FormRef{{DataFormatID: "3106", DataFormatVersion: 21845}}
 	badDigest := submit(signer, true, true, workflows.RevisionRef{ID: 1, Digest: "abc"})
 	cases := []struct {
 		name, from, update string
@@ -220,12 +218,11 @@ func TestValidators(t *testing.T) {
 		want               string
 	}{
 		{"no Write", workflows.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
-		{"two MainForms", workflows.StatusFilling, workflows.UpdateSubmit, two, workflows.ErrBadInput},
-		{"no MainForm", workflows.StatusFilling, workflows.UpdateSubmit, noMain, workflows.ErrBadInput},
+		{"form without Type", workflows.StatusFilling, workflows.UpdateSubmit, noType, workflows.ErrBadInput},
 		{"no content in Utfylling", workflows.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrBadInput},
 		{"bad digest", workflows.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
-		{"sub-form that is a MainForm", workflows.StatusFilling, workflows.UpdateSubForm,
-			workflows.SubFormInput{Caller: signer, Revision: rev, Form: forms[0]}, workflows.ErrBadInput},
+		{"sub-form without data format", workflows.StatusFilling, workflows.UpdateSubForm,
+			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm"}}, workflows.ErrBadInput},
 		{"sub-form in Signering", workflows.StatusSigning, workflows.UpdateSubForm,
 			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, workflows.ErrWrongState},
 		{"attachment without type", workflows.StatusFilling, workflows.UpdateAttachment,

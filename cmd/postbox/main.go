@@ -27,6 +27,7 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
@@ -291,7 +292,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 		TrustProxy:            cfg.TrustProxy,
 		MaxBodyBytes:          cfg.MaxBodyBytes,
 		Tokens:                tokens,
-		Temporal:              tc,
+		FormTasks:             formtask.New(tc, store.New(pool)),
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/workflows"
+)
+
+// Each refusal of the form-task service has its problem; the worker's tests assert the kinds, these the
+// HTTP answers they get.
+func TestFormTaskProblems(t *testing.T) {
+	validation := &workflows.ValidationResult{ValidationErrors: []workflows.ValidationEntry{{FieldName: "anim.gif", ErrorMessage: "file type not allowed"}}}
+	cases := []struct {
+		kind   formtask.Kind
+		status int
+		typ    string
+	}{
+		{formtask.BadInput, http.StatusBadRequest, "urn:postbox:problem:bad-request"},      // e.g. exactly one MainForm
+		{formtask.Invalid, http.StatusBadRequest, "urn:postbox:problem:validation-failed"}, // failed validation, wrong attachment, main form as sub-form
+		{formtask.Forbidden, http.StatusForbidden, "urn:postbox:problem:forbidden"},        // no Write, security level
+		{formtask.SignRefused, http.StatusForbidden, "urn:postbox:problem:sign-refused"},   // signing without Sign
+		{formtask.NotFound, http.StatusNotFound, "urn:postbox:problem:not-found"},          // no such task, no print yet
+		{formtask.Conflict, http.StatusConflict, "urn:postbox:problem:conflict"},           // archived, validation outside Utfylling
+		{formtask.TooLarge, http.StatusRequestEntityTooLarge, "urn:postbox:problem:attachment-too-large"},
+		{formtask.UnsupportedFileType, http.StatusUnsupportedMediaType, "urn:postbox:problem:file-type-not-allowed"},
+		{formtask.Unavailable, http.StatusServiceUnavailable, "urn:postbox:problem:temporal-unavailable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.typ, func(t *testing.T) {
+			err := &formtask.Error{Kind: tc.kind, Detail: "why", Validation: validation}
+			p, internal := toProblem(err)
+			require.False(t, internal)
+			assert.Equal(t, tc.status, p.Status)
+			assert.Equal(t, tc.typ, p.Type)
+			assert.Equal(t, "why", p.Detail)
+			assert.Equal(t, validation.ValidationErrors, p.Errors)
+			after, retry := retryAfter(err)
+			assert.Equal(t, tc.kind == formtask.Unavailable, retry)
+			if retry {
+				assert.Equal(t, 5*time.Second, after)
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package formtask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/postbox/postbox/workflows"
+)
+
+// Kind says why a form-task change was refused; the API maps each kind to its HTTP status.
+type Kind int
+
+// Kinds of refusal.
+const (
+	BadInput            Kind = iota + 1 // the request contradicts the contract or the service's rules
+	Invalid                             // the content failed validation: see Error.Validation
+	Forbidden                           // missing right or security level
+	SignRefused                         // signing needs the Sign right and the security level
+	NotFound                            // no such form task, or no print of it
+	Conflict                            // not possible in the task's status: see Error.Status
+	TooLarge                            // an attachment larger than its type allows
+	UnsupportedFileType                 // a file name its attachment type does not allow
+	Unavailable                         // Temporal does not answer; the client may retry after RetryAfter
+)
+
+// RetryAfter is what a client is told to wait when Temporal does not answer.
+const RetryAfter = 5 * time.Second
+
+// Error is a refused form-task change.
+type Error struct {
+	Kind   Kind
+	Detail string
+	// Status is the task's status as this service knew it, for Conflict; ArchiveReference is set once
+	// the task is archived.
+	Status           string
+	ArchiveReference string
+	// Validation is the failed validation of Invalid.
+	Validation *workflows.ValidationResult
+	// Err is the cause, if any.
+	Err error
+}
+
+func (e *Error) Error() string { return e.Detail }
+func (e *Error) Unwrap() error { return e.Err }
+
+func refuse(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ErrUnavailable is the refusal of every change while Temporal does not answer (or is not configured).
+func ErrUnavailable() *Error {
+	return refuse(Unavailable, "form tasks cannot be changed right now; try again shortly")
+}
+
+// updateError maps a failed or rejected update to a typed error; other errors are returned as they are.
+func updateError(ctx context.Context, task Task, err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case workflows.ErrBadInput:
+			return refuse(BadInput, "%s", appErr.Message())
+		case workflows.ErrForbidden, workflows.ErrSecurityLevel:
+			return refuse(Forbidden, "%s", appErr.Message())
+		case workflows.ErrTaskArchived:
+			e := refuse(Conflict, "%s", appErr.Message())
+			e.Status, e.ArchiveReference = workflows.StatusArchived, task.ArchiveReference
+			return e
+		case workflows.ErrWrongState:
+			e := refuse(Conflict, "%s", appErr.Message())
+			e.Status = task.Status
+			return e
+		}
+		return err
+	}
+	if ctx.Err() == nil && !unreachable(err) {
+		return err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	e := ErrUnavailable()
+	e.Err = err
+	return e
+}
+
+// unreachable tells whether err says Temporal did not answer, as opposed to answering with a refusal.
+func unreachable(err error) bool {
+	var (
+		unavailable *serviceerror.Unavailable
+		deadline    *serviceerror.DeadlineExceeded
+		exhausted   *serviceerror.ResourceExhausted
+	)
+	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,291 @@
+// Package formtask changes form tasks: it stores a change's payloads as a revision, sends the change to
+// the task's workflow (UpdateWithStart) and waits for its outcome. It returns typed errors (*Error), never
+// HTTP answers. The rules of a service's metadata (rules.go) are here too, for the API's early check and
+// for the activities.
+package formtask
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// Task is a form task as the caller loaded it.
+type Task = store.FormTask
+
+// TaskOf is the task of a form-task message the caller loaded, with its service and reportee.
+func TaskOf(m store.Message, svc store.ServiceDetail, reporteeID int64) Task {
+	level := 0
+	for _, p := range svc.ProcessSteps {
+		level = max(level, p.SecurityLevel)
+	}
+	return Task{
+		MessageID: m.MessageID, ReporteeID: fmt.Sprintf("r%d", reporteeID), ServiceCode: m.ServiceCode,
+		ServiceEdition: m.ServiceEdition, Subject: m.Subject, Status: m.Status, ArchiveReference: m.ArchiveReference,
+		RequiredSecurityLevel: level,
+	}
+}
+
+// Service sends form-task changes to the tasks' workflows. A workflow is started on first use from the
+// task (UpdateWithStart), so every existing form task can be changed.
+type Service struct {
+	temporal client.Client
+	store    *store.Queries
+}
+
+// New returns the service over a Temporal client and the store.
+func New(c client.Client, q *store.Queries) *Service {
+	return &Service{temporal: c, store: q}
+}
+
+// CheckHealth says whether Temporal answers.
+func (s *Service) CheckHealth(ctx context.Context) error {
+	_, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
+	return err
+}
+
+// Load returns a form task for callers that have not loaded it; NotFound when there is none.
+func (s *Service) Load(ctx context.Context, messageID string) (Task, error) {
+	t, err := s.store.GetFormTask(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		e := refuse(NotFound, "there is no form task %s", messageID)
+		e.Err = err
+		return t, e
+	}
+	return t, err
+}
+
+// Submission is a PUT on a form task: all its forms and attachments, and the query parameters complete
+// and sign with their defaults (true) applied.
+type Submission struct {
+	Complete    bool
+	Sign        bool
+	Forms       []store.RevisionForm
+	Attachments []store.RevisionAttachment
+}
+
+// Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
+// result with Outcome Invalid or SignRefused comes with an *Error (Invalid, SignRefused).
+func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
+	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign}
+	// A task in Signering is signed as it is: a PUT there may carry no content.
+	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == workflows.StatusSigning {
+		return s.update(ctx, task, 0, workflows.UpdateSubmit, in)
+	}
+	types := make([]string, 0, len(sub.Forms))
+	for _, f := range sub.Forms {
+		types = append(types, f.Type)
+	}
+	if v := CheckMainForms(types); v != nil {
+		return workflows.Result{}, v.Refusal("")
+	}
+	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
+		MessageID: task.MessageID, Kind: store.RevisionKindReplace, Forms: sub.Forms, Attachments: sub.Attachments,
+	})
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	in.Revision = revisionRef(rev)
+	for _, fm := range sub.Forms {
+		in.Forms = append(in.Forms, formRef(fm))
+	}
+	for _, a := range sub.Attachments {
+		in.Attachments = append(in.Attachments, attachmentRef(a))
+	}
+	return s.update(ctx, task, rev.ID, workflows.UpdateSubmit, in)
+}
+
+// Create makes a new form task of a service for a reportee, kept in Utfylling, and stores the content
+// sub carries (if any) as a submission that neither completes nor signs. A refused submission takes the
+// new task away again: it never existed for the client. It returns the new task's message id.
+func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, error) {
+	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()))
+	if err != nil {
+		return "", err
+	}
+	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
+		return id, nil
+	}
+	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName,
+		Status: workflows.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
+	if _, err := s.Submit(ctx, task, caller, Submission{Forms: sub.Forms, Attachments: sub.Attachments}); err != nil {
+		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the refused new form task %s: %w", id, delErr))
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's
+// FormID is the form written.
+func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Caller, formID int64, form store.RevisionForm) (workflows.Result, error) {
+	if v := CheckSubFormType(form.Type); v != nil {
+		return workflows.Result{}, v.Refusal("")
+	}
+	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
+		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form},
+	})
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	return s.update(ctx, task, rev.ID, workflows.UpdateSubForm, workflows.SubFormInput{
+		Caller: withLevel(caller, task), FormID: formID, Form: formRef(form), Revision: revisionRef(rev),
+	})
+}
+
+// AddAttachment adds an attachment to a form task in Utfylling; the result's AttachmentID is the new
+// attachment.
+func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment) (workflows.Result, error) {
+	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
+		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a},
+	})
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	return s.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
+		Caller: withLevel(caller, task), Attachment: attachmentRef(a), Revision: revisionRef(rev),
+	})
+}
+
+// AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
+// does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing.
+func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64) (workflows.Result, error) {
+	rev, size, err := s.store.CreateAttachmentRevision(ctx, task.MessageID, a, body, maxSize)
+	if errors.Is(err, store.ErrTooLarge) {
+		return workflows.Result{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+	}
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	ref := attachmentRef(a)
+	ref.Size = size
+	return s.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
+		Caller: withLevel(caller, task), Attachment: ref, Revision: revisionRef(rev),
+	})
+}
+
+// Validate validates the current forms of a form task in Utfylling; errors in the forms are a result with
+// Success false, not an error.
+func (s *Service) Validate(ctx context.Context, task Task, caller workflows.Caller) (workflows.ValidationResult, error) {
+	res, err := s.update(ctx, task, 0, workflows.UpdateValidate, workflows.ReadInput{Caller: withLevel(caller, task)})
+	if err != nil || res.Validation == nil {
+		return workflows.ValidationResult{}, err
+	}
+	return *res.Validation, nil
+}
+
+// Print returns the PDF of a form task: its archive's print once archived, else a print of its current
+// content (rendered by the workflow's activity, once per content). NotFound when there is no print yet.
+func (s *Service) Print(ctx context.Context, task Task, caller workflows.Caller) ([]byte, error) {
+	pdf, err := s.print(ctx, task, caller)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, refuse(NotFound, "message %s has no print yet", task.MessageID)
+	}
+	return pdf, err
+}
+
+func (s *Service) print(ctx context.Context, task Task, caller workflows.Caller) ([]byte, error) {
+	if task.Status == workflows.StatusArchived {
+		ar, err := s.store.GetArchive(ctx, task.MessageID)
+		if err == nil {
+			return s.store.GetPrint(ctx, ar.PrintDigest)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		// Archived before Postbox kept archives: print what the message holds.
+	}
+	res, err := s.update(ctx, task, 0, workflows.UpdatePrint, workflows.ReadInput{Caller: withLevel(caller, task)})
+	if err != nil {
+		return nil, err
+	}
+	digest, err := hex.DecodeString(res.PrintDigest)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.GetPrint(ctx, digest)
+}
+
+// update sends an update to the task's workflow, starting the workflow if it is not running, and waits for
+// the result. When the update fails, the revision it referred to is deleted.
+func (s *Service) update(ctx context.Context, task Task, revisionID int64, name string, arg any) (workflows.Result, error) {
+	res, err := s.send(ctx, task, name, arg)
+	if err != nil && revisionID != 0 {
+		// The request's context may be what ended; the cleanup must still run.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.store.DeleteRevision(cctx, task.MessageID, revisionID) // else DeleteStaleRevisions does it
+	}
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	switch res.Outcome {
+	case workflows.OutcomeInvalid:
+		e := refuse(Invalid, "the form task did not pass validation; nothing was changed")
+		e.Validation = res.Validation
+		return res, e
+	case workflows.OutcomeSignRefused:
+		return res, refuse(SignRefused,
+			"signing needs the Sign right on the service and its security level; the form task is in %s", res.Status)
+	}
+	return res, nil
+}
+
+func (s *Service) send(ctx context.Context, task Task, name string, arg any) (workflows.Result, error) {
+	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       workflows.WorkflowID(task.MessageID),
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.FormTask, startState(task))
+	h, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName:   name,
+			Args:         []any{arg},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return workflows.Result{}, updateError(ctx, task, err)
+	}
+	var res workflows.Result
+	if err := h.Get(ctx, &res); err != nil {
+		return workflows.Result{}, updateError(ctx, task, err)
+	}
+	return res, nil
+}
+
+// startState is the workflow input of a task.
+func startState(t Task) workflows.TaskState {
+	return workflows.TaskState{
+		MessageID: t.MessageID, ReporteeID: t.ReporteeID, ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition,
+		Subject: t.Subject, Status: t.Status, ArchiveReference: t.ArchiveReference,
+	}
+}
+
+func withLevel(c workflows.Caller, t Task) workflows.Caller {
+	c.RequiredLevel = t.RequiredSecurityLevel
+	return c
+}
+
+func revisionRef(r store.Revision) workflows.RevisionRef {
+	return workflows.RevisionRef{ID: r.ID, Digest: r.DigestHex()}
+}
+
+func formRef(f store.RevisionForm) workflows.FormRef {
+	return workflows.FormRef{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion}
+}
+
+func attachmentRef(a store.RevisionAttachment) workflows.AttachmentRef {
+	return workflows.AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: int64(len(a.Data))}
+}

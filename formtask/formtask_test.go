@@ -1,0 +1,87 @@
+package formtask_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/workflows"
+)
+
+var ingrid = workflows.Caller{Name: "Ingrid Fjellheim", Write: true, Sign: true, SecurityLevel: 1}
+
+func kindOf(t *testing.T, err error) formtask.Kind {
+	t.Helper()
+	var e *formtask.Error
+	require.True(t, errors.As(err, &e), "want a *formtask.Error, got %v", err)
+	return e.Kind
+}
+
+// With Temporal away, a submission is Unavailable (the client may retry), and its revision does not stay
+// behind.
+func TestTemporalUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	c, err := client.NewLazyClient(client.Options{HostPort: addr})
+	require.NoError(t, err)
+	defer c.Close()
+	pool := storetest.New(t)
+	ft := formtask.New(c, store.New(pool))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	task, err := ft.Load(ctx, "a3101102")
+	require.NoError(t, err)
+	_, err = ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: false, Sign: true,
+		Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
+	assert.Equal(t, formtask.Unavailable, kindOf(t, err))
+	assert.Equal(t, 5*time.Second, formtask.RetryAfter)
+
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&n))
+	assert.Zero(t, n)
+
+	_, err = ft.Load(ctx, "nosuch")
+	assert.Equal(t, formtask.NotFound, kindOf(t, err))
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// The rules of a change's shape are checked before anything is stored or sent, so a service without a
+// store or Temporal refuses them.
+func TestRefusedBeforeStoring(t *testing.T) {
+	ft := formtask.New(nil, nil)
+	ctx := context.Background()
+	task := formtask.Task{MessageID: "a3101263", Status: workflows.StatusFilling}
+	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
+	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
+
+	cases := []struct {
+		name  string
+		forms []store.RevisionForm
+	}{
+		{"two MainForms", []store.RevisionForm{main, main}},
+		{"no MainForm", []store.RevisionForm{sub}},
+		{"no content in Utfylling", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: true, Sign: true, Forms: tc.forms})
+			assert.Equal(t, formtask.BadInput, kindOf(t, err))
+		})
+	}
+	t.Run("sub-form that is a MainForm", func(t *testing.T) {
+		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main)
+		assert.Equal(t, formtask.BadInput, kindOf(t, err))
+	})
+}
