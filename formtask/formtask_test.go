@@ -3,7 +3,6 @@ package formtask_test
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -29,11 +28,7 @@ func kindOf(t *testing.T, err error) formtask.Kind {
 // With Temporal away, a submission is Unavailable (the client may retry), and its revision does not stay
 // behind.
 func TestTemporalUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close()) // nothing listens there now
-	c, err := client.NewLazyClient(client.Options{HostPort: addr})
+	c, err := client.NewLazyClient(client.Options{HostPort: storetest.UnusedAddr(t)})
 	require.NoError(t, err)
 	defer c.Close()
 	pool := storetest.New(t)
