@@ -112,6 +112,26 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 	return tx.Commit(ctx)
 }
 
+// inTx runs fn in a transaction on q's connection: a new one on a pool or connection, a savepoint inside a
+// transaction.
+func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
+	b, ok := q.db.(interface {
+		Begin(context.Context) (pgx.Tx, error)
+	})
+	if !ok {
+		return fmt.Errorf("store: %T cannot begin a transaction", q.db)
+	}
+	tx, err := b.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if err := fn(New(tx)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
 // Zone is the zone of the interface's local date-times: timestamps are written without one, and mean
 // Norwegian wall-clock time.
 var Zone = func() *time.Location {

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Prints of form tasks: the header a print shows and the stored PDFs, by the digest of their document.
+
+// PrintHeader is what a print shows about a message besides its content.
+type PrintHeader struct {
+	ServiceName      string
+	ServiceCode      string
+	ServiceEdition   int
+	ServiceOwner     string
+	Reportee         string // name, and the organization number for organizations
+	Status           string
+	LastChanged      time.Time
+	LastChangedBy    string
+	ArchiveReference string
+}
+
+// GetPrintHeader returns the header of a form task's print.
+func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
+	var h PrintHeader
+	err := q.db.QueryRow(ctx, `SELECT s.service_name, m.service_code, m.service_edition, o.name,
+			p.name || COALESCE(' (' || p.organization_number || ')', ''),
+			m.status, m.last_changed, m.last_changed_by, COALESCE(m.archive_reference, '')
+		FROM messages m
+		JOIN services s USING (service_code, service_edition)
+		JOIN service_owners o ON o.code = s.service_owner_code
+		JOIN parties p ON p.id = m.reportee_id
+		WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
+		Scan(&h.ServiceName, &h.ServiceCode, &h.ServiceEdition, &h.ServiceOwner, &h.Reportee,
+			&h.Status, &h.LastChanged, &h.LastChangedBy, &h.ArchiveReference)
+	return h, notFound(err)
+}
+
+// GetPrint returns a stored PDF by the digest of its document, or ErrNotFound.
+func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
+	var pdf []byte
+	err := q.db.QueryRow(ctx, `SELECT pdf FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
+	return pdf, notFound(err)
+}
+
+// PutPrint stores a PDF under the digest of its document; the first one stored stays.
+func (q *Queries) PutPrint(ctx context.Context, digest, pdf []byte) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES ($1, $2) ON CONFLICT DO NOTHING`, digest, pdf)
+	return err
+}

@@ -1,0 +1,387 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Revisions of a form task: the payloads of one PUT or POST, stored before the workflow is asked to take
+// them, and promoted to the message's content when it does.
+
+// RevisionKind says what a revision changes.
+type RevisionKind string
+
+// Kinds of revision: a PUT of the whole form set, a PUT of one sub-form, a POST of one attachment.
+const (
+	RevisionKindReplace    RevisionKind = "Replace"
+	RevisionKindSubForm    RevisionKind = "SubForm"
+	RevisionKindAttachment RevisionKind = "Attachment"
+)
+
+// RevisionForm is a form as submitted.
+type RevisionForm struct {
+	Type              string // MainForm or SubForm
+	DataFormatID      string
+	DataFormatVersion int
+	Name              string
+	FormData          string
+}
+
+// RevisionAttachment is an attachment as submitted, decoded.
+type RevisionAttachment struct {
+	Name           string
+	FileName       string
+	AttachmentType string
+	Data           []byte
+}
+
+// NewRevision is the content of one PUT or POST on a form task.
+type NewRevision struct {
+	MessageID    string
+	Kind         RevisionKind
+	TargetFormID int64 // SubForm: the form to change; 0 adds one
+	Forms        []RevisionForm
+	Attachments  []RevisionAttachment
+}
+
+// Revision is a stored revision without its payload.
+type Revision struct {
+	ID           int64
+	MessageID    string
+	Kind         RevisionKind
+	TargetFormID int64
+	Digest       []byte
+	Promoted     bool
+	PromotedRef  int64 // the form or attachment id written, once promoted
+}
+
+// DigestHex is the digest as the workflow carries it.
+func (r Revision) DigestHex() string { return hex.EncodeToString(r.Digest) }
+
+// ErrBadRevision is returned for a revision whose kind does not fit its content or its message.
+var ErrBadRevision = errors.New("bad revision")
+
+// CreateRevision stores a revision's payloads in one transaction and returns its id and digest.
+func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision, error) {
+	switch {
+	case nr.Kind == RevisionKindReplace:
+	case nr.Kind == RevisionKindSubForm && len(nr.Forms) == 1 && len(nr.Attachments) == 0:
+	case nr.Kind == RevisionKindAttachment && len(nr.Forms) == 0 && len(nr.Attachments) == 1:
+	default:
+		return Revision{}, fmt.Errorf("%w: kind %q with %d forms and %d attachments", ErrBadRevision, nr.Kind, len(nr.Forms), len(nr.Attachments))
+	}
+	sums := make([][]byte, len(nr.Attachments))
+	for i, a := range nr.Attachments {
+		sum := sha256.Sum256(a.Data)
+		sums[i] = sum[:]
+	}
+	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, Digest: revisionDigest(nr, sums)}
+	err := q.inTx(ctx, func(q *Queries) error {
+		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, digest)
+			VALUES ($1, $2, NULLIF($3, 0), $4) RETURNING id`, nr.MessageID, nr.Kind, nr.TargetFormID, r.Digest).Scan(&r.ID); err != nil {
+			return err
+		}
+		for i, f := range nr.Forms {
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_forms (revision_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, i, f.Type, f.DataFormatID, f.DataFormatVersion, f.Name, f.FormData); err != nil {
+				return fmt.Errorf("form %d: %w", i, err)
+			}
+		}
+		for i, a := range nr.Attachments {
+			if _, _, err := q.insertRevisionAttachment(ctx, r.ID, i, a, bytes.NewReader(a.Data), -1); err != nil {
+				return fmt.Errorf("attachment %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// revisionDigest is the SHA-256 of an unambiguous encoding of the revision (length-prefixed fields), with
+// the SHA-256 of each attachment's bytes in sums.
+func revisionDigest(nr NewRevision, sums [][]byte) []byte {
+	h := sha256.New()
+	put := func(h hash.Hash, s string) {
+		_ = binary.Write(h, binary.BigEndian, uint64(len(s)))
+		h.Write([]byte(s))
+	}
+	put(h, nr.MessageID)
+	put(h, string(nr.Kind))
+	put(h, fmt.Sprint(nr.TargetFormID))
+	for _, f := range nr.Forms {
+		put(h, "form")
+		put(h, f.Type)
+		put(h, f.DataFormatID)
+		put(h, fmt.Sprint(f.DataFormatVersion))
+		put(h, f.Name)
+		put(h, f.FormData)
+	}
+	for i, a := range nr.Attachments {
+		put(h, "attachment")
+		put(h, a.Name)
+		put(h, a.FileName)
+		put(h, a.AttachmentType)
+		put(h, string(sums[i]))
+	}
+	return h.Sum(nil)
+}
+
+// ErrTooLarge is returned when a streamed attachment grows past its limit.
+var ErrTooLarge = errors.New("attachment too large")
+
+// insertRevisionAttachment stores attachment a of a revision with its bytes read from body in chunks, so
+// that memory does not grow with the file; past maxSize bytes (unless negative) it stops with ErrTooLarge.
+func (q *Queries) insertRevisionAttachment(ctx context.Context, revisionID int64, ordinal int, a RevisionAttachment, body io.Reader, maxSize int64) (int64, []byte, error) {
+	if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
+		VALUES ($1, $2, $3, $4, $5, 0, '')`, revisionID, ordinal, a.Name, a.FileName, a.AttachmentType); err != nil {
+		return 0, nil, err
+	}
+	h := sha256.New()
+	buf := make([]byte, AttachmentChunkSize)
+	var size int64
+	for seq := 0; ; seq++ {
+		n, err := io.ReadFull(body, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return 0, nil, err
+		}
+		if n > 0 || seq == 0 {
+			size += int64(n)
+			if maxSize >= 0 && size > maxSize {
+				return 0, nil, ErrTooLarge
+			}
+			h.Write(buf[:n])
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachment_chunks (revision_id, ordinal, seq, data) VALUES ($1, $2, $3, $4)`,
+				revisionID, ordinal, seq, buf[:n]); err != nil {
+				return 0, nil, err
+			}
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	sum := h.Sum(nil)
+	_, err := q.db.Exec(ctx, `UPDATE revision_attachments SET file_size = $3, sha256 = $4 WHERE revision_id = $1 AND ordinal = $2`,
+		revisionID, ordinal, size, sum)
+	return size, sum, err
+}
+
+// CreateAttachmentRevision stores one attachment whose bytes are streamed from body, in one transaction,
+// as a revision of kind Attachment. Past maxSize bytes it stops with ErrTooLarge and keeps nothing.
+func (q *Queries) CreateAttachmentRevision(ctx context.Context, messageID string, a RevisionAttachment, body io.Reader, maxSize int64) (Revision, int64, error) {
+	nr := NewRevision{MessageID: messageID, Kind: RevisionKindAttachment, Attachments: []RevisionAttachment{a}}
+	r := Revision{MessageID: messageID, Kind: nr.Kind}
+	var size int64
+	err := q.inTx(ctx, func(q *Queries) error {
+		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, digest) VALUES ($1, $2, '') RETURNING id`,
+			messageID, nr.Kind).Scan(&r.ID); err != nil {
+			return err
+		}
+		var (
+			sum []byte
+			err error
+		)
+		if size, sum, err = q.insertRevisionAttachment(ctx, r.ID, 0, a, body, maxSize); err != nil {
+			return err
+		}
+		r.Digest = revisionDigest(nr, [][]byte{sum})
+		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET digest = $2 WHERE id = $1`, r.ID, r.Digest)
+		return err
+	})
+	return r, size, err
+}
+
+// GetRevision returns a revision without its payload, or ErrNotFound.
+func (q *Queries) GetRevision(ctx context.Context, id int64) (Revision, error) {
+	var r Revision
+	err := q.db.QueryRow(ctx, `SELECT id, message_id, kind, COALESCE(target_form_id, 0), digest, promoted_at IS NOT NULL,
+			COALESCE(promoted_ref, 0)
+		FROM form_revisions WHERE id = $1`, id).
+		Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.Digest, &r.Promoted, &r.PromotedRef)
+	return r, notFound(err)
+}
+
+// DeleteRevision removes a revision of a message that was not promoted; a promoted one stays as the record
+// of its promotion.
+func (q *Queries) DeleteRevision(ctx context.Context, messageID string, id int64) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE id = $1 AND message_id = $2 AND promoted_at IS NULL`, id, messageID)
+	return err
+}
+
+// DeleteStaleRevisions removes revisions that were never promoted and are older than age: their update
+// never reached a workflow, or was refused.
+func (q *Queries) DeleteStaleRevisions(ctx context.Context, age time.Duration) (int64, error) {
+	tag, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE promoted_at IS NULL AND created_at < now() - $1::interval`, age)
+	return tag.RowsAffected(), err
+}
+
+// FormContent is a form with its data, of a message or of a revision.
+type FormContent struct {
+	ID                int64 // 0 for a revision's form
+	Type              string
+	DataFormatID      string
+	DataFormatVersion int
+	Name              string
+	FormData          string
+}
+
+// AttachmentInfo describes an attachment without its bytes.
+type AttachmentInfo struct {
+	ID             int64 // 0 for a revision's attachment
+	Name           string
+	FileName       string
+	AttachmentType string
+	FileSize       int64
+	SHA256         []byte
+}
+
+// MessageContent returns the current forms and attachments of a message, in order.
+func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
+	return q.content(ctx,
+		`SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`,
+		`SELECT id, name, file_name, attachment_type, file_size, sha256 FROM attachments WHERE message_id = $1 ORDER BY ordinal`,
+		messageID)
+}
+
+// RevisionContent returns the forms and attachments of a revision, in order.
+func (q *Queries) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
+	return q.content(ctx,
+		`SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`,
+		`SELECT 0::bigint, name, file_name, attachment_type, file_size, sha256 FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`,
+		revisionID)
+}
+
+func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, key any) ([]FormContent, []AttachmentInfo, error) {
+	rows, err := q.db.Query(ctx, formsSQL, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	forms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[FormContent])
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = q.db.Query(ctx, attachmentsSQL, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	atts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AttachmentInfo])
+	return forms, atts, err
+}
+
+// PromoteRevision makes a revision the message's content in one transaction and returns the id of the form
+// or attachment it wrote (0 for a whole form set). Promoting a promoted revision returns the same id again.
+func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) {
+	var ref int64
+	err := q.inTx(ctx, func(q *Queries) error {
+		var r Revision
+		// The lock orders promotions of one revision; the message lock orders writers of one message.
+		err := q.db.QueryRow(ctx, `SELECT r.message_id, r.kind, COALESCE(r.target_form_id, 0), r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0)
+			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
+			Scan(&r.MessageID, &r.Kind, &r.TargetFormID, &r.Promoted, &r.PromotedRef)
+		if err != nil {
+			return notFound(err)
+		}
+		if r.Promoted {
+			ref = r.PromotedRef
+			return nil
+		}
+		switch r.Kind {
+		case RevisionKindReplace:
+			err = q.replaceContent(ctx, id, r.MessageID)
+		case RevisionKindSubForm:
+			ref, err = q.putSubForm(ctx, id, r.MessageID, r.TargetFormID)
+		case RevisionKindAttachment:
+			ref, err = q.appendAttachment(ctx, id, 0, r.MessageID)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
+		return err
+	})
+	return ref, err
+}
+
+func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) error {
+	if _, err := q.db.Exec(ctx, `DELETE FROM forms WHERE message_id = $1`, messageID); err != nil {
+		return err
+	}
+	if _, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE message_id = $1`, messageID); err != nil {
+		return err
+	}
+	if _, err := q.db.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
+		revisionID, messageID); err != nil {
+		return err
+	}
+	rows, err := q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
+	if err != nil {
+		return err
+	}
+	ordinals, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return err
+	}
+	for _, o := range ordinals {
+		if _, err := q.appendAttachment(ctx, revisionID, o, messageID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
+	if target != 0 {
+		var typ string
+		err := q.db.QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, target, messageID).Scan(&typ)
+		switch {
+		case err == nil && typ != "SubForm":
+			return 0, fmt.Errorf("%w: form %d is a %s", ErrBadRevision, target, typ)
+		case err == nil:
+			_, err = q.db.Exec(ctx, `UPDATE forms f SET data_format_id = r.data_format_id, data_format_version = r.data_format_version,
+					name = r.name, form_data = r.form_data, validation_status = 'NotValidated'
+				FROM revision_forms r WHERE r.revision_id = $1 AND f.id = $2`, revisionID, target)
+			return target, err
+		case !errors.Is(err, pgx.ErrNoRows):
+			return 0, err
+		}
+	}
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+		SELECT $2, (SELECT COALESCE(max(ordinal) + 1, 0) FROM forms WHERE message_id = $2), type, data_format_id, data_format_version, name, form_data
+		FROM revision_forms WHERE revision_id = $1 RETURNING id`, revisionID, messageID).Scan(&id)
+	return id, err
+}
+
+// appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
+// attachments; its bytes are copied chunk by chunk inside the database.
+func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (int64, error) {
+	var fileName string
+	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
+		revisionID, ordinal).Scan(&fileName)
+	if err != nil {
+		return 0, notFound(err)
+	}
+	var id int64
+	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
+			encrypted, signing_locked, signed_by_default, file_size, sha256)
+		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
+			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
+		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING id`,
+		revisionID, ordinal, messageID, ContentTypeOf(fileName)).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
+		SELECT $3, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2`, revisionID, ordinal, id)
+	return id, err
+}
