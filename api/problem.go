@@ -94,14 +94,13 @@ func notFound(format string, args ...any) *Problem {
 // endpoint; other errors that are not the client's doing become a bare 500. Causes are logged, never returned.
 func toProblem(err error) (p *Problem, internal bool) {
 	var (
-		prob      *Problem
-		syntax    *odata.SyntaxError
-		param     *odata.ParamError
-		unknown   *odatasql.UnknownFieldError
-		mismatch  *odatasql.TypeError
-		maxBytes  *http.MaxBytesError
-		seedError *store.SeedError
-		refused   *formtask.Error
+		prob     *Problem
+		syntax   *odata.SyntaxError
+		param    *odata.ParamError
+		unknown  *odatasql.UnknownFieldError
+		mismatch *odatasql.TypeError
+		maxBytes *http.MaxBytesError
+		refused  *formtask.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -120,8 +119,6 @@ func toProblem(err error) (p *Problem, internal bool) {
 		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("the resource does not exist"), false
-	case errors.As(err, &seedError):
-		return badRequest("%s", seedError.Error()), false
 	case store.IsUnavailable(err):
 		return databaseUnavailable(), false
 	case errors.Is(err, context.Canceled):
@@ -158,8 +155,8 @@ func formTaskProblem(e *formtask.Error) *Problem {
 	return p
 }
 
-// errorsToProblems is the last middleware of the chain: it renders the first error a handler recorded with
-// c.Error as a problem, and logs the cause of server errors with the request id.
+// errorsToProblems renders, once the rest of the chain has run, the first error a middleware or handler
+// recorded with c.Error as a problem, and logs the cause of server errors with the request id.
 func (s *Server) errorsToProblems(c *gin.Context) {
 	c.Next()
 	if len(c.Errors) == 0 || c.Writer.Written() {

@@ -257,8 +257,6 @@ func decodeContinuation(token, list string) (int64, bool) {
 	return key, true
 }
 
-// soCollection wraps a page of a service-owner list. In the default order its next link carries a
-// continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
 // renderSOPage answers a service-owner list with one page of rows as resources; key is a row's keyset key,
 // the last of which the continuation token carries.
 func renderSOPage[T, R any](s *Server, c *gin.Context, name string, rows []T, pg soPage, more bool, resource func(T) R, key func(T) int64) {
@@ -270,6 +268,8 @@ func renderSOPage[T, R any](s *Server, c *gin.Context, name string, rows []T, pg
 	s.render(c, http.StatusOK, s.soCollection(c, name, items, pg, more, last))
 }
 
+// soCollection wraps a page of a service-owner list. In the default order its next link carries a
+// continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
 func (s *Server) soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) Collection {
 	if len(pg.OrderBy) > 0 {
 		return s.collection(c, name, items, pg.ListQuery, more)

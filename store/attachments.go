@@ -5,9 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// AttachmentChunkSize is the size of the pieces attachment bytes are stored in.
+const AttachmentChunkSize = 256 << 10
+
+// ContentTypeOf guesses an attachment's media type from its file name.
+func ContentTypeOf(fileName string) string {
+	if t := mime.TypeByExtension(strings.ToLower(filepath.Ext(fileName))); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
 
 // Attachment describes an attachment of a message; its bytes are read with OpenAttachment.
 type Attachment struct {

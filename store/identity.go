@@ -167,8 +167,8 @@ type RoleRight struct {
 	Action             string
 }
 
-// RoleRightsSQL is the one indexed query behind effective rights; exported for its benchmark.
-const RoleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALESCE(r.service_code, ''), COALESCE(r.service_edition, 0), COALESCE(r.action, '')
+// roleRightsSQL is the one indexed query behind effective rights.
+const roleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALESCE(r.service_code, ''), COALESCE(r.service_edition, 0), COALESCE(r.action, '')
 	FROM roles ro
 	JOIN role_definitions d ON d.id = ro.role_definition_id
 	LEFT JOIN role_definition_rights r ON r.role_definition_id = d.id
@@ -176,7 +176,7 @@ const RoleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALES
 
 // RoleRights lists what the subject's roles for a reportee grant.
 func (q *Queries) RoleRights(ctx context.Context, s Subject, reporteeID int64) ([]RoleRight, error) {
-	rows, err := q.db.Query(ctx, RoleRightsSQL, reporteeID, s.PartyID, s.LoginID)
+	rows, err := q.db.Query(ctx, roleRightsSQL, reporteeID, s.PartyID, s.LoginID)
 	if err != nil {
 		return nil, err
 	}

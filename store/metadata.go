@@ -129,9 +129,8 @@ func trimPage[T any](items []T, limit int) ([]T, bool, error) {
 	return items, false, nil
 }
 
-// ServiceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
-// It is exported so the benchmark can time the bare query against the endpoint that serves it.
-const ServiceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
+// serviceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
+const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
 	COALESCE((SELECT json_agg(json_build_object('Name', p.name, 'SecurityLevel', p.security_level) ORDER BY p.ordinal)
 		FROM process_steps p WHERE p.service_code = s.service_code AND p.service_edition = s.service_edition), '[]'),
 	COALESCE((SELECT json_agg(json_build_object('FormID', f.form_id, 'FormName', f.form_name,
@@ -151,7 +150,7 @@ const ServiceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_e
 // GetService returns one service edition with its details, or ErrNotFound.
 func (q *Queries) GetService(ctx context.Context, code string, edition int) (ServiceDetail, error) {
 	var d ServiceDetail
-	err := scanService(q.db.QueryRow(ctx, ServiceDetailSQL, code, edition), &d.Service,
+	err := scanService(q.db.QueryRow(ctx, serviceDetailSQL, code, edition), &d.Service,
 		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules)
 	return d, notFound(err)
 }

@@ -138,8 +138,8 @@ type ContactSearch struct {
 	Phone string
 }
 
-// ListOrganizationsSQL is the statement behind ListOrganizations; exported for tests and benchmarks.
-func ListOrganizationsSQL(search ContactSearch, lq ListQuery, after int64) (string, []any, error) {
+// listOrganizationsSQL is the statement behind ListOrganizations.
+func listOrganizationsSQL(search ContactSearch, lq ListQuery, after int64) (string, []any, error) {
 	var args []any
 	cond := "p.kind = 'Organization'"
 	if search.Email != "" {
@@ -165,7 +165,7 @@ func ListOrganizationsSQL(search ContactSearch, lq ListQuery, after int64) (stri
 
 // ListOrganizations lists organizations, all of them or those a contact search finds, by party id.
 func (q *Queries) ListOrganizations(ctx context.Context, search ContactSearch, lq ListQuery, after int64) ([]Organization, bool, error) {
-	sql, args, err := ListOrganizationsSQL(search, lq, after)
+	sql, args, err := listOrganizationsSQL(search, lq, after)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,5 @@
-// Package store is the PostgreSQL layer of Postbox: migrations, queries, transactions and the dataset importer.
+// Package store is the PostgreSQL layer of Postbox: migrations, queries and transactions. The dataset
+// importer is its subpackage importer.
 package store
 
 import (
@@ -131,6 +132,9 @@ func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
 	}
 	return tx.Commit(ctx)
 }
+
+// LocalTimeLayout is how timestamps are written in the dataset and in responses.
+const LocalTimeLayout = "2006-01-02T15:04:05"
 
 // Zone is the zone of the interface's local date-times: timestamps are written without one, and mean
 // Norwegian wall-clock time.

@@ -31,6 +31,7 @@ import (
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/importer"
 	"github.com/postbox/postbox/worker"
 )
 
@@ -115,7 +116,7 @@ func runSeed(ctx context.Context, cfg config.Config, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	if err := store.SeedFile(ctx, pool, *file); err != nil {
+	if err := importer.FromFile(ctx, pool, *file); err != nil {
 		return err
 	}
 	slog.Info("dataset imported", "file", *file)
@@ -216,7 +217,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	}
 	err = store.Migrate(ctx, pool)
 	if err == nil && *file != "" {
-		if err = store.SeedFile(ctx, pool, *file); err == nil {
+		if err = importer.FromFile(ctx, pool, *file); err == nil {
 			log.Info("dataset imported", "file", *file)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/importer"
 )
 
 // DefaultURL is the server the tests use unless POSTBOX_TEST_DATABASE_URL names another.
@@ -176,17 +177,20 @@ func buildTemplate(ctx context.Context, url string) error {
 	if err := store.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	return store.SeedFile(ctx, pool, DemoDataset())
+	return importer.FromFile(ctx, pool, DemoDataset())
 }
 
-// contentVersion hashes everything a template is built from: the migrations, the importer and the dataset.
+// contentVersion hashes everything a template is built from: the migrations, the importer, the attachment
+// chunking it writes with, and the dataset.
 func contentVersion() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	storeDir := filepath.Join(filepath.Dir(file), "..")
 	h := sha256.New()
-	for _, dir := range []string{filepath.Join(storeDir, "migrations"), filepath.Join(storeDir, "seed.go"), filepath.Dir(DemoDataset())} {
+	sources := []string{filepath.Join(storeDir, "migrations"), filepath.Join(storeDir, "importer"),
+		filepath.Join(storeDir, "attachments.go"), filepath.Dir(DemoDataset())}
+	for _, dir := range sources {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+			if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
 				return err
 			}
 			b, err := os.ReadFile(path)

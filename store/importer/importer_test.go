@@ -1,4 +1,4 @@
-package store_test
+package importer_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/importer"
 	"github.com/postbox/postbox/store/storetest"
 )
 
@@ -44,7 +44,7 @@ func count(t *testing.T, pool *pgxpool.Pool, table string) int {
 
 func TestSeedImportsTheDemoDataset(t *testing.T) {
 	pool := storetest.NewEmpty(t)
-	require.NoError(t, store.SeedFile(context.Background(), pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(context.Background(), pool, storetest.DemoDataset()))
 
 	for table, want := range map[string]int{"messages": 174, "api_keys": 5, "service_owners": 3, "services": 6,
 		"code_lists": 8, "role_definitions": 10, "roles": 12, "logins": 6, "parties": 11, "xsd_schemas": 5} {
@@ -74,9 +74,9 @@ func TestSeedImportsTheDemoDataset(t *testing.T) {
 func TestSeedIsIdempotent(t *testing.T) {
 	pool := storetest.NewEmpty(t)
 	ctx := context.Background()
-	require.NoError(t, store.SeedFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
 	before := snapshot(t, pool)
-	require.NoError(t, store.SeedFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
 	after := snapshot(t, pool)
 	for _, table := range seededTables {
 		assert.Equal(t, before[table], after[table], "a second import must not touch %s", table)
@@ -142,7 +142,7 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := store.SeedFile(context.Background(), pool, writeBroken(t, tc.edit))
+			err := importer.FromFile(context.Background(), pool, writeBroken(t, tc.edit))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			for _, table := range seededTables {

@@ -1,4 +1,6 @@
-package store
+// Package importer imports a dataset (the format of deploy/demo/README.md) into the store: `postbox seed`,
+// and the template database of the tests.
+package importer
 
 import (
 	"bytes"
@@ -8,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/identity/password"
+	"github.com/postbox/postbox/store"
 )
 
 // The dataset format of deploy/demo/README.md. Field names are the file's.
@@ -92,14 +94,14 @@ type dsService struct {
 	ServiceName, ServiceType                       string
 	ValidFrom, ValidTo                             localTime
 	RestEnabled, EUSEnabled, EnterpriseUserEnabled bool
-	ProcessSteps                                   []ProcessStep
+	ProcessSteps                                   []store.ProcessStep
 	FormsMetaData                                  []struct {
-		FormMeta
+		store.FormMeta
 		XsdFile string
 	}
 	AttachmentRules []struct {
 		AttachmentRuleID int `json:"AttachmentRuleId"`
-		AttachmentRule
+		store.AttachmentRule
 	}
 }
 
@@ -107,7 +109,7 @@ type dsCodeList struct {
 	Name     string
 	Version  int
 	Language int
-	Codes    []Code
+	Codes    []store.Code
 }
 
 type dsMessage struct {
@@ -140,15 +142,12 @@ type dsMessage struct {
 // localTime is the dataset's and the interface's timestamp: an ISO 8601 local date-time without zone.
 type localTime struct{ time.Time }
 
-// LocalTimeLayout is how timestamps are written in the dataset and in responses.
-const LocalTimeLayout = "2006-01-02T15:04:05"
-
 func (t *localTime) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("timestamp must be a string like 2025-03-14T09:30:00")
 	}
-	v, err := time.Parse(LocalTimeLayout, s)
+	v, err := time.Parse(store.LocalTimeLayout, s)
 	if err != nil {
 		return fmt.Errorf("timestamp %q is not like 2025-03-14T09:30:00", s)
 	}
@@ -163,28 +162,25 @@ func (t *localTime) ptr() *time.Time {
 	return &t.Time
 }
 
-// AttachmentChunkSize is the size of the pieces attachment bytes are stored in.
-const AttachmentChunkSize = 256 << 10
-
-// SeedError names the record and field of a dataset that cannot be imported.
-type SeedError struct {
+// Error names the record and field of a dataset that cannot be imported.
+type Error struct {
 	Record string // e.g. `Messages[3] (a3100129)`
 	Field  string
 	Msg    string
 }
 
-func (e *SeedError) Error() string {
+func (e *Error) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s: %s", e.Record, e.Msg)
 	}
 	return fmt.Sprintf("%s.%s: %s", e.Record, e.Field, e.Msg)
 }
 
-// SeedFile imports the dataset at path (XSD files are read relative to it) in one transaction.
+// FromFile imports the dataset at path (XSD files are read relative to it) in one transaction.
 // Reference data (keys, owners, parties, logins, role definitions, services, code lists) is brought up to
 // date; roles and messages are inserted when missing and otherwise left alone, because after import
 // they belong to the running service. A second import of the same file changes nothing.
-func SeedFile(ctx context.Context, pool *pgxpool.Pool, path string) error {
+func FromFile(ctx context.Context, pool *pgxpool.Pool, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
@@ -197,7 +193,7 @@ func SeedFile(ctx context.Context, pool *pgxpool.Pool, path string) error {
 	if err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
 	}
-	if err := InTx(ctx, pool, func(tx pgx.Tx) error { return ds.write(ctx, tx, xsds) }); err != nil {
+	if err := store.InTx(ctx, pool, func(tx pgx.Tx) error { return ds.write(ctx, tx, xsds) }); err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
 	}
 	return nil
@@ -258,7 +254,7 @@ type serviceKey struct {
 
 func (ds *dataset) validate() error {
 	bad := func(record, field, format string, args ...any) error {
-		return &SeedError{Record: record, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &Error{Record: record, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	owners := map[string]bool{}
 	for i, o := range ds.ServiceOwners {
@@ -482,7 +478,7 @@ func (ds *dataset) readSchemas(dir string) (map[xsdKey]string, error) {
 		for j, f := range s.FormsMetaData {
 			b, err := os.ReadFile(filepath.Join(dir, f.XsdFile))
 			if err != nil {
-				return nil, &SeedError{Record: fmt.Sprintf("Services[%d] (%s/%d)", i, s.ServiceCode, s.ServiceEditionCode),
+				return nil, &Error{Record: fmt.Sprintf("Services[%d] (%s/%d)", i, s.ServiceCode, s.ServiceEditionCode),
 					Field: fmt.Sprintf("FormsMetaData[%d].XsdFile", j), Msg: fmt.Sprintf("cannot read %s", f.XsdFile)}
 			}
 			xsds[xsdKey{f.DataFormatID, f.DataFormatVersion}] = string(b)
@@ -560,7 +556,7 @@ func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string)
 	for _, c := range ds.CodeLists {
 		codes := c.Codes
 		if codes == nil {
-			codes = []Code{}
+			codes = []store.Code{}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO code_lists (name, version, language, codes) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (name, version, language) `+updateChanged("code_lists", "codes"), c.Name, c.Version, c.Language, codes); err != nil {
@@ -727,12 +723,12 @@ func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64
 		if err := tx.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
 				encrypted, signing_locked, signed_by_default, file_size, sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-			m.MessageID, i, a.Name, a.FileName, a.AttachmentType, ContentTypeOf(a.FileName),
+			m.MessageID, i, a.Name, a.FileName, a.AttachmentType, store.ContentTypeOf(a.FileName),
 			a.Encrypted, a.SigningLocked, a.SignedByDefault, len(data), sum[:]).Scan(&id); err != nil {
 			return fmt.Errorf("attachment %d: %w", i, err)
 		}
-		for seq := 0; seq*AttachmentChunkSize < len(data) || seq == 0; seq++ {
-			chunk := data[seq*AttachmentChunkSize : min(len(data), (seq+1)*AttachmentChunkSize)]
+		for seq := 0; seq*store.AttachmentChunkSize < len(data) || seq == 0; seq++ {
+			chunk := data[seq*store.AttachmentChunkSize : min(len(data), (seq+1)*store.AttachmentChunkSize)]
 			if _, err := tx.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES ($1, $2, $3)`, id, seq, chunk); err != nil {
 				return fmt.Errorf("attachment %d: %w", i, err)
 			}
@@ -753,14 +749,6 @@ func updateChanged(table, columns string) string {
 	}
 	return "DO UPDATE SET " + strings.Join(set, ", ") +
 		" WHERE (" + strings.Join(old, ", ") + ") IS DISTINCT FROM (" + strings.Join(neu, ", ") + ")"
-}
-
-// ContentTypeOf guesses an attachment's media type from its file name.
-func ContentTypeOf(fileName string) string {
-	if t := mime.TypeByExtension(strings.ToLower(filepath.Ext(fileName))); t != "" {
-		return t
-	}
-	return "application/octet-stream"
 }
 
 // validOrgNumber checks the nine digits and the mod-11 control digit of an organization number.
