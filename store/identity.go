@@ -195,7 +195,7 @@ var ReporteeFields = odatasql.Fields{
 // ListReportees lists the parties a subject may represent: selfID (when not zero) and every party it
 // holds a role for, the subject itself first and then by name.
 func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, lq ListQuery) ([]Party, bool, error) {
-	where, tail, args, err := listClauses(lq, ReporteeFields, "p.id = $3 DESC, p.name, p.id", "p.id", 4)
+	where, tail, args, err := listClauses(lq, ReporteeFields, listOrder{byDefault: "p.id = $3 DESC, p.name, p.id", tieBreaker: "p.id"}, 4)
 	if err != nil {
 		return nil, false, err
 	}

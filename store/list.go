@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/postbox/postbox/odata"
@@ -16,23 +17,46 @@ type ListQuery struct {
 	Page
 }
 
-// listClauses compiles q over fields into a WHERE condition (placeholders from $firstArg), an ORDER BY
-// list that ends in tieBreaker or follows defaultOrder, and OFFSET/LIMIT placeholders after the filter's.
-func listClauses(q ListQuery, fields odatasql.Fields, defaultOrder, tieBreaker string, firstArg int) (where, tail string, args []any, err error) {
+// Unpaged asks for every row of a list, in its default order.
+var Unpaged = ListQuery{Page: Page{Limit: math.MaxInt32}}
+
+// listOrder is the order of a list: byDefault without $orderby, and tieBreaker after a client's $orderby, so
+// that rows of equal values keep one order from page to page. A keyset list also starts its page after
+// a key value (see keyset).
+type listOrder struct {
+	byDefault, tieBreaker string
+	key                   string // "" unless keyset
+	after                 int64
+}
+
+// keyset orders a list by key, a unique, never-null integer column, and starts the page after the key value
+// after: the key of the last row the client has seen, so rows inserted or deleted elsewhere in the list
+// while a client walks it never shift the rows it has yet to see.
+func keyset(key string, after int64) listOrder {
+	return listOrder{byDefault: key, tieBreaker: key, key: key, after: after}
+}
+
+// listClauses compiles q over fields into a WHERE condition (placeholders from $firstArg) and a tail of
+// ORDER BY in order, OFFSET and LIMIT (one row more than the page, so the caller learns whether more follow).
+func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg int) (where, tail string, args []any, err error) {
 	where = "TRUE"
 	if q.Filter != nil {
 		if where, args, err = odatasql.Where(q.Filter, fields, firstArg); err != nil {
 			return "", "", nil, err
 		}
 	}
-	order := defaultOrder
+	orderBy := order.byDefault
 	if len(q.OrderBy) > 0 {
-		if order, err = odatasql.OrderBy(q.OrderBy, fields, tieBreaker); err != nil {
+		if orderBy, err = odatasql.OrderBy(q.OrderBy, fields, order.tieBreaker); err != nil {
 			return "", "", nil, err
 		}
 	}
+	if order.key != "" {
+		args = append(args, order.after)
+		where = fmt.Sprintf("%s AND %s > $%d", where, order.key, firstArg+len(args)-1)
+	}
 	n := firstArg + len(args)
-	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", order, n, n+1)
+	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", orderBy, n, n+1)
 	return where, tail, append(args, q.Skip, q.Limit+1), nil
 }
 
@@ -47,5 +71,8 @@ func queryPage[T any](ctx context.Context, db DBTX, sql string, args []any, limi
 	if err != nil {
 		return nil, false, err
 	}
-	return trimPage(items, limit)
+	if len(items) > limit {
+		return items[:limit], true, nil
+	}
+	return items, false, nil
 }

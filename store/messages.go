@@ -152,7 +152,7 @@ func summaryTargets(m *MessageSummary) []any {
 func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []any, error) {
 	visible, args := visibilitySQL(vis, 2)
 	args = append([]any{reporteeID}, args...)
-	where, tail, listArgs, err := listClauses(lq, MessageFields, messageDefaultOrder, messageTieBreaker, len(args)+1)
+	where, tail, listArgs, err := listClauses(lq, MessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}

@@ -110,7 +110,7 @@ var ServiceFields = odatasql.Fields{
 // follow the page.
 func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Service, more bool, err error) {
 	const key = "s.service_code, s.service_edition"
-	where, tail, args, err := listClauses(lq, ServiceFields, key, key, 1)
+	where, tail, args, err := listClauses(lq, ServiceFields, listOrder{byDefault: key, tieBreaker: key}, 1)
 	if err != nil {
 		return nil, false, err
 	}
@@ -120,13 +120,6 @@ func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Se
 		var s Service
 		return s, scanService(row, &s)
 	})
-}
-
-func trimPage[T any](items []T, limit int) ([]T, bool, error) {
-	if len(items) > limit {
-		return items[:limit], true, nil
-	}
-	return items, false, nil
 }
 
 // serviceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
@@ -175,7 +168,7 @@ var CodeListFields = odatasql.Fields{
 // ListCodeLists lists code lists, in one language when language is not zero.
 func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery) ([]CodeList, bool, error) {
 	const key = "name, version, language"
-	where, tail, args, err := listClauses(lq, CodeListFields, key, key, 2)
+	where, tail, args, err := listClauses(lq, CodeListFields, listOrder{byDefault: key, tieBreaker: key}, 2)
 	if err != nil {
 		return nil, false, err
 	}
