@@ -118,6 +118,10 @@ func withDatabase(t testing.TB, name string) string {
 	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
 }
 
+// templatePrefix starts the name of a template database, which goes on with its version and the time it was
+// built: postbox_template_<version>_<unix time>.
+const templatePrefix = "postbox_template_"
+
 // ensureTemplate builds the template database for the current migrations and dataset once, under an
 // advisory lock so that test packages running in parallel build it once between them.
 func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
@@ -125,33 +129,36 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	template := "postbox_template_" + version
 	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(hashtext('postbox_template'))"); err != nil {
 		return "", err
 	}
 	defer admin.Exec(ctx, "SELECT pg_advisory_unlock(hashtext('postbox_template'))") //nolint:errcheck
 
-	var exists bool
-	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", template).Scan(&exists); err != nil {
-		return "", err
-	}
-	if exists {
-		return template, nil
-	}
-	// Templates of older versions are of no further use.
-	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'postbox_template_%'")
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname", templatePrefix+"%")
 	if err != nil {
 		return "", err
 	}
-	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	templates, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return "", err
 	}
-	for _, s := range stale {
-		if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", s)); err != nil {
-			return "", err
+	for _, t := range templates {
+		if v, _, _ := strings.Cut(strings.TrimPrefix(t, templatePrefix), "_"); v == version && !strings.HasSuffix(t, "_building") {
+			return t, nil
 		}
 	}
+	// Templates of other versions are of no further use once they are old: checkouts of other versions
+	// (worktrees, branches) that test at the same time keep theirs, rather than drop each other's.
+	for _, t := range templates {
+		_, built, _ := strings.Cut(strings.TrimPrefix(t, templatePrefix), "_")
+		built, _, _ = strings.Cut(built, "_") // also of a build that was killed: …_building
+		if at, err := strconv.ParseInt(built, 10, 64); err == nil && time.Since(time.Unix(at, 0)) > abandonAfter {
+			if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pgx.Identifier{t}.Sanitize())); err != nil {
+				return "", err
+			}
+		}
+	}
+	template := fmt.Sprintf("%s%s_%d", templatePrefix, version, time.Now().Unix())
 	building := template + "_building"
 	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s", building)); err != nil {
 		return "", err
