@@ -23,35 +23,6 @@ import (
 
 const ctxWhoLogin = "postbox.whoLogin"
 
-// userRoleResource is a Role held by the logged-in user. The automatic base role of a party acting for
-// itself has no RoleId, no Delegator and a null DelegatedTime.
-type userRoleResource struct {
-	RoleID           int64 `json:"RoleId,omitempty"`
-	RoleType         string
-	RoleDefinitionID int `json:"RoleDefinitionId"`
-	RoleName         string
-	RoleDescription  string
-	Delegator        string `json:",omitempty"`
-	DelegatedTime    *Timestamp
-	Links            Links `json:"_links"`
-}
-
-// userRightResource is a Right.
-type userRightResource struct {
-	RightID            int64 `json:"RightID"`
-	RightType          string
-	ServiceCode        string
-	ServiceEditionCode int
-	Action             string
-	RightSourceType    string
-	IsDelegatable      bool
-}
-
-func rightResourceOf(r store.UserRight) userRightResource {
-	return userRightResource{RightID: r.RightID, RightType: "Service", ServiceCode: r.ServiceCode, ServiceEditionCode: r.ServiceEdition,
-		Action: r.Action, RightSourceType: "RoleTypeRights", IsDelegatable: r.IsDelegatable}
-}
-
 // authorizationURL is the address of the authorization area for {who} as the client wrote it.
 func (s *Server) authorizationURL(c *gin.Context) string {
 	return s.baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/authorization"
@@ -61,47 +32,29 @@ func (s *Server) roleDefinitionURL(c *gin.Context, id int) string {
 	return s.authorizationURL(c) + "/roledefinitions/" + strconv.Itoa(id)
 }
 
+// listUserRoles lists the roles the logged-in user holds for {who}, the automatic base role first.
 func (s *Server) listUserRoles(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	party, rights := reporteeOf(c)
-	roles, more, err := s.q.ListUserRoles(c.Request.Context(), principalOf(c).Subject(), party.ID, rights.All, lq)
-	if err != nil {
-		abort(c, err)
-		return
+	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+	definitions := s.authorizationURL(c) + "/roledefinitions/"
+	coll, ok := listPage(s, c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
+		return s.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
+	}, func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	items := make([]userRoleResource, len(roles))
-	for i, r := range roles {
-		items[i] = userRoleResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
-			RoleDescription: r.RoleDescription, Delegator: r.Delegator}
-		if r.DelegatedTime != nil {
-			items[i].DelegatedTime = &Timestamp{*r.DelegatedTime}
-		}
-		items[i].Links.Add("roledefinition", Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
-	}
-	s.render(c, http.StatusOK, s.collection(c, "roles", items, lq, more))
 }
 
+// listUserRights lists the rights the logged-in user has for {who} through its roles.
 func (s *Server) listUserRights(c *gin.Context) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	party, rights := reporteeOf(c)
-	held, more, err := s.q.ListUserRights(c.Request.Context(), principalOf(c).Subject(), party.ID, rights.All, lq)
-	if err != nil {
-		abort(c, err)
-		return
+	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+	coll, ok := listPage(s, c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
+		return s.q.ListHeldRights(c.Request.Context(), holding, lq)
+	}, rightResourceOf)
+	if ok {
+		s.render(c, http.StatusOK, coll)
 	}
-	items := make([]userRightResource, len(held))
-	for i, r := range held {
-		items[i] = rightResourceOf(r)
-	}
-	s.render(c, http.StatusOK, s.collection(c, "rights", items, lq, more))
 }
 
 func notAccessManager(c *gin.Context) *Problem {
@@ -137,7 +90,7 @@ func roleLabel(id int, code, name string) string {
 	return fmt.Sprintf("%d (%s)", id, name)
 }
 
-func rightLabel(r store.UserRight) string {
+func rightLabel(r store.Right) string {
 	return fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
 }
 
@@ -404,12 +357,12 @@ func (s *Server) delegateRoles(c *gin.Context) {
 }
 
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
-func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights identity.RightSet, ids []int) ([]store.DefinedRole, error) {
+func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights identity.RightSet, ids []int) ([]store.RoleDefinition, error) {
 	ctx := c.Request.Context()
 	subject := principalOf(c).Subject()
-	defs := make([]store.DefinedRole, 0, len(ids))
+	defs := make([]store.RoleDefinition, 0, len(ids))
 	for _, id := range ids {
-		d, err := s.q.GetDefinedRole(ctx, id)
+		d, err := s.q.GetRoleDefinition(ctx, id, "", "")
 		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
 			return nil, badRequest("there is no role definition %d that can be delegated for this reportee", id)
 		}
@@ -650,7 +603,7 @@ func (s *Server) deleteUserRight(c *gin.Context) {
 		}
 		e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
 		e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
-		e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.UserRight), roleLabel(r.RoleDefinitionID, "", r.RoleName))
+		e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
 		return q.AppendAudit(ctx, e)
 	})
 	if err != nil {

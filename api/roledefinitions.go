@@ -24,11 +24,11 @@ type userRoleDefinition struct {
 	RoleDefinitionID int `json:"RoleDefinitionId"`
 	RoleName         string
 	RoleDescription  string
-	Rights           *[]userRightResource `json:",omitempty" xmlitem:"Right"`
-	Links            Links                `json:"_links"`
+	Rights           *[]rightResource `json:",omitempty" xmlitem:"Right"`
+	Links            Links            `json:"_links"`
 }
 
-func (s *Server) roleDefinitionResource(c *gin.Context, d store.DefinedRole) userRoleDefinition {
+func (s *Server) roleDefinitionResource(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
 	r := userRoleDefinition{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description}
 	r.Links.Add("self", Link{Href: s.roleDefinitionURL(c, d.ID)})
 	return r
@@ -38,7 +38,7 @@ func (s *Server) roleDefinitionResource(c *gin.Context, d store.DefinedRole) use
 // list of resources).
 func (s *Server) listUserRoleDefinitions(c *gin.Context) {
 	party, _ := reporteeOf(c)
-	defs, err := s.q.ListDefinedRoles(c.Request.Context(), party.ID)
+	defs, err := s.q.ListReporteeRoleDefinitions(c.Request.Context(), party.ID)
 	if err != nil {
 		abort(c, err)
 		return
@@ -52,16 +52,16 @@ func (s *Server) listUserRoleDefinitions(c *gin.Context) {
 
 // loadRoleDefinition reads the definition of the path: any platform role, or a local role of {who}. Local
 // roles of other reportees are answered like ones that do not exist.
-func (s *Server) loadRoleDefinition(c *gin.Context) (store.DefinedRole, bool) {
+func (s *Server) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
 	raw := c.Param("roleDefinitionId")
 	notThere := func() { abort(c, notFound("there is no role definition %s for %q", raw, c.Param("who"))) }
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
 		notThere()
-		return store.DefinedRole{}, false
+		return store.RoleDefinition{}, false
 	}
 	party, _ := reporteeOf(c)
-	d, err := s.q.GetDefinedRole(c.Request.Context(), id)
+	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, "", "")
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
 		notThere()
 		return d, false
@@ -79,10 +79,7 @@ func (s *Server) getUserRoleDefinition(c *gin.Context) {
 		return
 	}
 	r := s.roleDefinitionResource(c, d)
-	rights := make([]userRightResource, len(d.Rights))
-	for i, x := range d.Rights {
-		rights[i] = rightResourceOf(x)
-	}
+	rights := rightResources(d.Rights)
 	r.Rights = &rights
 	s.render(c, http.StatusOK, r)
 }
@@ -276,11 +273,11 @@ func (s *Server) createLocalRole(c *gin.Context) {
 
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
 // roles get 403.
-func (s *Server) changeableRole(c *gin.Context) (store.DefinedRole, bool) {
+func (s *Server) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
 	_, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
-		return store.DefinedRole{}, false
+		return store.RoleDefinition{}, false
 	}
 	d, ok := s.loadRoleDefinition(c)
 	if !ok {

@@ -42,20 +42,6 @@ type soPersonalContactResource struct {
 	Links                Links `json:"_links"`
 }
 
-// soRoleResource is a Role. The automatic base role of a person acting for themself has no RoleId and
-// no Delegator, and a null DelegatedTime.
-type soRoleResource struct {
-	RoleID             int64 `json:"RoleId,omitempty"`
-	RoleType           string
-	RoleDefinitionID   int `json:"RoleDefinitionId"`
-	RoleName           string
-	RoleDescription    string
-	Delegator          string `json:",omitempty"`
-	DelegatedTime      *Timestamp
-	RoleDefinitionCode string
-	Links              Links `json:"_links"`
-}
-
 type soRoleDefinitionResource struct {
 	RoleType           string
 	RoleDefinitionID   int `json:"RoleDefinitionId"`
@@ -67,17 +53,7 @@ type soRoleDefinitionResource struct {
 
 type soRoleDefinitionDetail struct {
 	soRoleDefinitionResource
-	Rights []soRightResource `xmlitem:"Right"`
-}
-
-type soRightResource struct {
-	RightID            int64
-	RightType          string
-	ServiceCode        string
-	ServiceEditionCode int
-	Action             string
-	RightSourceType    string
-	IsDelegatable      bool
+	Rights []rightResource `xmlitem:"Right"`
 }
 
 type soPartyView struct {
@@ -91,8 +67,8 @@ type soPartyView struct {
 type soRightsResource struct {
 	Subject  soPartyView
 	Reportee soPartyView
-	Rights   []soRightResource `xmlitem:"Right"`
-	Links    Links             `json:"_links"`
+	Rights   []rightResource `xmlitem:"Right"`
+	Links    Links           `json:"_links"`
 }
 
 type soReporteeResource struct {
@@ -137,24 +113,11 @@ func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) so
 	return r
 }
 
-func (s *Server) soRoleResource(c *gin.Context, h store.HeldRole) soRoleResource {
-	r := soRoleResource{RoleID: h.RoleID, RoleType: h.RoleType, RoleDefinitionID: h.RoleDefinitionID, RoleName: h.RoleName,
-		RoleDescription: h.RoleDescription, Delegator: h.Delegator, DelegatedTime: timestampOrNull(h.DelegatedTime),
-		RoleDefinitionCode: h.RoleDefinitionCode}
-	r.Links.Add("roledefinition", Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(h.RoleDefinitionID))})
-	return r
-}
-
 func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
 	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
 		RoleDefinitionCode: d.Code}
 	r.Links.Add("self", Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
 	return r
-}
-
-func soRight(g store.GrantedRight) soRightResource {
-	return soRightResource{RightID: g.RightID, RightType: "Service", ServiceCode: g.ServiceCode, ServiceEditionCode: g.ServiceEdition,
-		Action: g.Action, RightSourceType: "RoleTypeRights", IsDelegatable: g.IsDelegatable}
 }
 
 // soOrganization resolves {who}: an organization number or the reportee id of an organization.
@@ -250,7 +213,7 @@ func serviceName(f store.ServiceFilter) string {
 // soRoleFilter checks a role definition a list is narrowed to (by id or by code): it must exist (else 400)
 // and grant at least one right on the caller's services (else 403, like a service of another owner).
 func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
-	d, err := s.q.GetRoleDefinition(c.Request.Context(), serviceOwnerOf(c).Code, id, code)
+	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, code, serviceOwnerOf(c).Code)
 	if errors.Is(err, store.ErrNotFound) {
 		name := code
 		if name == "" {
@@ -263,7 +226,7 @@ func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
 		abort(c, err)
 		return false
 	}
-	if !d.RelevantToOwner() {
+	if len(d.Rights) == 0 { // it has only the rights on the caller's services
 		abort(c, problem(http.StatusForbidden, "role-not-relevant",
 			"role definition %d grants no right on the services of %s", d.ID, serviceOwnerOf(c).Code))
 		return false
@@ -404,6 +367,13 @@ func (s *Server) soAuthorizationRoles(c *gin.Context) {
 	s.soRoles(c, subject, reportee)
 }
 
+// soHolding asks for what holder holds for reportee on the caller's services; a person acting for
+// themself holds the automatic base role (main administrator).
+func (s *Server) soHolding(c *gin.Context, holder, reportee store.Party) store.Holding {
+	return store.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
+		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: serviceOwnerOf(c).Code}
+}
+
 func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 	pg, err := parseSOListQuery(c, "roles")
 	if err != nil {
@@ -414,14 +384,14 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 	if pg.hasToken {
 		after = pg.after
 	}
-	self := holder.Kind == "Person" && holder.ID == reportee.ID
-	roles, more, err := s.q.HeldRoles(c.Request.Context(), serviceOwnerOf(c).Code, holder.ID, reportee.ID, self, pg.ListQuery, after)
+	roles, more, err := s.q.ListHeldRoles(c.Request.Context(), s.soHolding(c, holder, reportee), pg.ListQuery, after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
+	definitions := s.soURL(c, "/roledefinitions/")
 	renderSOPage(s, c, "roles", roles, pg, more,
-		func(r store.HeldRole) soRoleResource { return s.soRoleResource(c, r) },
+		func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
 		func(r store.HeldRole) int64 { return r.RoleID })
 }
 
@@ -436,20 +406,15 @@ func (s *Server) soAuthorizationRights(c *gin.Context) {
 	if !ok {
 		return
 	}
-	self := subject.Kind == "Person" && subject.ID == reportee.ID
-	granted, err := s.q.HeldRights(c.Request.Context(), serviceOwnerOf(c).Code, subject.ID, reportee.ID, self)
+	granted, _, err := s.q.ListHeldRights(c.Request.Context(), s.soHolding(c, subject, reportee), store.Unpaged)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	rights := make([]soRightResource, len(granted))
-	for i, g := range granted {
-		rights[i] = soRight(g)
-	}
 	r := soRightsResource{
 		Subject:  soPartyView{Name: subject.Name, Type: soType(subject), SocialSecurityNumber: subject.SSN, OrganizationNumber: subject.OrganizationNumber},
 		Reportee: soPartyView{Name: reportee.Name, Type: soType(reportee), SocialSecurityNumber: reportee.SSN, OrganizationNumber: reportee.OrganizationNumber, Status: reportee.Status},
-		Rights:   rights,
+		Rights:   rightResources(granted),
 	}
 	r.Links.Add("self", Link{Href: s.pageURL(c, -1)})
 	s.render(c, http.StatusOK, r)
@@ -479,7 +444,7 @@ func (s *Server) soGetRoleDefinition(c *gin.Context) {
 		abort(c, notFound("there is no role definition %s", raw))
 		return
 	}
-	d, err := s.q.GetRoleDefinition(c.Request.Context(), serviceOwnerOf(c).Code, id, "")
+	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, notFound("there is no role definition %d", id))
 		return
@@ -488,11 +453,7 @@ func (s *Server) soGetRoleDefinition(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	r := soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: make([]soRightResource, len(d.RightsForOwner))}
-	for i, g := range d.RightsForOwner {
-		r.Rights[i] = soRight(g)
-	}
-	s.render(c, http.StatusOK, r)
+	s.render(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
 }
 
 // soListReportees lists the parties subject can represent, optionally narrowed to a service of the

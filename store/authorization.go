@@ -28,152 +28,71 @@ var (
 	ErrRoleNameTaken = errors.New("the reportee already has a local role with this name")
 )
 
-// authzActionOrder sorts rights by action in the order the interface lists them.
-const authzActionOrder = `array_position(ARRAY['Read', 'Write', 'Delete', 'Sign', 'ArchiveRead', 'ArchiveDelete'], x.action)`
-
-// baseRoleSQL selects the main administrator's definition id: the automatic base role of a party acting for itself.
-const baseRoleSQL = `(SELECT id FROM role_definitions WHERE role_definition_code = '` + MainAdministratorCode + `'
-	AND owner_party_id IS NULL ORDER BY id LIMIT 1)`
-
-// UserRole is a role the logged-in subject holds for a reportee. RoleID is 0 for the automatic base role
-// of a party acting for itself, which no delegation made.
-type UserRole struct {
-	RoleID             int64
-	RoleDefinitionID   int
-	RoleType           string
-	RoleDefinitionCode string
-	RoleName           string
-	RoleDescription    string
-	Delegator          string
-	DelegatedTime      *time.Time
-}
-
-// UserRoleFields are the fields of a held role that clients can filter and order on.
-var UserRoleFields = odatasql.Fields{
-	"RoleId":           {Column: "x.role_id", Kind: odatasql.Int},
-	"RoleType":         {Column: "x.role_type", Kind: odatasql.String},
-	"RoleDefinitionId": {Column: "x.role_definition_id", Kind: odatasql.Int},
-	"RoleName":         {Column: "x.role_name", Kind: odatasql.String},
-	"RoleDescription":  {Column: "x.role_description", Kind: odatasql.String},
-	"Delegator":        {Column: "x.delegator", Kind: odatasql.String},
-	"DelegatedTime":    {Column: "x.delegated_time", Kind: odatasql.DateTime},
-}
-
-// ListUserRoles lists the roles s holds for the reportee; self adds the automatic base role (main
-// administrator) of a party acting for itself, first.
-func (q *Queries) ListUserRoles(ctx context.Context, s Subject, reporteeID int64, self bool, lq ListQuery) ([]UserRole, bool, error) {
-	where, tail, args, err := listClauses(lq, UserRoleFields, "x.role_id NULLS FIRST, x.role_definition_id", "x.role_id NULLS FIRST, x.role_definition_id", 5)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q.db, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
-			x.delegator, x.delegated_time
-		FROM (
-			SELECT NULL::bigint AS role_id, d.id AS role_definition_id, d.role_type, COALESCE(d.role_definition_code, '') AS code,
-				d.role_name, d.role_description, NULL::text AS delegator, NULL::timestamp AS delegated_time
-			FROM role_definitions d WHERE $4 AND d.id = `+baseRoleSQL+`
-			UNION ALL
-			SELECT ro.id, d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, ro.delegator, ro.delegated_time
-			FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
-			WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
-		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...), lq.Limit, func(r pgx.CollectableRow) (UserRole, error) {
-		var u UserRole
-		var id *int64
-		var delegator *string
-		err := r.Scan(&id, &u.RoleDefinitionID, &u.RoleType, &u.RoleDefinitionCode, &u.RoleName, &u.RoleDescription, &delegator, &u.DelegatedTime)
-		if id != nil {
-			u.RoleID = *id
-		}
-		if delegator != nil {
-			u.Delegator = *delegator
-		}
-		return u, err
-	})
-}
-
-// UserRight is a right on a service: as a role definition grants it, or as a subject holds it.
-type UserRight struct {
-	RightID        int64
-	ServiceCode    string
-	ServiceEdition int
-	Action         string
-	IsDelegatable  bool
-}
-
-// UserRightFields are the fields of a held right that clients can filter and order on.
-var UserRightFields = odatasql.Fields{
-	"RightID":            {Column: "x.right_id", Kind: odatasql.Int},
-	"ServiceCode":        {Column: "x.service_code", Kind: odatasql.String},
-	"ServiceEditionCode": {Column: "x.service_edition", Kind: odatasql.Int},
-	"Action":             {Column: "x.action", Kind: odatasql.String},
-	"IsDelegatable":      {Column: "x.is_delegatable", Kind: odatasql.Bool},
-}
-
-// ListUserRights lists the rights s holds for the reportee through its roles (self: through the automatic
-// base role), one entry per service edition and action: the lowest RightID of the definitions that grant
-// it, delegatable when any of them lets it be delegated.
-func (q *Queries) ListUserRights(ctx context.Context, s Subject, reporteeID int64, self bool, lq ListQuery) ([]UserRight, bool, error) {
-	where, tail, args, err := listClauses(lq, UserRightFields, "x.service_code, x.service_edition, "+authzActionOrder, "x.right_id", 5)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q.db, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
-			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
-			FROM role_definition_rights r
-			WHERE r.role_definition_id IN (
-				SELECT ro.role_definition_id FROM roles ro WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
-				UNION SELECT `+baseRoleSQL+` WHERE $4)
-			GROUP BY r.service_code, r.service_edition, r.action
-		) x WHERE `+where+tail, append([]any{reporteeID, s.PartyID, s.LoginID, self}, args...), lq.Limit, pgx.RowToStructByPos[UserRight])
-}
-
-// DefinedRole is a role definition as the user-facing area shows it. OwnerPartyID is set for local roles.
-type DefinedRole struct {
+// RoleDefinition is a role definition. OwnerPartyID is set for local roles, the ones a reportee made.
+type RoleDefinition struct {
 	ID           int
 	RoleType     string
 	Code         string
 	Name         string
 	Description  string
 	OwnerPartyID int64
-	Rights       []UserRight // only from GetDefinedRole
+	Rights       []Right // only from GetRoleDefinition
 }
 
 // Local tells whether the definition is a local role of a reportee.
-func (d DefinedRole) Local() bool { return d.OwnerPartyID != 0 }
+func (d RoleDefinition) Local() bool { return d.OwnerPartyID != 0 }
 
-const definedRoleColumns = `d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, COALESCE(d.owner_party_id, 0)`
+const roleDefinitionColumns = `d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, COALESCE(d.owner_party_id, 0)`
 
-func scanDefinedRole(row pgx.Row) (DefinedRole, error) {
-	var d DefinedRole
+func scanRoleDefinition(row pgx.Row) (RoleDefinition, error) {
+	var d RoleDefinition
 	err := row.Scan(&d.ID, &d.RoleType, &d.Code, &d.Name, &d.Description, &d.OwnerPartyID)
 	return d, err
 }
 
-// ListDefinedRoles lists the platform roles of type Altinn and the local roles of the owner, by id.
-func (q *Queries) ListDefinedRoles(ctx context.Context, ownerID int64) ([]DefinedRole, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+definedRoleColumns+` FROM role_definitions d
+// ListReporteeRoleDefinitions lists the platform roles of type Altinn and the local roles of the reportee, by id.
+func (q *Queries) ListReporteeRoleDefinitions(ctx context.Context, reporteeID int64) ([]RoleDefinition, error) {
+	rows, err := q.db.Query(ctx, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
 		WHERE (d.owner_party_id IS NULL AND d.role_type = 'Altinn') OR d.owner_party_id = $1
-		ORDER BY d.owner_party_id NULLS FIRST, d.id`, ownerID)
+		ORDER BY d.owner_party_id NULLS FIRST, d.id`, reporteeID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (DefinedRole, error) { return scanDefinedRole(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
 
-// GetDefinedRole returns any role definition with its rights; callers decide who may see local ones.
-func (q *Queries) GetDefinedRole(ctx context.Context, id int) (DefinedRole, error) {
-	d, err := scanDefinedRole(q.db.QueryRow(ctx, `SELECT `+definedRoleColumns+` FROM role_definitions d WHERE d.id = $1`, id))
+// GetRoleDefinition returns a role definition by id, or a platform one by code when code is not "", with
+// its rights. Without an owner it returns any definition with all its rights: callers decide who may see
+// local ones. With a service owner's code it returns only the rights on the owner's services, and a local
+// role only when it has such a right: the owner may see it held, so it may look it up.
+func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner string) (RoleDefinition, error) {
+	sql, key := `SELECT `+roleDefinitionColumns+` FROM role_definitions d WHERE d.id = $1`, any(id)
+	if code != "" {
+		sql, key = `SELECT `+roleDefinitionColumns+` FROM role_definitions d WHERE d.role_definition_code = $1
+			AND d.owner_party_id IS NULL ORDER BY d.id LIMIT 1`, code
+	}
+	d, err := scanRoleDefinition(q.db.QueryRow(ctx, sql, key))
 	if err != nil {
 		return d, notFound(err)
 	}
+	args, onOwnerServices := []any{d.ID}, ""
+	if owner != "" {
+		args, onOwnerServices = append(args, owner), ` AND EXISTS (SELECT 1 FROM services s WHERE s.service_code = x.service_code
+			AND s.service_edition = x.service_edition AND s.service_owner_code = $2)`
+	}
 	rows, err := q.db.Query(ctx, `SELECT x.id, x.service_code, x.service_edition, x.action, x.is_delegatable
-		FROM role_definition_rights x WHERE x.role_definition_id = $1
-		ORDER BY x.service_code, x.service_edition, `+authzActionOrder, id)
+		FROM role_definition_rights x WHERE x.role_definition_id = $1`+onOwnerServices+`
+		ORDER BY x.service_code, x.service_edition, `+actionOrder, args...)
 	if err != nil {
 		return d, err
 	}
-	d.Rights, err = pgx.CollectRows(rows, pgx.RowToStructByPos[UserRight])
-	return d, err
+	if d.Rights, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Right]); err != nil {
+		return d, err
+	}
+	if owner != "" && d.Local() && len(d.Rights) == 0 {
+		return RoleDefinition{}, ErrNotFound
+	}
+	return d, nil
 }
 
 // RightSpec is a right of a local role being written: a service edition and a stored action name.
@@ -283,7 +202,7 @@ func (q *Queries) DeleteLocalRole(ctx context.Context, id int) ([]DelegatedRole,
 
 // DefinedRight is one right of a role definition, with the definition it belongs to.
 type DefinedRight struct {
-	UserRight
+	Right
 	RoleDefinitionID int
 	RoleName         string
 	OwnerPartyID     int64 // of a local role; 0 for platform roles
@@ -319,17 +238,17 @@ func (q *Queries) HoldsRoleDefinition(ctx context.Context, s Subject, reporteeID
 
 // MissingDelegatableRights lists the rights of a definition that s does not hold, as a delegatable right,
 // for the reportee through its own roles: what stands in the way of s delegating the role.
-func (q *Queries) MissingDelegatableRights(ctx context.Context, s Subject, reporteeID int64, definitionID int) ([]UserRight, error) {
+func (q *Queries) MissingDelegatableRights(ctx context.Context, s Subject, reporteeID int64, definitionID int) ([]Right, error) {
 	rows, err := q.db.Query(ctx, `SELECT x.id, x.service_code, x.service_edition, x.action, x.is_delegatable
 		FROM role_definition_rights x WHERE x.role_definition_id = $4 AND NOT EXISTS (
 			SELECT 1 FROM roles ro JOIN role_definition_rights h ON h.role_definition_id = ro.role_definition_id
 			WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
 			AND h.service_code = x.service_code AND h.service_edition = x.service_edition AND h.action = x.action AND h.is_delegatable)
-		ORDER BY x.service_code, x.service_edition, `+authzActionOrder, reporteeID, s.PartyID, s.LoginID, definitionID)
+		ORDER BY x.service_code, x.service_edition, `+actionOrder, reporteeID, s.PartyID, s.LoginID, definitionID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[UserRight])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Right])
 }
 
 // DelegatedRole is a role held by someone for a reportee, with its definition and its holder.
@@ -428,7 +347,7 @@ var DelegationFields = odatasql.Fields{
 
 // ListDelegations lists every role held by anyone for the reportee, newest first.
 func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, lq ListQuery) ([]DelegatedRole, bool, error) {
-	where, tail, args, err := listClauses(lq, DelegationFields, "ro.delegated_time DESC, ro.id DESC", "ro.id", 2)
+	where, tail, args, err := listClauses(lq, DelegationFields, listOrder{byDefault: "ro.delegated_time DESC, ro.id DESC", tieBreaker: "ro.id"}, 2)
 	if err != nil {
 		return nil, false, err
 	}
@@ -492,7 +411,7 @@ var AuditFields = odatasql.Fields{
 
 // ListAudit lists the audit entries of a reportee, newest first.
 func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery) ([]AuditEntry, bool, error) {
-	where, tail, args, err := listClauses(lq, AuditFields, "a.occurred_at DESC, a.id DESC", "a.id DESC", 2)
+	where, tail, args, err := listClauses(lq, AuditFields, listOrder{byDefault: "a.occurred_at DESC, a.id DESC", tieBreaker: "a.id DESC"}, 2)
 	if err != nil {
 		return nil, false, err
 	}

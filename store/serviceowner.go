@@ -11,9 +11,8 @@ import (
 )
 
 // The service-owner area: what agencies may read about the parties of their services. Every list pages
-// either by $skip (OFFSET) or, in its default order, by keyset: After is the key of the last row the
-// client has seen, and the page starts after it, so rows inserted or deleted elsewhere in the list while a
-// client walks it never shift the rows it has yet to see.
+// either by $skip (OFFSET) or, in its default order, by keyset (see keyset): after is the key of the last
+// row the client has seen.
 
 // ServiceOwner is an agency that owns services.
 type ServiceOwner struct {
@@ -59,48 +58,6 @@ func (q *Queries) AuditPseudonymKey(ctx context.Context) ([]byte, error) {
 	var key []byte
 	err := q.db.QueryRow(ctx, `SELECT key FROM audit_pseudonym_key`).Scan(&key)
 	return key, notFound(err)
-}
-
-// keysetClauses compiles lq over fields like listClauses, in the order of key (a unique, never-null
-// integer column) unless $orderby says otherwise, and starts the page after the key value after (0: from
-// the start). Placeholders start at firstArg.
-func keysetClauses(lq ListQuery, after int64, fields odatasql.Fields, key string, firstArg int) (where, tail string, args []any, err error) {
-	where = "TRUE"
-	if lq.Filter != nil {
-		if where, args, err = odatasql.Where(lq.Filter, fields, firstArg); err != nil {
-			return "", "", nil, err
-		}
-	}
-	order := key
-	if len(lq.OrderBy) > 0 {
-		if order, err = odatasql.OrderBy(lq.OrderBy, fields, key); err != nil {
-			return "", "", nil, err
-		}
-	}
-	n := firstArg + len(args)
-	where = fmt.Sprintf("%s AND %s > $%d", where, key, n)
-	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", order, n+1, n+2)
-	return where, tail, append(args, after, lq.Skip, lq.Limit+1), nil
-}
-
-// collect scans every row with scan and trims the page to limit, telling whether more rows follow.
-func collect[T any](rows pgx.Rows, err error, limit int, scan func(pgx.Rows) (T, error)) ([]T, bool, error) {
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	return trimPage(out, limit)
 }
 
 // Organization is an organization as service owners see it.
@@ -156,7 +113,7 @@ func listOrganizationsSQL(search ContactSearch, lq ListQuery, after int64) (stri
 			UNION SELECT ro.reportee_id FROM parties pc JOIN roles ro ON ro.holder_party_id = pc.id
 				WHERE pc.kind = 'Person' AND contact_phone_key(pc.mobile_number) = contact_phone_key($%[1]d))`, len(args))
 	}
-	where, tail, more, err := keysetClauses(lq, after, OrganizationFields, "p.id", len(args)+1)
+	where, tail, more, err := listClauses(lq, OrganizationFields, keyset("p.id", after), len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
@@ -169,8 +126,7 @@ func (q *Queries) ListOrganizations(ctx context.Context, search ContactSearch, l
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, sql, args...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (Organization, error) { return scanOrganization(r) })
+	return queryPage(ctx, q.db, sql, args, lq.Limit, func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
 }
 
 // GetOrganization returns an organization by party id.
@@ -198,19 +154,14 @@ var OfficialContactFields = odatasql.Fields{
 
 // OfficialContacts lists the organization's official contact data: one entry, or none when it has none.
 func (q *Queries) OfficialContacts(ctx context.Context, orgID int64, lq ListQuery) ([]ContactPoint, bool, error) {
-	where, tail, args, err := keysetClauses(lq, 0, OfficialContactFields, "p.id", 2)
+	where, tail, args, err := listClauses(lq, OfficialContactFields, keyset("p.id", 0), 2)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT COALESCE(p.mobile_number, ''), p.mobile_number_changed, COALESCE(p.email_address, ''),
+	return queryPage(ctx, q.db, `SELECT COALESCE(p.mobile_number, ''), p.mobile_number_changed, COALESCE(p.email_address, ''),
 		p.email_address_changed FROM parties p
 		WHERE p.id = $1 AND (p.mobile_number IS NOT NULL OR p.email_address IS NOT NULL) AND `+where+tail,
-		append([]any{orgID}, args...)...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (ContactPoint, error) {
-		var c ContactPoint
-		err := r.Scan(&c.MobileNumber, &c.MobileNumberChanged, &c.EMailAddress, &c.EMailAddressChanged)
-		return c, err
-	})
+		append([]any{orgID}, args...), lq.Limit, pgx.RowToStructByPos[ContactPoint])
 }
 
 // PersonalContact is a person holding a role for an organization, with their own contact data.
@@ -253,131 +204,16 @@ func (q *Queries) PersonalContacts(ctx context.Context, orgID int64, f ContactFi
 			WHERE r2.holder_party_id = ro.holder_party_id AND r2.reportee_id = $1 AND rr.service_code = $%d
 			AND ($%d = 0 OR rr.service_edition = $%[2]d))`, len(args)-1, len(args))
 	}
-	where, tail, more, err := keysetClauses(lq, after, PersonalContactFields, "pc.id", len(args)+1)
+	where, tail, more, err := listClauses(lq, PersonalContactFields, keyset("pc.id", after), len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT pc.id, pc.name, pc.ssn, COALESCE(pc.mobile_number, ''), pc.mobile_number_changed,
+	return queryPage(ctx, q.db, `SELECT pc.id, pc.name, pc.ssn, COALESCE(pc.mobile_number, ''), pc.mobile_number_changed,
 		COALESCE(pc.email_address, ''), pc.email_address_changed
 		FROM parties pc
 		WHERE pc.kind = 'Person' AND pc.id IN (SELECT ro.holder_party_id FROM roles ro WHERE ro.reportee_id = $1`+cond+`)
-		AND `+where+tail, append(args, more...)...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (PersonalContact, error) {
-		var c PersonalContact
-		err := r.Scan(&c.ID, &c.Name, &c.SSN, &c.MobileNumber, &c.MobileNumberChanged, &c.EMailAddress, &c.EMailAddressChanged)
-		return c, err
-	})
+		AND `+where+tail, append(args, more...), lq.Limit, pgx.RowToStructByPos[PersonalContact])
 }
-
-// relevantToOwnerSQL holds for a role definition d that grants at least one right on a service of the owner
-// named by placeholder $%d: the rule that decides which roles service-owner views show.
-const relevantToOwnerSQL = `EXISTS (SELECT 1 FROM role_definition_rights rr
-	JOIN services s ON s.service_code = rr.service_code AND s.service_edition = rr.service_edition
-	WHERE rr.role_definition_id = d.id AND s.service_owner_code = $%d)`
-
-// HeldRole is a role someone holds for a reportee, as service-owner views show it. RoleID is 0 for the
-// automatic base role (main administrator) of a person acting for themself, which no delegation made;
-// it has no Delegator and no DelegatedTime either.
-type HeldRole struct {
-	RoleID             int64
-	RoleType           string
-	RoleDefinitionID   int
-	RoleDefinitionCode string
-	RoleName           string
-	RoleDescription    string
-	Delegator          string
-	DelegatedTime      *time.Time
-}
-
-// HeldRoleFields are the fields of a held role that clients can filter and order on.
-var HeldRoleFields = odatasql.Fields{
-	"RoleId":             {Column: "x.role_id", Kind: odatasql.Int},
-	"RoleType":           {Column: "x.role_type", Kind: odatasql.String},
-	"RoleDefinitionId":   {Column: "x.role_definition_id", Kind: odatasql.Int},
-	"RoleDefinitionCode": {Column: "x.code", Kind: odatasql.String},
-	"RoleName":           {Column: "x.role_name", Kind: odatasql.String},
-	"RoleDescription":    {Column: "x.role_description", Kind: odatasql.String},
-	"Delegator":          {Column: "x.delegator", Kind: odatasql.String},
-	"DelegatedTime":      {Column: "x.delegated_time", Kind: odatasql.DateTime},
-}
-
-// mainAdministratorSQL is the definition id of the main administrator (HADM), the automatic base role of
-// a person acting for themself.
-const mainAdministratorSQL = `(SELECT id FROM role_definitions WHERE role_definition_code = 'HADM' AND owner_party_id IS NULL
-	ORDER BY id LIMIT 1)`
-
-// HeldRoles lists the roles the holder (a person or organization) holds for the reportee whose definitions
-// grant at least one right on the owner's services, by role id; self puts the automatic base role first.
-// The key of a role is its RoleID (0 for the base role), so after is -1 to start at the beginning.
-func (q *Queries) HeldRoles(ctx context.Context, owner string, holderID, reporteeID int64, self bool, lq ListQuery, after int64) ([]HeldRole, bool, error) {
-	where, tail, args, err := keysetClauses(lq, after, HeldRoleFields, "x.role_id", 5)
-	if err != nil {
-		return nil, false, err
-	}
-	rows, err := q.db.Query(ctx, `SELECT x.role_id, x.role_type, x.role_definition_id, x.code, x.role_name, x.role_description,
-			COALESCE(x.delegator, ''), x.delegated_time
-		FROM (
-			SELECT 0::bigint AS role_id, d.role_type, d.id AS role_definition_id, COALESCE(d.role_definition_code, '') AS code,
-				d.role_name, d.role_description, NULL::text AS delegator, NULL::timestamp AS delegated_time
-			FROM role_definitions d WHERE $4 AND d.id = `+mainAdministratorSQL+`
-			UNION ALL
-			SELECT ro.id, d.role_type, d.id, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, ro.delegator, ro.delegated_time
-			FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
-			WHERE ro.holder_party_id = $1 AND ro.reportee_id = $2
-		) x JOIN role_definitions d ON d.id = x.role_definition_id
-		WHERE `+fmt.Sprintf(relevantToOwnerSQL, 3)+` AND `+where+tail,
-		append([]any{holderID, reporteeID, owner, self}, args...)...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (HeldRole, error) {
-		var h HeldRole
-		err := r.Scan(&h.RoleID, &h.RoleType, &h.RoleDefinitionID, &h.RoleDefinitionCode, &h.RoleName, &h.RoleDescription,
-			&h.Delegator, &h.DelegatedTime)
-		return h, err
-	})
-}
-
-// GrantedRight is a right on a service, as a role definition grants it.
-type GrantedRight struct {
-	RightID        int64
-	ServiceCode    string
-	ServiceEdition int
-	Action         string
-	IsDelegatable  bool
-}
-
-// actionOrder sorts rights by action in the order the interface lists them.
-const actionOrder = `array_position(ARRAY['Read', 'Write', 'Delete', 'Sign', 'ArchiveRead', 'ArchiveDelete'], rr.action)`
-
-// HeldRights lists the rights the holder has for the reportee through its roles (self: through the
-// automatic base role), on the owner's services only: one entry per service edition and action (the lowest
-// RightID of the definitions that grant it; delegatable when any of them lets it be delegated).
-func (q *Queries) HeldRights(ctx context.Context, owner string, holderID, reporteeID int64, self bool) ([]GrantedRight, error) {
-	rows, err := q.db.Query(ctx, `SELECT min(rr.id), rr.service_code, rr.service_edition, rr.action, bool_or(rr.is_delegatable)
-		FROM role_definition_rights rr
-		JOIN services s ON s.service_code = rr.service_code AND s.service_edition = rr.service_edition
-		WHERE s.service_owner_code = $3 AND rr.role_definition_id IN (
-			SELECT ro.role_definition_id FROM roles ro WHERE ro.holder_party_id = $1 AND ro.reportee_id = $2
-			UNION SELECT `+mainAdministratorSQL+` WHERE $4)
-		GROUP BY rr.service_code, rr.service_edition, rr.action
-		ORDER BY rr.service_code, rr.service_edition, `+actionOrder, holderID, reporteeID, owner, self)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[GrantedRight])
-}
-
-// RoleDefinition is a role definition with the rights it grants on one service owner's services.
-type RoleDefinition struct {
-	ID              int
-	RoleType        string
-	Code            string
-	Name            string
-	Description     string
-	RightsForOwner  []GrantedRight
-	relevantToOwner bool
-}
-
-// RelevantToOwner tells whether the definition grants at least one right on the owner's services.
-func (d RoleDefinition) RelevantToOwner() bool { return d.relevantToOwner }
 
 // RoleDefinitionFields are the fields of a role definition that clients can filter and order on.
 var RoleDefinitionFields = odatasql.Fields{
@@ -388,53 +224,14 @@ var RoleDefinitionFields = odatasql.Fields{
 	"RoleDescription":    {Column: "d.role_description", Kind: odatasql.String},
 }
 
-const roleDefinitionColumns = `d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description`
-
 // ListRoleDefinitions lists the platform's role definitions (not the local roles reportees made), by id.
 func (q *Queries) ListRoleDefinitions(ctx context.Context, lq ListQuery, after int64) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := keysetClauses(lq, after, RoleDefinitionFields, "d.id", 1)
+	where, tail, args, err := listClauses(lq, RoleDefinitionFields, keyset("d.id", after), 1)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND `+where+tail, args...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (RoleDefinition, error) {
-		var d RoleDefinition
-		err := r.Scan(&d.ID, &d.RoleType, &d.Code, &d.Name, &d.Description)
-		return d, err
-	})
-}
-
-// GetRoleDefinition returns a role definition by id, or a platform one by code when code is not "", with
-// the rights it grants on the owner's services. A local role (one a reportee made) exists for the owner
-// only when it grants a right on the owner's services: the owner may see it held, so it may look it up.
-func (q *Queries) GetRoleDefinition(ctx context.Context, owner string, id int, code string) (RoleDefinition, error) {
-	var (
-		d     RoleDefinition
-		local bool
-	)
-	err := q.db.QueryRow(ctx, `SELECT `+roleDefinitionColumns+`, d.owner_party_id IS NOT NULL FROM role_definitions d
-		WHERE CASE WHEN $2 = '' THEN d.id = $1 ELSE d.role_definition_code = $2 AND d.owner_party_id IS NULL END
-		ORDER BY d.id LIMIT 1`, id, code).Scan(&d.ID, &d.RoleType, &d.Code, &d.Name, &d.Description, &local)
-	if err != nil {
-		return d, notFound(err)
-	}
-	rows, err := q.db.Query(ctx, `SELECT rr.id, rr.service_code, rr.service_edition, rr.action, rr.is_delegatable
-		FROM role_definition_rights rr
-		JOIN services s ON s.service_code = rr.service_code AND s.service_edition = rr.service_edition
-		WHERE rr.role_definition_id = $1 AND s.service_owner_code = $2
-		ORDER BY rr.service_code, rr.service_edition, `+actionOrder, d.ID, owner)
-	if err != nil {
-		return d, err
-	}
-	if d.RightsForOwner, err = pgx.CollectRows(rows, pgx.RowToStructByPos[GrantedRight]); err != nil {
-		return d, err
-	}
-	d.relevantToOwner = len(d.RightsForOwner) > 0
-	if local && !d.relevantToOwner {
-		return RoleDefinition{}, ErrNotFound
-	}
-	return d, nil
+	return queryPage(ctx, q.db, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+		WHERE d.owner_party_id IS NULL AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
 
 // ServiceOwnerReporteeFields are the fields of a service-owner reportee that clients can filter and order on.
@@ -478,29 +275,16 @@ func ServiceOwnerReporteesSQL(rq ReporteeQuery, lq ListQuery, after int64) (stri
 			WHERE r2.holder_party_id = $1 AND r2.reportee_id = ro.reportee_id AND rr.service_code = $%d
 			AND ($%d = 0 OR rr.service_edition = $%[2]d))`, len(args)-1, len(args))
 	}
-	where := "TRUE"
-	if lq.Filter != nil {
-		var fargs []any
-		var err error
-		if where, fargs, err = odatasql.Where(lq.Filter, ServiceOwnerReporteeFields, len(args)+1); err != nil {
-			return "", nil, err
-		}
-		args = append(args, fargs...)
+	where, tail, more, err := listClauses(lq, ServiceOwnerReporteeFields, listOrder{byDefault: "r.rid", tieBreaker: "p.id"}, len(args)+1)
+	if err != nil {
+		return "", nil, err
 	}
-	order := "r.rid"
-	if len(lq.OrderBy) > 0 {
-		var err error
-		if order, err = odatasql.OrderBy(lq.OrderBy, ServiceOwnerReporteeFields, "p.id"); err != nil {
-			return "", nil, err
-		}
-	}
-	args = append(args, lq.Skip, lq.Limit+1)
 	sql := partySelect + `
 		JOIN (SELECT DISTINCT ro.reportee_id AS rid FROM roles ro
 				WHERE ro.holder_party_id = $1 AND ro.reportee_id > $2 AND ro.reportee_id <> $3` + cond + `
 			UNION ALL SELECT $3::bigint WHERE $3::bigint > $2) r ON r.rid = p.id
-		WHERE p.id > $2 AND ` + where + fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", order, len(args)-1, len(args))
-	return sql, args, nil
+		WHERE p.id > $2 AND ` + where + tail
+	return sql, append(args, more...), nil
 }
 
 // ListServiceOwnerReportees lists the parties a subject can represent, by party id.
@@ -509,6 +293,5 @@ func (q *Queries) ListServiceOwnerReportees(ctx context.Context, rq ReporteeQuer
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := q.db.Query(ctx, sql, args...)
-	return collect(rows, err, lq.Limit, func(r pgx.Rows) (Party, error) { return scanParty(r) })
+	return queryPage(ctx, q.db, sql, args, lq.Limit, func(r pgx.CollectableRow) (Party, error) { return scanParty(r) })
 }
