@@ -41,9 +41,10 @@ func jsonProblem(err error) error {
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError
 		maxBytes *http.MaxBytesError
+		prob     *Problem
 	)
 	switch {
-	case errors.As(err, &maxBytes):
+	case errors.As(err, &maxBytes), errors.As(err, &prob):
 		return err
 	case errors.As(err, &syntax):
 		return badRequest("the body is not valid JSON (at byte %d)", syntax.Offset)

@@ -167,6 +167,9 @@ func (s *Server) errorsToProblems(c *gin.Context) {
 	if after, ok := retryAfter(err); ok {
 		setRetryAfter(c, after)
 	}
+	if p.Status == http.StatusRequestTimeout {
+		c.Header("Connection", "close") // what is left of a slow body is not worth waiting for
+	}
 	switch {
 	case internal:
 		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),

@@ -28,6 +28,8 @@ type Options struct {
 	TrustProxy bool
 	// MaxBodyBytes limits JSON and XML request bodies; larger ones get 413.
 	MaxBodyBytes int64
+	// Limits bound slow clients and large headers; the zero value turns them off.
+	Limits ClientLimits
 	// Tokens verifies bearer tokens; nil trusts no issuer.
 	Tokens *identity.TokenVerifier
 	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).
@@ -94,7 +96,7 @@ func New(opts Options) (*Server, error) {
 		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
-	s.handler = s.routes()
+	s.handler = opts.Limits.Wrap(s.routes())
 	return s, nil
 }
 

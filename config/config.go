@@ -22,6 +22,13 @@ type Config struct {
 	TrustProxy        bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
 	MaxBodyBytes      int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
 	ShutdownTimeout   time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
+
+	// Slow and idle clients (see the README, Slow clients).
+	ReadHeaderTimeout time.Duration // POSTBOX_READ_HEADER_TIMEOUT: how long the request line and headers may take
+	IdleTimeout       time.Duration // POSTBOX_IDLE_TIMEOUT: how long an idle keep-alive connection stays open
+	ProgressWindow    time.Duration // POSTBOX_PROGRESS_WINDOW: the window in which bodies must make progress
+	ProgressMinBytes  int64         // POSTBOX_PROGRESS_MIN_BYTES: what a body must bring (or a response take) per window
+	MaxHeaderBytes    int64         // POSTBOX_MAX_HEADER_BYTES: limit of the request line and headers (431 beyond)
 	LogLevel          slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
 	LogFormat         string        // POSTBOX_LOG_FORMAT: json or text
 
@@ -74,6 +81,11 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		TrustProxy:        r.boolean("POSTBOX_TRUST_PROXY", false),
 		MaxBodyBytes:      r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
 		ShutdownTimeout:   r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
+		ReadHeaderTimeout: r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
+		IdleTimeout:       r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
+		ProgressWindow:    r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
+		ProgressMinBytes:  r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
+		MaxHeaderBytes:    r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
 		LogLevel:          r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
 		LogFormat:         r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
@@ -97,6 +109,18 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.MaxBodyBytes <= 0 {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")
+	}
+	for name, d := range map[string]time.Duration{"POSTBOX_READ_HEADER_TIMEOUT": c.ReadHeaderTimeout,
+		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow} {
+		if d <= 0 {
+			r.fail(name, "must be longer than 0s")
+		}
+	}
+	if c.ProgressMinBytes <= 0 {
+		r.fail("POSTBOX_PROGRESS_MIN_BYTES", "must be positive")
+	}
+	if c.MaxHeaderBytes < 4<<10 {
+		r.fail("POSTBOX_MAX_HEADER_BYTES", "must be at least 4096")
 	}
 	if c.WorkerMaxActivities <= 0 {
 		r.fail("POSTBOX_WORKER_MAX_ACTIVITIES", "must be positive")

@@ -70,11 +70,36 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_ADMIN_ADDR":                "9090",
 		"POSTBOX_OTLP_ENDPOINT":             "ftp://collector:21",
 		"POSTBOX_TRUST_CLIENT_CERT_HEADER":  "yes please",
+		"POSTBOX_READ_HEADER_TIMEOUT":       "0s",
+		"POSTBOX_IDLE_TIMEOUT":              "forever",
+		"POSTBOX_PROGRESS_WINDOW":           "0s",
+		"POSTBOX_PROGRESS_MIN_BYTES":        "0",
+		"POSTBOX_MAX_HEADER_BYTES":          "100",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), name)
 	}
+}
+
+// Slow and idle clients are cut off by default, and every limit can be changed.
+func TestSlowClientSettings(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, c.ReadHeaderTimeout)
+	assert.Equal(t, 2*time.Minute, c.IdleTimeout)
+	assert.Equal(t, 30*time.Second, c.ProgressWindow)
+	assert.Equal(t, int64(16<<10), c.ProgressMinBytes)
+	assert.Equal(t, int64(64<<10), c.MaxHeaderBytes)
+
+	c, err = load(env(map[string]string{"POSTBOX_READ_HEADER_TIMEOUT": "2s", "POSTBOX_IDLE_TIMEOUT": "5s",
+		"POSTBOX_PROGRESS_WINDOW": "1m", "POSTBOX_PROGRESS_MIN_BYTES": "1024", "POSTBOX_MAX_HEADER_BYTES": "8192"}))
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, c.ReadHeaderTimeout)
+	assert.Equal(t, 5*time.Second, c.IdleTimeout)
+	assert.Equal(t, time.Minute, c.ProgressWindow)
+	assert.Equal(t, int64(1024), c.ProgressMinBytes)
+	assert.Equal(t, int64(8192), c.MaxHeaderBytes)
 }
 
 func TestTokenIssuersPairWithTheirKeys(t *testing.T) {

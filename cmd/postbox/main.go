@@ -273,7 +273,7 @@ func dialTemporal(cfg config.Config, log *slog.Logger, tracing *telemetry.Tracin
 
 // serveAdmin serves /metrics and /healthz on POSTBOX_ADMIN_ADDR, for Prometheus and probes.
 func serveAdmin(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	return httpServe(ctx, cfg, log, &http.Server{Addr: cfg.AdminAddr, Handler: telemetry.AdminHandler()})
+	return httpServe(ctx, cfg, log, newHTTPServer(cfg, cfg.AdminAddr, telemetry.AdminHandler()))
 }
 
 // newAPI builds the API over the services.
@@ -292,6 +292,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 		Logger:                log,
 		TrustProxy:            cfg.TrustProxy,
 		MaxBodyBytes:          cfg.MaxBodyBytes,
+		Limits:                clientLimits(cfg),
 		Tokens:                tokens,
 		FormTasks:             formtask.New(tc, store.New(pool)),
 		TracerProvider:        svc.tracing.Provider,
@@ -318,15 +319,15 @@ func serveAPI(ctx context.Context, svc *services) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return httpServe(gctx, cfg, log, &http.Server{Addr: cfg.HTTPAddr, Handler: srv}) })
+	g.Go(func() error { return httpServe(gctx, cfg, log, newHTTPServer(cfg, cfg.HTTPAddr, srv)) })
 	if cfg.TLSAddr != "" {
 		tlsCfg, err := enterpriseTLS(cfg)
 		if err != nil {
 			return err
 		}
-		g.Go(func() error {
-			return httpServe(gctx, cfg, log, &http.Server{Addr: cfg.TLSAddr, Handler: srv, TLSConfig: tlsCfg})
-		})
+		tlsSrv := newHTTPServer(cfg, cfg.TLSAddr, srv)
+		tlsSrv.TLSConfig = tlsCfg
+		g.Go(func() error { return httpServe(gctx, cfg, log, tlsSrv) })
 	}
 	return g.Wait()
 }
@@ -365,9 +366,25 @@ func clientCAs(cfg config.Config) (*x509.CertPool, error) {
 	return cas, nil
 }
 
+// newHTTPServer is the http.Server of every listener: the header and idle timeouts and the header limit
+// of the configuration. It sets no ReadTimeout or WriteTimeout: those bound a whole request, which would
+// cut off a large attachment streamed at a fair pace; bodies and responses are held to a pace instead
+// (api.ClientLimits, which the API applies).
+func newHTTPServer(cfg config.Config, addr string, h http.Handler) *http.Server {
+	return &http.Server{Addr: addr, Handler: h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    clientLimits(cfg).ServerMaxHeaderBytes(),
+	}
+}
+
+// clientLimits are the API's limits on slow clients and large headers.
+func clientLimits(cfg config.Config) api.ClientLimits {
+	return api.ClientLimits{ProgressWindow: cfg.ProgressWindow, ProgressMinBytes: cfg.ProgressMinBytes, MaxHeaderBytes: cfg.MaxHeaderBytes}
+}
+
 // httpServe serves until ctx ends, then drains in-flight requests for the shutdown timeout.
 func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, srv *http.Server) error {
-	srv.ReadHeaderTimeout = 10 * time.Second
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
