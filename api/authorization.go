@@ -226,8 +226,7 @@ func parseRoles(roles *xmlNode) ([]int, error) {
 }
 
 var (
-	ssnPattern   = regexp.MustCompile(`^[0-9]{11}$`)
-	orgnrPattern = regexp.MustCompile(`^[0-9]{9}$`)
+	ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
 )
 
 // rightHolder is who receives a delegation: a person or organization, or an enterprise user.
@@ -266,7 +265,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		}
 		return rightHolder{partyID: p.ID, name: p.Name}, err
 	case d.UserName != "":
-		if !orgnrPattern.MatchString(d.OrganizationNumber) {
+		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
 			return rightHolder{}, badRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
 		l, err := s.q.FindLogin(ctx, d.UserName)
@@ -275,7 +274,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		}
 		return rightHolder{loginID: l.ID, name: l.UserName}, err
 	case d.OrganizationNumber != "":
-		if !orgnrPattern.MatchString(d.OrganizationNumber) {
+		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
 			return rightHolder{}, badRequest("OrganizationNumber must be 9 digits")
 		}
 		if d.Name == "" {

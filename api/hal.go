@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Link is a HAL link. Attachment links carry the extra attachment fields.
@@ -77,12 +79,9 @@ type Collection struct {
 // TextMarshaler only, so JSON writes it as a string without re-scanning it.
 type Timestamp struct{ t time.Time }
 
-// TimestampLayout is the format of every timestamp in responses.
-const TimestampLayout = "2006-01-02T15:04:05"
-
 // MarshalText writes the local date-time.
 func (t Timestamp) MarshalText() ([]byte, error) {
-	return t.t.AppendFormat(nil, TimestampLayout), nil
+	return t.t.AppendFormat(nil, store.LocalTimeLayout), nil
 }
 
 // writeHALXML renders v as HAL+XML: the resource is a <resource> element whose href is its self link;

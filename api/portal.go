@@ -62,7 +62,7 @@ func (s *Server) getPortalView(c *gin.Context) {
 	self := s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)
 	page := portalPage{
 		MessageSummary: m.MessageSummary, Reportee: party.Name,
-		Created: m.CreatedDate.Format(TimestampLayout), Changed: m.LastChangedDateTime.Format(TimestampLayout),
+		Created: m.CreatedDate.Format(store.LocalTimeLayout), Changed: m.LastChangedDateTime.Format(store.LocalTimeLayout),
 		ChangedBy: m.LastChangedBy, Summary: m.Summary, ArchiveReference: m.ArchiveReference,
 		Body: template.HTML(bodyPolicy.Sanitize(m.Body)), //nolint:gosec // sanitised just now
 	}

@@ -127,15 +127,14 @@ func (s *Server) auditServiceOwner(c *gin.Context) {
 }
 
 var (
-	soOrgNumberPattern = regexp.MustCompile(`^[0-9]{9}$`)
-	soSSNPattern       = regexp.MustCompile(`^[0-9]{11}$`)
+	soSSNPattern = regexp.MustCompile(`^[0-9]{11}$`)
 )
 
 // pseudonymise returns v for organization numbers and reportee ids, and a keyed hash of anything else
 // (national identity numbers, e-mail addresses, phone numbers, and whatever a client sent that is none of
 // these), e.g. "hmac:3f1c2a9b0d4e5f61". The same value always gives the same pseudonym under one key.
 func pseudonymise(key []byte, v string) string {
-	if soOrgNumberPattern.MatchString(v) || reporteeIDPattern.MatchString(v) {
+	if store.OrganizationNumberPattern.MatchString(v) || reporteeIDPattern.MatchString(v) {
 		return v
 	}
 	m := hmac.New(sha256.New, key)

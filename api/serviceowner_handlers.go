@@ -124,7 +124,7 @@ func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition
 func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
 	who := c.Param("who")
 	missing := func() { abort(c, notFound("the organization does not exist")) }
-	if !soOrgNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
+	if !store.OrganizationNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
 		missing()
 		return store.Organization{}, false
 	}
@@ -155,7 +155,7 @@ func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 		abort(c, badRequest("%s is required", param))
 		return store.Party{}, false
 	}
-	if !soSSNPattern.MatchString(v) && !soOrgNumberPattern.MatchString(v) && !reporteeIDPattern.MatchString(v) {
+	if !soSSNPattern.MatchString(v) && !store.OrganizationNumberPattern.MatchString(v) && !reporteeIDPattern.MatchString(v) {
 		abort(c, badRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
 
@@ -70,7 +71,7 @@ func updateError(ctx context.Context, task Task, err error) error {
 			return refuse(Forbidden, "%s", appErr.Message())
 		case workflows.ErrTaskArchived:
 			e := refuse(Conflict, "%s", appErr.Message())
-			e.Status, e.ArchiveReference = workflows.StatusArchived, task.ArchiveReference
+			e.Status, e.ArchiveReference = store.StatusArchived, task.ArchiveReference
 			return e
 		case workflows.ErrWrongState:
 			e := refuse(Conflict, "%s", appErr.Message())

@@ -78,7 +78,7 @@ type Submission struct {
 func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
 	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign}
 	// A task in Signering is signed as it is: a PUT there may carry no content.
-	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == workflows.StatusSigning {
+	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == store.StatusSigning {
 		return s.update(ctx, task, 0, workflows.UpdateSubmit, in)
 	}
 	types := make([]string, 0, len(sub.Forms))
@@ -116,7 +116,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 		return id, nil
 	}
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName,
-		Status: workflows.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
+		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if _, err := s.Submit(ctx, task, caller, Submission{Forms: sub.Forms, Attachments: sub.Attachments}); err != nil {
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
 			err = errors.Join(err, fmt.Errorf("removing the refused new form task %s: %w", id, delErr))
@@ -195,7 +195,7 @@ func (s *Service) Print(ctx context.Context, task Task, caller workflows.Caller)
 }
 
 func (s *Service) print(ctx context.Context, task Task, caller workflows.Caller) ([]byte, error) {
-	if task.Status == workflows.StatusArchived {
+	if task.Status == store.StatusArchived {
 		ar, err := s.store.GetArchive(ctx, task.MessageID)
 		if err == nil {
 			return s.store.GetPrint(ctx, ar.PrintDigest)

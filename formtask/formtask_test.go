@@ -57,7 +57,7 @@ func TestTemporalUnreachable(t *testing.T) {
 func TestRefusedBeforeStoring(t *testing.T) {
 	ft := formtask.New(nil, nil)
 	ctx := context.Background()
-	task := formtask.Task{MessageID: "a3101263", Status: workflows.StatusFilling}
+	task := formtask.Task{MessageID: "a3101263", Status: store.StatusFilling}
 	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
 

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -231,7 +230,7 @@ type organization struct {
 // unknown organization acts with no party of its own (id 0): it represents nothing but may call the
 // service-owner area.
 func (a *Authenticator) organization(ctx context.Context, number string) (organization, error) {
-	if !orgNumberPattern.MatchString(number) {
+	if !store.OrganizationNumberPattern.MatchString(number) {
 		return organization{}, &TokenError{Reason: "the caller's organization number is missing or malformed"}
 	}
 	p, err := a.q.FindParty(ctx, number)
@@ -244,8 +243,6 @@ func (a *Authenticator) organization(ctx context.Context, number string) (organi
 	return organization{id: p.ID, number: number, name: p.Name}, nil
 }
 
-var orgNumberPattern = regexp.MustCompile(`^[0-9]{9}$`)
-
 var oidOrganizationIdentifier = asn1.ObjectIdentifier{2, 5, 4, 97}
 
 // OrganizationOf reads the organization number of an enterprise certificate: the subject's
@@ -254,13 +251,13 @@ func OrganizationOf(cert *x509.Certificate) (string, error) {
 	if cert == nil {
 		return "", ErrCertificateRequired
 	}
-	if orgNumberPattern.MatchString(cert.Subject.SerialNumber) {
+	if store.OrganizationNumberPattern.MatchString(cert.Subject.SerialNumber) {
 		return cert.Subject.SerialNumber, nil
 	}
 	for _, n := range cert.Subject.Names {
 		if n.Type.Equal(oidOrganizationIdentifier) {
 			if s, ok := n.Value.(string); ok {
-				if num, ok := strings.CutPrefix(s, "NTRNO-"); ok && orgNumberPattern.MatchString(num) {
+				if num, ok := strings.CutPrefix(s, "NTRNO-"); ok && store.OrganizationNumberPattern.MatchString(num) {
 					return num, nil
 				}
 			}

@@ -59,7 +59,7 @@ func (r RightSet) HoldsRole(code string) bool {
 }
 
 // MainAdministrator tells whether the subject is main administrator (HADM) for the reportee.
-func (r RightSet) MainAdministrator() bool { return r.All || r.HoldsRole("HADM") }
+func (r RightSet) MainAdministrator() bool { return r.All || r.HoldsRole(store.MainAdministratorCode) }
 
 // AccessManager tells whether the subject may manage access for the reportee (HADM or ADMAI).
 func (r RightSet) AccessManager() bool { return r.MainAdministrator() || r.HoldsRole("ADMAI") }

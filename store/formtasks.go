@@ -58,13 +58,13 @@ func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, s
 	var id string
 	err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
 			created_date, last_changed, last_changed_by)
-		VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, 'Utfylling', $5, $5, $6)
+		VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+StatusFilling+`', $5, $5, $6)
 		RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, svc.ServiceName, at, by).Scan(&id)
 	return id, err
 }
 
 // DeleteNewFormTask removes a form task created moments ago whose first content was refused.
 func (q *Queries) DeleteNewFormTask(ctx context.Context, messageID string) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = 'Utfylling'`, messageID)
+	_, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+StatusFilling+`'`, messageID)
 	return err
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -121,6 +122,9 @@ func (q *Queries) ClearLoginFailures(ctx context.Context, userKey string) error 
 	_, err := q.db.Exec(ctx, `DELETE FROM login_failures WHERE user_key = $1`, userKey)
 	return err
 }
+
+// OrganizationNumberPattern matches an organization number: nine digits.
+var OrganizationNumberPattern = regexp.MustCompile(`^[0-9]{9}$`)
 
 // Party is a person or an organization.
 type Party struct {

@@ -34,11 +34,11 @@ func (v Visibility) Allows(s ServiceKey, status string) bool {
 
 // messageArchived reports whether status is an archived state; status names are unique across types.
 func messageArchived(status string) bool {
-	return status == "Sendt og arkivert" || status == "Arkivert"
+	return status == StatusArchived || status == "Arkivert"
 }
 
 // archivedSQL is messageArchived over messages m.
-const archivedSQL = `m.status IN ('Sendt og arkivert', 'Arkivert')`
+const archivedSQL = `m.status IN ('` + StatusArchived + `', 'Arkivert')`
 
 // visibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.
 // The grants travel as three parallel arrays of service and "archived" flag (one statement whatever their

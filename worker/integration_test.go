@@ -91,7 +91,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	res, err := ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
-	assert.Equal(t, workflows.StatusArchived, res.Status)
+	assert.Equal(t, store.StatusArchived, res.Status)
 	assert.Regexp(t, `^AR\d+$`, res.ArchiveReference)
 
 	task := readModel(t, pool, "a3101102")
@@ -105,7 +105,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(pdf), "%PDF-"))
 
 	s, running := searchStatus(t, devServer.Client(), "a3101102")
-	assert.Equal(t, workflows.StatusArchived, s)
+	assert.Equal(t, store.StatusArchived, s)
 	assert.False(t, running, "the workflow of an archived task ends")
 
 	_, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", false, true))

@@ -98,16 +98,6 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 	return ws
 }
 
-// activityGroups says which queue group runs which activity (besides formtask, which registers all).
-var activityGroups = map[string]string{
-	workflows.ActivityValidateForms:    config.QueueValidation,
-	workflows.ActivityCheckAttachments: config.QueueValidation,
-	workflows.ActivityRenderPrint:      config.QueueValidation,
-	workflows.ActivityArchive:          config.QueueArchive,
-	workflows.ActivityProjectState:     config.QueueArchive,
-	workflows.ActivityDiscardRevision:  config.QueueFormTask,
-}
-
 func register(r worker.Registry, group string, acts *activities.Activities) {
 	fns := map[string]any{
 		workflows.ActivityValidateForms:    acts.ValidateForms,
@@ -121,7 +111,8 @@ func register(r worker.Registry, group string, acts *activities.Activities) {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
 	}
 	for name, fn := range fns {
-		if group == config.QueueFormTask || activityGroups[name] == group {
+		// The formtask workers register all: see the package comment.
+		if group == config.QueueFormTask || workflows.ActivityTaskQueues[name] == TaskQueueOf(group) {
 			r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 		}
 	}

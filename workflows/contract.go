@@ -66,12 +66,17 @@ const (
 	ActivityDiscardRevision  = "DiscardRevision"
 )
 
-// Form-task statuses of the interface.
-const (
-	StatusFilling  = "Utfylling"
-	StatusSigning  = "Signering"
-	StatusArchived = "Sendt og arkivert"
-)
+// ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
+// schedules it there and the worker registers it on that queue's workers. DiscardRevision is a local
+// activity, so it runs in the workflow task, on TaskQueue.
+var ActivityTaskQueues = map[string]string{
+	ActivityValidateForms:    TaskQueueValidation,
+	ActivityCheckAttachments: TaskQueueValidation,
+	ActivityRenderPrint:      TaskQueueValidation,
+	ActivityArchive:          TaskQueueArchive,
+	ActivityProjectState:     TaskQueueArchive,
+	ActivityDiscardRevision:  TaskQueue,
+}
 
 // Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no
 // identity number reaches Temporal.

@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/store"
 )
 
 // MaxUpdatesPerRun bounds the updates one run handles before it continues as new, so that a task edited
@@ -34,9 +36,8 @@ var (
 		RetryPolicy:            retryPolicy,
 	}
 	// The checks (XSD validation, attachment rules) are CPU-bound: since VersionTaskQueues they run on the
-	// validation queue, whose workers scale with the CPU they need.
+	// validation queue (ActivityTaskQueues), whose workers scale with the CPU they need.
 	validationActivity = workflow.ActivityOptions{
-		TaskQueue:              TaskQueueValidation,
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:            retryPolicy,
@@ -49,8 +50,8 @@ var (
 	}
 )
 
-// queues are the activity options of a run: the split task queues from VersionTaskQueues on, everything
-// on the workflow's own queue (and the checks local) for runs begun before.
+// queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
+// on, everything on the workflow's own queue (and the checks local) for runs begun before.
 type queues struct {
 	split bool
 }
@@ -66,26 +67,25 @@ func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.F
 	if !q.split {
 		return workflow.ExecuteLocalActivity(ctx, name, arg)
 	}
-	return workflow.ExecuteActivity(ctx, name, arg)
+	return workflow.ExecuteActivity(workflow.WithTaskQueue(ctx, ActivityTaskQueues[name]), name, arg)
 }
 
-// print renders on the validation queue, archive on the archive queue (it renders too, but in the
-// transaction that archives), projection on the archive queue.
+// print and archive render (archive in the transaction that archives); projection is a short write.
 func (q queues) print(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, renderActivity, TaskQueueValidation)
+	return q.on(ctx, renderActivity, ActivityRenderPrint)
 }
 
 func (q queues) archive(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, renderActivity, TaskQueueArchive)
+	return q.on(ctx, renderActivity, ActivityArchive)
 }
 
 func (q queues) project(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, shortActivity, TaskQueueArchive)
+	return q.on(ctx, shortActivity, ActivityProjectState)
 }
 
-func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, taskQueue string) workflow.Context {
+func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, activity string) workflow.Context {
 	if q.split {
-		opts.TaskQueue = taskQueue
+		opts.TaskQueue = ActivityTaskQueues[activity]
 	}
 	return workflow.WithActivityOptions(ctx, opts)
 }
@@ -103,7 +103,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 		return err
 	}
 	if err := workflow.Await(ctx, func() bool {
-		return t.state.Status == StatusArchived || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		return t.state.Status == store.StatusArchived || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	}); err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
-	if t.state.Status == StatusArchived {
+	if t.state.Status == store.StatusArchived {
 		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, FormTask, t.state)
@@ -182,7 +182,7 @@ func (t *task) checkWrite(c Caller) error {
 		return reject(ErrForbidden, "the caller may not fill in service %s/%d for this reportee", t.state.ServiceCode, t.state.ServiceEdition)
 	case c.SecurityLevel < c.RequiredLevel:
 		return reject(ErrSecurityLevel, "the service requires security level %d; the caller has %d", c.RequiredLevel, c.SecurityLevel)
-	case t.state.Status == StatusArchived:
+	case t.state.Status == store.StatusArchived:
 		return reject(ErrTaskArchived, "the form task is sent and archived (%s)", t.state.ArchiveReference)
 	}
 	return nil
@@ -213,11 +213,11 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 	if err := t.checkWrite(in.Caller); err != nil {
 		return err
 	}
-	if t.state.Status == StatusSigning && !(in.Complete && in.Sign) {
+	if t.state.Status == store.StatusSigning && !(in.Complete && in.Sign) {
 		return reject(ErrWrongState, "the form task awaits signing; only a submission that signs it is possible")
 	}
 	if in.Revision.ID == 0 {
-		if t.state.Status != StatusSigning || len(in.Forms) > 0 || len(in.Attachments) > 0 {
+		if t.state.Status != store.StatusSigning || len(in.Forms) > 0 || len(in.Attachments) > 0 {
 			return reject(ErrBadInput, "the forms and attachments of the form task are required")
 		}
 		return nil
@@ -242,8 +242,8 @@ func (t *task) validateFilling(c Caller, what string) error {
 	if err := t.checkWrite(c); err != nil {
 		return err
 	}
-	if t.state.Status != StatusFilling {
-		return reject(ErrWrongState, "%s is possible only while the form task is in %s, not %s", what, StatusFilling, t.state.Status)
+	if t.state.Status != store.StatusFilling {
+		return reject(ErrWrongState, "%s is possible only while the form task is in %s, not %s", what, store.StatusFilling, t.state.Status)
 	}
 	return nil
 }
@@ -269,8 +269,8 @@ func (t *task) validateAttachment(_ workflow.Context, in AttachmentInput) error 
 }
 
 func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
-	if t.state.Status != StatusFilling {
-		return reject(ErrWrongState, "validation is possible only while the form task is in %s, not %s", StatusFilling, t.state.Status)
+	if t.state.Status != store.StatusFilling {
+		return reject(ErrWrongState, "validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
 	}
 	return nil
 }
@@ -296,20 +296,20 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	content := ContentRef{MessageID: t.state.MessageID, Revision: in.Revision}
 	maySign := in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
 	wantsSign := in.Complete && in.Sign
-	if t.state.Status == StatusSigning && !maySign {
+	if t.state.Status == store.StatusSigning && !maySign {
 		log.Info("sign refused", "caller", in.Caller.ID)
 		return Result{Outcome: OutcomeSignRefused, Status: t.state.Status}, t.discard(ctx, in.Revision, nil)
 	}
 
-	target := StatusArchived
+	target := store.StatusArchived
 	switch {
 	case !in.Complete: // also with sign=false: nothing is completed
-		target = StatusFilling
+		target = store.StatusFilling
 	case !in.Sign || !maySign:
-		target = StatusSigning
+		target = store.StatusSigning
 	}
 	if in.Revision.ID != 0 {
-		findings, err := t.check(ctx, content, true, true, target != StatusFilling)
+		findings, err := t.check(ctx, content, true, true, target != store.StatusFilling)
 		if err != nil {
 			return Result{}, err
 		}
@@ -319,7 +319,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		}
 	}
 
-	if target == StatusArchived {
+	if target == store.StatusArchived {
 		// Archive promotes the revision and archives in one transaction.
 		var ar ArchiveResult
 		actx := t.queues.archive(ctx)
@@ -329,11 +329,11 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 			return Result{}, err
 		}
 		t.state.ArchiveReference = ar.ArchiveReference
-		if err := t.setStatus(ctx, StatusArchived); err != nil {
+		if err := t.setStatus(ctx, store.StatusArchived); err != nil {
 			return Result{}, err
 		}
 		log.Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", in.Caller.ID)
-		return Result{Outcome: OutcomeArchived, Status: StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
+		return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
 	}
 	if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
 		return Result{}, err
@@ -342,13 +342,13 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		return Result{}, err
 	}
 	switch {
-	case target == StatusSigning && wantsSign:
+	case target == store.StatusSigning && wantsSign:
 		log.Info("sign refused; sent to signing", "caller", in.Caller.ID)
-		return Result{Outcome: OutcomeSignRefused, Status: StatusSigning}, nil
-	case target == StatusSigning:
-		return Result{Outcome: OutcomeSentToSigning, Status: StatusSigning}, nil
+		return Result{Outcome: OutcomeSignRefused, Status: store.StatusSigning}, nil
+	case target == store.StatusSigning:
+		return Result{Outcome: OutcomeSentToSigning, Status: store.StatusSigning}, nil
 	}
-	return Result{Outcome: OutcomeSaved, Status: StatusFilling}, nil
+	return Result{Outcome: OutcomeSaved, Status: store.StatusFilling}, nil
 }
 
 func (t *task) putSubForm(ctx workflow.Context, in SubFormInput) (Result, error) {
@@ -384,11 +384,11 @@ func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, forms
 		v := findings.Result()
 		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, t.discard(ctx, rev, nil)
 	}
-	ref, err := t.project(ctx, content, StatusFilling, c.Name)
+	ref, err := t.project(ctx, content, store.StatusFilling, c.Name)
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Outcome: OutcomeSaved, Status: StatusFilling}
+	r := Result{Outcome: OutcomeSaved, Status: store.StatusFilling}
 	setRef(&r, ref)
 	return r, nil
 }

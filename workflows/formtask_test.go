@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
 
@@ -101,7 +102,7 @@ func send(env *testsuite.TestWorkflowEnvironment, at time.Duration, name string,
 // at is when to send the update: at once to an archived task, whose run ends in its first workflow task
 // (UpdateWithStart delivers the update in that task).
 func at(status string) time.Duration {
-	if status == workflows.StatusArchived {
+	if status == store.StatusArchived {
 		return 0
 	}
 	return time.Minute
@@ -159,27 +160,27 @@ func TestSubmitStateTable(t *testing.T) {
 		calls    []string
 		rejected string // error type of a rejected update
 	}{
-		{"draft", workflows.StatusFilling, submit(signer, false, true, rev), workflows.OutcomeSaved, workflows.StatusFilling,
+		{"draft", store.StatusFilling, submit(signer, false, true, rev), workflows.OutcomeSaved, store.StatusFilling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"draft, sign=false too", workflows.StatusFilling, submit(signer, false, false, rev), workflows.OutcomeSaved, workflows.StatusFilling,
+		{"draft, sign=false too", store.StatusFilling, submit(signer, false, false, rev), workflows.OutcomeSaved, store.StatusFilling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"to signing", workflows.StatusFilling, submit(signer, true, false, rev), workflows.OutcomeSentToSigning, workflows.StatusSigning,
+		{"to signing", store.StatusFilling, submit(signer, true, false, rev), workflows.OutcomeSentToSigning, store.StatusSigning,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signed and archived", workflows.StatusFilling, submit(signer, true, true, rev), workflows.OutcomeArchived, workflows.StatusArchived,
+		{"signed and archived", store.StatusFilling, submit(signer, true, true, rev), workflows.OutcomeArchived, store.StatusArchived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"no Sign right: saved, sent to signing", workflows.StatusFilling, submit(writer, true, true, rev), workflows.OutcomeSignRefused, workflows.StatusSigning,
+		{"no Sign right: saved, sent to signing", store.StatusFilling, submit(writer, true, true, rev), workflows.OutcomeSignRefused, store.StatusSigning,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signing signs as is", workflows.StatusSigning, submit(signer, true, true, workflows.RevisionRef{}), workflows.OutcomeArchived, workflows.StatusArchived,
+		{"signing signs as is", store.StatusSigning, submit(signer, true, true, workflows.RevisionRef{}), workflows.OutcomeArchived, store.StatusArchived,
 			[]string{"Archive 0"}, ""},
-		{"signing with new content", workflows.StatusSigning, submit(signer, true, true, rev), workflows.OutcomeArchived, workflows.StatusArchived,
+		{"signing with new content", store.StatusSigning, submit(signer, true, true, rev), workflows.OutcomeArchived, store.StatusArchived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"signing without Sign", workflows.StatusSigning, submit(writer, true, true, rev), workflows.OutcomeSignRefused, workflows.StatusSigning,
+		{"signing without Sign", store.StatusSigning, submit(writer, true, true, rev), workflows.OutcomeSignRefused, store.StatusSigning,
 			[]string{"DiscardRevision 1"}, ""},
-		{"signing below the level", workflows.StatusSigning, submit(noLevel, true, true, rev), "", workflows.StatusSigning,
+		{"signing below the level", store.StatusSigning, submit(noLevel, true, true, rev), "", store.StatusSigning,
 			nil, workflows.ErrSecurityLevel},
-		{"signing, complete=false", workflows.StatusSigning, submit(signer, false, true, rev), "", workflows.StatusSigning,
+		{"signing, complete=false", store.StatusSigning, submit(signer, false, true, rev), "", store.StatusSigning,
 			nil, workflows.ErrWrongState},
-		{"archived", workflows.StatusArchived, submit(signer, true, true, rev), "", workflows.StatusArchived,
+		{"archived", store.StatusArchived, submit(signer, true, true, rev), "", store.StatusArchived,
 			nil, workflows.ErrTaskArchived},
 	}
 	for _, tc := range cases {
@@ -198,7 +199,7 @@ func TestSubmitStateTable(t *testing.T) {
 			assert.Equal(t, tc.status, o.res.Status)
 			assert.ElementsMatch(t, tc.calls[:min(2, len(tc.calls))], f.Calls()[:min(2, len(tc.calls))], "checks run together")
 			assert.Equal(t, tc.calls[min(2, len(tc.calls)):], f.Calls()[min(2, len(tc.calls)):])
-			if tc.status == workflows.StatusArchived {
+			if tc.status == store.StatusArchived {
 				assert.Equal(t, "AR7000001", o.res.ArchiveReference)
 				require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
 			}
@@ -217,19 +218,19 @@ func TestValidators(t *testing.T) {
 		arg                any
 		want               string
 	}{
-		{"no Write", workflows.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
-		{"form without Type", workflows.StatusFilling, workflows.UpdateSubmit, noType, workflows.ErrBadInput},
-		{"no content in Utfylling", workflows.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrBadInput},
-		{"bad digest", workflows.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
-		{"sub-form without data format", workflows.StatusFilling, workflows.UpdateSubForm,
+		{"no Write", store.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
+		{"form without Type", store.StatusFilling, workflows.UpdateSubmit, noType, workflows.ErrBadInput},
+		{"no content in Utfylling", store.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrBadInput},
+		{"bad digest", store.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
+		{"sub-form without data format", store.StatusFilling, workflows.UpdateSubForm,
 			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm"}}, workflows.ErrBadInput},
-		{"sub-form in Signering", workflows.StatusSigning, workflows.UpdateSubForm,
+		{"sub-form in Signering", store.StatusSigning, workflows.UpdateSubForm,
 			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, workflows.ErrWrongState},
-		{"attachment without type", workflows.StatusFilling, workflows.UpdateAttachment,
+		{"attachment without type", store.StatusFilling, workflows.UpdateAttachment,
 			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf"}}, workflows.ErrBadInput},
-		{"attachment when archived", workflows.StatusArchived, workflows.UpdateAttachment,
+		{"attachment when archived", store.StatusArchived, workflows.UpdateAttachment,
 			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Bilde"}}, workflows.ErrTaskArchived},
-		{"validate in Signering", workflows.StatusSigning, workflows.UpdateValidate, workflows.ReadInput{Caller: signer}, workflows.ErrWrongState},
+		{"validate in Signering", store.StatusSigning, workflows.UpdateValidate, workflows.ReadInput{Caller: signer}, workflows.ErrWrongState},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,11 +249,11 @@ func TestInvalidFormsKeepNothing(t *testing.T) {
 	f.invalid = true
 	o := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, rev))
 	v := send(env, 2*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 
 	require.NoError(t, o.err)
 	assert.Equal(t, workflows.OutcomeInvalid, o.res.Outcome)
-	assert.Equal(t, workflows.StatusFilling, o.res.Status)
+	assert.Equal(t, store.StatusFilling, o.res.Status)
 	require.NotNil(t, o.res.Validation)
 	assert.False(t, o.res.Validation.Success)
 	assert.Equal(t, "/Skjema/AntallAnsatte", o.res.Validation.ValidationErrors[0].FieldXPath)
@@ -274,7 +275,7 @@ func TestSubFormAttachmentAndPrint(t *testing.T) {
 		Revision: workflows.RevisionRef{ID: 2, Digest: rev.Digest}, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Size: 3}})
 	val := send(env, 3*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
 	pr := send(env, 4*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 
 	require.NoError(t, sub.err)
 	assert.Equal(t, int64(200777), sub.res.FormID)
@@ -299,7 +300,7 @@ func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 	f.slow = 20 * time.Millisecond
 	a := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, false, true, rev))
 	b := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, false, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 
 	require.NoError(t, a.err)
 	require.NoError(t, b.err)
@@ -312,7 +313,7 @@ func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 		}
 		assert.True(t, strings.HasSuffix(c, " "+want), "call %d %q belongs to update %s: %v", i, c, want, calls)
 	}
-	assert.Equal(t, workflows.StatusSigning, b.res.Status)
+	assert.Equal(t, store.StatusSigning, b.res.Status)
 }
 
 // A run hands over to a new one after MaxUpdatesPerRun updates, carrying its state, once every update
@@ -324,7 +325,7 @@ func TestContinueAsNew(t *testing.T) {
 	for i := 1; i < workflows.MaxUpdatesPerRun; i++ {
 		outs = append(outs, send(env, time.Minute+time.Duration(i)*time.Second, workflows.UpdatePrint, workflows.ReadInput{Caller: signer}))
 	}
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 
 	for _, o := range outs {
 		require.NoError(t, o.err)
@@ -335,6 +336,6 @@ func TestContinueAsNew(t *testing.T) {
 	require.True(t, errors.As(err, &can))
 	var next workflows.TaskState
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	assert.Equal(t, workflows.StatusSigning, next.Status)
+	assert.Equal(t, store.StatusSigning, next.Status)
 	assert.Equal(t, "a3101102", next.MessageID)
 }

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
 
@@ -56,7 +57,7 @@ func TestActivitiesRunOnTheQueueOfTheirGroup(t *testing.T) {
 	send(env, 4*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
 	send(env, 5*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 3, Digest: rev.Digest}))
 	send(env, 6*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 	require.NoError(t, env.GetWorkflowError())
 
 	assert.Equal(t, map[string]string{
@@ -80,7 +81,7 @@ func TestTransitionsAreCounted(t *testing.T) {
 	send(env, time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
 	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, true, false, rev))
 	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
-	run(env, workflows.StatusFilling)
+	run(env, store.StatusFilling)
 	require.NoError(t, env.GetWorkflowError())
 
 	var got []string

@@ -235,14 +235,13 @@ func lineOf(raw []byte, offset int64) int {
 }
 
 var (
-	orgNumberRE = regexp.MustCompile(`^[0-9]{9}$`)
 	ssnRE       = regexp.MustCompile(`^[0-9]{11}$`)
 	messageIDRE = regexp.MustCompile(`^a[0-9]{1,18}$`)
 	knownAreas  = []string{"mailbox", "reportees", "authorization", "roledefinitions", "serviceowner", "metadata"}
 	actions     = []string{"Read", "Write", "Delete", "Sign", "ArchiveRead", "ArchiveDelete"}
 	languages   = []int{1044, 2068, 1033}
 	statuses    = map[string][]string{
-		"FormTask":       {"Utfylling", "Signering", "Sendt og arkivert"},
+		"FormTask":       {store.StatusFilling, store.StatusSigning, store.StatusArchived},
 		"Correspondence": {"Ulest", "Lest", "Arkivert"},
 	}
 )
@@ -753,7 +752,7 @@ func updateChanged(table, columns string) string {
 
 // validOrgNumber checks the nine digits and the mod-11 control digit of an organization number.
 func validOrgNumber(s string) bool {
-	if !orgNumberRE.MatchString(s) {
+	if !store.OrganizationNumberPattern.MatchString(s) {
 		return false
 	}
 	return mod11(s[:8], []int{3, 2, 7, 6, 5, 4, 3, 2}) == int(s[8]-'0')
