@@ -1,0 +1,47 @@
+package worker
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/nexus-rpc/sdk-go/nexus"
+	"github.com/stretchr/testify/assert"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/workflows"
+)
+
+// names records what is registered on a worker.
+type names []string
+
+func (n *names) RegisterWorkflow(any) {}
+func (n *names) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
+	*n = append(*n, "workflow "+o.Name)
+}
+func (n *names) RegisterDynamicWorkflow(any, workflow.DynamicRegisterOptions) {}
+func (n *names) RegisterActivity(any)                                         {}
+func (n *names) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) {
+	*n = append(*n, o.Name)
+}
+func (n *names) RegisterDynamicActivity(any, activity.DynamicRegisterOptions) {}
+func (n *names) RegisterNexusService(*nexus.Service)                          {}
+
+// Each queue group's workers register the activities workflows.ActivityTaskQueues puts on its queue; the
+// formtask workers register everything, for runs begun before the split.
+func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
+	want := map[string][]string{
+		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
+			workflows.ActivityProjectState, workflows.ActivityRenderPrint, workflows.ActivityValidateForms, "workflow FormTask"},
+		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
+		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityProjectState},
+	}
+	for _, g := range config.QueueGroups {
+		var got names
+		register(&got, g, &activities.Activities{})
+		sort.Strings(got)
+		assert.Equal(t, want[g], []string(got), g)
+	}
+}
