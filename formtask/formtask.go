@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -119,7 +120,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if _, err := s.Submit(ctx, task, caller, Submission{Forms: sub.Forms, Attachments: sub.Attachments}); err != nil {
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
-			err = errors.Join(err, fmt.Errorf("removing the refused new form task %s: %w", id, delErr))
+			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
 		}
 		return "", err
 	}
