@@ -428,7 +428,7 @@ func (s *Server) listDelegations(c *gin.Context) {
 		return s.q.ListDelegations(c.Request.Context(), party.ID, lq)
 	}, func(r store.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
-			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: Timestamp{r.DelegatedTime},
+			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: Timestamp{*r.DelegatedTime},
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
 			RightHolderUserName: r.HolderUserName}
 		d.Links.Add("roledefinition", Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})

@@ -237,7 +237,6 @@ func roleNameTaken(name string) *Problem {
 }
 
 func (s *Server) createLocalRole(c *gin.Context) {
-	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
@@ -248,16 +247,27 @@ func (s *Server) createLocalRole(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	var id int
+	s.saveLocalRole(c, l, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries) (int, string, error) {
+		id, err := q.CreateLocalRole(c.Request.Context(), party.ID, l.name, l.description, l.rights)
+		return id, "created local role " + l.summary(), err
+	})
+}
+
+// saveLocalRole runs save, which writes a local role of {who} and returns its id and what it did, in one
+// transaction with its audit entry, and answers status with the role's Location.
+func (s *Server) saveLocalRole(c *gin.Context, l localRole, action string, status int, save func(q *store.Queries) (int, string, error)) {
+	ctx := c.Request.Context()
+	party, _ := reporteeOf(c)
 	now := time.Now()
-	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
+	var id int
+	err := s.changeAuthorization(ctx, func(q *store.Queries) error {
+		var summary string
 		var err error
-		if id, err = q.CreateLocalRole(ctx, party.ID, l.name, l.description, l.rights); err != nil {
+		if id, summary, err = save(q); err != nil {
 			return err
 		}
-		e := auditEntry(c, party.ID, store.AuditCreateRoleDefinition, now)
-		e.RoleDefinitionID = id
-		e.Summary = "created local role " + l.summary()
+		e := auditEntry(c, party.ID, action, now)
+		e.RoleDefinitionID, e.Summary = id, summary
 		return q.AppendAudit(ctx, e)
 	})
 	if errors.Is(err, store.ErrRoleNameTaken) {
@@ -268,7 +278,7 @@ func (s *Server) createLocalRole(c *gin.Context) {
 		return
 	}
 	c.Header("Location", s.roleDefinitionURL(c, id))
-	c.Status(http.StatusCreated)
+	c.Status(status)
 }
 
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
@@ -292,7 +302,6 @@ func (s *Server) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
 }
 
 func (s *Server) updateLocalRole(c *gin.Context) {
-	ctx := c.Request.Context()
 	d, ok := s.changeableRole(c)
 	if !ok {
 		return
@@ -302,26 +311,10 @@ func (s *Server) updateLocalRole(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	party, _ := reporteeOf(c)
-	now := time.Now()
-	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := q.UpdateLocalRole(ctx, d.ID, l.name, l.description, l.rights); err != nil {
-			return err
-		}
-		e := auditEntry(c, party.ID, store.AuditUpdateRoleDefinition, now)
-		e.RoleDefinitionID = d.ID
-		e.Summary = fmt.Sprintf("changed local role %d to %s", d.ID, l.summary())
-		return q.AppendAudit(ctx, e)
+	s.saveLocalRole(c, l, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries) (int, string, error) {
+		err := q.UpdateLocalRole(c.Request.Context(), d.ID, l.name, l.description, l.rights)
+		return d.ID, fmt.Sprintf("changed local role %d to %s", d.ID, l.summary()), err
 	})
-	if errors.Is(err, store.ErrRoleNameTaken) {
-		err = roleNameTaken(l.name)
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	c.Header("Location", s.roleDefinitionURL(c, d.ID))
-	c.Status(http.StatusNoContent)
 }
 
 // deleteLocalRole deletes a local role and, with it, every delegation of it (each recorded in the audit log).

@@ -260,14 +260,23 @@ func (s *Server) soGetOrganization(c *gin.Context) {
 	s.render(c, http.StatusOK, s.soOrganizationResource(c, org))
 }
 
-func (s *Server) soOfficialContacts(c *gin.Context) {
+// soOrganizationList resolves {who} and reads the page asked of one of the organization's lists.
+func (s *Server) soOrganizationList(c *gin.Context, list string) (store.Organization, soPage, bool) {
 	org, ok := s.soOrganization(c)
 	if !ok {
-		return
+		return org, soPage{}, false
 	}
-	pg, err := parseSOListQuery(c, "officialcontacts")
+	pg, err := parseSOListQuery(c, list)
 	if err != nil {
 		abort(c, err)
+		return org, pg, false
+	}
+	return org, pg, true
+}
+
+func (s *Server) soOfficialContacts(c *gin.Context) {
+	org, pg, ok := s.soOrganizationList(c, "officialcontacts")
+	if !ok {
 		return
 	}
 	if pg.after != 0 { // the list holds at most one entry: whatever follows it is nothing
@@ -279,22 +288,15 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]soOfficialContactResource, len(contacts))
-	for i, ct := range contacts {
-		items[i] = soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
+	renderSOPage(s, c, "officialcontacts", contacts, pg, more, func(ct store.ContactPoint) soOfficialContactResource {
+		return soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
-	}
-	s.render(c, http.StatusOK, s.soCollection(c, "officialcontacts", items, pg, more, org.ID))
+	}, func(store.ContactPoint) int64 { return org.ID })
 }
 
 func (s *Server) soPersonalContacts(c *gin.Context) {
-	org, ok := s.soOrganization(c)
+	org, pg, ok := s.soOrganizationList(c, "personalcontacts")
 	if !ok {
-		return
-	}
-	pg, err := parseSOListQuery(c, "personalcontacts")
-	if err != nil {
-		abort(c, err)
 		return
 	}
 	f := store.ContactFilter{RoleDefinitionCode: c.Query("roleDefinitionCode")}

@@ -251,19 +251,13 @@ func (q *Queries) MissingDelegatableRights(ctx context.Context, s Subject, repor
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Right])
 }
 
-// DelegatedRole is a role held by someone for a reportee, with its definition and its holder.
+// DelegatedRole is a role held by someone for a reportee, with its holder. A delegation always has a
+// Delegator and a DelegatedTime.
 type DelegatedRole struct {
-	RoleID             int64
-	ReporteeID         int64
-	HolderPartyID      int64
-	HolderLoginID      int64
-	RoleDefinitionID   int
-	RoleType           string
-	RoleDefinitionCode string
-	RoleName           string
-	RoleDescription    string
-	Delegator          string
-	DelegatedTime      time.Time
+	HeldRole
+	ReporteeID    int64
+	HolderPartyID int64
+	HolderLoginID int64
 	// The holder: Person, Organization or EnterpriseUser; its name; the organization number of an
 	// organization or of an enterprise user's organization; the enterprise user's user name.
 	HolderType               string
