@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -67,14 +66,7 @@ func bindFormTaskBody(c *gin.Context, v *formTaskBody) error {
 	if c.Request.ContentLength == 0 {
 		return nil
 	}
-	if err := bindJSON(c, v); err != nil {
-		var invalid *json.UnsupportedValueError
-		if errors.As(err, &invalid) {
-			return badRequest("%s", invalid.Error())
-		}
-		return err
-	}
-	return nil
+	return bindJSON(c, v)
 }
 
 // formTaskParams reads complete and sign; both default to true, as the interface says.

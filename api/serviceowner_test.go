@@ -98,7 +98,7 @@ func (sc soCaller) get(t *testing.T, h http.Handler, path string, header ...stri
 	return doWith(t, h, request{path: path, header: hdr}, change)
 }
 
-// ok requires a 200 and returns the named embedded list.
+// list requires a 200 and returns the named embedded list.
 func (sc soCaller) list(t *testing.T, h http.Handler, path, name string) []map[string]any {
 	t.Helper()
 	r := sc.get(t, h, path)
