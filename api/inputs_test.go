@@ -76,3 +76,15 @@ func TestFormTaskTextNoFieldCanHold(t *testing.T) {
 	p = requireProblem(t, r, http.StatusBadRequest)
 	assert.Contains(t, p["detail"], "_embedded.forms[0].FormData holds a NUL character")
 }
+
+// An Origin header no registered origin can be (invalid UTF-8, which PostgreSQL refuses to compare) is
+// simply not allowed, on a request and on a preflight.
+func TestUnreadableOrigin(t *testing.T) {
+	r := get(t, shared, "/api/metadata", "Origin", "https://\xff.example")
+	assert.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Empty(t, r.Header().Get("Access-Control-Allow-Origin"))
+	r = do(t, shared, request{method: http.MethodOptions, path: "/api/metadata",
+		header: map[string]string{"Origin": "https://\xff.example", "Access-Control-Request-Method": "GET"}})
+	assert.Equal(t, http.StatusNoContent, r.Code)
+	assert.Empty(t, r.Header().Get("Access-Control-Allow-Origin"))
+}

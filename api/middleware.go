@@ -186,6 +186,9 @@ func (s *Server) openCORS(c *gin.Context) {
 }
 
 func (s *Server) originRegistered(ctx context.Context, origin string) (bool, error) {
+	if checkText("Origin", origin, maxTextChars) != nil {
+		return false, nil // no registered origin looks like that, and PostgreSQL would refuse to compare it
+	}
 	if ok, cached := s.origins.Get(origin); cached {
 		return ok, nil
 	}
