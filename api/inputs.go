@@ -73,6 +73,9 @@ func checkFields(v reflect.Value, path, name string) error {
 		}
 		return checkFields(v.Elem(), path, name)
 	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil // bytes (json.RawMessage), not text
+		}
 		for i := range v.Len() {
 			if err := checkFields(v.Index(i), fmt.Sprintf("%s[%d]", path, i), name); err != nil {
 				return err
