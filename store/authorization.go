@@ -80,7 +80,7 @@ func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner str
 		args, onOwnerServices = append(args, owner), ` AND EXISTS (SELECT 1 FROM services s WHERE s.service_code = x.service_code
 			AND s.service_edition = x.service_edition AND s.service_owner_code = $2)`
 	}
-	rows, err := q.db.Query(ctx, `SELECT x.id, x.service_code, x.service_edition, x.action, x.is_delegatable
+	rows, err := q.db.Query(ctx, `SELECT `+rightColumns+`
 		FROM role_definition_rights x WHERE x.role_definition_id = $1`+onOwnerServices+`
 		ORDER BY x.service_code, x.service_edition, `+actionOrder, args...)
 	if err != nil {
@@ -211,7 +211,7 @@ type DefinedRight struct {
 // GetDefinedRight returns a right of a role definition by RightID.
 func (q *Queries) GetDefinedRight(ctx context.Context, id int64) (DefinedRight, error) {
 	var r DefinedRight
-	err := q.db.QueryRow(ctx, `SELECT x.id, x.service_code, x.service_edition, x.action, x.is_delegatable, d.id, d.role_name,
+	err := q.db.QueryRow(ctx, `SELECT `+rightColumns+`, d.id, d.role_name,
 			COALESCE(d.owner_party_id, 0)
 		FROM role_definition_rights x JOIN role_definitions d ON d.id = x.role_definition_id WHERE x.id = $1`, id).
 		Scan(&r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable, &r.RoleDefinitionID, &r.RoleName, &r.OwnerPartyID)
@@ -239,10 +239,10 @@ func (q *Queries) HoldsRoleDefinition(ctx context.Context, s Subject, reporteeID
 // MissingDelegatableRights lists the rights of a definition that s does not hold, as a delegatable right,
 // for the reportee through its own roles: what stands in the way of s delegating the role.
 func (q *Queries) MissingDelegatableRights(ctx context.Context, s Subject, reporteeID int64, definitionID int) ([]Right, error) {
-	rows, err := q.db.Query(ctx, `SELECT x.id, x.service_code, x.service_edition, x.action, x.is_delegatable
+	rows, err := q.db.Query(ctx, `SELECT `+rightColumns+`
 		FROM role_definition_rights x WHERE x.role_definition_id = $4 AND NOT EXISTS (
 			SELECT 1 FROM roles ro JOIN role_definition_rights h ON h.role_definition_id = ro.role_definition_id
-			WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
+			WHERE `+heldBySubjectSQL+`
 			AND h.service_code = x.service_code AND h.service_edition = x.service_edition AND h.action = x.action AND h.is_delegatable)
 		ORDER BY x.service_code, x.service_edition, `+actionOrder, reporteeID, s.PartyID, s.LoginID, definitionID)
 	if err != nil {

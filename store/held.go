@@ -26,6 +26,9 @@ type Holding struct {
 
 func (h Holding) args() []any { return []any{h.ReporteeID, h.Holder.PartyID, h.Holder.LoginID, h.Self} }
 
+// heldBySubjectSQL holds for the roles ro a subject (party $2 or login $3) holds for the reportee $1.
+const heldBySubjectSQL = `ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)`
+
 // baseRoleSQL selects the main administrator's definition id: the automatic base role of a party acting for itself.
 const baseRoleSQL = `(SELECT id FROM role_definitions WHERE role_definition_code = '` + MainAdministratorCode + `'
 	AND owner_party_id IS NULL ORDER BY id LIMIT 1)`
@@ -93,7 +96,7 @@ func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, af
 			UNION ALL
 			SELECT ro.id, d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, ro.delegator, ro.delegated_time
 			FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
-			WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
+			WHERE `+heldBySubjectSQL+`
 		) x WHERE `+where+owner+tail, append(args, more...), lq.Limit, pgx.RowToStructByPos[HeldRole])
 }
 
@@ -105,6 +108,9 @@ type Right struct {
 	Action         string
 	IsDelegatable  bool
 }
+
+// rightColumns are the columns of a Right of role_definition_rights x.
+const rightColumns = `x.id, x.service_code, x.service_edition, x.action, x.is_delegatable`
 
 // rightFields are the fields of a held right that clients can filter and order on.
 var rightFields = odatasql.Fields{
@@ -133,7 +139,7 @@ func (q *Queries) ListHeldRights(ctx context.Context, h Holding, lq ListQuery) (
 			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
 			FROM role_definition_rights r
 			WHERE r.role_definition_id IN (
-				SELECT ro.role_definition_id FROM roles ro WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)
+				SELECT ro.role_definition_id FROM roles ro WHERE `+heldBySubjectSQL+`
 				UNION SELECT `+baseRoleSQL+` WHERE $4)`+owner+`
 			GROUP BY r.service_code, r.service_edition, r.action
 		) x WHERE `+where+tail, append(args, more...), lq.Limit, pgx.RowToStructByPos[Right])

@@ -176,7 +176,7 @@ const roleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALES
 	FROM roles ro
 	JOIN role_definitions d ON d.id = ro.role_definition_id
 	LEFT JOIN role_definition_rights r ON r.role_definition_id = d.id
-	WHERE ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)`
+	WHERE ` + heldBySubjectSQL
 
 // RoleRights lists what the subject's roles for a reportee grant.
 func (q *Queries) RoleRights(ctx context.Context, s Subject, reporteeID int64) ([]RoleRight, error) {
