@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store/odatasql"
 )
@@ -15,6 +16,12 @@ type ListQuery struct {
 	Filter  odata.Expr // nil for all
 	OrderBy []odata.OrderItem
 	Page
+}
+
+// Page asks for a slice of a list. Limit+1 rows are read so the caller learns whether more follow.
+type Page struct {
+	Skip  int
+	Limit int
 }
 
 // Unpaged asks for every row of a list, in its default order.

@@ -80,12 +80,6 @@ type Code struct {
 	Value3 string
 }
 
-// Page asks for a slice of a list. Limit+1 rows are read so the caller learns whether more follow.
-type Page struct {
-	Skip  int
-	Limit int
-}
-
 const serviceColumns = `s.service_owner_code, o.name, s.service_name, s.service_code, s.service_edition,
 	s.valid_from, s.valid_to, s.service_type`
 

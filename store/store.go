@@ -102,7 +102,16 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 
 // InTx runs fn in one transaction, committed only when fn returns nil.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
-	tx, err := pool.Begin(ctx)
+	return runTx(ctx, pool, fn)
+}
+
+// beginner is what can begin a transaction: a pool, a connection, or a transaction (as a savepoint).
+type beginner interface {
+	Begin(context.Context) (pgx.Tx, error)
+}
+
+func runTx(ctx context.Context, b beginner, fn func(tx pgx.Tx) error) error {
+	tx, err := b.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -116,21 +125,11 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 // inTx runs fn in a transaction on q's connection: a new one on a pool or connection, a savepoint inside a
 // transaction.
 func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
-	b, ok := q.db.(interface {
-		Begin(context.Context) (pgx.Tx, error)
-	})
+	b, ok := q.db.(beginner)
 	if !ok {
 		return fmt.Errorf("store: %T cannot begin a transaction", q.db)
 	}
-	tx, err := b.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	if err := fn(New(tx)); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return runTx(ctx, b, func(tx pgx.Tx) error { return fn(New(tx)) })
 }
 
 // LocalTimeLayout is how timestamps are written in the dataset and in responses.
