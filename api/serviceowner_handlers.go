@@ -356,13 +356,17 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 	s.soRoles(c, person, store.Party{ID: org.ID})
 }
 
+// soSubjectAndReportee resolves the required query parameters subject and reportee.
+func (s *Server) soSubjectAndReportee(c *gin.Context) (subject, reportee store.Party, ok bool) {
+	if subject, ok = s.soParty(c, "subject"); ok {
+		reportee, ok = s.soParty(c, "reportee")
+	}
+	return subject, reportee, ok
+}
+
 // soAuthorizationRoles lists the roles subject holds for reportee that concern the caller's services.
 func (s *Server) soAuthorizationRoles(c *gin.Context) {
-	subject, ok := s.soParty(c, "subject")
-	if !ok {
-		return
-	}
-	reportee, ok := s.soParty(c, "reportee")
+	subject, reportee, ok := s.soSubjectAndReportee(c)
 	if !ok {
 		return
 	}
@@ -400,11 +404,7 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 // soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
 // acting for themself has them through the automatic base role (main administrator).
 func (s *Server) soAuthorizationRights(c *gin.Context) {
-	subject, ok := s.soParty(c, "subject")
-	if !ok {
-		return
-	}
-	reportee, ok := s.soParty(c, "reportee")
+	subject, reportee, ok := s.soSubjectAndReportee(c)
 	if !ok {
 		return
 	}
