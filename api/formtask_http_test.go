@@ -269,6 +269,38 @@ func TestSecurityLevelOfTheService(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r.Code, r.Body.String())
 }
 
+// Creating a form task needs the security level of its service, as every change of it does: the same
+// refusal, and no task left behind.
+func TestCreateNeedsTheSecurityLevelOfTheService(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	cookie := login(t, srv, "ingrid.fjellheim", "Demo-1-Fjellheim!")
+	path := "/api/" + orgO2 + "/messages"
+	body := `{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":1}`
+	count := func() (n int) {
+		require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM messages`).Scan(&n))
+		return n
+	}
+	before := count()
+	r := do(t, srv, request{method: http.MethodPost, path: path, body: body,
+		header: map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + cookie, "Content-Type": "application/json"}})
+	created := requireProblem(t, r, http.StatusForbidden)
+	assert.Equal(t, before, count(), "no task is created")
+
+	// PUT on a task of the same service is refused with the same problem.
+	form := demoMessage(t, "a3101081")["Forms"].([]any)[0].(map[string]any)
+	content, err := json.Marshal(map[string]any{"_embedded": map[string]any{"forms": []any{map[string]any{"Type": "MainForm",
+		"DataFormatId": form["DataFormatId"], "DataFormatVersion": form["DataFormatVersion"], "FormData": form["FormData"]}}}})
+	require.NoError(t, err)
+	put := do(t, srv, request{method: http.MethodPut, path: path + "/a3101081?complete=false", body: string(content),
+		header: map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + cookie, "Content-Type": "application/json"}})
+	changed := requireProblem(t, put, http.StatusForbidden)
+	assert.Equal(t, changed["type"], created["type"])
+	assert.Equal(t, changed["detail"], created["detail"])
+
+	r = sendAs(t, srv, ssnP1, http.MethodPost, path, body)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+}
+
 func TestValidate(t *testing.T) {
 	srv, _ := formTaskServer(t)
 	r := getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/a3101221/validate")

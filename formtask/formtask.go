@@ -106,9 +106,16 @@ func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller
 }
 
 // Create makes a new form task of a service for a reportee, kept in Utfylling, and stores the content
-// sub carries (if any) as a submission that neither completes nor signs. A refused submission takes the
-// new task away again: it never existed for the client. It returns the new task's message id.
+// sub carries (if any) as a submission that neither completes nor signs. The caller needs what every change
+// of the task needs (workflows.Caller.WriteRefusal: the Write right and the service's security level). A
+// refused submission takes the new task away again: it never existed for the client. It returns the new
+// task's message id.
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, error) {
+	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
+		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
+	if err := withLevel(caller, task).WriteRefusal(svc.ServiceCode, svc.ServiceEdition); err != nil {
+		return "", updateError(ctx, task, err)
+	}
 	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()))
 	if err != nil {
 		return "", err
@@ -116,8 +123,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
 		return id, nil
 	}
-	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName,
-		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
+	task.MessageID = id
 	if _, err := s.Submit(ctx, task, caller, Submission{Forms: sub.Forms, Attachments: sub.Attachments}); err != nil {
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
 			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)

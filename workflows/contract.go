@@ -120,6 +120,19 @@ type Caller struct {
 	RequiredLevel int    // the highest SecurityLevel of the service's ProcessSteps
 }
 
+// WriteRefusal says why the caller may not change a form task of the service, or nil when it may: without
+// the Write right (ErrForbidden) or below the service's security level (ErrSecurityLevel). The workflow's
+// validators apply it to every change and formtask to the creation of a task, so both refuse alike.
+func (c Caller) WriteRefusal(serviceCode string, serviceEdition int) error {
+	switch {
+	case !c.Write:
+		return reject(ErrForbidden, "the caller may not fill in service %s/%d for this reportee", serviceCode, serviceEdition)
+	case c.SecurityLevel < c.RequiredLevel:
+		return reject(ErrSecurityLevel, "the service requires security level %d; the caller has %d", c.RequiredLevel, c.SecurityLevel)
+	}
+	return nil
+}
+
 // RevisionRef names a revision stored by the API and the SHA-256 (hex) of its content.
 type RevisionRef struct {
 	ID     int64

@@ -177,12 +177,10 @@ func reject(kind, format string, args ...any) error {
 // them early, the activities again).
 
 func (t *task) checkWrite(c Caller) error {
-	switch {
-	case !c.Write:
-		return reject(ErrForbidden, "the caller may not fill in service %s/%d for this reportee", t.state.ServiceCode, t.state.ServiceEdition)
-	case c.SecurityLevel < c.RequiredLevel:
-		return reject(ErrSecurityLevel, "the service requires security level %d; the caller has %d", c.RequiredLevel, c.SecurityLevel)
-	case t.state.Status == store.StatusArchived:
+	if err := c.WriteRefusal(t.state.ServiceCode, t.state.ServiceEdition); err != nil {
+		return err
+	}
+	if t.state.Status == store.StatusArchived {
 		return reject(ErrTaskArchived, "the form task is sent and archived (%s)", t.state.ArchiveReference)
 	}
 	return nil
