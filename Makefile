@@ -12,7 +12,7 @@ WORKFLOWCHECK := $(BIN)/workflowcheck
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: run test bench fuzz lint build deps clean workflowcheck
+.PHONY: run test bench fuzz chaos lint build deps clean workflowcheck
 
 run: deps $(TEMPORAL) build
 	scripts/run.sh
@@ -22,6 +22,11 @@ test: deps $(TEMPORAL)
 
 bench: deps $(TEMPORAL)
 	scripts/test.sh bench
+
+# Crashes every component under load and checks that no form task is lost or doubled (cmd/chaos, about
+# five minutes, at most ten). Not part of `make test`.
+chaos: deps $(TEMPORAL)
+	scripts/chaos.sh
 
 fuzz: deps
 	go test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./odata/

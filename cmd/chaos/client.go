@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The integrator: person P1 of the demo dataset fills in and signs form tasks of service 4711/2 for
+// organization O1, with the all-areas key.
+const (
+	apiKey        = "9D4E2680-50AB-47FB-A1E6-6AB8106A0FB6"
+	integratorPID = "12857812326"
+	reportee      = "310123455"
+	statusSigning = "Signering"
+	statusArchive = "Sendt og arkivert"
+)
+
+// task is one form task as its client saw it.
+type task struct {
+	index    int
+	id       string // message id, once the creation was answered
+	formData string // the form data sent, which must be stored byte for byte
+	refs     map[string]bool
+	signFrom time.Time // when the client began asking for the signature
+	done     time.Time // when the client learned that the task is archived
+	failure  string    // why the client gave up, if it did
+}
+
+// answer is one HTTP exchange the suite counts: its status, or the transport error in its place.
+type answer struct {
+	status    int
+	transport string // "timeout", "connection" when no answer came
+	retry     bool   // Retry-After was present
+	endpoint  string
+	requestID string
+	body      string
+}
+
+// stats collects what every client saw.
+type stats struct {
+	mu        sync.Mutex
+	byStatus  map[int]int
+	transport map[string]int
+	bad5xx    []answer // 5xx answers that are not 503 with Retry-After
+	odd       []answer // answers the flow did not expect (the task carried on)
+}
+
+func newStats() *stats {
+	return &stats{byStatus: map[int]int{}, transport: map[string]int{}}
+}
+
+func (s *stats) record(a answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a.transport != "" {
+		s.transport[a.transport]++
+		return
+	}
+	s.byStatus[a.status]++
+	if a.status >= 500 && (a.status != http.StatusServiceUnavailable || !a.retry) {
+		s.bad5xx = append(s.bad5xx, a)
+	}
+}
+
+func (s *stats) unexpected(a answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.odd = append(s.odd, a)
+}
+
+// integrator submits form tasks through the REST API as a careful client does: every call that got no
+// answer, a 503 or a 5xx is repeated after Retry-After or a growing, jittered pause.
+type integrator struct {
+	base   string
+	token  string
+	http   *http.Client
+	stats  *stats
+	rng    *rand.Rand
+	giveUp time.Time // no task step is retried past this
+}
+
+// response is what a call returned: the status and the JSON body.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) field(name string) string {
+	var m map[string]any
+	_ = json.Unmarshal(r.body, &m)
+	s, _ := m[name].(string)
+	return s
+}
+
+// call sends one request and records its answer.
+func (in *integrator) call(ctx context.Context, method, url, endpoint string, body []byte) (response, answer) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		panic(err) // the suite builds every URL itself
+	}
+	req.Header.Set("ApiKey", apiKey)
+	req.Header.Set("Authorization", "Bearer "+in.token)
+	req.Header.Set("Accept", "application/hal+json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/hal+json")
+	}
+	a := answer{endpoint: method + " " + endpoint}
+	res, err := in.http.Do(req)
+	if err != nil {
+		a.transport = "connection"
+		var timeout interface{ Timeout() bool }
+		if errors.As(err, &timeout) && timeout.Timeout() {
+			a.transport = "timeout"
+		}
+		in.stats.record(a)
+		return response{}, a
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		a.transport = "connection" // the answer broke off
+		in.stats.record(a)
+		return response{}, a
+	}
+	a.status, a.retry = res.StatusCode, res.Header.Get("Retry-After") != ""
+	a.requestID, a.body = res.Header.Get("X-Request-Id"), string(b)
+	in.stats.record(a)
+	return response{status: res.StatusCode, header: res.Header, body: b}, a
+}
+
+// pause waits before a retry: Retry-After when the server gave one, else an exponential backoff from
+// 200 ms to 5 s with jitter.
+func (in *integrator) pause(ctx context.Context, attempt int, r response) {
+	d := min(200*time.Millisecond<<min(attempt, 5), 5*time.Second)
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err == nil && s > 0 {
+		d = time.Duration(s) * time.Second
+	}
+	d = d/2 + time.Duration(in.rng.Int64N(int64(d)))
+	sleep(ctx, d)
+}
+
+// transient tells whether an answer is worth repeating the same request for.
+func transient(a answer) bool {
+	return a.transport != "" || a.status >= 500
+}
+
+// run takes the task through its life: create, fill in and send to signing, sign. It returns when the
+// task is archived or the client gives up.
+func (in *integrator) run(ctx context.Context, t *task) {
+	t.refs = map[string]bool{}
+	if err := in.create(ctx, t); err != nil {
+		t.failure = err.Error()
+		return
+	}
+	if err := in.fill(ctx, t); err != nil {
+		t.failure = err.Error()
+		return
+	}
+	t.signFrom = time.Now()
+	if err := in.sign(ctx, t); err != nil {
+		t.failure = err.Error()
+		return
+	}
+	t.done = time.Now()
+}
+
+func (in *integrator) messagesURL() string { return in.base + "/api/" + reportee + "/messages" }
+
+// create is POST .../messages. A creation whose answer was lost leaves a task the client never learns of:
+// the suite counts those as orphans.
+func (in *integrator) create(ctx context.Context, t *task) error {
+	body := []byte(`{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2}`)
+	for attempt := 0; ; attempt++ {
+		r, a := in.call(ctx, http.MethodPost, in.messagesURL(), "/api/{who}/messages", body)
+		if r.status == http.StatusCreated {
+			loc := r.header.Get("Location")
+			t.id = loc[strings.LastIndex(loc, "/")+1:]
+			return nil
+		}
+		if err := in.again(ctx, a, "create"); err != nil {
+			return err
+		}
+		in.pause(ctx, attempt, r)
+	}
+}
+
+// fill is PUT ?sign=false with the form data: the task goes to Signering. A 409 after a lost answer
+// means the earlier PUT went through, which a GET confirms.
+func (in *integrator) fill(ctx context.Context, t *task) error {
+	body, err := json.Marshal(map[string]any{"Type": "FormTask", "ServiceCode": "4711", "ServiceEdition": 2,
+		"_embedded": map[string]any{"forms": []map[string]any{{"Type": "MainForm", "DataFormatId": "3106",
+			"DataFormatVersion": "21845", "FormData": t.formData}}}})
+	if err != nil {
+		return err
+	}
+	url := in.messagesURL() + "/" + t.id
+	for attempt := 0; ; attempt++ {
+		r, a := in.call(ctx, http.MethodPut, url+"?sign=false", "/api/{who}/messages/{id}?sign=false", body)
+		switch {
+		case r.status == http.StatusOK && r.field("Status") == statusSigning:
+			return nil
+		case r.status == http.StatusConflict:
+			if status, err := in.status(ctx, t); err != nil {
+				return err
+			} else if status == statusSigning {
+				return nil
+			}
+		}
+		if err := in.again(ctx, a, "fill in"); err != nil {
+			return err
+		}
+		in.pause(ctx, attempt, r)
+	}
+}
+
+// sign is PUT without a body on the task in Signering: it is signed and archived. A 409 after a lost
+// answer means it is archived already; the GET tells its ArchiveReference.
+func (in *integrator) sign(ctx context.Context, t *task) error {
+	url := in.messagesURL() + "/" + t.id
+	for attempt := 0; ; attempt++ {
+		r, a := in.call(ctx, http.MethodPut, url, "/api/{who}/messages/{id}", nil)
+		switch {
+		case r.status == http.StatusOK && r.field("Status") == statusArchive:
+			t.refs[r.field("ArchiveReference")] = true
+			return nil
+		case r.status == http.StatusConflict:
+			if status, err := in.status(ctx, t); err != nil {
+				return err
+			} else if status == statusArchive {
+				return nil
+			}
+		}
+		if err := in.again(ctx, a, "sign"); err != nil {
+			return err
+		}
+		in.pause(ctx, attempt, r)
+	}
+}
+
+// status GETs the task (retrying like every call) and returns its status, noting its ArchiveReference.
+func (in *integrator) status(ctx context.Context, t *task) (string, error) {
+	for attempt := 0; ; attempt++ {
+		r, a := in.call(ctx, http.MethodGet, in.messagesURL()+"/"+t.id, "/api/{who}/messages/{id}", nil)
+		if r.status == http.StatusOK {
+			if ref := r.field("ArchiveReference"); ref != "" {
+				t.refs[ref] = true
+			}
+			return r.field("Status"), nil
+		}
+		if err := in.again(ctx, a, "read"); err != nil {
+			return "", err
+		}
+		in.pause(ctx, attempt, r)
+	}
+}
+
+// again decides after an answer that did not move the task whether to repeat the step: transient
+// answers are repeated until giveUp; others are noted (the flow did not expect them) and repeated too,
+// as the state may have moved under a lost answer.
+func (in *integrator) again(ctx context.Context, a answer, step string) error {
+	if ctx.Err() != nil || time.Now().After(in.giveUp) {
+		return fmt.Errorf("%s: gave up; last answer %s", step, describe(a))
+	}
+	if !transient(a) {
+		in.stats.unexpected(a)
+	}
+	return nil
+}
+
+func describe(a answer) string {
+	if a.transport != "" {
+		return a.endpoint + ": " + a.transport
+	}
+	return fmt.Sprintf("%s: %d %s", a.endpoint, a.status, truncate(a.body, 300))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// formData is the main form of task i: valid against the form's schema, different for every task, with
+// non-ASCII text and an escaped ampersand so that byte-equality means something.
+func formData(rng *rand.Rand, i int) string {
+	return fmt.Sprintf(`<Skjema dataFormatProvider="SERES" dataFormatId="3106" dataFormatVersion="21845">`+
+		`<Innsender><Organisasjonsnummer>310123455</Organisasjonsnummer><Navn>Fjellheim Maskin AS</Navn></Innsender>`+
+		`<Kontaktperson><Navn>Åse Ødegård &amp; Co %d</Navn><Telefon>+4740000001</Telefon></Kontaktperson>`+
+		`<Regnskapsaar>2024</Regnskapsaar><Omsetning>%d</Omsetning><AntallAnsatte>%d</AntallAnsatte>`+
+		`<Naeringstype>IND</Naeringstype><HarRevisor>false</HarRevisor><Fristdato>2025-05-31</Fristdato></Skjema>`,
+		i, rng.IntN(900_000_000)+1000, i)
+}

@@ -1,0 +1,358 @@
+// Command chaos is the chaos suite of `make chaos`. It starts its own PostgreSQL cluster, Temporal dev
+// server, `postbox api` and `postbox worker` as separate processes on free ports, has concurrent clients
+// submit form tasks as integrators do (retrying on 503, timeouts and broken connections), crashes every
+// component at random — and each once while an Archive transaction is open — and then checks every task:
+// archived exactly once, one print, the stored form data byte-equal to what was sent, no workflow failed
+// or still running, and every 5xx answer a 503 with Retry-After. It exits non-zero on any loss, double or
+// other 5xx.
+//
+// Settings (environment): CHAOS_SEED (default: the clock; printed), CHAOS_TASKS (300), CHAOS_CLIENTS (8),
+// CHAOS_LIMIT (the whole run, 10m at most), CHAOS_POSTBOX (the postbox binary, default bin/postbox),
+// POSTBOX_TEMPORAL_CLI (default bin/temporal), CHAOS_PG_BIN, CHAOS_KEEP=1 (keep the work directory and
+// its logs even when the run passes).
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/client"
+
+	"github.com/postbox/postbox/internal/temporaltest"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type settings struct {
+	seed           uint64
+	tasks, clients int
+	limit          time.Duration
+	keep           bool
+	postbox        string
+	temporal       string
+}
+
+func readSettings() (settings, error) {
+	s := settings{seed: uint64(time.Now().UnixNano() % 1_000_000), tasks: 300, clients: 8, limit: 10 * time.Minute,
+		postbox: "bin/postbox", temporal: temporaltest.CLIPath(), keep: os.Getenv("CHAOS_KEEP") == "1"}
+	var err error
+	num := func(name string, into *int) {
+		if v := os.Getenv(name); v != "" && err == nil {
+			if *into, err = strconv.Atoi(v); err == nil && *into <= 0 {
+				err = fmt.Errorf("%s must be positive", name)
+			}
+		}
+	}
+	num("CHAOS_TASKS", &s.tasks)
+	num("CHAOS_CLIENTS", &s.clients)
+	if v := os.Getenv("CHAOS_SEED"); v != "" && err == nil {
+		s.seed, err = strconv.ParseUint(v, 10, 64)
+	}
+	if v := os.Getenv("CHAOS_LIMIT"); v != "" && err == nil {
+		s.limit, err = time.ParseDuration(v)
+	}
+	if s.limit > 10*time.Minute || s.limit < 2*time.Minute {
+		s.limit = min(max(s.limit, 2*time.Minute), 10*time.Minute)
+	}
+	if v := os.Getenv("CHAOS_POSTBOX"); v != "" {
+		s.postbox = v
+	}
+	if s.postbox, err = filepath.Abs(s.postbox); err != nil {
+		return s, err
+	}
+	return s, err
+}
+
+func run() int {
+	cfg, err := readSettings()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	started := time.Now()
+	hard := started.Add(cfg.limit)
+	ctx, cancelRun := context.WithDeadline(ctx, hard)
+	defer cancelRun()
+
+	dir, err := os.MkdirTemp("", "postbox-chaos-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755) // the postgres user must reach its cluster inside
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		return 2
+	}
+	fmt.Printf("chaos: seed %d, %d tasks, %d clients, at most %s; logs in %s\n", cfg.seed, cfg.tasks, cfg.clients, cfg.limit, dir)
+	st, err := startStack(ctx, cfg, dir)
+	if st != nil {
+		defer st.stop()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos: starting the stack:", err)
+		return 2
+	}
+	fmt.Printf("chaos: stack up in %s (api %s, temporal %s, postgres :%d)\n", time.Since(started).Round(time.Second), st.apiURL, st.temporalAddr, st.pg.port)
+
+	rep, err := campaign(ctx, cfg, st, started, hard)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		return 2
+	}
+	rep.print(os.Stdout, st)
+	if !rep.passed() {
+		fmt.Printf("chaos: FAILED (seed %d); logs kept in %s\n", cfg.seed, dir)
+		return 1
+	}
+	fmt.Printf("chaos: passed in %s\n", time.Since(started).Round(time.Second))
+	if !cfg.keep {
+		st.stop()
+		_ = os.RemoveAll(dir)
+	}
+	return 0
+}
+
+// stack is the running system under test.
+type stack struct {
+	dir                  string
+	pg                   *postgres
+	temporal, api, wrk   *proc
+	apiURL, temporalAddr string
+	env                  []string
+	stopOnce             sync.Once
+	cancel               context.CancelFunc
+}
+
+func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
+	repo, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	pg, err := newPostgres(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := pg.restart(); err != nil {
+		return nil, err
+	}
+	st := &stack{dir: dir, pg: pg}
+	if err := exec1(ctx, pg.url("postgres"), "CREATE DATABASE postbox"); err != nil {
+		return st, err
+	}
+	apiPort, err := freePort()
+	if err != nil {
+		return st, err
+	}
+	temporalPort, err := freePort()
+	if err != nil {
+		return st, err
+	}
+	st.apiURL = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	st.temporalAddr = fmt.Sprintf("127.0.0.1:%d", temporalPort)
+	st.env = postboxEnv(map[string]string{
+		"POSTBOX_DATABASE_URL":     pg.url("postbox"),
+		"POSTBOX_HTTP_ADDR":        fmt.Sprintf("127.0.0.1:%d", apiPort),
+		"POSTBOX_TEMPORAL_ADDRESS": st.temporalAddr,
+		"POSTBOX_ADMIN_ADDR":       "",
+		"POSTBOX_TLS_ADDR":         "",
+		"POSTBOX_LOG_LEVEL":        "info",
+	})
+	for _, args := range [][]string{{"migrate"}, {"seed", "--file", "deploy/demo/demo.json"}} {
+		cmd := exec.CommandContext(ctx, cfg.postbox, args...)
+		cmd.Env, cmd.Dir = st.env, repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return st, fmt.Errorf("postbox %s: %v: %s", args[0], err, out)
+		}
+	}
+
+	if st.temporal, err = newProc("temporal", repo, dir, cfg.temporal, os.Environ(), "server", "start-dev",
+		"--ip", "127.0.0.1", "--port", strconv.Itoa(temporalPort), "--headless", "--log-level", "warn",
+		"--db-filename", filepath.Join(dir, "temporal.db"),
+		"--search-attribute", "Reportee=Keyword", "--search-attribute", "ServiceCode=Keyword",
+		"--search-attribute", "ServiceEdition=Int", "--search-attribute", "FormTaskStatus=Keyword"); err != nil {
+		return st, err
+	}
+	if st.api, err = newProc("api", repo, dir, cfg.postbox, st.env, "api"); err != nil {
+		return st, err
+	}
+	if st.wrk, err = newProc("worker", repo, dir, cfg.postbox, st.env, "worker"); err != nil {
+		return st, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	for _, p := range []*proc{st.temporal, st.api, st.wrk} {
+		go p.supervise(sctx)
+		p.start()
+	}
+	if err := st.waitReady(ctx, time.Now().Add(90*time.Second)); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// postboxEnv is the environment of the postbox processes: ours, without any POSTBOX_ setting of the
+// caller's, plus set.
+func postboxEnv(set map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "POSTBOX_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// waitReady waits until the API says it is ready: PostgreSQL and Temporal both answer it.
+func (st *stack) waitReady(ctx context.Context, deadline time.Time) error {
+	c := &http.Client{Timeout: 3 * time.Second}
+	for {
+		res, err := c.Get(st.apiURL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the API was not ready in time (last: %v)", err)
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func (st *stack) stop() {
+	st.stopOnce.Do(func() {
+		for _, p := range []*proc{st.api, st.wrk, st.temporal} {
+			if p != nil {
+				p.stop()
+			}
+		}
+		if st.cancel != nil {
+			st.cancel()
+		}
+		st.pg.stop()
+	})
+}
+
+func (st *stack) components() []component {
+	return []component{st.api, st.wrk, st.temporal, st.pg}
+}
+
+func exec1(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// campaign runs the clients and the crashes, then the checks.
+func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.Time) (*report, error) {
+	token, err := exec.CommandContext(ctx, cfg.postbox, "token", "--pid", integratorPID, "--scope", "platform:enduser").Output()
+	if err != nil {
+		return nil, fmt.Errorf("postbox token: %w", err)
+	}
+	db, err := pgx.Connect(ctx, st.pg.url("postbox"))
+	if err != nil {
+		return nil, err
+	}
+	var printsBefore int
+	err = db.QueryRow(ctx, `SELECT count(*) FROM prints`).Scan(&printsBefore)
+	db.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	// Clients give up in time for the checks to run within the limit.
+	giveUp := hard.Add(-90 * time.Second)
+	stats := newStats()
+	tasks := make([]*task, cfg.tasks)
+	queue := make(chan *task, cfg.tasks)
+	for i := range tasks {
+		tasks[i] = &task{index: i, formData: formData(rand.New(rand.NewPCG(cfg.seed, uint64(i))), i)}
+		queue <- tasks[i]
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for c := range cfg.clients {
+		in := &integrator{base: st.apiURL, token: strings.TrimSpace(string(token)), stats: stats, giveUp: giveUp,
+			http: &http.Client{Timeout: 30 * time.Second}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(1_000_000+c)))}
+		wg.Go(func() {
+			for t := range queue {
+				in.run(ctx, t)
+			}
+		})
+	}
+	clientsDone := make(chan struct{})
+	go func() { wg.Wait(); close(clientsDone) }()
+
+	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
+	killerDone := make(chan struct{})
+	go func() { k.loop(ctx, clientsDone); close(killerDone) }()
+	<-clientsDone
+	<-killerDone
+	clientsEnded := time.Now()
+
+	// Everything runs again; the workflows finish what they had begun.
+	checkCtx, cancel := context.WithDeadline(context.Background(), hard.Add(30*time.Second))
+	defer cancel()
+	if err := st.waitReady(checkCtx, hard); err != nil {
+		return nil, err
+	}
+	tc, err := client.Dial(client.Options{HostPort: st.temporalAddr, Logger: temporaltest.QuietLogger()})
+	if err != nil {
+		return nil, err
+	}
+	defer tc.Close()
+	settle := time.Now().Add(90 * time.Second)
+	if settle.After(hard) {
+		settle = hard
+	}
+	waitForWorkflows(checkCtx, tc, settle)
+
+	v := &verdict{}
+	db, err = pgx.Connect(checkCtx, st.pg.url("postbox"))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close(checkCtx)
+	if err := checkDatabase(checkCtx, db, tasks, started, printsBefore, v); err != nil {
+		return nil, err
+	}
+	if err := checkWorkflows(checkCtx, tc, tasks, v); err != nil {
+		return nil, err
+	}
+	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, verdict: v,
+		clients: clientsEnded.Sub(started)}, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[K int | string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// report is what the run found, printed at its end.
+type report struct {
+	cfg     settings
+	tasks   []*task
+	stats   *stats
+	killer  *killer
+	verdict *verdict
+	clients time.Duration // how long the clients took
+}
+
+func (r *report) passed() bool {
+	return len(r.verdict.problems) == 0 && len(r.stats.bad5xx) == 0 && len(r.killer.errors) == 0 &&
+		len(r.killer.midArchive) == len(r.killer.st.components())
+}
+
+// longestStall is the longest time from a worker crash to the archive of a task whose signature was
+// under way at that moment, and that task.
+func (r *report) longestStall() (time.Duration, string) {
+	var longest time.Duration
+	var which string
+	for _, k := range r.killer.workerKills {
+		for _, t := range r.tasks {
+			if t.signFrom.IsZero() || t.done.IsZero() || t.signFrom.After(k) || t.done.Before(k) {
+				continue
+			}
+			if d := t.done.Sub(k); d > longest {
+				longest, which = d, t.id
+			}
+		}
+	}
+	return longest, which
+}
+
+func (r *report) print(w io.Writer, st *stack) {
+	v, s, k := r.verdict, r.stats, r.killer
+	fmt.Fprintf(w, "\n== chaos: seed %d ==\n", r.cfg.seed)
+	fmt.Fprintf(w, "tasks:    %d submitted by %d clients in %s: %d archived, %d lost, %d doubled, %d form data differing, %d prints missing; %d orphan creations (answer lost, never used)\n",
+		len(r.tasks), r.cfg.clients, r.clients.Round(time.Second), v.archived, v.lost, v.doubled, v.dataMismatch, v.printMissing, v.orphans)
+	var kills []string
+	for _, name := range []string{"api", "worker", "temporal", "postgres"} {
+		kills = append(kills, fmt.Sprintf("%s %d (%d mid-archive)", name, k.kills[name], k.midArchive[name]))
+	}
+	fmt.Fprintf(w, "kills:    %s\n", strings.Join(kills, ", "))
+	fmt.Fprintf(w, "restarts: api %d, worker %d, temporal %d on their own (exited while a dependency was down)\n",
+		st.api.crashes, st.wrk.crashes, st.temporal.crashes)
+	var answers []string
+	for _, code := range sortedKeys(s.byStatus) {
+		answers = append(answers, fmt.Sprintf("%d: %d", code, s.byStatus[code]))
+	}
+	for _, kind := range sortedKeys(s.transport) {
+		answers = append(answers, fmt.Sprintf("%s: %d", kind, s.transport[kind]))
+	}
+	fmt.Fprintf(w, "answers:  %s\n", strings.Join(answers, ", "))
+	stall, which := r.longestStall()
+	fmt.Fprintf(w, "stall:    longest from a worker kill to the archive of a task being signed: %s (%s)\n", stall.Round(100*time.Millisecond), which)
+	var wfs []string
+	for _, status := range sortedKeys(v.workflows) {
+		wfs = append(wfs, fmt.Sprintf("%s %d", strings.TrimPrefix(status, "WORKFLOW_EXECUTION_STATUS_"), v.workflows[status]))
+	}
+	fmt.Fprintf(w, "workflows: %s\n", strings.Join(wfs, ", "))
+
+	if len(s.bad5xx) > 0 {
+		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))
+		for _, a := range first(s.bad5xx, 20) {
+			fmt.Fprintf(w, "  %s (request %s)\n", describe(a), a.requestID)
+			for _, line := range logLines(filepath.Join(st.dir, "api.log"), a.requestID, 3) {
+				fmt.Fprintf(w, "    api.log: %s\n", truncate(line, 400))
+			}
+		}
+	}
+	if len(s.odd) > 0 {
+		fmt.Fprintf(w, "\n%d answers the flow did not expect (the client carried on):\n", len(s.odd))
+		for _, a := range first(s.odd, 10) {
+			fmt.Fprintf(w, "  %s\n", describe(a))
+		}
+	}
+	problems := append(append([]string{}, k.errors...), v.problems...)
+	for _, c := range st.components() {
+		if k.midArchive[c.name()] == 0 {
+			problems = append(problems, fmt.Sprintf("%s was never crashed while an Archive transaction was open", c.name()))
+		}
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "\n%d problems:\n", len(problems))
+		for _, p := range first(problems, 40) {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+}
+
+func first[T any](s []T, n int) []T {
+	return s[:min(n, len(s))]
+}
+
+// logLines returns up to n lines of a log file that mention needle.
+func logLines(path, needle string, n int) []string {
+	if needle == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() && len(out) < n {
+		if strings.Contains(sc.Text(), needle) {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}

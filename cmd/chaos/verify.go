@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// verdict is what the checks after the run found.
+type verdict struct {
+	archived, lost, doubled, dataMismatch, printMissing, orphans int
+	workflows                                                   map[string]int // closed and open executions by status
+	problems                                                    []string
+}
+
+func (v *verdict) fail(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// checkDatabase checks every task in PostgreSQL: archived exactly once with the reference its client was
+// told, one print, the stored form data byte-equal to what was sent. printsBefore is the number of prints
+// the dataset came with.
+func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, started time.Time, printsBefore int, v *verdict) error {
+	known := map[string]bool{}
+	for _, t := range tasks {
+		if t.id == "" {
+			v.lost++
+			v.fail("task %d: never created (%s)", t.index, t.failure)
+			continue
+		}
+		known[t.id] = true
+		var (
+			status, messageRef, archiveRef *string
+			archives, prints               int
+			forms                          []byte
+		)
+		err := db.QueryRow(ctx, `SELECT m.status, m.archive_reference, a.archive_reference, a.forms,
+				(SELECT count(*) FROM archives x WHERE x.message_id = m.id),
+				(SELECT count(*) FROM prints p WHERE p.document_digest = a.print_digest)
+			FROM messages m LEFT JOIN archives a ON a.message_id = m.id WHERE m.id = $1`, t.id).
+			Scan(&status, &messageRef, &archiveRef, &forms, &archives, &prints)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", t.id, err)
+		}
+		switch {
+		case status == nil || *status != statusArchive || archives == 0:
+			v.lost++
+			v.fail("task %s: not archived (status %v; the client: %s)", t.id, deref(status), orDone(t))
+			continue
+		case archives > 1 || len(t.refs) > 1:
+			v.doubled++
+			v.fail("task %s: archived %d times; the client was told %v", t.id, archives, keys(t.refs))
+		case deref(messageRef) != deref(archiveRef):
+			v.doubled++
+			v.fail("task %s: the message says %s, the archive %s", t.id, deref(messageRef), deref(archiveRef))
+		}
+		for ref := range t.refs {
+			if ref != deref(archiveRef) {
+				v.doubled++
+				v.fail("task %s: the client was told %s, the archive is %s", t.id, ref, deref(archiveRef))
+			}
+		}
+		v.archived++
+		if prints != 1 {
+			v.printMissing++
+			v.fail("task %s: %d prints for its archive", t.id, prints)
+		}
+		var archived []struct{ FormData string }
+		if err := json.Unmarshal(forms, &archived); err != nil {
+			return fmt.Errorf("task %s: archive forms: %w", t.id, err)
+		}
+		var stored *string
+		if err := db.QueryRow(ctx, `SELECT string_agg(form_data, '' ORDER BY ordinal) FROM forms WHERE message_id = $1`, t.id).Scan(&stored); err != nil {
+			return fmt.Errorf("task %s: forms: %w", t.id, err)
+		}
+		if len(archived) != 1 || archived[0].FormData != t.formData || deref(stored) != t.formData {
+			v.dataMismatch++
+			v.fail("task %s: the stored form data differs from what was sent", t.id)
+		}
+	}
+
+	// Every print belongs to one archive: a print per archived task, none left by a rolled-back archive.
+	var prints, archives int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM prints), (SELECT count(*) FROM archives)`).Scan(&prints, &archives); err != nil {
+		return err
+	}
+	if prints-printsBefore != v.archived || prints != archives {
+		v.fail("%d prints were added for %d archived tasks (%d prints, %d archives in all)", prints-printsBefore, v.archived, prints, archives)
+	}
+
+	// Creations whose answer was lost: tasks of the run no client knows. They must still be untouched.
+	rows, err := db.Query(ctx, `SELECT id, status FROM messages WHERE type = 'FormTask' AND created_date >= $1`, store.Local(started))
+	if err != nil {
+		return err
+	}
+	type msg struct{ id, status string }
+	created, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (msg, error) {
+		var m msg
+		return m, r.Scan(&m.id, &m.status)
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range created {
+		if known[m.id] {
+			continue
+		}
+		v.orphans++
+		if m.status != "Utfylling" {
+			v.fail("task %s: created by a lost answer, yet %s", m.id, m.status)
+		}
+	}
+	return nil
+}
+
+// checkWorkflows checks in Temporal that every task's workflow completed and that no workflow of the run
+// failed, timed out, was terminated or is still running.
+func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verdict) error {
+	v.workflows = map[string]int{}
+	var next []byte
+	for {
+		res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000, NextPageToken: next})
+		if err != nil {
+			return err
+		}
+		for _, e := range res.Executions {
+			v.workflows[e.Status.String()]++
+		}
+		if next = res.NextPageToken; len(next) == 0 {
+			break
+		}
+	}
+	for status, n := range v.workflows {
+		switch status {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED.String(), enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String():
+		default:
+			v.fail("%d workflows are %s", n, status)
+		}
+	}
+	for _, t := range tasks {
+		if t.id == "" {
+			continue
+		}
+		d, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(t.id), "")
+		if err != nil {
+			v.fail("task %s: workflow: %v", t.id, err)
+			continue
+		}
+		if s := d.WorkflowExecutionInfo.Status; s != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			v.fail("task %s: its workflow is %s", t.id, s)
+		}
+	}
+	return nil
+}
+
+// waitForWorkflows waits until no workflow runs any more, or until the deadline.
+func waitForWorkflows(ctx context.Context, c client.Client, deadline time.Time) {
+	for time.Now().Before(deadline) {
+		res, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: `ExecutionStatus = "Running"`})
+		if err == nil && res.Count == 0 {
+			return
+		}
+		sleep(ctx, time.Second)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
+}
+
+func orDone(t *task) string {
+	if t.failure != "" {
+		return t.failure
+	}
+	return "archived"
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
