@@ -18,8 +18,8 @@ import (
 // verdict is what the checks after the run found.
 type verdict struct {
 	archived, lost, doubled, dataMismatch, printMissing, orphans int
-	workflows                                                   map[string]int // closed and open executions by status
-	problems                                                    []string
+	workflows                                                    map[string]int // closed and open executions by status
+	problems                                                     []string
 }
 
 func (v *verdict) fail(format string, args ...any) {
