@@ -177,22 +177,33 @@ func (in *integrator) run(ctx context.Context, t *task) {
 
 func (in *integrator) messagesURL() string { return in.base + "/api/" + reportee + "/messages" }
 
+// step repeats attempt until it reports the step done or fails, pausing between attempts.
+func (in *integrator) step(ctx context.Context, name string, attempt func() (done bool, r response, a answer, err error)) error {
+	for n := 0; ; n++ {
+		done, r, a, err := attempt()
+		if done || err != nil {
+			return err
+		}
+		if err := in.again(ctx, a, name); err != nil {
+			return err
+		}
+		in.pause(ctx, n, r)
+	}
+}
+
 // create is POST .../messages. A creation whose answer was lost leaves a task the client never learns of:
 // the suite counts those as orphans.
 func (in *integrator) create(ctx context.Context, t *task) error {
 	body := []byte(`{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2}`)
-	for attempt := 0; ; attempt++ {
+	return in.step(ctx, "create", func() (bool, response, answer, error) {
 		r, a := in.call(ctx, http.MethodPost, in.messagesURL(), "/api/{who}/messages", body)
-		if r.status == http.StatusCreated {
-			loc := r.header.Get("Location")
-			t.id = loc[strings.LastIndex(loc, "/")+1:]
-			return nil
+		if r.status != http.StatusCreated {
+			return false, r, a, nil
 		}
-		if err := in.again(ctx, a, "create"); err != nil {
-			return err
-		}
-		in.pause(ctx, attempt, r)
-	}
+		loc := r.header.Get("Location")
+		t.id = loc[strings.LastIndex(loc, "/")+1:]
+		return true, r, a, nil
+	})
 }
 
 // fill is PUT ?sign=false with the form data: the task goes to Signering. A 409 after a lost answer
@@ -204,65 +215,52 @@ func (in *integrator) fill(ctx context.Context, t *task) error {
 	if err != nil {
 		return err
 	}
-	url := in.messagesURL() + "/" + t.id
-	for attempt := 0; ; attempt++ {
-		r, a := in.call(ctx, http.MethodPut, url+"?sign=false", "/api/{who}/messages/{id}?sign=false", body)
-		switch {
-		case r.status == http.StatusOK && r.field("Status") == statusSigning:
-			return nil
-		case r.status == http.StatusConflict:
-			if status, err := in.status(ctx, t); err != nil {
-				return err
-			} else if status == statusSigning {
-				return nil
-			}
-		}
-		if err := in.again(ctx, a, "fill in"); err != nil {
-			return err
-		}
-		in.pause(ctx, attempt, r)
-	}
+	return in.step(ctx, "fill in", func() (bool, response, answer, error) {
+		r, a := in.call(ctx, http.MethodPut, in.messagesURL()+"/"+t.id+"?sign=false", "/api/{who}/messages/{id}?sign=false", body)
+		return in.reached(ctx, t, r, statusSigning, a)
+	})
 }
 
 // sign is PUT without a body on the task in Signering: it is signed and archived. A 409 after a lost
 // answer means it is archived already; the GET tells its ArchiveReference.
 func (in *integrator) sign(ctx context.Context, t *task) error {
-	url := in.messagesURL() + "/" + t.id
-	for attempt := 0; ; attempt++ {
-		r, a := in.call(ctx, http.MethodPut, url, "/api/{who}/messages/{id}", nil)
-		switch {
-		case r.status == http.StatusOK && r.field("Status") == statusArchive:
-			t.refs[r.field("ArchiveReference")] = true
-			return nil
-		case r.status == http.StatusConflict:
-			if status, err := in.status(ctx, t); err != nil {
-				return err
-			} else if status == statusArchive {
-				return nil
-			}
-		}
-		if err := in.again(ctx, a, "sign"); err != nil {
-			return err
-		}
-		in.pause(ctx, attempt, r)
-	}
+	return in.step(ctx, "sign", func() (bool, response, answer, error) {
+		r, a := in.call(ctx, http.MethodPut, in.messagesURL()+"/"+t.id, "/api/{who}/messages/{id}", nil)
+		return in.reached(ctx, t, r, statusArchive, a)
+	})
 }
 
-// status GETs the task (retrying like every call) and returns its status, noting its ArchiveReference.
-func (in *integrator) status(ctx context.Context, t *task) (string, error) {
-	for attempt := 0; ; attempt++ {
-		r, a := in.call(ctx, http.MethodGet, in.messagesURL()+"/"+t.id, "/api/{who}/messages/{id}", nil)
-		if r.status == http.StatusOK {
-			if ref := r.field("ArchiveReference"); ref != "" {
-				t.refs[ref] = true
-			}
-			return r.field("Status"), nil
+// reached tells whether a PUT's answer r shows the task in status want: a 200 that says so, or a 409
+// (the PUT was repeated after a lost answer) when a GET finds the task there.
+func (in *integrator) reached(ctx context.Context, t *task, r response, want string, a answer) (bool, response, answer, error) {
+	switch r.status {
+	case http.StatusOK:
+		if ref := r.field("ArchiveReference"); ref != "" {
+			t.refs[ref] = true
 		}
-		if err := in.again(ctx, a, "read"); err != nil {
-			return "", err
-		}
-		in.pause(ctx, attempt, r)
+		return r.field("Status") == want, r, a, nil
+	case http.StatusConflict:
+		status, err := in.status(ctx, t)
+		return status == want, r, a, err
 	}
+	return false, r, a, nil
+}
+
+// status GETs the task (repeating the GET like every call) and returns its status, noting its
+// ArchiveReference.
+func (in *integrator) status(ctx context.Context, t *task) (status string, err error) {
+	err = in.step(ctx, "read", func() (bool, response, answer, error) {
+		r, a := in.call(ctx, http.MethodGet, in.messagesURL()+"/"+t.id, "/api/{who}/messages/{id}", nil)
+		if r.status != http.StatusOK {
+			return false, r, a, nil
+		}
+		if ref := r.field("ArchiveReference"); ref != "" {
+			t.refs[ref] = true
+		}
+		status = r.field("Status")
+		return true, r, a, nil
+	})
+	return status, err
 }
 
 // again decides after an answer that did not move the task whether to repeat the step: transient
