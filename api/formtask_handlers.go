@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -247,13 +248,13 @@ func (s *Server) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	_, err = ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
+	res, err := ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
 		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	s.renderMessage(c, http.StatusOK)
+	s.renderChanged(c, http.StatusOK, ft.msg, res)
 }
 
 // postFormTask is POST /api/{who}/messages: a new form task of a service, empty or with content, kept in
@@ -303,16 +304,56 @@ func (s *Server) postFormTask(c *gin.Context) {
 	}
 	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: id})
 	c.Header("Location", s.messagesURL(c)+"/"+id)
-	s.renderMessage(c, http.StatusCreated)
+	created := store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName, Type: "FormTask",
+		ServiceOwner: svc.ServiceOwnerName, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition,
+		CreatedDate: store.Local(now), LastChangedDateTime: store.Local(now)}}
+	s.renderChanged(c, http.StatusCreated, created, workflows.Result{Status: store.StatusFilling})
 }
 
-// renderMessage answers with the message of the path as it is now.
-func (s *Server) renderMessage(c *gin.Context, status int) {
-	m, ok := s.loadMessage(c)
-	if !ok {
-		return
+// rereadBackoff are the pauses between reads of a message a change has just been applied to.
+var rereadBackoff = []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, time.Second}
+
+// renderChanged answers a change its workflow has completed with the message as it is now. The change is
+// done whatever happens here, so it is never answered as a failure: a read that fails is tried again, and
+// if it keeps failing (or the caller may no longer see the message) the answer is the message as it was
+// before, with the outcome the update returned (status, ArchiveReference) and without form and attachment
+// links, whose ids the change may have replaced.
+func (s *Server) renderChanged(c *gin.Context, status int, before store.Message, res workflows.Result) {
+	ctx := c.Request.Context()
+	party, rights := reporteeOf(c)
+	var err error
+	for attempt := 0; ; attempt++ {
+		var m store.Message
+		m, err = s.q.GetMessage(ctx, party.ID, before.MessageID)
+		if err == nil && visibility(rights).Allows(m.Service(), m.Status) {
+			s.render(c, status, s.singleMessage(c, m))
+			return
+		}
+		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {
+			break
+		}
 	}
+	s.log.WarnContext(ctx, "a completed change is answered from its outcome: the message could not be read again",
+		"err", err, "message", before.MessageID, "status", res.Status, "request_id", requestID(c))
+	m := before
+	m.Status, m.LastChangedBy = res.Status, principalOf(c).Name
+	if res.ArchiveReference != "" {
+		m.ArchiveReference = res.ArchiveReference
+	}
+	m.Forms, m.Attachments = nil, nil
 	s.render(c, status, s.singleMessage(c, m))
+}
+
+// sleepCtx waits d, or less when ctx ends first; it says whether it waited d.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // putSubForm is PUT .../forms/{formId}: change that sub-form, or add one when formId names none.

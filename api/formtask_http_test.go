@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
@@ -31,6 +34,7 @@ import (
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
+	"github.com/postbox/postbox/workflows"
 )
 
 // The form-task tests share one Temporal dev server, one database and one worker, started on first use;
@@ -62,12 +66,16 @@ func stopFormTaskEnv() {
 	}
 }
 
+// nsOwnWorker is the namespace of the dev server for tests that run a worker of their own, apart from the
+// shared worker of "default".
+const nsOwnWorker = "own-worker"
+
 func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 	t.Helper()
 	e := &formTaskEnv
 	e.once.Do(func() {
 		ctx := context.Background()
-		if e.dev, e.err = temporaltest.StartDevServer(ctx, "", ""); e.err != nil {
+		if e.dev, e.err = temporaltest.StartDevServer(ctx, "", "", nsOwnWorker); e.err != nil {
 			return
 		}
 		url, _, drop, err := storetest.Create(ctx)
@@ -161,8 +169,26 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	assert.Equal(t, "application/pdf", pdf.Header().Get("Content-Type"))
 	assert.True(t, strings.HasPrefix(pdf.Body.String(), "%PDF-"))
 
+	// A repeated submission learns the outcome from the problem's members, in JSON and in XML.
 	again := sendAs(t, srv, ssnP1, http.MethodPut, path, putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
-	requireProblem(t, again, http.StatusConflict)
+	p := requireProblem(t, again, http.StatusConflict)
+	assert.Equal(t, m["ArchiveReference"], p["archiveReference"])
+	assert.Equal(t, "Sendt og arkivert", p["taskStatus"])
+	hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+		"Content-Type": "application/hal+json", "Accept": "application/hal+xml"}
+	againXML := do(t, srv, request{method: http.MethodPut, path: path, header: hdr,
+		body: putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil)})
+	require.Equal(t, http.StatusConflict, againXML.Code, againXML.Body.String())
+	assert.Equal(t, "application/problem+xml; charset=utf-8", againXML.Header().Get("Content-Type"))
+	var px struct {
+		Type             string `xml:"type"`
+		TaskStatus       string `xml:"taskStatus"`
+		ArchiveReference string `xml:"archiveReference"`
+	}
+	require.NoError(t, xml.Unmarshal(againXML.Body.Bytes(), &px), againXML.Body.String())
+	assert.Equal(t, "urn:postbox:problem:conflict", px.Type)
+	assert.Equal(t, m["ArchiveReference"], px.ArchiveReference)
+	assert.Equal(t, "Sendt og arkivert", px.TaskStatus)
 	requireProblem(t, getAs(t, srv, ssnP1, path+"/validate"), http.StatusConflict)
 }
 
@@ -370,6 +396,61 @@ func TestCreateFormTask(t *testing.T) {
 	requireProblem(t, sendAs(t, srv, ssnP4, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711","ServiceEdition":2}`), http.StatusForbidden)
 	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"7001","ServiceEdition":1}`), http.StatusBadRequest)
 	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711"}`), http.StatusBadRequest)
+}
+
+// allowConnections opens or closes the database of pool to new connections, closing those it has when it
+// closes it: PostgreSQL is away for whoever uses it.
+func allowConnections(pool *pgxpool.Pool, allow bool) error {
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, storetest.ServerURL())
+	if err != nil {
+		return err
+	}
+	defer admin.Close(ctx)
+	name := pool.Config().ConnConfig.Database
+	if _, err := admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t", pgx.Identifier{name}.Sanitize(), allow)); err != nil || allow {
+		return err
+	}
+	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+	return err
+}
+
+// A submission the workflow has archived is answered as archived even when the database goes away right
+// after: the answer is built from the update's outcome instead of a failed read.
+func TestArchivedSubmissionIsNeverAnsweredAsAFailure(t *testing.T) {
+	formTaskServer(t) // its dev server
+	ctx := context.Background()
+	pool := storetest.New(t)
+	c, err := client.Dial(client.Options{HostPort: formTaskEnv.dev.FrontendHostPort(), Namespace: nsOwnWorker, Logger: temporaltest.QuietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, nsOwnWorker))
+	acts, err := activities.New(pool)
+	require.NoError(t, err)
+	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
+	w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+		res, err := acts.Archive(ctx, in)
+		if err == nil {
+			err = allowConnections(pool, false) // the database blips once the archive is committed
+		}
+		return res, err
+	}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	defer func() { require.NoError(t, allowConnections(pool, true)) }()
+	srv, err := newAPIWith(pool, c)
+	require.NoError(t, err)
+
+	r := sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101102", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	m := r.json(t)
+	assert.Equal(t, "Sendt og arkivert", m["Status"])
+	assert.Regexp(t, `^AR[0-9]+$`, m["ArchiveReference"])
+
+	require.NoError(t, allowConnections(pool, true))
+	status, ref := messageStatus(t, pool, "a3101102")
+	assert.Equal(t, "Sendt og arkivert", status)
+	assert.Equal(t, m["ArchiveReference"], ref)
 }
 
 // Without Temporal the API says so with 503 and Retry-After, and keeps nothing.

@@ -26,6 +26,10 @@ type Problem struct {
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
 	Errors   any    `json:"errors,omitempty" xmlitem:"error"`
+	// TaskStatus and ArchiveReference are the state of the form task a change was refused on (409): a
+	// client that repeats a submission learns from them that, and how, it went through.
+	TaskStatus       string `json:"taskStatus,omitempty"`
+	ArchiveReference string `json:"archiveReference,omitempty"`
 }
 
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
@@ -149,6 +153,7 @@ func formTaskProblem(e *formtask.Error) *Problem {
 		k.status = http.StatusInternalServerError
 	}
 	p := problem(k.status, k.kind, "%s", e.Detail)
+	p.TaskStatus, p.ArchiveReference = e.Status, e.ArchiveReference
 	if e.Validation != nil {
 		p.Errors = e.Validation.ValidationErrors
 	}

@@ -72,6 +72,10 @@ func updateError(ctx context.Context, task Task, err error) error {
 		case workflows.ErrTaskArchived:
 			e := refuse(Conflict, "%s", appErr.Message())
 			e.Status, e.ArchiveReference = store.StatusArchived, task.ArchiveReference
+			var ref string // the workflow's own, should the task have been archived after it was loaded
+			if appErr.HasDetails() && appErr.Details(&ref) == nil && ref != "" {
+				e.ArchiveReference = ref
+			}
 			return e
 		case workflows.ErrWrongState:
 			e := refuse(Conflict, "%s", appErr.Message())

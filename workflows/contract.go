@@ -92,7 +92,7 @@ const (
 	ErrBadInput       = "BadInput"                  // 400: the request contradicts the contract
 	ErrForbidden      = "Forbidden"                 // 403: the caller lacks Write on the service
 	ErrSecurityLevel  = "InsufficientSecurityLevel" // 403: below the service's security level
-	ErrTaskArchived   = "TaskArchived"              // 409: the task is sent and archived
+	ErrTaskArchived   = "TaskArchived"              // 409: the task is sent and archived; details: its ArchiveReference
 	ErrWrongState     = "WrongState"                // 409: not possible in the task's status
 	ErrRevisionDigest = "RevisionMismatch"          // activities: the revision is not the one referenced
 )

@@ -181,7 +181,10 @@ func (t *task) checkWrite(c Caller) error {
 		return err
 	}
 	if t.state.Status == store.StatusArchived {
-		return reject(ErrTaskArchived, "the form task is sent and archived (%s)", t.state.ArchiveReference)
+		// The reference travels as the error's details too, so the caller learns the outcome without
+		// parsing the message.
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the form task is sent and archived (%s)", t.state.ArchiveReference),
+			ErrTaskArchived, nil, t.state.ArchiveReference)
 	}
 	return nil
 }
