@@ -15,8 +15,10 @@ const (
 	areaServiceOwner    = "serviceowner"
 )
 
-// routes registers every route of the service, in one place. Paths are written in lower case and without
-// a trailing slash; the path normaliser lets clients send any case and an optional trailing slash.
+// routes registers every route of the service, in one place, each with its API-key area and the scopes a
+// bearer token needs for it; the table is kept for the scope check and for Routes. Paths are written in
+// lower case and without a trailing slash; the path normaliser lets clients send any case and an optional
+// trailing slash.
 func (s *Server) routes() http.Handler {
 	r := gin.New()
 	r.RedirectTrailingSlash = false
@@ -30,79 +32,161 @@ func (s *Server) routes() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
+	t := &routeTable{}
 
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
+	root := t.open(&r.RouterGroup)
+	root.get("/healthz", nil, s.healthz)
+	root.get("/readyz", nil, s.readyz)
 
 	api := r.Group("/api")
 
-	open := api.Group("", s.openCORS)
-	hal := open.Group("", s.negotiate)
-	hal.GET("/metadata", s.listServices)
-	hal.GET("/metadata/formtask/:serviceCode/:serviceEdition", s.getFormTaskService)
-	hal.GET("/metadata/correspondence/:serviceCode/:serviceEdition", s.getCorrespondenceService)
-	hal.GET("/metadata/codelists", s.listCodeLists)
-	hal.GET("/metadata/codelists/:name/:version", s.getCodeList)
-	open.GET("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", s.getFormSchema)
-	open.POST("/authentication/authenticatewithpassword", s.authenticateWithPassword)
-	open.POST("/authentication/logout", s.logout)
-	open.DELETE("/authentication/logout", s.logout)
+	openGroup := api.Group("", s.openCORS)
+	open := t.open(openGroup)
+	hal := t.open(openGroup.Group("", s.negotiate))
+	hal.get("/metadata", nil, s.listServices)
+	hal.get("/metadata/formtask/:serviceCode/:serviceEdition", nil, s.getFormTaskService)
+	hal.get("/metadata/correspondence/:serviceCode/:serviceEdition", nil, s.getCorrespondenceService)
+	hal.get("/metadata/codelists", nil, s.listCodeLists)
+	hal.get("/metadata/codelists/:name/:version", nil, s.getCodeList)
+	open.get("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", nil, s.getFormSchema)
+	open.post("/authentication/authenticatewithpassword", nil, s.authenticateWithPassword)
+	open.post("/authentication/logout", nil, s.logout)
+	open.delete("/authentication/logout", nil, s.logout)
 
-	reportees := api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate)
-	reportees.GET("", s.listReportees)
-	reportees.GET("/:reporteeId", s.getReportee)
-	reportees.POST("/reporteeconversion", s.convertReportee)
+	reportees := t.area(areaReportees, api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate))
+	reportees.get("", anyOf(scopeReportees), s.listReportees)
+	reportees.get("/:reporteeId", anyOf(scopeReportees), s.getReportee)
+	reportees.post("/reporteeconversion", anyOf(scopeReportees), s.convertReportee)
 
-	mailbox := api.Group("", s.requireKey(areaMailbox), s.authenticate)
-	mailbox.GET("/my/messagebox", s.negotiate, s.getMessagebox)
-	messages := mailbox.Group("/:who/messages", s.resolveWho)
-	messages.GET("", s.negotiate, s.listMessages)
-	messages.POST("", s.negotiate, s.postFormTask)
-	messages.GET("/:messageId", s.negotiate, s.getMessage)
-	messages.PUT("/:messageId", s.negotiate, s.putFormTask)
-	messages.GET("/:messageId/validate", s.negotiate, s.validateFormTask)
-	messages.GET("/:messageId/print", s.getPrint)
-	messages.PUT("/:messageId/forms/:formId", s.putSubForm)
-	messages.POST("/:messageId/attachments", s.postAttachment)
-	messages.POST("/:messageId/attachments/streamedattachment", s.postStreamedAttachment)
-	messages.GET("/:messageId/forms/:formId", s.negotiate, s.getForm)
-	messages.GET("/:messageId/forms/:formId/formdata", s.getFormData)
-	messages.GET("/:messageId/attachments/:attachmentId", s.getAttachment)
-	messages.GET("/:messageId/portalview", s.getPortalView)
+	read, meta, write := anyOf(scopeInstancesRead), anyOf(scopeInstancesMeta, scopeInstancesRead), anyOf(scopeInstancesWrite)
+	mailboxGroup := api.Group("", s.requireKey(areaMailbox), s.authenticate)
+	mailbox := t.area(areaMailbox, mailboxGroup)
+	mailbox.get("/my/messagebox", meta, s.negotiate, s.getMessagebox)
+	messages := t.area(areaMailbox, mailboxGroup.Group("/:who/messages", s.resolveWho))
+	messages.get("", meta, s.negotiate, s.listMessages)
+	messages.post("", write, s.negotiate, s.postFormTask)
+	messages.get("/:messageId", read, s.negotiate, s.getMessage)
+	messages.put("/:messageId", write, s.negotiate, s.putFormTask)
+	messages.get("/:messageId/validate", read, s.negotiate, s.validateFormTask)
+	messages.get("/:messageId/print", read, s.getPrint)
+	messages.put("/:messageId/forms/:formId", write, s.putSubForm)
+	messages.post("/:messageId/attachments", write, s.postAttachment)
+	messages.post("/:messageId/attachments/streamedattachment", write, s.postStreamedAttachment)
+	messages.get("/:messageId/forms/:formId", read, s.negotiate, s.getForm)
+	messages.get("/:messageId/forms/:formId/formdata", read, s.getFormData)
+	messages.get("/:messageId/attachments/:attachmentId", read, s.getAttachment)
+	messages.get("/:messageId/portalview", read, s.getPortalView)
 
 	// Authorization (user-facing): roles, rights, delegations, deletions and the audit log, and the local
 	// role definitions of {who}. Role deletes resolve {who} themselves: it may also be a user name.
-	authz := api.Group("/:who/authorization", s.requireKey(areaAuthorization), s.negotiate, s.authenticate)
-	authz.GET("/roles", s.resolveWho, s.listUserRoles)
-	authz.DELETE("/roles/:roleId", s.resolveWhoOrUser, s.deleteUserRole)
-	authz.GET("/rights", s.resolveWho, s.listUserRights)
-	authz.DELETE("/rights/:rightId", s.resolveWho, s.deleteUserRight)
-	authz.GET("/delegations", s.resolveWho, s.listDelegations)
-	authz.POST("/delegations", s.resolveWho, s.delegateRoles)
-	authz.GET("/auditlog", s.resolveWho, s.listAuditLog)
-	roleDefs := api.Group("/:who/authorization/roledefinitions", s.requireKey(areaRoleDefinitions), s.negotiate, s.authenticate, s.resolveWho)
-	roleDefs.GET("", s.listUserRoleDefinitions)
-	roleDefs.POST("", s.createLocalRole)
-	roleDefs.GET("/:roleDefinitionId", s.getUserRoleDefinition)
-	roleDefs.PUT("/:roleDefinitionId", s.updateLocalRole)
-	roleDefs.DELETE("/:roleDefinitionId", s.deleteLocalRole)
+	authz := t.area(areaAuthorization, api.Group("/:who/authorization", s.requireKey(areaAuthorization), s.negotiate, s.authenticate))
+	authz.get("/roles", anyOf(scopeRightsRead), s.resolveWho, s.listUserRoles)
+	authz.delete("/roles/:roleId", anyOf(scopeRightsWrite), s.resolveWhoOrUser, s.deleteUserRole)
+	authz.get("/rights", anyOf(scopeRightsRead), s.resolveWho, s.listUserRights)
+	authz.delete("/rights/:rightId", anyOf(scopeRightsWrite), s.resolveWho, s.deleteUserRight)
+	authz.get("/delegations", anyOf(scopeDelegationsRead), s.resolveWho, s.listDelegations)
+	authz.post("/delegations", anyOf(scopeDelegationsWrite), s.resolveWho, s.delegateRoles)
+	authz.get("/auditlog", anyOf(scopeDelegationsRead, scopeRightsRead), s.resolveWho, s.listAuditLog)
+	roleDefs := t.area(areaRoleDefinitions, api.Group("/:who/authorization/roledefinitions", s.requireKey(areaRoleDefinitions), s.negotiate, s.authenticate, s.resolveWho))
+	roleDefs.get("", anyOf(scopeRoleDefsRead), s.listUserRoleDefinitions)
+	roleDefs.post("", anyOf(scopeRoleDefsWrite), s.createLocalRole)
+	roleDefs.get("/:roleDefinitionId", anyOf(scopeRoleDefsRead), s.getUserRoleDefinition)
+	roleDefs.put("/:roleDefinitionId", anyOf(scopeRoleDefsWrite), s.updateLocalRole)
+	roleDefs.delete("/:roleDefinitionId", anyOf(scopeRoleDefsWrite), s.deleteLocalRole)
 
 	// Service owners: organization tokens with the service-owner scopes, or enterprise certificates
 	// (?ForceEIAuthentication), of registered service owners calling with a key of their own; every
 	// call is audited, refused ones included.
-	so := api.Group("/serviceowner", s.auditServiceOwner, s.requireKey(areaServiceOwner), s.negotiate,
-		s.authenticateServiceOwner, s.requireServiceOwner)
-	so.GET("/organizations", s.soListOrganizations)
-	so.GET("/organizations/:who", s.soGetOrganization)
-	so.GET("/organizations/:who/officialcontacts", s.soOfficialContacts)
-	so.GET("/organizations/:who/personalcontacts", s.soPersonalContacts)
-	so.GET("/organizations/:who/personalcontacts/:person/roles", s.soPersonalContactRoles)
-	so.GET("/authorization/roles", s.soAuthorizationRoles)
-	so.GET("/authorization/rights", s.soAuthorizationRights)
-	so.GET("/roledefinitions", s.soListRoleDefinitions)
-	so.GET("/roledefinitions/:roleDefinitionId", s.soGetRoleDefinition)
-	so.GET("/reportees", s.soListReportees)
+	so := t.area(areaServiceOwner, api.Group("/serviceowner", s.auditServiceOwner, s.requireKey(areaServiceOwner), s.negotiate,
+		s.authenticateServiceOwner, s.requireServiceOwner))
+	orgs, rolesAndRights := anyOf(scopeSOOrganizations), anyOf(scopeSORolesAndRights)
+	so.get("/organizations", orgs, s.soListOrganizations)
+	so.get("/organizations/:who", orgs, s.soGetOrganization)
+	so.get("/organizations/:who/officialcontacts", orgs, s.soOfficialContacts)
+	so.get("/organizations/:who/personalcontacts", orgs, s.soPersonalContacts)
+	so.get("/organizations/:who/personalcontacts/:person/roles", orgs, s.soPersonalContactRoles)
+	so.get("/authorization/roles", rolesAndRights, s.soAuthorizationRoles)
+	so.get("/authorization/rights", rolesAndRights, s.soAuthorizationRights)
+	so.get("/roledefinitions", anyScope, s.soListRoleDefinitions)
+	so.get("/roledefinitions/:roleDefinitionId", anyScope, s.soGetRoleDefinition)
+	so.get("/reportees", anyOf(scopeSOReportees), s.soListReportees)
 
-	s.routeList = r.Routes()
+	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)
+}
+
+// Route is one registered route, as the router serves it: the list of them is what an OpenAPI
+// description can be made from.
+type Route struct {
+	Method string
+	// Path is the gin pattern, e.g. /api/:who/messages/:messageId.
+	Path string
+	// Area is the API-key area the route belongs to; "" for the open routes (health, metadata,
+	// authentication), which need neither a key nor a login, and so no scope.
+	Area string
+	// Scopes are the token scopes of which any one lets a bearer token call the route, beside the general
+	// scopes of its area (generalScopes); an empty list admits a token with any scope. Nil on open routes.
+	Scopes []string
+	// Handler is the route's own handler, the last of its chain.
+	Handler gin.HandlerFunc
+}
+
+// Routes lists every route of the service with its area and scopes, in the order they were registered.
+func (s *Server) Routes() []Route { return s.routeList }
+
+// routeTable records the routes as they are registered on the router.
+type routeTable struct{ routes []Route }
+
+// routeGroup registers routes on one gin group, all of one area (or open).
+type routeGroup struct {
+	table *routeTable
+	group *gin.RouterGroup
+	area  string
+}
+
+func (t *routeTable) open(g *gin.RouterGroup) routeGroup { return routeGroup{table: t, group: g} }
+
+func (t *routeTable) area(name string, g *gin.RouterGroup) routeGroup {
+	return routeGroup{table: t, group: g, area: name}
+}
+
+// anyOf is a route's scope set: any one of the scopes lets a bearer token call it.
+func anyOf(scopes ...string) []string { return scopes }
+
+// anyScope marks a route that a bearer token may call with any scope (the service-owner role definitions
+// need no particular scope).
+var anyScope = []string{}
+
+func (g routeGroup) get(path string, scopes []string, h ...gin.HandlerFunc) {
+	g.handle(http.MethodGet, path, scopes, h)
+}
+
+func (g routeGroup) post(path string, scopes []string, h ...gin.HandlerFunc) {
+	g.handle(http.MethodPost, path, scopes, h)
+}
+
+func (g routeGroup) put(path string, scopes []string, h ...gin.HandlerFunc) {
+	g.handle(http.MethodPut, path, scopes, h)
+}
+
+func (g routeGroup) delete(path string, scopes []string, h ...gin.HandlerFunc) {
+	g.handle(http.MethodDelete, path, scopes, h)
+}
+
+func (g routeGroup) handle(method, path string, scopes []string, h []gin.HandlerFunc) {
+	g.group.Handle(method, path, h...)
+	full := g.group.BasePath() + path
+	if g.group.BasePath() == "/" {
+		full = path
+	}
+	g.table.routes = append(g.table.routes, Route{Method: method, Path: full, Area: g.area, Scopes: scopes, Handler: h[len(h)-1]})
+}
+
+// index finds a route by "METHOD path", for the scope check of every request.
+func (t *routeTable) index() map[string]Route {
+	m := make(map[string]Route, len(t.routes))
+	for _, r := range t.routes {
+		m[r.Method+" "+r.Path] = r
+	}
+	return m
 }

@@ -57,8 +57,9 @@ type Server struct {
 	formTasks *formtask.Service
 	tracer    trace.Tracer
 	handler   http.Handler
-	// routeList is every registered route, for the scope table's completeness check.
-	routeList gin.RoutesInfo
+	// routeList is every registered route with its area and scopes; routeIndex finds one by "METHOD path".
+	routeList  []Route
+	routeIndex map[string]Route
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]
