@@ -108,15 +108,18 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 }
 
 func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
+	if c == nil {
+		return newAPIWithTasks(pool, nil)
+	}
+	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{}))
+}
+
+func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service) (*api.Server, error) {
 	tokens, err := testTokens()
 	if err != nil {
 		return nil, err
 	}
-	opts := api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens}
-	if c != nil {
-		opts.FormTasks = formtask.New(c, store.New(pool))
-	}
-	return api.New(opts)
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks})
 }
 
 func demoFormData(t *testing.T, id string) string {
@@ -464,28 +467,79 @@ func TestFormTasksWithoutTemporal(t *testing.T) {
 	assert.Zero(t, revisions)
 }
 
-// With Temporal unreachable, a change is a 503 with Retry-After of 5 seconds, and its revision does not
-// stay behind.
+// With the Temporal server down — stopped after the client knew it, or never there — a change is a 503
+// with Retry-After once the server has not answered within the connect timeout, long before the client
+// gives up; and its revision does not stay behind, the task is as it was.
 func TestFormTasksTemporalUnreachable(t *testing.T) {
-	c, err := client.NewLazyClient(client.Options{HostPort: storetest.UnusedAddr(t)})
+	cases := map[string]func(t *testing.T) client.Client{
+		"server stopped": func(t *testing.T) client.Client {
+			dev, err := temporaltest.StartDevServer(context.Background(), "", "")
+			require.NoError(t, err)
+			require.NoError(t, dev.Stop())
+			return dev.Client()
+		},
+		"nothing listens": func(t *testing.T) client.Client {
+			c, err := client.NewLazyClient(client.Options{HostPort: storetest.UnusedAddr(t), Logger: temporaltest.QuietLogger()})
+			require.NoError(t, err)
+			t.Cleanup(c.Close)
+			return c
+		},
+	}
+	for name, temporal := range cases {
+		t.Run(name, func(t *testing.T) {
+			pool := storetest.New(t)
+			srv, err := newAPIWithTasks(pool, formtask.New(temporal(t), store.New(pool), formtask.Options{ConnectTimeout: 500 * time.Millisecond}))
+			require.NoError(t, err)
+			hangsUp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as a client that gives up waiting
+				ctx, cancel := context.WithCancel(r.Context())
+				defer time.AfterFunc(30*time.Second, cancel).Stop()
+				defer cancel()
+				srv.ServeHTTP(w, r.WithContext(ctx))
+			})
+			before := demoFormData(t, "a3101102")
+			edited := strings.Replace(before, "</Skjema>", "<Merknad>ikke lagret</Merknad></Skjema>", 1)
+
+			r := sendAs(t, hangsUp, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101102?complete=false", putBody(t, []map[string]any{mainForm(edited)}, nil))
+			p := requireProblem(t, r, http.StatusServiceUnavailable)
+			assert.Equal(t, "urn:postbox:problem:temporal-unavailable", p["type"])
+			assert.Equal(t, "5", r.Header().Get("Retry-After"))
+			var revisions int
+			require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
+			assert.Zero(t, revisions, "no revision is left")
+			var data string
+			require.NoError(t, pool.QueryRow(context.Background(), `SELECT form_data FROM forms WHERE message_id = 'a3101102' AND type = 'MainForm'`).Scan(&data))
+			assert.Equal(t, before, data, "the stored form is unchanged")
+			status, _ := messageStatus(t, pool, "a3101102")
+			assert.Equal(t, "Utfylling", status)
+		})
+	}
+}
+
+// The connect timeout bounds waiting for the server, not the Update: an Update the server runs for longer
+// (here: no worker takes it for a while) is answered when it is done.
+func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
+	formTaskServer(t) // its dev server
+	ctx := context.Background()
+	pool := storetest.New(t)
+	c, err := client.Dial(client.Options{HostPort: formTaskEnv.dev.FrontendHostPort(), Namespace: nsOwnWorker, Logger: temporaltest.QuietLogger()})
 	require.NoError(t, err)
 	defer c.Close()
-	pool := storetest.New(t)
-	srv, err := newAPIWith(pool, c)
+	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, nsOwnWorker))
+	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}))
 	require.NoError(t, err)
-	impatient := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as a client that gives up
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		srv.ServeHTTP(w, r.WithContext(ctx))
-	})
+	acts, err := activities.New(pool)
+	require.NoError(t, err)
+	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
+	// The worker starts some connect timeouts after the Update was sent.
+	starter := time.AfterFunc(2*time.Second, func() { _ = w.Start() })
+	defer func() {
+		starter.Stop()
+		w.Stop()
+	}()
 
-	r := sendAs(t, impatient, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101102?complete=false", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
-	p := requireProblem(t, r, http.StatusServiceUnavailable)
-	assert.Equal(t, "urn:postbox:problem:temporal-unavailable", p["type"])
-	assert.Equal(t, "5", r.Header().Get("Retry-After"))
-	var revisions int
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&revisions))
-	assert.Zero(t, revisions)
+	r := sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101109?complete=false", putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101109"))}, nil))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Utfylling", r.json(t)["Status"])
 }
 
 // patternReader yields n bytes of a repeating pattern without holding them.

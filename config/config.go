@@ -15,13 +15,16 @@ import (
 
 // Config holds every setting. The defaults run the whole stack on one machine.
 type Config struct {
-	DatabaseURL       string        // POSTBOX_DATABASE_URL
-	HTTPAddr          string        // POSTBOX_HTTP_ADDR
-	TemporalAddress   string        // POSTBOX_TEMPORAL_ADDRESS
-	TemporalNamespace string        // POSTBOX_TEMPORAL_NAMESPACE
-	TrustProxy        bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
-	MaxBodyBytes      int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
-	ShutdownTimeout   time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
+	DatabaseURL       string // POSTBOX_DATABASE_URL
+	HTTPAddr          string // POSTBOX_HTTP_ADDR
+	TemporalAddress   string // POSTBOX_TEMPORAL_ADDRESS
+	TemporalNamespace string // POSTBOX_TEMPORAL_NAMESPACE
+	// TemporalConnectTimeout bounds how long a form-task change waits for the Temporal server to answer
+	// before it is 503 (POSTBOX_TEMPORAL_CONNECT_TIMEOUT); an Update the server runs is not cut by it.
+	TemporalConnectTimeout time.Duration
+	TrustProxy             bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
+	MaxBodyBytes           int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
+	ShutdownTimeout        time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
 
 	// Slow and idle clients (see the README, Slow clients).
 	ReadHeaderTimeout time.Duration // POSTBOX_READ_HEADER_TIMEOUT: how long the request line and headers may take
@@ -74,20 +77,21 @@ func Load() (Config, error) {
 func load(lookup func(string) (string, bool)) (Config, error) {
 	r := reader{lookup: lookup}
 	c := Config{
-		DatabaseURL:       r.str("POSTBOX_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postbox?sslmode=disable"),
-		HTTPAddr:          r.str("POSTBOX_HTTP_ADDR", "127.0.0.1:8080"),
-		TemporalAddress:   r.str("POSTBOX_TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		TemporalNamespace: r.str("POSTBOX_TEMPORAL_NAMESPACE", "default"),
-		TrustProxy:        r.boolean("POSTBOX_TRUST_PROXY", false),
-		MaxBodyBytes:      r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
-		ShutdownTimeout:   r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
-		ReadHeaderTimeout: r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
-		IdleTimeout:       r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
-		ProgressWindow:    r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
-		ProgressMinBytes:  r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
-		MaxHeaderBytes:    r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
-		LogLevel:          r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
-		LogFormat:         r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
+		DatabaseURL:            r.str("POSTBOX_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postbox?sslmode=disable"),
+		HTTPAddr:               r.str("POSTBOX_HTTP_ADDR", "127.0.0.1:8080"),
+		TemporalAddress:        r.str("POSTBOX_TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		TemporalNamespace:      r.str("POSTBOX_TEMPORAL_NAMESPACE", "default"),
+		TemporalConnectTimeout: r.duration("POSTBOX_TEMPORAL_CONNECT_TIMEOUT", 3*time.Second),
+		TrustProxy:             r.boolean("POSTBOX_TRUST_PROXY", false),
+		MaxBodyBytes:           r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
+		ShutdownTimeout:        r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
+		ReadHeaderTimeout:      r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
+		IdleTimeout:            r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
+		ProgressWindow:         r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
+		ProgressMinBytes:       r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
+		MaxHeaderBytes:         r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
+		LogLevel:               r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
+		LogFormat:              r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
 		TokenIssuers:    r.issuers("POSTBOX_TOKEN_ISSUER", "https://test-issuer.demo.local", "POSTBOX_TOKEN_JWKS", "deploy/demo/certs/jwks.json"),
 		TokenAudience:   r.str("POSTBOX_TOKEN_AUDIENCE", "mailbox-api"),
@@ -111,7 +115,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")
 	}
 	for name, d := range map[string]time.Duration{"POSTBOX_READ_HEADER_TIMEOUT": c.ReadHeaderTimeout,
-		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow} {
+		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow,
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout} {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}

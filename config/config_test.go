@@ -50,11 +50,16 @@ func TestOperationsSettings(t *testing.T) {
 }
 
 func TestValuesAreRead(t *testing.T) {
-	c, err := load(env(map[string]string{"POSTBOX_TRUST_PROXY": "true", "POSTBOX_SHUTDOWN_TIMEOUT": "3s", "POSTBOX_LOG_LEVEL": "debug"}))
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 3*time.Second, c.TemporalConnectTimeout, "a few seconds for Temporal to answer")
+	c, err = load(env(map[string]string{"POSTBOX_TRUST_PROXY": "true", "POSTBOX_SHUTDOWN_TIMEOUT": "3s", "POSTBOX_LOG_LEVEL": "debug",
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": "1500ms"}))
 	require.NoError(t, err)
 	assert.True(t, c.TrustProxy)
 	assert.Equal(t, 3*time.Second, c.ShutdownTimeout)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
+	assert.Equal(t, 1500*time.Millisecond, c.TemporalConnectTimeout)
 }
 
 func TestABadValueNamesItsVariable(t *testing.T) {
@@ -75,6 +80,7 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_PROGRESS_WINDOW":           "0s",
 		"POSTBOX_PROGRESS_MIN_BYTES":        "0",
 		"POSTBOX_MAX_HEADER_BYTES":          "100",
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT":  "0s",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)

@@ -84,14 +84,15 @@ func updateError(ctx context.Context, task Task, err error) error {
 		}
 		return err
 	}
+	cause := context.Cause(ctx)
 	if ctx.Err() == nil && !unreachable(err) {
 		return err
 	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return ctx.Err()
+	if errors.Is(cause, context.Canceled) {
+		return cause
 	}
 	e := ErrUnavailable()
-	e.Err = err
+	e.Err = errors.Join(err, cause)
 	return e
 }
 

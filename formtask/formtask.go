@@ -41,11 +41,29 @@ func TaskOf(m store.Message, svc store.ServiceDetail, reporteeID int64) Task {
 type Service struct {
 	temporal client.Client
 	store    *store.Queries
+	opts     Options
 }
 
+// Options tune the service; zero values take the defaults.
+type Options struct {
+	// ConnectTimeout bounds how long a change waits for the Temporal server to answer (config
+	// POSTBOX_TEMPORAL_CONNECT_TIMEOUT). An Update that has not finished within it is not cut off: the
+	// server is asked whether it answers (within ConnectTimeout again, and so on every ConnectTimeout while
+	// the Update runs), and only when it does not is the change given up as Unavailable. So a long
+	// validation or archive runs as long as it needs, and a server that is down costs a caller at most
+	// about twice ConnectTimeout.
+	ConnectTimeout time.Duration
+}
+
+// DefaultConnectTimeout is ConnectTimeout when none is given.
+const DefaultConnectTimeout = 3 * time.Second
+
 // New returns the service over a Temporal client and the store.
-func New(c client.Client, q *store.Queries) *Service {
-	return &Service{temporal: c, store: q}
+func New(c client.Client, q *store.Queries, opts Options) *Service {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	return &Service{temporal: c, store: q, opts: opts}
 }
 
 // CheckHealth says whether Temporal answers.
@@ -249,6 +267,9 @@ func (s *Service) update(ctx context.Context, task Task, revisionID int64, name 
 }
 
 func (s *Service) send(ctx context.Context, task Task, name string, arg any) (workflows.Result, error) {
+	ctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	go s.watchServer(ctx, giveUp)
 	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(task.MessageID),
 		TaskQueue:                workflows.TaskQueue,
@@ -270,6 +291,31 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (wo
 		return workflows.Result{}, updateError(ctx, task, err)
 	}
 	return res, nil
+}
+
+// errUnreachable is why a change is given up when the Temporal server does not answer.
+var errUnreachable = errors.New("the Temporal server does not answer")
+
+// watchServer gives up the change of ctx (giveUp(errUnreachable)) when the Temporal server does not answer
+// while the change waits: every ConnectTimeout it asks the server for its health, with that timeout. It
+// returns when ctx ends. An Update done within ConnectTimeout costs no health check.
+func (s *Service) watchServer(ctx context.Context, giveUp context.CancelCauseFunc) {
+	tick := time.NewTicker(s.opts.ConnectTimeout)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+		_, err := s.temporal.CheckHealth(hctx, &client.CheckHealthRequest{})
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			giveUp(fmt.Errorf("%w: %w", errUnreachable, err))
+			return
+		}
+	}
 }
 
 // startState is the workflow input of a task.

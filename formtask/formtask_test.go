@@ -32,10 +32,9 @@ func TestTemporalUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	pool := storetest.New(t)
-	ft := formtask.New(c, store.New(pool))
+	ft := formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
+	ctx := context.Background() // the connect timeout bounds the wait
 	task, err := ft.Load(ctx, "a3101102")
 	require.NoError(t, err)
 	_, err = ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: false, Sign: true,
@@ -55,7 +54,7 @@ func TestTemporalUnreachable(t *testing.T) {
 // The rules of a change's shape are checked before anything is stored or sent, so a service without a
 // store or Temporal refuses them.
 func TestRefusedBeforeStoring(t *testing.T) {
-	ft := formtask.New(nil, nil)
+	ft := formtask.New(nil, nil, formtask.Options{})
 	ctx := context.Background()
 	task := formtask.Task{MessageID: "a3101263", Status: store.StatusFilling}
 	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}

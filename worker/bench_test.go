@@ -115,7 +115,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})
-	ft := formtask.New(c, store.New(pool))
+	ft := formtask.New(c, store.New(pool), formtask.Options{})
 	forms := formsOf(b, pool, "a3101102")
 
 	var (

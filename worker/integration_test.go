@@ -300,7 +300,7 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 			return workflows.ArchiveResult{}, ctx.Err()
 		}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
 	})
-	ft := formtask.New(c, store.New(pool))
+	ft := formtask.New(c, store.New(pool), formtask.Options{})
 
 	type outcome struct {
 		res workflows.Result
@@ -350,7 +350,7 @@ func TestDevServerRestart(t *testing.T) {
 	pool := storetest.New(t)
 	c := dial(t, hostPort, "default")
 	stop := startWorker(t, c, pool, nil)
-	ft := formtask.New(c, store.New(pool))
+	ft := formtask.New(c, store.New(pool), formtask.Options{})
 
 	states := map[string]string{
 		"a3101102": store.StatusFilling,  // a draft saved
@@ -370,7 +370,7 @@ func TestDevServerRestart(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Stop() })
 	c = dial(t, hostPort, "default")
 	startWorker(t, c, pool, nil)
-	ft = formtask.New(c, store.New(pool))
+	ft = formtask.New(c, store.New(pool), formtask.Options{})
 	for id, want := range states {
 		s, running := searchStatus(t, c, id)
 		assert.Equal(t, want, s, id)

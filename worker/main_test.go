@@ -86,7 +86,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer w.Stop()
-	shared.pool, shared.tasks = pool, formtask.New(c, store.New(pool))
+	shared.pool, shared.tasks = pool, formtask.New(c, store.New(pool), formtask.Options{})
 	return m.Run()
 }
 

@@ -53,7 +53,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	}, archiveOpts)
 	require.NoError(t, ws.Start())
 
-	ft := formtask.New(c, store.New(pool))
+	ft := formtask.New(c, store.New(pool), formtask.Options{})
 	type outcome struct {
 		res workflows.Result
 		err error

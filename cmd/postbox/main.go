@@ -294,7 +294,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 		MaxBodyBytes:          cfg.MaxBodyBytes,
 		Limits:                clientLimits(cfg),
 		Tokens:                tokens,
-		FormTasks:             formtask.New(tc, store.New(pool)),
+		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout}),
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
