@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 type passwordLogin struct {
@@ -22,7 +24,7 @@ func (s *Server) authenticateWithPassword(c *gin.Context) {
 		return
 	}
 	if strings.TrimSpace(body.UserName) == "" || body.UserPassword == "" {
-		abort(c, badRequest("UserName and UserPassword are required"))
+		abort(c, problem.BadRequest("UserName and UserPassword are required"))
 		return
 	}
 	_, forceEI := c.GetQuery("ForceEIAuthentication")

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -57,8 +58,8 @@ func (s *Server) listUserRights(c *gin.Context) {
 	}
 }
 
-func notAccessManager(c *gin.Context) *Problem {
-	return problem(http.StatusForbidden, "not-access-manager",
+func notAccessManager(c *gin.Context) *problem.Problem {
+	return problem.New(http.StatusForbidden, "not-access-manager",
 		"you are neither access manager (ADMAI) nor main administrator (HADM) for %q", c.Param("who"))
 }
 
@@ -246,18 +247,18 @@ func sameName(a, b string) bool {
 // who a national identity number belongs to.
 func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (rightHolder, error) {
 	mismatch := func(what string) error {
-		return problem(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
+		return problem.New(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
 	}
 	switch {
 	case d.SocialSecurityNumber != "":
 		if d.OrganizationNumber != "" || d.UserName != "" {
-			return rightHolder{}, badRequest("name one right holder: a person (SocialSecurityNumber, LastName), an organization (OrganizationNumber, Name) or an enterprise user (UserName, OrganizationNumber)")
+			return rightHolder{}, problem.BadRequest("name one right holder: a person (SocialSecurityNumber, LastName), an organization (OrganizationNumber, Name) or an enterprise user (UserName, OrganizationNumber)")
 		}
 		if !ssnPattern.MatchString(d.SocialSecurityNumber) {
-			return rightHolder{}, badRequest("SocialSecurityNumber must be 11 digits")
+			return rightHolder{}, problem.BadRequest("SocialSecurityNumber must be 11 digits")
 		}
 		if d.LastName == "" {
-			return rightHolder{}, badRequest("LastName is required with SocialSecurityNumber")
+			return rightHolder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
 		}
 		p, err := s.party(ctx, d.SocialSecurityNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Person" || !sameName(p.LastName, d.LastName))) {
@@ -266,7 +267,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		return rightHolder{partyID: p.ID, name: p.Name}, err
 	case d.UserName != "":
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return rightHolder{}, badRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
+			return rightHolder{}, problem.BadRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
 		l, err := s.q.FindLogin(ctx, d.UserName)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != d.OrganizationNumber)) {
@@ -275,21 +276,21 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		return rightHolder{loginID: l.ID, name: l.UserName}, err
 	case d.OrganizationNumber != "":
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return rightHolder{}, badRequest("OrganizationNumber must be 9 digits")
+			return rightHolder{}, problem.BadRequest("OrganizationNumber must be 9 digits")
 		}
 		if d.Name == "" {
-			return rightHolder{}, badRequest("Name is required with OrganizationNumber")
+			return rightHolder{}, problem.BadRequest("Name is required with OrganizationNumber")
 		}
 		p, err := s.party(ctx, d.OrganizationNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Organization" || !sameName(p.Name, d.Name))) {
 			return rightHolder{}, mismatch("organization number and name")
 		}
 		if err == nil && p.Status != "" && p.Status != "Active" {
-			return rightHolder{}, badRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
+			return rightHolder{}, problem.BadRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
 		}
 		return rightHolder{partyID: p.ID, name: p.Name}, err
 	}
-	return rightHolder{}, badRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
+	return rightHolder{}, problem.BadRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
 }
 
 // delegateRoles gives roles to a right holder for {who}. The caller must be access manager (ADMAI) or
@@ -319,7 +320,7 @@ func (s *Server) delegateRoles(c *gin.Context) {
 		return
 	}
 	if holder.partyID == party.ID {
-		abort(c, badRequest("a party cannot hold roles for itself"))
+		abort(c, problem.BadRequest("a party cannot hold roles for itself"))
 		return
 	}
 	defs, err := s.delegatableRoles(c, party, rights, req.RoleDefinitionIDs)
@@ -334,7 +335,7 @@ func (s *Server) delegateRoles(c *gin.Context) {
 			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
 				RoleDefinitionID: d.ID, Delegator: p.Name, DelegatedTime: now})
 			if errors.Is(err, store.ErrRoleHeld) {
-				return problem(http.StatusConflict, "role-already-held", "the right holder already holds role %s for this reportee", roleLabel(d.ID, d.Code, d.Name))
+				return problem.New(http.StatusConflict, "role-already-held", "the right holder already holds role %s for this reportee", roleLabel(d.ID, d.Code, d.Name))
 			}
 			if err != nil {
 				return err
@@ -363,14 +364,14 @@ func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights iden
 	for _, id := range ids {
 		d, err := s.q.GetRoleDefinition(ctx, id, "", "")
 		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
-			return nil, badRequest("there is no role definition %d that can be delegated for this reportee", id)
+			return nil, problem.BadRequest("there is no role definition %d that can be delegated for this reportee", id)
 		}
 		if err != nil {
 			return nil, err
 		}
 		label := roleLabel(d.ID, d.Code, d.Name)
 		if d.RoleType == "External" {
-			return nil, problem(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
+			return nil, problem.New(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
 		}
 		if !rights.MainAdministrator() {
 			held, err := s.q.HoldsRoleDefinition(ctx, subject, party.ID, d.ID)
@@ -378,7 +379,7 @@ func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights iden
 				return nil, err
 			}
 			if !held {
-				return nil, problem(http.StatusForbidden, "role-not-held", "only a main administrator may delegate a role they do not hold: you do not hold role %s", label)
+				return nil, problem.New(http.StatusForbidden, "role-not-held", "only a main administrator may delegate a role they do not hold: you do not hold role %s", label)
 			}
 			missing, err := s.q.MissingDelegatableRights(ctx, subject, party.ID, d.ID)
 			if err != nil {
@@ -389,7 +390,7 @@ func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights iden
 				for i, r := range missing {
 					labels[i] = rightLabel(r)
 				}
-				pr := problem(http.StatusForbidden, "rights-not-held", "you may delegate role %s only if you hold all its rights as delegatable rights; you lack %s",
+				pr := problem.New(http.StatusForbidden, "rights-not-held", "you may delegate role %s only if you hold all its rights as delegatable rights; you lack %s",
 					label, strings.Join(labels, ", "))
 				pr.Errors = labels
 				return nil, pr
@@ -467,8 +468,8 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 }
 
 // roleRefused is the one answer to a role delete the caller may not make, whatever exists.
-func roleRefused(c *gin.Context) *Problem {
-	return problem(http.StatusForbidden, "not-access-manager",
+func roleRefused(c *gin.Context) *problem.Problem {
+	return problem.New(http.StatusForbidden, "not-access-manager",
 		"role %s of %q is not one you may delete: only its holder or an access manager (ADMAI) or main administrator (HADM) for its reportee may",
 		c.Param("roleId"), c.Param("who"))
 }
@@ -493,7 +494,7 @@ func (s *Server) deleteUserRole(c *gin.Context) {
 	id, err := strconv.ParseInt(c.Param("roleId"), 10, 64)
 	notThere := func() {
 		if s.managesRolesOf(c) {
-			abort(c, notFound("there is no role %s for %q", c.Param("roleId"), c.Param("who")))
+			abort(c, problem.NotFound("there is no role %s for %q", c.Param("roleId"), c.Param("who")))
 			return
 		}
 		abort(c, roleRefused(c))
@@ -545,7 +546,7 @@ func (s *Server) deleteUserRole(c *gin.Context) {
 	}
 	label := roleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
 	if role.RoleType == "External" {
-		abort(c, problem(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label))
+		abort(c, problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label))
 		return
 	}
 	now := time.Now()
@@ -576,7 +577,7 @@ func (s *Server) deleteUserRight(c *gin.Context) {
 		return
 	}
 	id, err := strconv.ParseInt(c.Param("rightId"), 10, 64)
-	notThere := func() { abort(c, notFound("there is no right %s for %q", c.Param("rightId"), c.Param("who"))) }
+	notThere := func() { abort(c, problem.NotFound("there is no right %s for %q", c.Param("rightId"), c.Param("who"))) }
 	if err != nil || id <= 0 {
 		notThere()
 		return
@@ -591,7 +592,7 @@ func (s *Server) deleteUserRight(c *gin.Context) {
 		return
 	}
 	if r.OwnerPartyID == 0 {
-		abort(c, problem(http.StatusForbidden, "platform-role",
+		abort(c, problem.New(http.StatusForbidden, "platform-role",
 			"right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName))
 		return
 	}
@@ -667,16 +668,16 @@ func (s *Server) convertReportee(c *gin.Context) {
 	}
 	ssn, lastName := strings.TrimSpace(b.SocialSecurityNumber), strings.TrimSpace(b.LastName)
 	if !ssnPattern.MatchString(ssn) {
-		abort(c, badRequest("SocialSecurityNumber must be 11 digits"))
+		abort(c, problem.BadRequest("SocialSecurityNumber must be 11 digits"))
 		return
 	}
 	if lastName == "" {
-		abort(c, badRequest("LastName is required"))
+		abort(c, problem.BadRequest("LastName is required"))
 		return
 	}
 	ctx := c.Request.Context()
 	refuse := func() {
-		abort(c, problem(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
+		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
 	}
 	party, err := s.party(ctx, ssn)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {

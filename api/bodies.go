@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 var jsonBodyTypes = []string{"application/hal+json", "application/json"}
@@ -20,7 +22,7 @@ var jsonBodyTypes = []string{"application/hal+json", "application/json"}
 func bindJSON(c *gin.Context, v any) error {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || !slices.Contains(jsonBodyTypes, mt) {
-		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/hal+json or application/json")
+		return problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/hal+json or application/json")
 	}
 	dec := json.NewDecoder(c.Request.Body)
 	if err := dec.Decode(v); err != nil {
@@ -31,7 +33,7 @@ func bindJSON(c *gin.Context, v any) error {
 		if errors.As(err, &maxBytes) {
 			return err
 		}
-		return badRequest("the body holds more than one JSON value")
+		return problem.BadRequest("the body holds more than one JSON value")
 	}
 	return checkFields(reflect.ValueOf(v), "", "")
 }
@@ -41,22 +43,22 @@ func jsonProblem(err error) error {
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError
 		maxBytes *http.MaxBytesError
-		prob     *Problem
+		prob     *problem.Problem
 	)
 	switch {
 	case errors.As(err, &maxBytes), errors.As(err, &prob):
 		return err
 	case errors.As(err, &syntax):
-		return badRequest("the body is not valid JSON (at byte %d)", syntax.Offset)
+		return problem.BadRequest("the body is not valid JSON (at byte %d)", syntax.Offset)
 	case errors.As(err, &typ):
 		if typ.Field != "" {
-			return badRequest("field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+			return problem.BadRequest("field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 		}
-		return badRequest("the body must be a JSON object")
+		return problem.BadRequest("the body must be a JSON object")
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("the body is empty or cut short")
+		return problem.BadRequest("the body is empty or cut short")
 	}
-	return badRequest("the body cannot be read as JSON")
+	return problem.BadRequest("the body cannot be read as JSON")
 }
 
 func jsonKind(k string) string {

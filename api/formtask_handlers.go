@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -79,7 +80,7 @@ func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err err
 		}
 		b, err := strconv.ParseBool(strings.ToLower(v))
 		if err != nil {
-			return false, badRequest("%s must be true or false, not %q", name, v)
+			return false, problem.BadRequest("%s must be true or false, not %q", name, v)
 		}
 		return b, nil
 	}
@@ -93,13 +94,13 @@ func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err err
 // revisionContent checks a body against the service and turns it into what the store keeps.
 func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
 	if b.Type != "" && b.Type != "FormTask" {
-		return nil, nil, badRequest("Type must be FormTask, not %q", b.Type)
+		return nil, nil, problem.BadRequest("Type must be FormTask, not %q", b.Type)
 	}
 	if b.ServiceCode != "" && b.ServiceCode != svc.ServiceCode {
-		return nil, nil, badRequest("ServiceCode %q is not this form task's service %s", b.ServiceCode, svc.ServiceCode)
+		return nil, nil, problem.BadRequest("ServiceCode %q is not this form task's service %s", b.ServiceCode, svc.ServiceCode)
 	}
 	if b.ServiceEdition != nil && b.ServiceEdition.n != svc.ServiceEdition {
-		return nil, nil, badRequest("ServiceEdition %d is not this form task's edition %d", b.ServiceEdition.n, svc.ServiceEdition)
+		return nil, nil, problem.BadRequest("ServiceEdition %d is not this form task's edition %d", b.ServiceEdition.n, svc.ServiceEdition)
 	}
 	forms := make([]store.RevisionForm, 0, len(b.Embedded.Forms))
 	for i, f := range b.Embedded.Forms {
@@ -125,7 +126,7 @@ func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.Revi
 		return store.RevisionForm{}, v.Refusal(where)
 	}
 	if strings.TrimSpace(f.FormData) == "" {
-		return store.RevisionForm{}, badRequest("%s.FormData is empty", where)
+		return store.RevisionForm{}, problem.BadRequest("%s.FormData is empty", where)
 	}
 	meta, v := formtask.FormOf(svc, f.Type, f.DataFormatID, f.DataFormatVersion.n)
 	if v != nil {
@@ -137,14 +138,14 @@ func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.Revi
 
 func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
 	if err := checkFileName(a.FileName); err != nil {
-		return store.RevisionAttachment{}, badRequest("%s.FileName %s", where, err)
+		return store.RevisionAttachment{}, problem.BadRequest("%s.FileName %s", where, err)
 	}
 	if strings.TrimSpace(a.AttachmentType) == "" {
-		return store.RevisionAttachment{}, badRequest("%s.AttachmentType is required", where)
+		return store.RevisionAttachment{}, problem.BadRequest("%s.AttachmentType is required", where)
 	}
 	data, err := base64.StdEncoding.DecodeString(a.Data)
 	if err != nil {
-		return store.RevisionAttachment{}, badRequest("%s.Data is not valid base64", where)
+		return store.RevisionAttachment{}, problem.BadRequest("%s.Data is not valid base64", where)
 	}
 	return store.RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
 }
@@ -210,7 +211,7 @@ func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 		return formTaskCall{}, false
 	}
 	if m.Type != "FormTask" {
-		abort(c, problem(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
+		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
 		return formTaskCall{}, false
 	}
 	svc, err := s.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
@@ -270,13 +271,13 @@ func (s *Server) postFormTask(c *gin.Context) {
 		return
 	}
 	if body.ServiceCode == "" || body.ServiceEdition == nil {
-		abort(c, badRequest("ServiceCode and ServiceEdition are required"))
+		abort(c, problem.BadRequest("ServiceCode and ServiceEdition are required"))
 		return
 	}
 	ctx := c.Request.Context()
 	svc, err := s.q.GetService(ctx, body.ServiceCode, body.ServiceEdition.n)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != "FormTask") {
-		abort(c, badRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
+		abort(c, problem.BadRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
 		return
 	}
 	if err != nil {
@@ -285,7 +286,7 @@ func (s *Server) postFormTask(c *gin.Context) {
 	}
 	now := time.Now()
 	if !svc.RestEnabled || now.Before(svc.ValidFrom) || now.After(svc.ValidTo) {
-		abort(c, problem(http.StatusConflict, "service-closed", "service %s edition %d cannot be submitted through this interface now",
+		abort(c, problem.New(http.StatusConflict, "service-closed", "service %s edition %d cannot be submitted through this interface now",
 			svc.ServiceCode, svc.ServiceEdition))
 		return
 	}
@@ -438,12 +439,12 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		return
 	}
 	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt != "application/octet-stream" {
-		abort(c, problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/octet-stream"))
+		abort(c, problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/octet-stream"))
 		return
 	}
 	name, typ := c.Query("fileName"), c.Query("attachmentType")
 	if err := checkFileName(name); err != nil {
-		abort(c, badRequest("fileName %s", err))
+		abort(c, problem.BadRequest("fileName %s", err))
 		return
 	}
 	rule, v := formtask.AttachmentRuleOf(ft.svc, typ)

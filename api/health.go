@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // healthz says the process is up; it checks nothing else, so a slow database never restarts the pod.
@@ -17,7 +19,7 @@ func (s *Server) healthz(c *gin.Context) {
 // readiness is the answer of /readyz: the state of each dependency and, when one is down, a problem
 // document naming it.
 type readiness struct {
-	*Problem
+	*problem.Problem
 	Checks map[string]string `json:"checks"`
 }
 
@@ -46,9 +48,9 @@ func (s *Server) readyz(c *gin.Context) {
 	if len(down) == 1 {
 		kind = down[0] + "-unavailable"
 	}
-	p := problem(http.StatusServiceUnavailable, kind, "not ready: %s cannot be reached", strings.Join(down, " and "))
+	p := problem.New(http.StatusServiceUnavailable, kind, "not ready: %s cannot be reached", strings.Join(down, " and "))
 	p.Instance = c.Request.URL.Path
-	setRetryAfter(c, unavailableRetryAfter)
+	problem.SetRetryAfter(c.Writer.Header(), problem.UnavailableRetryAfter)
 	c.Header("Content-Type", "application/problem+json; charset=utf-8")
 	c.JSON(http.StatusServiceUnavailable, readiness{Problem: p, Checks: checks})
 }

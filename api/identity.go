@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -63,7 +64,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	case authz != "":
 		scheme, token, _ := strings.Cut(authz, " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-			abort(c, unauthorized("the Authorization header must be 'Bearer <token>'"))
+			abort(c, problem.Unauthorized("the Authorization header must be 'Bearer <token>'"))
 			return
 		}
 		p, err = s.auth.FromBearer(ctx, strings.TrimSpace(token))
@@ -72,7 +73,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	case cert != nil:
 		p, err = s.auth.FromCertificate(ctx, cert)
 	default:
-		abort(c, unauthorized("log in first: a session cookie, a bearer token or an enterprise certificate is required"))
+		abort(c, problem.Unauthorized("log in first: a session cookie, a bearer token or an enterprise certificate is required"))
 		return
 	}
 	if err != nil {
@@ -81,14 +82,10 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(ctxPrincipal, p)
 	if !s.scopeAllows(p, c.Request.Method, c.FullPath()) {
-		abort(c, problem(http.StatusForbidden, "insufficient-scope", "the token's scopes do not allow %s %s", c.Request.Method, c.FullPath()))
+		abort(c, problem.New(http.StatusForbidden, "insufficient-scope", "the token's scopes do not allow %s %s", c.Request.Method, c.FullPath()))
 		return
 	}
 	c.Next()
-}
-
-func unauthorized(format string, args ...any) *Problem {
-	return problem(http.StatusUnauthorized, "unauthenticated", format, args...)
 }
 
 // authError maps what identity refused to a problem; anything else is a server error.
@@ -99,14 +96,14 @@ func authError(err error) error {
 	)
 	switch {
 	case errors.As(err, &tokenErr):
-		return unauthorized("%s", tokenErr.Error())
+		return problem.Unauthorized("%s", tokenErr.Error())
 	case errors.Is(err, identity.ErrBadCredentials), errors.Is(err, identity.ErrNoSession):
-		return unauthorized("%s", err.Error())
+		return problem.Unauthorized("%s", err.Error())
 	case errors.Is(err, identity.ErrCertificateRequired):
-		return problem(http.StatusForbidden, "certificate-required", "%s", err.Error())
+		return problem.New(http.StatusForbidden, "certificate-required", "%s", err.Error())
 	case errors.As(err, &locked):
-		p := problem(http.StatusTooManyRequests, "login-locked", "%s", locked.Error())
-		return &RetryableProblem{Problem: p, After: time.Until(locked.Until)}
+		p := problem.New(http.StatusTooManyRequests, "login-locked", "%s", locked.Error())
+		return &problem.Retryable{Problem: p, After: time.Until(locked.Until)}
 	}
 	return err
 }
@@ -140,7 +137,7 @@ func (s *Server) resolveWho(c *gin.Context) {
 // represent and parties that do not exist get the same 403 (naming the party as the client wrote it), so
 // the answer never reveals who exists.
 func (s *Server) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
-	refused := problem(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
+	refused := problem.New(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
 	party, err := s.party(c.Request.Context(), key)
 	if errors.Is(err, store.ErrNotFound) {
 		return party, identity.RightSet{}, refused

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // The longest text each field of a request may hold, in characters, whether it comes in a JSON or an
@@ -52,11 +54,11 @@ func fieldLimit(name string) int {
 func checkText(field, text string, limit int) error {
 	switch {
 	case strings.IndexByte(text, 0) >= 0:
-		return badRequest("%s holds a NUL character (\\u0000), which is not allowed", field)
+		return problem.BadRequest("%s holds a NUL character (\\u0000), which is not allowed", field)
 	case !utf8.ValidString(text):
-		return badRequest("%s is not valid UTF-8", field)
+		return problem.BadRequest("%s is not valid UTF-8", field)
 	case limit != unboundedText && utf8.RuneCountInString(text) > limit:
-		return badRequest("%s is longer than %d characters", field, limit)
+		return problem.BadRequest("%s is longer than %d characters", field, limit)
 	}
 	return nil
 }
@@ -134,7 +136,7 @@ func (s *Server) checkURL(c *gin.Context) {
 func checkURLText(u *url.URL) error {
 	for i, seg := range strings.Split(strings.Trim(u.Path, "/"), "/") {
 		if len(seg) > maxPathSegmentBytes {
-			return badRequest("path segment %d is longer than %d bytes", i+1, maxPathSegmentBytes)
+			return problem.BadRequest("path segment %d is longer than %d bytes", i+1, maxPathSegmentBytes)
 		}
 		if err := checkText(fmt.Sprintf("path segment %d", i+1), seg, unboundedText); err != nil {
 			return err
@@ -142,7 +144,7 @@ func checkURLText(u *url.URL) error {
 	}
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return badRequest("the query string is malformed: %s", err.Error())
+		return problem.BadRequest("the query string is malformed: %s", err.Error())
 	}
 	for name, values := range query {
 		if err := checkText("a query parameter name", name, maxTextChars); err != nil {
@@ -150,7 +152,7 @@ func checkURLText(u *url.URL) error {
 		}
 		for _, v := range values {
 			if len(v) > maxQueryValueBytes {
-				return badRequest("query parameter %s is longer than %d bytes", name, maxQueryValueBytes)
+				return problem.BadRequest("query parameter %s is longer than %d bytes", name, maxQueryValueBytes)
 			}
 			if err := checkText("query parameter "+name, v, unboundedText); err != nil {
 				return err

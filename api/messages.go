@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -111,7 +112,7 @@ func (s *Server) loadMessage(c *gin.Context) (store.Message, bool) {
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("there is no message %s in this mailbox", id))
+		abort(c, problem.NotFound("there is no message %s in this mailbox", id))
 		return store.Message{}, false
 	}
 	if err != nil {
@@ -178,7 +179,7 @@ func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource 
 func pathID(c *gin.Context, name, what string) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		abort(c, notFound("there is no %s %s on message %s", what, c.Param(name), c.Param("messageId")))
+		abort(c, problem.NotFound("there is no %s %s on message %s", what, c.Param(name), c.Param("messageId")))
 		return 0, false
 	}
 	return id, true
@@ -195,7 +196,7 @@ func (s *Server) loadForm(c *gin.Context) (store.Form, bool) {
 	party, _ := reporteeOf(c)
 	f, err := s.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("there is no form %d on message %s", id, c.Param("messageId")))
+		abort(c, problem.NotFound("there is no form %d on message %s", id, c.Param("messageId")))
 		return f, false
 	}
 	if err != nil {
@@ -243,7 +244,7 @@ func (s *Server) getAttachment(c *gin.Context) {
 		return
 	}
 	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == id }) {
-		abort(c, notFound("there is no attachment %d on message %s", id, m.MessageID))
+		abort(c, problem.NotFound("there is no attachment %d on message %s", id, m.MessageID))
 		return
 	}
 	party, _ := reporteeOf(c)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/store"
 )
 
@@ -85,7 +86,7 @@ func serviceParams(c *gin.Context) (string, int, error) {
 	code := c.Param("serviceCode")
 	edition, err := strconv.Atoi(c.Param("serviceEdition"))
 	if err != nil || edition <= 0 {
-		return "", 0, badRequest("service edition %q is not a positive whole number", c.Param("serviceEdition"))
+		return "", 0, problem.BadRequest("service edition %q is not a positive whole number", c.Param("serviceEdition"))
 	}
 	return code, edition, nil
 }
@@ -99,7 +100,7 @@ func (s *Server) loadService(c *gin.Context, serviceType string) (store.ServiceD
 	}
 	svc, err := s.q.GetService(c.Request.Context(), code, edition)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != serviceType) {
-		abort(c, notFound("there is no %s service %s edition %d", serviceType, code, edition))
+		abort(c, problem.NotFound("there is no %s service %s edition %d", serviceType, code, edition))
 		return store.ServiceDetail{}, false
 	}
 	if err != nil {
@@ -152,12 +153,12 @@ func (s *Server) getFormSchema(c *gin.Context) {
 	id := c.Param("dataFormatId")
 	version, err := strconv.Atoi(c.Param("dataFormatVersion"))
 	if err != nil {
-		abort(c, badRequest("data format version %q is not a whole number", c.Param("dataFormatVersion")))
+		abort(c, problem.BadRequest("data format version %q is not a whole number", c.Param("dataFormatVersion")))
 		return
 	}
 	xsd, err := s.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version))
+		abort(c, problem.NotFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version))
 		return
 	}
 	if err != nil {
@@ -187,12 +188,12 @@ func (s *Server) getCodeList(c *gin.Context) {
 	name := c.Param("name")
 	version, err := strconv.Atoi(c.Param("version"))
 	if err != nil || version <= 0 {
-		abort(c, badRequest("code list version %q is not a positive whole number", c.Param("version")))
+		abort(c, problem.BadRequest("code list version %q is not a positive whole number", c.Param("version")))
 		return
 	}
 	list, codes, err := s.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("there is no code list %s version %d in that language", name, version))
+		abort(c, problem.NotFound("there is no code list %s version %d in that language", name, version))
 		return
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )
@@ -67,7 +69,7 @@ func (s *Server) recoverPanics(c *gin.Context) {
 			}
 			s.log.ErrorContext(c.Request.Context(), "panic while serving a request", "panic", rec, "request_id", requestID(c), "route", c.FullPath())
 			if !c.Writer.Written() {
-				s.writeProblem(c, problem(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged"))
+				s.writeProblem(c, problem.Internal())
 			}
 			c.Abort()
 		}
@@ -85,7 +87,7 @@ func (s *Server) limitBody(c *gin.Context) {
 		return
 	}
 	if c.Request.ContentLength > s.opts.MaxBodyBytes {
-		abort(c, problem(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", s.opts.MaxBodyBytes))
+		abort(c, problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", s.opts.MaxBodyBytes))
 		return
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
@@ -100,7 +102,7 @@ func (s *Server) language(c *gin.Context) {
 	if v, ok := c.GetQuery("language"); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || !slices.Contains(languages, n) {
-			abort(c, problem(http.StatusBadRequest, "invalid-language", "language %q is not one of 1044 (bokmål), 2068 (nynorsk), 1033 (English)", v))
+			abort(c, problem.New(http.StatusBadRequest, "invalid-language", "language %q is not one of 1044 (bokmål), 2068 (nynorsk), 1033 (English)", v))
 			return
 		}
 		c.Set(ctxLanguage, n)
@@ -126,12 +128,12 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		raw := c.GetHeader("ApiKey")
 		if raw == "" {
-			abort(c, problem(http.StatusUnauthorized, "missing-api-key", "the ApiKey header is required"))
+			abort(c, problem.New(http.StatusUnauthorized, "missing-api-key", "the ApiKey header is required"))
 			return
 		}
 		key, err := s.apiKey(c.Request.Context(), raw)
 		if errors.Is(err, store.ErrNotFound) {
-			abort(c, problem(http.StatusUnauthorized, "invalid-api-key", "the API key is not registered"))
+			abort(c, problem.New(http.StatusUnauthorized, "invalid-api-key", "the API key is not registered"))
 			return
 		}
 		if err != nil {
@@ -142,7 +144,7 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 			allowOrigin(c.Writer.Header(), c.GetHeader("Origin"))
 		}
 		if !slices.Contains(key.Areas, area) {
-			abort(c, problem(http.StatusForbidden, "api-key-area", "the API key is not registered for the %s area", area))
+			abort(c, problem.New(http.StatusForbidden, "api-key-area", "the API key is not registered for the %s area", area))
 			return
 		}
 		c.Set(ctxAPIKey, key)
@@ -258,4 +260,59 @@ func (s *Server) requestBase(c *gin.Context) string {
 		host = "localhost"
 	}
 	return scheme + "://" + host
+}
+
+// errorsToProblems renders, once the rest of the chain has run, the first error a middleware or handler
+// recorded with c.Error as a problem, and logs the cause of server errors with the request id.
+func (s *Server) errorsToProblems(c *gin.Context) {
+	c.Next()
+	if len(c.Errors) == 0 || c.Writer.Written() {
+		return
+	}
+	err := c.Errors[0].Err
+	p, internal := problem.From(err)
+	if after, ok := problem.RetryAfter(err); ok {
+		problem.SetRetryAfter(c.Writer.Header(), after)
+	}
+	if p.Status == http.StatusRequestTimeout {
+		c.Header("Connection", "close") // what is left of a slow body is not worth waiting for
+	}
+	switch {
+	case internal:
+		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),
+			"method", c.Request.Method, "route", c.FullPath())
+	case store.IsUnavailable(err):
+		s.log.WarnContext(c.Request.Context(), "request failed: database unavailable", "err", err, "request_id", requestID(c),
+			"method", c.Request.Method, "route", c.FullPath())
+	default:
+		s.log.DebugContext(c.Request.Context(), "request refused", "status", p.Status, "detail", p.Detail, "request_id", requestID(c))
+	}
+	s.writeProblem(c, p)
+}
+
+func (s *Server) writeProblem(c *gin.Context, p *problem.Problem) {
+	if p.Instance == "" {
+		p.Instance = c.Request.URL.Path
+	}
+	status := p.Status
+	if status == problem.ClientClosed { // nobody is listening
+		c.Status(status)
+		return
+	}
+	if wantsXML(c) {
+		c.Header("Content-Type", "application/problem+xml; charset=utf-8")
+		c.Status(status)
+		if err := writePlainXML(c.Writer, "problem", problem.Namespace, p); err != nil {
+			slog.Default().ErrorContext(c.Request.Context(), "writing a problem failed", "err", err)
+		}
+		return
+	}
+	c.Header("Content-Type", "application/problem+json; charset=utf-8")
+	c.JSON(status, p)
+}
+
+// abort ends the request with err rendered as a problem.
+func abort(c *gin.Context, err error) {
+	_ = c.Error(err)
+	c.Abort()
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // The media types resources are offered in, in order of preference when the client does not care.
@@ -19,7 +21,7 @@ var mediaTypes = []string{"application/hal+json", "application/json", "applicati
 func (s *Server) negotiate(c *gin.Context) {
 	mt, ok := pickMediaType(c.GetHeader("Accept"))
 	if !ok {
-		abort(c, problem(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(mediaTypes, ", ")))
+		abort(c, problem.New(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(mediaTypes, ", ")))
 		return
 	}
 	c.Set(ctxFormat, mt)

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/internal/telemetry"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) clientCertHeader(c *gin.Context) {
 	cert, err := s.verifyForwardedCert(raw, c.GetHeader("Client-Cert-Chain"))
 	if err != nil {
 		s.log.InfoContext(c.Request.Context(), "forwarded client certificate refused", "err", err)
-		abort(c, unauthorized("the client certificate is not valid: %s", err.Error()))
+		abort(c, problem.Unauthorized("the client certificate is not valid: %s", err.Error()))
 		return
 	}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), proxyCertKey{}, cert))

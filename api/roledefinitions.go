@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/store"
 )
 
@@ -54,7 +55,7 @@ func (s *Server) listUserRoleDefinitions(c *gin.Context) {
 // roles of other reportees are answered like ones that do not exist.
 func (s *Server) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
 	raw := c.Param("roleDefinitionId")
-	notThere := func() { abort(c, notFound("there is no role definition %s for %q", raw, c.Param("who"))) }
+	notThere := func() { abort(c, problem.NotFound("there is no role definition %s for %q", raw, c.Param("who"))) }
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
 		notThere()
@@ -199,7 +200,7 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 		}
 	}
 	if len(errs) > 0 {
-		p := badRequest("the role definition is not valid: %s", strings.Join(errs, "; "))
+		p := problem.BadRequest("the role definition is not valid: %s", strings.Join(errs, "; "))
 		p.Errors = errs
 		return l, p
 	}
@@ -232,8 +233,8 @@ func editionOf(v any) (int, bool) {
 	return 0, false
 }
 
-func roleNameTaken(name string) *Problem {
-	return problem(http.StatusConflict, "role-name-taken", "this reportee already has a local role named %q", name)
+func roleNameTaken(name string) *problem.Problem {
+	return problem.New(http.StatusConflict, "role-name-taken", "this reportee already has a local role named %q", name)
 }
 
 func (s *Server) createLocalRole(c *gin.Context) {
@@ -294,7 +295,7 @@ func (s *Server) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
 		return d, false
 	}
 	if !d.Local() {
-		abort(c, problem(http.StatusForbidden, "platform-role", "role definition %s is a platform role; only local roles can be changed or deleted",
+		abort(c, problem.New(http.StatusForbidden, "platform-role", "role definition %s is a platform role; only local roles can be changed or deleted",
 			roleLabel(d.ID, d.Code, d.Name)))
 		return d, false
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // Areas of the interface an API key can be limited to.
@@ -28,9 +30,9 @@ func (s *Server) routes() http.Handler {
 
 	r.Use(s.traceRequests, s.requestID, s.logRequests, s.measure, s.recoverPanics, s.errorsToProblems,
 		s.limitHeaders, s.checkURL, s.clientCertHeader, s.limitBody, s.language)
-	r.NoRoute(func(c *gin.Context) { abort(c, notFound("no resource at %s", c.Request.URL.Path)) })
+	r.NoRoute(func(c *gin.Context) { abort(c, problem.NotFound("no resource at %s", c.Request.URL.Path)) })
 	r.NoMethod(func(c *gin.Context) {
-		abort(c, problem(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
+		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
 	t := &routeTable{}
 

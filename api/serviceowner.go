@@ -17,6 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
@@ -43,7 +44,7 @@ func (s *Server) authenticateServiceOwner(c *gin.Context) {
 	}
 	cert := clientCertificate(c.Request)
 	if _, err := identity.OrganizationOf(cert); err != nil {
-		abort(c, problem(http.StatusForbidden, "certificate-required",
+		abort(c, problem.New(http.StatusForbidden, "certificate-required",
 			"?ForceEIAuthentication needs a verified enterprise certificate that names its organization on the TLS connection"))
 		return
 	}
@@ -61,13 +62,13 @@ func (s *Server) authenticateServiceOwner(c *gin.Context) {
 func (s *Server) requireServiceOwner(c *gin.Context) {
 	p := principalOf(c)
 	if p.Method != identity.MethodOrganizationToken && p.Method != identity.MethodCertificate {
-		abort(c, problem(http.StatusForbidden, "serviceowner-authentication",
+		abort(c, problem.New(http.StatusForbidden, "serviceowner-authentication",
 			"the service-owner area needs an organization token or an enterprise certificate (?ForceEIAuthentication)"))
 		return
 	}
 	owner, err := s.serviceOwner(c.Request.Context(), p.OrganizationNumber)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem(http.StatusForbidden, "not-a-service-owner", "organization %s is not a registered service owner", p.OrganizationNumber))
+		abort(c, problem.New(http.StatusForbidden, "not-a-service-owner", "organization %s is not a registered service owner", p.OrganizationNumber))
 		return
 	}
 	if err != nil {
@@ -76,7 +77,7 @@ func (s *Server) requireServiceOwner(c *gin.Context) {
 	}
 	key, _ := apiKeyOf(c)
 	if key.ServiceOwnerCode == nil || *key.ServiceOwnerCode != owner.Code {
-		abort(c, problem(http.StatusForbidden, "api-key-owner", "the API key does not belong to service owner %s", owner.Code))
+		abort(c, problem.New(http.StatusForbidden, "api-key-owner", "the API key does not belong to service owner %s", owner.Code))
 		return
 	}
 	c.Set(ctxServiceOwner, owner)
@@ -92,7 +93,7 @@ func (s *Server) auditServiceOwner(c *gin.Context) {
 	ctx := c.Request.Context()
 	status := c.Writer.Status()
 	if len(c.Errors) > 0 && !c.Writer.Written() { // the problem is written on the way out, after this
-		p, _ := toProblem(c.Errors[0].Err)
+		p, _ := problem.From(c.Errors[0].Err)
 		status = p.Status
 	}
 	attrs := []slog.Attr{
@@ -225,12 +226,12 @@ func parseSOListQuery(c *gin.Context, list string) (soPage, error) {
 		return pg, nil
 	}
 	if c.Query("$skip") != "" || len(lq.OrderBy) > 0 {
-		return pg, problem(http.StatusBadRequest, "invalid-continuation",
+		return pg, problem.New(http.StatusBadRequest, "invalid-continuation",
 			"continuation follows the list's default order from where the last page ended; it cannot be combined with $skip or $orderby")
 	}
 	pg.hasToken = true
 	if pg.after, ok = decodeContinuation(token, list); !ok {
-		return pg, problem(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
+		return pg, problem.New(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
 	}
 	return pg, nil
 }

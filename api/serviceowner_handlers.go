@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/store"
 )
 
@@ -123,7 +124,7 @@ func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition
 // soOrganization resolves {who}: an organization number or the reportee id of an organization.
 func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
 	who := c.Param("who")
-	missing := func() { abort(c, notFound("the organization does not exist")) }
+	missing := func() { abort(c, problem.NotFound("the organization does not exist")) }
 	if !store.OrganizationNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
 		missing()
 		return store.Organization{}, false
@@ -152,16 +153,16 @@ func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
 func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 	v := c.Query(param)
 	if v == "" {
-		abort(c, badRequest("%s is required", param))
+		abort(c, problem.BadRequest("%s is required", param))
 		return store.Party{}, false
 	}
 	if !soSSNPattern.MatchString(v) && !store.OrganizationNumberPattern.MatchString(v) && !reporteeIDPattern.MatchString(v) {
-		abort(c, badRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
+		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}
 	party, err := s.party(c.Request.Context(), v)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("the %s is not a known person or organization", param))
+		abort(c, problem.NotFound("the %s is not a known person or organization", param))
 		return party, false
 	}
 	if err != nil {
@@ -178,11 +179,11 @@ func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
 	if e := c.Query("serviceEdition"); e != "" {
 		n, err := strconv.Atoi(e)
 		if err != nil || n <= 0 {
-			abort(c, badRequest("serviceEdition must be a positive integer"))
+			abort(c, problem.BadRequest("serviceEdition must be a positive integer"))
 			return f, false
 		}
 		if f.Code == "" {
-			abort(c, badRequest("serviceEdition needs serviceCode"))
+			abort(c, problem.BadRequest("serviceEdition needs serviceCode"))
 			return f, false
 		}
 		f.Edition = n
@@ -197,7 +198,7 @@ func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
 		return f, false
 	}
 	if !ok {
-		abort(c, problem(http.StatusForbidden, "service-not-owned", "service %s is not a service of %s", serviceName(f), owner.Code))
+		abort(c, problem.New(http.StatusForbidden, "service-not-owned", "service %s is not a service of %s", serviceName(f), owner.Code))
 		return f, false
 	}
 	return f, true
@@ -219,7 +220,7 @@ func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
 		if name == "" {
 			name = strconv.Itoa(id)
 		}
-		abort(c, badRequest("there is no role definition %s", name))
+		abort(c, problem.BadRequest("there is no role definition %s", name))
 		return false
 	}
 	if err != nil {
@@ -227,7 +228,7 @@ func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
 		return false
 	}
 	if len(d.Rights) == 0 { // it has only the rights on the caller's services
-		abort(c, problem(http.StatusForbidden, "role-not-relevant",
+		abort(c, problem.New(http.StatusForbidden, "role-not-relevant",
 			"role definition %d grants no right on the services of %s", d.ID, serviceOwnerOf(c).Code))
 		return false
 	}
@@ -329,7 +330,7 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 	if !ok {
 		return
 	}
-	missing := func() { abort(c, notFound("the organization has no such personal contact")) }
+	missing := func() { abort(c, problem.NotFound("the organization has no such personal contact")) }
 	raw := c.Param("person")
 	if !reporteeIDPattern.MatchString(raw) {
 		missing()
@@ -443,12 +444,12 @@ func (s *Server) soGetRoleDefinition(c *gin.Context) {
 	raw := c.Param("roleDefinitionId")
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
-		abort(c, notFound("there is no role definition %s", raw))
+		abort(c, problem.NotFound("there is no role definition %s", raw))
 		return
 	}
 	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
 	if errors.Is(err, store.ErrNotFound) {
-		abort(c, notFound("there is no role definition %d", id))
+		abort(c, problem.NotFound("there is no role definition %d", id))
 		return
 	}
 	if err != nil {
@@ -472,7 +473,7 @@ func (s *Server) soListReportees(c *gin.Context) {
 	if raw := c.Query("roleDefinitionId"); raw != "" {
 		id, err := strconv.Atoi(raw)
 		if err != nil || id <= 0 {
-			abort(c, badRequest("roleDefinitionId must be a positive integer"))
+			abort(c, problem.BadRequest("roleDefinitionId must be a positive integer"))
 			return
 		}
 		if !s.soRoleFilter(c, id, "") {
@@ -482,7 +483,7 @@ func (s *Server) soListReportees(c *gin.Context) {
 	}
 	if raw := c.Query("showConsentReportees"); raw != "" {
 		if _, err := strconv.ParseBool(raw); err != nil {
-			abort(c, badRequest("showConsentReportees must be true or false"))
+			abort(c, problem.BadRequest("showConsentReportees must be true or false"))
 			return
 		}
 	}

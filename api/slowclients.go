@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // ClientLimits bound what a slow client can hold. The http.Server bounds the headers (ReadHeaderTimeout)
@@ -110,8 +112,8 @@ func isTimeout(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-func slowBody(l ClientLimits) *Problem {
-	return problem(http.StatusRequestTimeout, "body-too-slow",
+func slowBody(l ClientLimits) *problem.Problem {
+	return problem.New(http.StatusRequestTimeout, "body-too-slow",
 		"the request body brought fewer than %d bytes in %s; send it faster or retry", l.ProgressMinBytes, l.ProgressWindow)
 }
 
@@ -160,7 +162,7 @@ func (s *Server) limitHeaders(c *gin.Context) {
 		}
 		if size > limit {
 			c.Header("Connection", "close")
-			abort(c, problem(http.StatusRequestHeaderFieldsTooLarge, "headers-too-large",
+			abort(c, problem.New(http.StatusRequestHeaderFieldsTooLarge, "headers-too-large",
 				"the request line and headers are larger than %d bytes", limit))
 			return
 		}

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
 )
 
 // xmlBodyTypes are the media types an XML request body may have.
@@ -55,7 +57,7 @@ func (n *xmlNode) attr(name string) string {
 func readXML(c *gin.Context) (*xmlNode, error) {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || !slices.Contains(xmlBodyTypes, mt) {
-		return nil, problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/xml")
+		return nil, problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/xml")
 	}
 	if c.Request.ContentLength > maxXMLBodyBytes {
 		return nil, &http.MaxBytesError{Limit: maxXMLBodyBytes}
@@ -64,8 +66,8 @@ func readXML(c *gin.Context) (*xmlNode, error) {
 	return parseXML(body)
 }
 
-func xmlBad(format string, args ...any) *Problem {
-	return problem(http.StatusBadRequest, "invalid-xml", format, args...)
+func xmlBad(format string, args ...any) *problem.Problem {
+	return problem.New(http.StatusBadRequest, "invalid-xml", format, args...)
 }
 
 // parseXML is readXML's decoder over any reader.
@@ -160,7 +162,7 @@ func parseXML(r io.Reader) (*xmlNode, error) {
 func xmlError(err error, dec *xml.Decoder) error {
 	var (
 		maxBytes *http.MaxBytesError
-		prob     *Problem
+		prob     *problem.Problem
 		syntax   *xml.SyntaxError
 	)
 	switch {
@@ -194,6 +196,6 @@ func xmlText(n *xmlNode) (string, error) {
 }
 
 // xmlNodeError names where in the document something is wrong.
-func xmlNodeError(n *xmlNode, format string, args ...any) *Problem {
-	return badRequest("%s: %s", n.path, fmt.Sprintf(format, args...))
+func xmlNodeError(n *xmlNode, format string, args ...any) *problem.Problem {
+	return problem.BadRequest("%s: %s", n.path, fmt.Sprintf(format, args...))
 }

@@ -1,4 +1,4 @@
-package api
+package problem
 
 import (
 	"net/http"
@@ -34,13 +34,13 @@ func TestFormTaskProblems(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.typ, func(t *testing.T) {
 			err := &formtask.Error{Kind: tc.kind, Detail: "why", Validation: validation}
-			p, internal := toProblem(err)
+			p, internal := From(err)
 			require.False(t, internal)
 			assert.Equal(t, tc.status, p.Status)
 			assert.Equal(t, tc.typ, p.Type)
 			assert.Equal(t, "why", p.Detail)
 			assert.Equal(t, validation.ValidationErrors, p.Errors)
-			after, retry := retryAfter(err)
+			after, retry := RetryAfter(err)
 			assert.Equal(t, tc.kind == formtask.Unavailable, retry)
 			if retry {
 				assert.Equal(t, 5*time.Second, after)

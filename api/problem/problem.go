@@ -1,0 +1,176 @@
+// Package problem holds the one shape of every error response (RFC 9457) and the one mapper from the
+// typed errors of the other packages (store, odata, formtask) to the problem a client is told.
+package problem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/odata"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/odatasql"
+)
+
+// Problem is an RFC 9457 problem detail, the one shape of every error response.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Errors   any    `json:"errors,omitempty" xmlitem:"error"`
+	// TaskStatus and ArchiveReference are the state of the form task a change was refused on (409): a
+	// client that repeats a submission learns from them that, and how, it went through.
+	TaskStatus       string `json:"taskStatus,omitempty"`
+	ArchiveReference string `json:"archiveReference,omitempty"`
+}
+
+func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
+
+// Retryable is a problem the client may retry after a while; it is answered with Retry-After.
+type Retryable struct {
+	*Problem
+	After time.Duration
+}
+
+func (p *Retryable) Unwrap() error { return p.Problem }
+
+// Namespace is the XML namespace of problem bodies.
+const Namespace = "urn:ietf:rfc:7807"
+
+// ClientClosed is the status of a request the client gave up on: nobody is listening for the answer.
+const ClientClosed = 499
+
+// New builds a Problem of a kind; the kind becomes the type URI and names the problem for clients.
+func New(status int, kind, format string, args ...any) *Problem {
+	typ := "about:blank"
+	if kind != "" {
+		typ = "urn:postbox:problem:" + kind
+	}
+	return &Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+// UnavailableRetryAfter is how long a client is asked to wait when the database cannot serve: about the time
+// PostgreSQL takes to restart or a pool to reconnect.
+const UnavailableRetryAfter = 5 * time.Second
+
+// DatabaseUnavailable is the answer while the database is down, starting up, out of connections or
+// aborted a conflicting transaction: neither the client's fault nor a bug, so the client may retry.
+func DatabaseUnavailable() *Problem {
+	return New(http.StatusServiceUnavailable, "database-unavailable", "the database cannot serve requests right now; try again shortly")
+}
+
+// RetryAfter is how long the client should wait before it repeats a request that failed with err, when
+// repeating it may succeed.
+func RetryAfter(err error) (time.Duration, bool) {
+	var (
+		retry   *Retryable
+		refused *formtask.Error
+	)
+	switch {
+	case errors.As(err, &retry):
+		return retry.After, true
+	case errors.As(err, &refused) && refused.Kind == formtask.Unavailable:
+		return formtask.RetryAfter, true
+	case store.IsUnavailable(err):
+		return UnavailableRetryAfter, true
+	}
+	return 0, false
+}
+
+// SetRetryAfter tells the client to wait d (whole seconds, at least one) before it repeats the request.
+func SetRetryAfter(h http.Header, d time.Duration) {
+	h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+}
+
+// BadRequest is a 400 problem.
+func BadRequest(format string, args ...any) *Problem {
+	return New(http.StatusBadRequest, "bad-request", format, args...)
+}
+
+// NotFound is a 404 problem.
+func NotFound(format string, args ...any) *Problem {
+	return New(http.StatusNotFound, "not-found", format, args...)
+}
+
+// Unauthorized is a 401 problem: no credentials, or wrong ones.
+func Unauthorized(format string, args ...any) *Problem {
+	return New(http.StatusUnauthorized, "unauthenticated", format, args...)
+}
+
+// Internal is the answer to a bug: the cause is logged, never told.
+func Internal() *Problem {
+	return New(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged")
+}
+
+// From maps an error to what the client is told. A database that cannot serve is a 503 on every
+// endpoint; other errors that are not the client's doing become a bare 500. Causes are logged, never returned.
+func From(err error) (p *Problem, internal bool) {
+	var (
+		prob     *Problem
+		syntax   *odata.SyntaxError
+		param    *odata.ParamError
+		unknown  *odatasql.UnknownFieldError
+		mismatch *odatasql.TypeError
+		maxBytes *http.MaxBytesError
+		refused  *formtask.Error
+	)
+	switch {
+	case errors.As(err, &prob):
+		return prob, false
+	case errors.As(err, &refused):
+		return formTaskProblem(refused), false
+	case errors.As(err, &syntax):
+		return New(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
+	case errors.As(err, &param):
+		return New(http.StatusBadRequest, "invalid-query", "%s", param.Error()), false
+	case errors.As(err, &unknown):
+		return New(http.StatusBadRequest, "invalid-query", "%s", unknown.Error()), false
+	case errors.As(err, &mismatch):
+		return New(http.StatusBadRequest, "invalid-query", "%s", mismatch.Error()), false
+	case errors.As(err, &maxBytes):
+		return New(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
+	case errors.Is(err, store.ErrNotFound):
+		return NotFound("the resource does not exist"), false
+	case store.IsUnavailable(err):
+		return DatabaseUnavailable(), false
+	case errors.Is(err, context.Canceled):
+		return New(ClientClosed, "", "the client closed the request"), false
+	}
+	return Internal(), true
+}
+
+// formTaskKinds are the problems of refused form-task changes.
+var formTaskKinds = map[formtask.Kind]struct {
+	status int
+	kind   string
+}{
+	formtask.BadInput:            {http.StatusBadRequest, "bad-request"},
+	formtask.Invalid:             {http.StatusBadRequest, "validation-failed"},
+	formtask.Forbidden:           {http.StatusForbidden, "forbidden"},
+	formtask.SignRefused:         {http.StatusForbidden, "sign-refused"},
+	formtask.NotFound:            {http.StatusNotFound, "not-found"},
+	formtask.Conflict:            {http.StatusConflict, "conflict"},
+	formtask.TooLarge:            {http.StatusRequestEntityTooLarge, "attachment-too-large"},
+	formtask.UnsupportedFileType: {http.StatusUnsupportedMediaType, "file-type-not-allowed"},
+	formtask.Unavailable:         {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+func formTaskProblem(e *formtask.Error) *Problem {
+	k, ok := formTaskKinds[e.Kind]
+	if !ok {
+		k.status = http.StatusInternalServerError
+	}
+	p := New(k.status, k.kind, "%s", e.Detail)
+	p.TaskStatus, p.ArchiveReference = e.Status, e.ArchiveReference
+	if e.Validation != nil {
+		p.Errors = e.Validation.ValidationErrors
+	}
+	return p
+}
