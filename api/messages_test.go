@@ -115,6 +115,12 @@ func TestMessageFilters(t *testing.T) {
 		{"CreatedDate gt DateTime'2024-07-01T00:00:00' and ServiceOwner eq 'Nordlys skatteforvaltning'", 21},
 		{"CreatedDate lt DateTime'2023-10-01T00:00:00'", 36},
 		{"ServiceOwner eq 'Fjordetaten' or ServiceOwner eq 'Vidde statistikkbyrå'", 90},
+		// OData v3 string functions; tolower makes them case-insensitive.
+		{"substringof('skatt',Subject)", 11},
+		{"substringof('skatt',tolower(Subject)) eq true", 22},
+		{"startswith(tolower(Subject),'årsoppgave')", 30},
+		{"startswith(toupper(Subject),'ÅRSOPPGAVE FOR') and endswith(Subject,'2023')", 13},
+		{"tolower(Subject) eq 'årsoppgave for næringsvirksomhet 2024'", 10},
 		{"not (Type eq 'FormTask')", 135 - 90 + 39 - 39},
 	}
 	// Count the last case's expectation from the unfiltered list, not by hand.
@@ -127,6 +133,22 @@ func TestMessageFilters(t *testing.T) {
 	for _, bad := range []string{"ServiceOwner eq", "Colour eq 'red'", "CreatedDate gt 'yesterday'", "ServiceEdition gt 1e99", "(Subject eq 'x'"} {
 		p := requireProblem(t, getAs(t, shared, ssnP1, "/api/"+orgO1+"/messages?$filter="+url.QueryEscape(bad)), http.StatusBadRequest)
 		assert.Equal(t, "urn:postbox:problem:invalid-query", p["type"], bad)
+	}
+}
+
+// TestMessageFilterFunctionErrors: a function used wrongly is a 400 that names the option and the position.
+func TestMessageFilterFunctionErrors(t *testing.T) {
+	for filter, detail := range map[string]string{
+		"substringof(Subject,'x')":         "$filter: position 12: expected a string as argument 1 of substringof, found 'Subject'",
+		"startswith(tolower(Subject,'x')":  "$filter: position 26: expected ')' after the argument of tolower, found ','",
+		"tolower(toupper(Subject)) eq 'x'": "$filter: position 8: expected a property name as the argument of tolower, found function 'toupper'",
+		"length(Subject) gt 3":             "$filter: position 0: unknown function 'length'; supported: startswith, endswith, contains, substringof, tolower, toupper",
+		"tolower(ServiceEdition) eq '1'":   "tolower needs a string property; 'ServiceEdition' is an integer",
+		"endswith(tolower(Body),'x')":      "unknown property 'Body'; allowed: ",
+	} {
+		p := requireProblem(t, getAs(t, shared, ssnP1, "/api/"+orgO1+"/messages?$filter="+url.QueryEscape(filter)), http.StatusBadRequest)
+		assert.Equal(t, "urn:postbox:problem:invalid-query", p["type"], filter)
+		assert.Contains(t, p["detail"], detail, filter)
 	}
 }
 

@@ -27,6 +27,7 @@ type Not struct{ X Expr }
 // left: the parser flips "value op property".
 type Compare struct {
 	Field string
+	Case  Case
 	Op    Op
 	Value Literal
 }
@@ -35,7 +36,28 @@ type Compare struct {
 type Func struct {
 	Name  FuncName
 	Field string
+	Case  Case
 	Arg   string
+}
+
+// Case is the case conversion applied to a property before it is compared or matched: none, tolower(F)
+// or toupper(F).
+type Case int
+
+const (
+	AsIs Case = iota
+	ToLower
+	ToUpper
+)
+
+var caseNames = [...]string{ToLower: "tolower", ToUpper: "toupper"}
+
+// property renders a property with its case conversion.
+func property(field string, c Case) string {
+	if c == ToLower || c == ToUpper {
+		return caseNames[c] + "(" + field + ")"
+	}
+	return field
 }
 
 // FuncName names a supported string function. OData v3's substringof('x',F)
@@ -142,9 +164,13 @@ func (e Or) String() string { return wrap(e.L, precOr) + " or " + wrap(e.R, prec
 
 func (e Not) String() string { return "not " + wrap(e.X, precUnary) }
 
-func (e Compare) String() string { return e.Field + " " + e.Op.String() + " " + e.Value.String() }
+func (e Compare) String() string {
+	return property(e.Field, e.Case) + " " + e.Op.String() + " " + e.Value.String()
+}
 
-func (e Func) String() string { return string(e.Name) + "(" + e.Field + "," + quote(e.Arg) + ")" }
+func (e Func) String() string {
+	return string(e.Name) + "(" + property(e.Field, e.Case) + "," + quote(e.Arg) + ")"
+}
 
 func (And) expr()     {}
 func (Or) expr()      {}

@@ -14,9 +14,10 @@
 //	primary    = "(" or ")" | call [ ("eq" | "ne") ("true" | "false") ] | comparison
 //	comparison = operand op operand      ; one property and one value, either order
 //	op         = "eq" | "ne" | "gt" | "ge" | "lt" | "le"
-//	operand    = property | value
-//	call       = ("startswith" | "endswith" | "contains") "(" property "," string ")"
-//	           | "substringof" "(" string "," property ")"
+//	operand    = propexpr | value
+//	call       = ("startswith" | "endswith" | "contains") "(" propexpr "," string ")"
+//	           | "substringof" "(" string "," propexpr ")"
+//	propexpr   = property | ("tolower" | "toupper") "(" property ")"
 //	value      = string | integer | "true" | "false" | "null" | datetime
 //	property   = [A-Za-z_][A-Za-z0-9_]*
 //	string     = "'" { any character except "'" | "''" } "'"
@@ -31,6 +32,9 @@
 //
 // The words and, or, not, eq, ne, gt, ge, lt, le, true, false and null are
 // reserved and cannot be property names.
+//
+// tolower and toupper (OData v3's case conversions) apply to a property only, and do not nest: they make
+// comparisons and string functions case-insensitive, as in substringof('skatt',tolower(Subject)).
 //
 // Normalisations: "5 lt X" becomes "X gt 5"; substringof('x',F) becomes
 // contains(F,'x'); "call eq true" becomes "call" and "call eq false" becomes

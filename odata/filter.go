@@ -132,16 +132,18 @@ func (p *parser) primary() (Expr, error) {
 		}
 		p.depth--
 		return e, nil
-	case t.kind == tokIdent && !isKeyword(t.text) && p.toks[p.i+1].kind == tokLParen:
+	case t.kind == tokIdent && !isKeyword(t.text) && p.toks[p.i+1].kind == tokLParen && !isCaseFunc(t.text):
 		return p.call()
 	}
 	return p.comparison()
 }
 
-// operand is one side of a comparison: a property or a literal.
+// operand is one side of a comparison: a property, possibly under tolower or toupper, or a literal.
 type operand struct {
-	tok     token
+	tok     token // the literal or the property name
+	start   token // where the operand starts: tok, or tolower or toupper
 	isField bool
+	fcase   Case
 }
 
 func (p *parser) comparison() (Expr, error) {
@@ -165,7 +167,11 @@ func (p *parser) comparison() (Expr, error) {
 		}
 	}
 	if op == 0 {
-		return nil, p.errAt(opTok, "expected eq, ne, gt, ge, lt or le after %s, found %s", first.describe(), opTok.describe())
+		after := first.describe()
+		if l.isField {
+			after = "'" + clip(property(l.tok.text, l.fcase)) + "'"
+		}
+		return nil, p.errAt(opTok, "expected eq, ne, gt, ge, lt or le after %s, found %s", after, opTok.describe())
 	}
 	r, err := p.operand(func(t token) error {
 		if l.isField {
@@ -178,7 +184,7 @@ func (p *parser) comparison() (Expr, error) {
 	}
 	switch {
 	case l.isField && r.isField:
-		return nil, p.errAt(r.tok, "expected a value after '%s', found property '%s'", opTok.text, r.tok.text)
+		return nil, p.errAt(r.start, "expected a value after '%s', found property '%s'", opTok.text, r.tok.text)
 	case !l.isField && !r.isField:
 		return nil, p.errAt(l.tok, "a comparison needs a property name on one side")
 	case !l.isField:
@@ -187,7 +193,7 @@ func (p *parser) comparison() (Expr, error) {
 	if r.tok.lit.Kind == LitNull && op != Eq && op != Ne {
 		return nil, p.errAt(opTok, "null can only be compared with eq or ne")
 	}
-	return Compare{Field: l.tok.text, Op: op, Value: r.tok.lit}, nil
+	return Compare{Field: l.tok.text, Case: l.fcase, Op: op, Value: r.tok.lit}, nil
 }
 
 // operand reads a property name or a literal; bad reports anything else.
@@ -196,7 +202,7 @@ func (p *parser) operand(bad func(token) error) (operand, error) {
 	switch {
 	case t.kind == tokLiteral:
 		p.next()
-		return operand{tok: t}, nil
+		return operand{tok: t, start: t}, nil
 	case t.kind != tokIdent:
 		return operand{}, bad(t)
 	}
@@ -204,20 +210,54 @@ func (p *parser) operand(bad func(token) error) (operand, error) {
 	case "true", "false":
 		p.next()
 		t.kind, t.lit = tokLiteral, Literal{Kind: LitBool, Bool: strings.EqualFold(t.text, "true")}
-		return operand{tok: t}, nil
+		return operand{tok: t, start: t}, nil
 	case "null":
 		p.next()
 		t.kind, t.lit = tokLiteral, Literal{Kind: LitNull}
-		return operand{tok: t}, nil
+		return operand{tok: t, start: t}, nil
 	}
-	if isKeyword(t.text) {
-		return operand{}, bad(t)
-	}
-	if p.toks[p.i+1].kind == tokLParen {
-		return operand{}, p.errAt(t, "function '%s' can only be used as a condition", t.text)
+	field, c, err := p.property(bad)
+	return operand{tok: field, start: t, isField: true, fcase: c}, err
+}
+
+var caseFuncs = map[string]Case{"tolower": ToLower, "toupper": ToUpper}
+
+func isCaseFunc(word string) bool {
+	_, ok := caseFuncs[strings.ToLower(word)]
+	return ok
+}
+
+// property reads a property name, or tolower(property) or toupper(property), and returns the name's token
+// and the case conversion; bad reports a token that is no property.
+func (p *parser) property(bad func(token) error) (token, Case, error) {
+	t := p.peek()
+	if t.kind != tokIdent || isKeyword(t.text) {
+		return token{}, AsIs, bad(t)
 	}
 	p.next()
-	return operand{tok: t, isField: true}, nil
+	if p.peek().kind != tokLParen {
+		return t, AsIs, nil
+	}
+	lower := strings.ToLower(t.text)
+	c, ok := caseFuncs[lower]
+	switch {
+	case !ok && funcNames[lower] != "":
+		return token{}, AsIs, p.errAt(t, "function '%s' can only be used as a condition", t.text)
+	case !ok:
+		return token{}, AsIs, p.errAt(t, "unknown function '%s'; a property can be wrapped in tolower or toupper", t.text)
+	}
+	p.next() // '('
+	arg := p.next()
+	if arg.kind != tokIdent || isKeyword(arg.text) {
+		return token{}, AsIs, p.errAt(arg, "expected a property name as the argument of %s, found %s", lower, arg.describe())
+	}
+	if p.peek().kind == tokLParen {
+		return token{}, AsIs, p.errAt(arg, "expected a property name as the argument of %s, found function '%s'", lower, arg.text)
+	}
+	if r := p.next(); r.kind != tokRParen {
+		return token{}, AsIs, p.errAt(r, "expected ')' after the argument of %s, found %s", lower, r.describe())
+	}
+	return arg, c, nil
 }
 
 var funcNames = map[string]FuncName{
@@ -234,36 +274,41 @@ func (p *parser) call() (Expr, error) {
 	lower := strings.ToLower(nameTok.text)
 	name, ok := funcNames[lower]
 	if !ok {
-		return nil, p.errAt(nameTok, "unknown function '%s'; supported: startswith, endswith, contains, substringof", nameTok.text)
+		return nil, p.errAt(nameTok, "unknown function '%s'; supported: startswith, endswith, contains, substringof, tolower, toupper", nameTok.text)
 	}
 	p.next() // '('
 	first, second := "property name", "string"
 	if lower == "substringof" {
 		first, second = second, first
 	}
-	var args [2]token
+	var (
+		field, arg token
+		fieldCase  Case
+	)
 	for n, want := range []string{first, second} {
 		if n == 1 {
 			if t := p.next(); t.kind != tokComma {
 				return nil, p.errAt(t, "expected ',' after the first argument of %s, found %s", lower, t.describe())
 			}
 		}
-		t := p.next()
-		isField := t.kind == tokIdent && !isKeyword(t.text)
-		isString := t.kind == tokLiteral && t.lit.Kind == LitString
-		if want == "property name" && !isField || want == "string" && !isString {
-			return nil, p.errAt(t, "expected a %s as argument %d of %s, found %s", want, n+1, lower, t.describe())
+		bad := func(t token) error {
+			return p.errAt(t, "expected a %s as argument %d of %s, found %s", want, n+1, lower, t.describe())
 		}
-		args[n] = t
+		if want == "property name" {
+			var err error
+			if field, fieldCase, err = p.property(bad); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if arg = p.next(); arg.kind != tokLiteral || arg.lit.Kind != LitString {
+			return nil, bad(arg)
+		}
 	}
 	if t := p.next(); t.kind != tokRParen {
 		return nil, p.errAt(t, "expected ')' after the arguments of %s, found %s", lower, t.describe())
 	}
-	field, arg := args[0], args[1]
-	if lower == "substringof" {
-		field, arg = arg, field
-	}
-	var e Expr = Func{Name: name, Field: field.text, Arg: arg.lit.Str}
+	var e Expr = Func{Name: name, Field: field.text, Case: fieldCase, Arg: arg.lit.Str}
 	return p.boolSuffix(e)
 }
 

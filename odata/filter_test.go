@@ -51,6 +51,11 @@ func TestParseFilterTree(t *testing.T) {
 		{"n eq -9223372036854775808", odata.Compare{Field: "n", Op: odata.Eq, Value: num(-9223372036854775808)}},
 		{"s eq 'it''s ''quoted'''", odata.Compare{Field: "s", Op: odata.Eq, Value: str("it's 'quoted'")}},
 		{"s eq ''", odata.Compare{Field: "s", Op: odata.Eq, Value: str("")}},
+		{"tolower(Subject) eq 'skatt'", odata.Compare{Field: "Subject", Case: odata.ToLower, Op: odata.Eq, Value: str("skatt")}},
+		{"'A' lt ToUpper( Subject )", odata.Compare{Field: "Subject", Case: odata.ToUpper, Op: odata.Gt, Value: str("A")}},
+		{"substringof('skatt',tolower(ServiceOwner)) eq true", odata.Func{Name: odata.Contains, Field: "ServiceOwner", Case: odata.ToLower, Arg: "skatt"}},
+		{"startswith(toupper(Subject),'RE:')", odata.Func{Name: odata.StartsWith, Field: "Subject", Case: odata.ToUpper, Arg: "RE:"}},
+		{"endswith(tolower(MessageSender),'etaten') eq false", odata.Not{X: odata.Func{Name: odata.EndsWith, Field: "MessageSender", Case: odata.ToLower, Arg: "etaten"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -100,6 +105,11 @@ func TestParseFilterCanonical(t *testing.T) {
 		{"not endswith(Subject,'x') eq false", "not not endswith(Subject,'x')"},
 		{"startswith(S,'a') ne true and b eq 1", "not startswith(S,'a') and b eq 1"},
 		{"_private_1 eq 1", "_private_1 eq 1"},
+		{"TOLOWER(Subject) ne null", "tolower(Subject) ne null"},
+		{"'x' eq toupper(Subject)", "toupper(Subject) eq 'x'"},
+		{"substringOf('Skatt', toLower(Subject))", "contains(tolower(Subject),'Skatt')"},
+		{"not startswith(tolower(S),'a') eq true", "not startswith(tolower(S),'a')"},
+		{"tolower eq 1", "tolower eq 1"},
 		{"DateTime eq 1", "DateTime eq 1"},
 	}
 	for _, tt := range tests {
@@ -168,7 +178,7 @@ func TestParseFilterErrors(t *testing.T) {
 		{"a eq DateTime'2024-01-01T23:60'", "position 5: invalid DateTime: minute out of range"},
 		{"a eq DateTime'2024-01-01T23:59:60'", "position 5: invalid DateTime: second out of range"},
 		{"a eq DateTime'2024-01-01T00:00", "position 5: unterminated DateTime"},
-		{"foo(A,'x')", "position 0: unknown function 'foo'; supported: startswith, endswith, contains, substringof"},
+		{"foo(A,'x')", "position 0: unknown function 'foo'; supported: startswith, endswith, contains, substringof, tolower, toupper"},
 		{"startswith(A)", "position 12: expected ',' after the first argument of startswith, found ')'"},
 		{"startswith('x',A)", "position 11: expected a property name as argument 1 of startswith, found string 'x'"},
 		{"startswith(A,1)", "position 13: expected a string as argument 2 of startswith, found '1'"},
@@ -176,6 +186,19 @@ func TestParseFilterErrors(t *testing.T) {
 		{"contains(A,'x','y')", "position 14: expected ')' after the arguments of contains, found ','"},
 		{"contains(A,'x') eq 'y'", "position 19: expected true or false after 'eq', found string 'y'"},
 		{"A eq contains(B,'x')", "position 5: function 'contains' can only be used as a condition"},
+		{"length(A) eq 1", "position 0: unknown function 'length'; supported: startswith, endswith, contains, substringof, tolower, toupper"},
+		{"A eq length(B)", "position 5: unknown function 'length'; a property can be wrapped in tolower or toupper"},
+		{"tolower(Subject)", "position 16: expected eq, ne, gt, ge, lt or le after 'tolower(Subject)', found end of input"},
+		{"tolower('x') eq 'x'", "position 8: expected a property name as the argument of tolower, found string 'x'"},
+		{"tolower() eq 'x'", "position 8: expected a property name as the argument of tolower, found ')'"},
+		{"tolower(toupper(Subject)) eq 'x'", "position 8: expected a property name as the argument of tolower, found function 'toupper'"},
+		{"toupper(Subject eq 'x'", "position 16: expected ')' after the argument of toupper, found 'eq'"},
+		{"tolower(A,B) eq 'x'", "position 9: expected ')' after the argument of tolower, found ','"},
+		{"tolower(A) eq tolower(B)", "position 14: expected a value after 'eq', found property 'B'"},
+		{"substringof('x',toupper(and))", "position 24: expected a property name as the argument of toupper, found 'and'"},
+		{"startswith(tolower(A),tolower(B))", "position 22: expected a string as argument 2 of startswith, found 'tolower'"},
+		{"contains(startswith(A,'x'),'y')", "position 9: function 'startswith' can only be used as a condition"},
+		{"substringof(tolower(A),'x')", "position 12: expected a string as argument 1 of substringof, found 'tolower'"},
 		{"a eq '" + strings.Repeat("x", 60) + "' b", "position 68: expected 'and', 'or' or end of input, found 'b'"},
 		{"a eq 1 " + strings.Repeat("y", 60), "position 7: expected 'and', 'or' or end of input, found '" + strings.Repeat("y", 40) + "...'"},
 	}

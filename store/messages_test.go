@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -567,5 +568,34 @@ func TestCountMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, counts(tc.vis))
 		})
+	}
+}
+
+// TestCaseInsensitiveFiltersUseIndexes: the tolower forms of the string functions and comparisons are
+// answered from the trigram indexes of the lowered text. Sequential scans are priced out so that the
+// plan of a small table shows which indexes can serve the condition at all.
+func TestCaseInsensitiveFiltersUseIndexes(t *testing.T) {
+	pool := storetest.New(t)
+	ctx := context.Background()
+	for f, index := range map[string]string{
+		"substringof('skatt',tolower(Subject))":           "messages_subject_trgm",
+		"startswith(tolower(Subject),'årsoppgave')":       "messages_subject_trgm",
+		"endswith(tolower(Subject),'2024') eq true":       "messages_subject_trgm",
+		"tolower(Subject) eq 'vedtak'":                    "messages_subject_trgm",
+		"substringof('nordlys',tolower(MessageSender))":   "messages_sender_trgm",
+		"startswith(tolower(MessageSender),'fjord_etat')": "messages_sender_trgm",
+	} {
+		where, args, err := odatasql.Where(filter(t, f).Filter, store.MessageFields, 1)
+		require.NoError(t, err)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+		require.NoError(t, err)
+		rows, err := tx.Query(ctx, "EXPLAIN SELECT m.id FROM messages m WHERE "+where, args...)
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		require.NoError(t, tx.Rollback(ctx))
+		assert.Contains(t, strings.Join(lines, "\n"), "Bitmap Index Scan on "+index, f)
 	}
 }

@@ -103,6 +103,17 @@ func TestPostgres(t *testing.T) {
 		{"startswith(Subject,'Års')", "", []int64{1}},
 		{"substringof('skatt',ServiceOwner) eq true", "", []int64{2, 3}},
 		{"not contains(Subject,'a')", "", []int64{4}},
+		// Case conversions: tolower and toupper make matches case-insensitive; a NULL stays unmatched.
+		{"substringof('skatt',tolower(Subject))", "", []int64{2}},
+		{"substringof('SKATT',tolower(ServiceOwner))", "", []int64{}},
+		{"startswith(toupper(Subject),'ÅRS')", "", []int64{1}},
+		{"endswith(tolower(Subject),'RABATT')", "", []int64{}},
+		{"endswith(tolower(Subject),'rabatt')", "", []int64{3}},
+		{"tolower(Subject) eq 'skattemelding'", "", []int64{2}},
+		{"toupper(Subject) ne 'SKATTEMELDING'", "", []int64{1, 3, 4, 5, 6}},
+		{"contains(tolower(Subject),'50%')", "", []int64{3}},
+		{"contains(toupper(Subject),'A_B')", "", []int64{6}},
+		{"not startswith(tolower(Subject),'a')", "", []int64{1, 2, 3, 4}},
 		{"", "CreatedDate desc", []int64{5, 6, 4, 3, 2, 1}},
 		// NULLs sort as PostgreSQL does: last ascending, first descending.
 		{"", "ServiceOwner, serviceedition DESC", []int64{4, 5, 6, 1, 3, 2}},

@@ -172,8 +172,31 @@ func (c *compiler) binary(l, r odata.Expr, neg bool, op, negOp string) error {
 
 var sqlOps = map[odata.Op]string{odata.Eq: "=", odata.Gt: ">", odata.Ge: ">=", odata.Lt: "<", odata.Le: "<="}
 
+// caseSQL are the SQL functions of the case conversions. The migrations index lower() of the text columns
+// clients search, so tolower is the case-insensitive form that can use an index.
+var caseSQL = map[odata.Case]string{odata.ToLower: "lower", odata.ToUpper: "upper"}
+
+// property looks up a property and returns its field with Column wrapped in the case conversion, which
+// applies to string properties only.
+func (c *compiler) property(field string, fc odata.Case) (Field, string, error) {
+	f, name, err := c.fields.lookup(field)
+	if err != nil || fc == odata.AsIs {
+		return f, name, err
+	}
+	fn, ok := caseSQL[fc]
+	if !ok {
+		return Field{}, "", fmt.Errorf("odatasql: unsupported case conversion %d", int(fc))
+	}
+	if f.Kind != String {
+		return Field{}, "", &TypeError{Field: name, Msg: fmt.Sprintf("to%s needs a string property; '%s' is %s",
+			fn, name, article(f.Kind.String()))}
+	}
+	f.Column = fn + "(" + f.Column + ")"
+	return f, name, nil
+}
+
 func (c *compiler) compare(e odata.Compare, neg bool) error {
-	f, name, err := c.fields.lookup(e.Field)
+	f, name, err := c.property(e.Field, e.Case)
 	if err != nil {
 		return err
 	}
@@ -238,7 +261,7 @@ func (c *compiler) compare(e odata.Compare, neg bool) error {
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 func (c *compiler) fn(e odata.Func, neg bool) error {
-	f, name, err := c.fields.lookup(e.Field)
+	f, name, err := c.property(e.Field, e.Case)
 	if err != nil {
 		return err
 	}

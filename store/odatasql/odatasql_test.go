@@ -64,6 +64,14 @@ func TestWhere(t *testing.T) {
 		{"contains(Subject,'50%_off\\')", `m.subject LIKE $3 ESCAPE '\'`, []any{`%50\%\_off\\%`}},
 		{"substringof('skatt',ServiceOwner) eq false", `m.service_owner NOT LIKE $3 ESCAPE '\'`, []any{"%skatt%"}},
 		{"Subject eq 'x''; DROP TABLE t; --'", "m.subject = $3", []any{"x'; DROP TABLE t; --"}},
+		// Case conversions wrap the column; the argument is matched as written, LIKE characters escaped.
+		{"tolower(Subject) eq 'skatt'", "lower(m.subject) = $3", []any{"skatt"}},
+		{"toupper(Subject) ne 'SKATT'", "upper(m.subject) IS DISTINCT FROM $3", []any{"SKATT"}},
+		{"tolower(Subject) eq null", "lower(m.subject) IS NULL", nil},
+		{"not tolower(ServiceOwner) gt 'm'", "(lower(m.service_owner) > $3) IS NOT TRUE", []any{"m"}},
+		{"substringof('50%_off\\',tolower(Subject))", `lower(m.subject) LIKE $3 ESCAPE '\'`, []any{`%50\%\_off\\%`}},
+		{"startswith(tolower(Subject),'re: ')", `lower(m.subject) LIKE $3 ESCAPE '\'`, []any{"re: %"}},
+		{"endswith(toupper(ServiceOwner),'ETATEN') eq false", `upper(m.service_owner) NOT LIKE $3 ESCAPE '\'`, []any{"%ETATEN"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {
@@ -103,6 +111,9 @@ func TestWhereErrors(t *testing.T) {
 		{"IsRead gt false", "property 'IsRead' is a boolean; only eq and ne apply", false},
 		{"contains(CreatedDate,'2024')", "contains needs a string property; 'CreatedDate' is a DateTime", false},
 		{"Subject eq 'a' and not startswith(ServiceEdition,'1')", "startswith needs a string property; 'ServiceEdition' is an integer", false},
+		{"tolower(ServiceEdition) eq '1'", "tolower needs a string property; 'ServiceEdition' is an integer", false},
+		{"substringof('x',toupper(IsRead))", "toupper needs a string property; 'IsRead' is a boolean", false},
+		{"tolower(Body) eq 'x'", "unknown property 'Body'; allowed: CreatedDate, IsRead, ServiceEdition, ServiceOwner, Subject", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {
@@ -128,6 +139,9 @@ func TestWhereHandBuiltTree(t *testing.T) {
 
 	_, _, err = odatasql.Where(odata.Func{Name: "tolower", Field: "Subject"}, fields, 1)
 	require.EqualError(t, err, `odatasql: unsupported function "tolower"`)
+
+	_, _, err = odatasql.Where(odata.Func{Name: odata.Contains, Field: "Subject", Case: 7}, fields, 1)
+	require.EqualError(t, err, `odatasql: unsupported case conversion 7`)
 
 	_, _, err = odatasql.Where(odata.Compare{Field: "X", Op: odata.Eq, Value: odata.Literal{Kind: odata.LitInt}},
 		odatasql.Fields{"X": {Column: "x"}}, 1)
