@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -42,7 +43,7 @@ func (s *Server) listUserRoles(c *gin.Context) {
 		return s.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
 	}, func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -54,7 +55,7 @@ func (s *Server) listUserRights(c *gin.Context) {
 		return s.q.ListHeldRights(c.Request.Context(), holding, lq)
 	}, rightResourceOf)
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -409,12 +410,12 @@ type delegationResource struct {
 	RoleName                      string
 	RoleDescription               string
 	Delegator                     string
-	DelegatedTime                 Timestamp
+	DelegatedTime                 render.Timestamp
 	RightHolderType               string
 	RightHolderName               string
-	RightHolderOrganizationNumber string `json:",omitempty"`
-	RightHolderUserName           string `json:",omitempty"`
-	Links                         Links  `json:"_links"`
+	RightHolderOrganizationNumber string       `json:",omitempty"`
+	RightHolderUserName           string       `json:",omitempty"`
+	Links                         render.Links `json:"_links"`
 }
 
 // listDelegations lists every role held for {who}, for its access managers. Persons are shown by name,
@@ -429,14 +430,14 @@ func (s *Server) listDelegations(c *gin.Context) {
 		return s.q.ListDelegations(c.Request.Context(), party.ID, lq)
 	}, func(r store.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
-			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: Timestamp{*r.DelegatedTime},
+			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOf(*r.DelegatedTime),
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
 			RightHolderUserName: r.HolderUserName}
-		d.Links.Add("roledefinition", Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
+		d.Links.Add("roledefinition", render.Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
 		return d
 	})
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -618,7 +619,7 @@ func (s *Server) deleteUserRight(c *gin.Context) {
 // auditEntryResource is one line of the authorization audit log.
 type auditEntryResource struct {
 	AuditEntryID     int64 `json:"AuditEntryId"`
-	Time             Timestamp
+	Time             render.Timestamp
 	Action           string
 	Actor            string
 	Authentication   string
@@ -641,12 +642,12 @@ func (s *Server) listAuditLog(c *gin.Context) {
 	coll, ok := listPage(s, c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
 		return s.q.ListAudit(c.Request.Context(), party.ID, lq)
 	}, func(e store.AuditEntry) auditEntryResource {
-		return auditEntryResource{AuditEntryID: e.ID, Time: Timestamp{e.At}, Action: e.Action, Actor: e.ActorName,
+		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
 			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,
 			RightID: e.RightID, RightHolder: e.RightHolder, Summary: e.Summary, RequestID: e.RequestID}
 	})
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -697,5 +698,5 @@ func (s *Server) convertReportee(c *gin.Context) {
 		refuse()
 		return
 	}
-	s.render(c, http.StatusOK, s.reporteeResource(c, party))
+	respond(c, http.StatusOK, s.reporteeResource(c, party))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -327,7 +328,7 @@ func (s *Server) renderChanged(c *gin.Context, status int, before store.Message,
 		var m store.Message
 		m, err = s.q.GetMessage(ctx, party.ID, before.MessageID)
 		if err == nil && visibility(rights).Allows(m.Service(), m.Status) {
-			s.render(c, status, s.singleMessage(c, m))
+			respond(c, status, s.singleMessage(c, m))
 			return
 		}
 		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {
@@ -342,7 +343,7 @@ func (s *Server) renderChanged(c *gin.Context, status int, before store.Message,
 		m.ArchiveReference = res.ArchiveReference
 	}
 	m.Forms, m.Attachments = nil, nil
-	s.render(c, status, s.singleMessage(c, m))
+	respond(c, status, s.singleMessage(c, m))
 }
 
 // sleepCtx waits d, or less when ctx ends first; it says whether it waited d.
@@ -479,7 +480,7 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 
 type validationResource struct {
 	workflows.ValidationResult
-	Links Links `json:"_links"`
+	Links render.Links `json:"_links"`
 }
 
 // validateFormTask is GET .../validate: the validation result of the current forms, no state change.
@@ -494,9 +495,9 @@ func (s *Server) validateFormTask(c *gin.Context) {
 		return
 	}
 	r := validationResource{ValidationResult: res}
-	r.Links.Add("self", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
-	r.Links.Add("message", Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
-	s.render(c, http.StatusOK, r)
+	r.Links.Add("self", render.Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
+	r.Links.Add("message", render.Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
+	respond(c, http.StatusOK, r)
 }
 
 // getPrint is GET .../print: the PDF of a form task, its archive's once archived.

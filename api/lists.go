@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 )
@@ -34,16 +35,16 @@ func parseListQuery(c *gin.Context) (store.ListQuery, error) {
 }
 
 // collection wraps a page of items with self, and next/prev links that keep the rest of the query.
-func (s *Server) collection(c *gin.Context, name string, items any, lq store.ListQuery, more bool) Collection {
-	var links Links
-	links.Add("self", Link{Href: s.pageURL(c, -1)})
+func (s *Server) collection(c *gin.Context, name string, items any, lq store.ListQuery, more bool) render.Collection {
+	var links render.Links
+	links.Add("self", render.Link{Href: s.pageURL(c, -1)})
 	if more {
-		links.Add("next", Link{Href: s.pageURL(c, lq.Skip+lq.Limit)})
+		links.Add("next", render.Link{Href: s.pageURL(c, lq.Skip+lq.Limit)})
 	}
 	if lq.Skip > 0 {
-		links.Add("prev", Link{Href: s.pageURL(c, max(0, lq.Skip-lq.Limit))})
+		links.Add("prev", render.Link{Href: s.pageURL(c, max(0, lq.Skip-lq.Limit))})
 	}
-	return Collection{Links: links, Embedded: embedList(name, items)}
+	return render.Collection{Links: links, Embedded: render.EmbedList(name, items)}
 }
 
 // pageURL is the request's URL with $skip set to skip, or unchanged for a negative skip.
@@ -78,16 +79,16 @@ func encodeQuery(q url.Values) string {
 
 // listPage answers the common shape of a list endpoint: the OData options of the request, one page from
 // load, and each row as a resource. It returns false when it answered with an error.
-func listPage[T, R any](s *Server, c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (Collection, bool) {
+func listPage[T, R any](s *Server, c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (render.Collection, bool) {
 	lq, err := parseListQuery(c)
 	if err != nil {
 		abort(c, err)
-		return Collection{}, false
+		return render.Collection{}, false
 	}
 	rows, more, err := load(lq)
 	if err != nil {
 		abort(c, err)
-		return Collection{}, false
+		return render.Collection{}, false
 	}
 	items := make([]R, len(rows))
 	for i, r := range rows {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -22,7 +23,7 @@ type mailboxSummary struct {
 	Type                 string
 	UnreadCorrespondence int
 	Counts               []mailboxCount `xmlitem:"Count"`
-	Links                Links          `json:"_links"`
+	Links                render.Links   `json:"_links"`
 }
 
 // getMessagebox summarises the mailboxes of everyone the caller represents: per reportee the counts of
@@ -71,11 +72,11 @@ func (s *Server) getMessagebox(c *gin.Context) {
 		for _, n := range sum.Counts {
 			sum.UnreadCorrespondence += n.Count * unreadRank(n)
 		}
-		sum.Links.Add("self", Link{Href: rep.Links.Self()})
-		sum.Links.Add("messages", Link{Href: s.baseURL(c) + "/api/" + rep.ReporteeID + "/messages"})
+		sum.Links.Add("self", render.Link{Href: rep.Links.Self()})
+		sum.Links.Add("messages", render.Link{Href: s.baseURL(c) + "/api/" + rep.ReporteeID + "/messages"})
 		items[i] = sum
 	}
-	s.render(c, http.StatusOK, s.collection(c, "mailboxes", items, lq, more))
+	respond(c, http.StatusOK, s.collection(c, "mailboxes", items, lq, more))
 }
 
 func unreadRank(n mailboxCount) int {

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -22,7 +23,7 @@ type messageResource struct {
 	MessageID           string `json:"MessageId"`
 	Subject             string
 	Status              string
-	LastChangedDateTime Timestamp
+	LastChangedDateTime render.Timestamp
 	LastChangedBy       string
 	ServiceOwner        string
 	Type                string
@@ -33,19 +34,19 @@ type messageResource struct {
 	ServiceEdition      int
 	ArchiveReference    string              `json:",omitempty"`
 	ReplyOptions        []store.ReplyOption `json:",omitempty" xmlitem:"ReplyOption"`
-	CreatedDate         Timestamp
+	CreatedDate         render.Timestamp
 	Links               messageLinks `json:"_links"`
 }
 
-// messageLinks are a message's relations; a struct, not Links, because lists encode fifty of them.
+// messageLinks are a message's relations; a struct, not render.Links, because lists encode fifty of them.
 type messageLinks struct {
-	Self             Link   `json:"self"`
-	Print            *Link  `json:"print,omitempty"`
-	Metadata         Link   `json:"metadata"`
-	PortalView       Link   `json:"portalview"`
-	Form             []Link `json:"form,omitempty"`
-	Attachment       []Link `json:"attachment,omitempty"`
-	ArchiveReference *Link  `json:"archivereference,omitempty"`
+	Self             render.Link   `json:"self"`
+	Print            *render.Link  `json:"print,omitempty"`
+	Metadata         render.Link   `json:"metadata"`
+	PortalView       render.Link   `json:"portalview"`
+	Form             []render.Link `json:"form,omitempty"`
+	Attachment       []render.Link `json:"attachment,omitempty"`
+	ArchiveReference *render.Link  `json:"archivereference,omitempty"`
 }
 
 type formResource struct {
@@ -54,7 +55,7 @@ type formResource struct {
 	DataFormatVersion int
 	ValidationStatus  string
 	Name              string
-	Links             Links `json:"_links"`
+	Links             render.Links `json:"_links"`
 }
 
 // visibility is which of the reportee's messages rights let the caller see.
@@ -70,23 +71,23 @@ func (s *Server) messagesURL(c *gin.Context) string {
 func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
 	self := s.messagesURL(c) + "/" + m.MessageID // ids are 'a' and digits
 	r := messageResource{
-		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: Timestamp{m.LastChangedDateTime},
+		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: render.TimestampOf(m.LastChangedDateTime),
 		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
-		ServiceEdition: m.ServiceEdition, ReplyOptions: m.ReplyOptions, CreatedDate: Timestamp{m.CreatedDate},
+		ServiceEdition: m.ServiceEdition, ReplyOptions: m.ReplyOptions, CreatedDate: render.TimestampOf(m.CreatedDate),
 	}
 	if m.Type == "Correspondence" {
 		r.MessageSender = m.MessageSender
 	}
-	r.Links.Self = Link{Href: self}
+	r.Links.Self = render.Link{Href: self}
 	if m.Type == "FormTask" {
-		r.Links.Print = &Link{Href: self + "/print", MimeType: "application/pdf"}
+		r.Links.Print = &render.Link{Href: self + "/print", MimeType: "application/pdf"}
 	}
 	kind := "formtask"
 	if m.Type == "Correspondence" {
 		kind = "correspondence"
 	}
-	r.Links.Metadata = Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
-	r.Links.PortalView = Link{Href: self + "/portalview"}
+	r.Links.Metadata = render.Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
+	r.Links.PortalView = render.Link{Href: self + "/portalview"}
 	return r
 }
 
@@ -98,8 +99,8 @@ func (s *Server) listMessages(c *gin.Context) {
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", Link{Href: s.messagesURL(c) + "/{MessageId}", IsTemplated: true})
-	s.render(c, http.StatusOK, coll)
+	coll.Links.Add("find", render.Link{Href: s.messagesURL(c) + "/{MessageId}", IsTemplated: true})
+	respond(c, http.StatusOK, coll)
 }
 
 // loadMessage reads the message of the path and checks the caller may see it. A message the caller may
@@ -143,7 +144,7 @@ func (s *Server) getMessage(c *gin.Context) {
 	if m, ok = s.markRead(c, m); !ok {
 		return
 	}
-	s.render(c, http.StatusOK, s.singleMessage(c, m))
+	respond(c, http.StatusOK, s.singleMessage(c, m))
 }
 
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
@@ -155,22 +156,22 @@ func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource 
 	}
 	r.ArchiveReference = m.ArchiveReference
 	if m.Type == "FormTask" {
-		forms := make([]Link, len(m.Forms))
+		forms := make([]render.Link, len(m.Forms))
 		for i, f := range m.Forms {
-			forms[i] = Link{Href: fmt.Sprintf("%s/forms/%d", self, f.ID), Name: f.Name}
+			forms[i] = render.Link{Href: fmt.Sprintf("%s/forms/%d", self, f.ID), Name: f.Name}
 		}
 		r.Links.Form = forms
 	}
 	if len(m.Attachments) > 0 {
-		links := make([]Link, len(m.Attachments))
+		links := make([]render.Link, len(m.Attachments))
 		for i, a := range m.Attachments {
-			links[i] = Link{Href: fmt.Sprintf("%s/attachments/%d", self, a.ID), Name: a.Name, FileName: a.FileName,
+			links[i] = render.Link{Href: fmt.Sprintf("%s/attachments/%d", self, a.ID), Name: a.Name, FileName: a.FileName,
 				Encrypted: &a.Encrypted, SigningLocked: &a.SigningLocked, SignedByDefault: &a.SignedByDefault, FileSize: &a.FileSize}
 		}
 		r.Links.Attachment = links
 	}
 	if m.ArchiveReference != "" && m.Type == "FormTask" {
-		r.Links.ArchiveReference = &Link{Href: self + "/print", MimeType: "application/pdf"}
+		r.Links.ArchiveReference = &render.Link{Href: self + "/print", MimeType: "application/pdf"}
 	}
 	return r
 }
@@ -214,9 +215,9 @@ func (s *Server) getForm(c *gin.Context) {
 	self := fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), url.PathEscape(c.Param("messageId")), f.ID)
 	r := formResource{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
 		ValidationStatus: f.ValidationStatus, Name: f.Name}
-	r.Links.Add("self", Link{Href: self})
-	r.Links.Add("formdata", Link{Href: self + "/formdata", MimeType: "application/xml"})
-	s.render(c, http.StatusOK, r)
+	r.Links.Add("self", render.Link{Href: self})
+	r.Links.Add("formdata", render.Link{Href: self + "/formdata", MimeType: "application/xml"})
+	respond(c, http.StatusOK, r)
 }
 
 func (s *Server) getFormData(c *gin.Context) {

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -19,10 +20,10 @@ type serviceEntry struct {
 	ServiceName        string
 	ServiceCode        string
 	ServiceEditionCode int
-	ValidFrom          Timestamp
-	ValidTo            Timestamp
+	ValidFrom          render.Timestamp
+	ValidTo            render.Timestamp
 	ServiceType        string
-	Links              Links `json:"_links"`
+	Links              render.Links `json:"_links"`
 }
 
 type serviceDetail struct {
@@ -43,14 +44,14 @@ type formMeta struct {
 	DataFormatVersion      int
 	IsOnlyXsdValidation    bool
 	FormType               string
-	Links                  Links `json:"_links"`
+	Links                  render.Links `json:"_links"`
 }
 
 type codeListEntry struct {
 	Name     string
 	Version  int
 	Language int
-	Links    Links `json:"_links"`
+	Links    render.Links `json:"_links"`
 }
 
 type codeListDetail struct {
@@ -63,12 +64,12 @@ func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 	if svc.ServiceType == "Correspondence" {
 		kind = "correspondence"
 	}
-	var links Links
-	links.Add("self", Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(svc.ServiceCode), svc.ServiceEdition)})
+	var links render.Links
+	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(svc.ServiceCode), svc.ServiceEdition)})
 	return serviceEntry{
 		ServiceOwnerCode: svc.ServiceOwnerCode, ServiceOwnerName: svc.ServiceOwnerName, ServiceName: svc.ServiceName,
 		ServiceCode: svc.ServiceCode, ServiceEditionCode: svc.ServiceEdition,
-		ValidFrom: Timestamp{svc.ValidFrom}, ValidTo: Timestamp{svc.ValidTo}, ServiceType: svc.ServiceType, Links: links,
+		ValidFrom: render.TimestampOf(svc.ValidFrom), ValidTo: render.TimestampOf(svc.ValidTo), ServiceType: svc.ServiceType, Links: links,
 	}
 }
 
@@ -77,7 +78,7 @@ func (s *Server) listServices(c *gin.Context) {
 		return s.q.ListServices(c.Request.Context(), lq)
 	}, func(svc store.Service) serviceEntry { return s.serviceEntry(c, svc) })
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -126,14 +127,14 @@ func (s *Server) getFormTaskService(c *gin.Context) {
 	}
 	self := d.Links.Self()
 	for i, f := range svc.Forms {
-		var links Links
-		links.Add("schema", Link{Href: fmt.Sprintf("%s/forms/%s/%d/xsd", self, url.PathEscape(f.DataFormatID), f.DataFormatVersion), MimeType: "application/xml"})
+		var links render.Links
+		links.Add("schema", render.Link{Href: fmt.Sprintf("%s/forms/%s/%d/xsd", self, url.PathEscape(f.DataFormatID), f.DataFormatVersion), MimeType: "application/xml"})
 		d.FormsMetaData[i] = formMeta{FormID: f.FormID, FormName: f.FormName, DataFormatProviderType: f.DataFormatProviderType,
 			DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, IsOnlyXsdValidation: f.IsOnlyXsdValidation,
 			FormType: f.FormType, Links: links}
 	}
 	d.AttachmentRules = svc.AttachmentRules
-	s.render(c, http.StatusOK, d)
+	respond(c, http.StatusOK, d)
 }
 
 func (s *Server) getCorrespondenceService(c *gin.Context) {
@@ -141,7 +142,7 @@ func (s *Server) getCorrespondenceService(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.render(c, http.StatusOK, s.serviceEntry(c, svc.Service))
+	respond(c, http.StatusOK, s.serviceEntry(c, svc.Service))
 }
 
 func (s *Server) getFormSchema(c *gin.Context) {
@@ -170,8 +171,8 @@ func (s *Server) getFormSchema(c *gin.Context) {
 }
 
 func (s *Server) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
-	var links Links
-	links.Add("self", Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", s.baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
+	var links render.Links
+	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", s.baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
 	return codeListEntry{Name: l.Name, Version: l.Version, Language: l.Language, Links: links}
 }
 
@@ -180,7 +181,7 @@ func (s *Server) listCodeLists(c *gin.Context) {
 		return s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
 	}, func(l store.CodeList) codeListEntry { return s.codeListEntry(c, l) })
 	if ok {
-		s.render(c, http.StatusOK, coll)
+		respond(c, http.StatusOK, coll)
 	}
 }
 
@@ -203,7 +204,7 @@ func (s *Server) getCodeList(c *gin.Context) {
 	if codes == nil {
 		codes = []store.Code{}
 	}
-	s.render(c, http.StatusOK, codeListDetail{codeListEntry: s.codeListEntry(c, list), Codes: codes})
+	respond(c, http.StatusOK, codeListDetail{codeListEntry: s.codeListEntry(c, list), Codes: codes})
 }
 
 // safeFileName keeps a value fit for a Content-Disposition file name.

@@ -17,13 +17,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )
 
 const (
 	ctxRequestID = "postbox.requestID"
-	ctxFormat    = "postbox.format"
 	ctxLanguage  = "postbox.language"
 	ctxAPIKey    = "postbox.apiKey"
 	ctxBaseURL   = "postbox.baseURL"
@@ -299,16 +299,34 @@ func (s *Server) writeProblem(c *gin.Context, p *problem.Problem) {
 		c.Status(status)
 		return
 	}
-	if wantsXML(c) {
+	if render.WantsXML(c) {
 		c.Header("Content-Type", "application/problem+xml; charset=utf-8")
 		c.Status(status)
-		if err := writePlainXML(c.Writer, "problem", problem.Namespace, p); err != nil {
+		if err := render.WritePlainXML(c.Writer, "problem", problem.Namespace, p); err != nil {
 			slog.Default().ErrorContext(c.Request.Context(), "writing a problem failed", "err", err)
 		}
 		return
 	}
 	c.Header("Content-Type", "application/problem+json; charset=utf-8")
 	c.JSON(status, p)
+}
+
+// negotiate picks the response media type from Accept, or answers 406 when none of ours is acceptable.
+func (s *Server) negotiate(c *gin.Context) {
+	mt, ok := render.PickMediaType(c.GetHeader("Accept"))
+	if !ok {
+		abort(c, problem.New(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(render.MediaTypes, ", ")))
+		return
+	}
+	render.SetFormat(c, mt)
+	c.Next()
+}
+
+// respond writes v in the negotiated media type.
+func respond(c *gin.Context, status int, v any) {
+	if err := render.Write(c, status, v); err != nil {
+		abort(c, err)
+	}
 }
 
 // abort ends the request with err rendered as a problem.

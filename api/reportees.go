@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -12,10 +13,10 @@ type reporteeResource struct {
 	ReporteeID           string `json:"ReporteeId"`
 	Name                 string
 	Type                 string
-	OrganizationNumber   string `json:",omitempty"`
-	Status               string `json:",omitempty"`
-	SocialSecurityNumber string `json:",omitempty"`
-	Links                Links  `json:"_links"`
+	OrganizationNumber   string       `json:",omitempty"`
+	Status               string       `json:",omitempty"`
+	SocialSecurityNumber string       `json:",omitempty"`
+	Links                render.Links `json:"_links"`
 }
 
 func (s *Server) reporteeResource(c *gin.Context, p store.Party) reporteeResource {
@@ -25,8 +26,8 @@ func (s *Server) reporteeResource(c *gin.Context, p store.Party) reporteeResourc
 	if p.Kind == "Organization" {
 		r.Type, r.OrganizationNumber, r.Status = "Foretak", p.OrganizationNumber, p.Status
 	}
-	r.Links.Add("self", Link{Href: base + "/api/reportees/" + id})
-	r.Links.Add("messages", Link{Href: base + "/api/" + id + "/messages"})
+	r.Links.Add("self", render.Link{Href: base + "/api/reportees/" + id})
+	r.Links.Add("messages", render.Link{Href: base + "/api/" + id + "/messages"})
 	return r
 }
 
@@ -38,8 +39,8 @@ func (s *Server) listReportees(c *gin.Context) {
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", Link{Href: s.baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
-	s.render(c, http.StatusOK, coll)
+	coll.Links.Add("find", render.Link{Href: s.baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
+	respond(c, http.StatusOK, coll)
 }
 
 func (s *Server) getReportee(c *gin.Context) {
@@ -49,5 +50,5 @@ func (s *Server) getReportee(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.render(c, http.StatusOK, s.reporteeResource(c, party))
+	respond(c, http.StatusOK, s.reporteeResource(c, party))
 }

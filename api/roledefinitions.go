@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -26,12 +27,12 @@ type userRoleDefinition struct {
 	RoleName         string
 	RoleDescription  string
 	Rights           *[]rightResource `json:",omitempty" xmlitem:"Right"`
-	Links            Links            `json:"_links"`
+	Links            render.Links     `json:"_links"`
 }
 
 func (s *Server) roleDefinitionResource(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
 	r := userRoleDefinition{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description}
-	r.Links.Add("self", Link{Href: s.roleDefinitionURL(c, d.ID)})
+	r.Links.Add("self", render.Link{Href: s.roleDefinitionURL(c, d.ID)})
 	return r
 }
 
@@ -48,7 +49,7 @@ func (s *Server) listUserRoleDefinitions(c *gin.Context) {
 	for i, d := range defs {
 		items[i] = s.roleDefinitionResource(c, d)
 	}
-	s.render(c, http.StatusOK, items)
+	respond(c, http.StatusOK, items)
 }
 
 // loadRoleDefinition reads the definition of the path: any platform role, or a local role of {who}. Local
@@ -82,7 +83,7 @@ func (s *Server) getUserRoleDefinition(c *gin.Context) {
 	r := s.roleDefinitionResource(c, d)
 	rights := rightResources(d.Rights)
 	r.Rights = &rights
-	s.render(c, http.StatusOK, r)
+	respond(c, http.StatusOK, r)
 }
 
 // localRoleBody is the body of POST and PUT role definitions. ServiceCode and ServiceEditionCode are

@@ -3,6 +3,7 @@ package api
 import (
 	"strconv"
 
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -18,20 +19,20 @@ type roleResource struct {
 	RoleName           string
 	RoleDescription    string
 	Delegator          string `json:",omitempty"`
-	DelegatedTime      *Timestamp
-	RoleDefinitionCode *string `json:",omitempty"`
-	Links              Links   `json:"_links"`
+	DelegatedTime      *render.Timestamp
+	RoleDefinitionCode *string      `json:",omitempty"`
+	Links              render.Links `json:"_links"`
 }
 
 // roleResourceOf renders a held role whose definition is at definitions + its id; code shows its
 // RoleDefinitionCode.
 func roleResourceOf(r store.HeldRole, definitions string, code bool) roleResource {
 	res := roleResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
-		RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: timestampOrNull(r.DelegatedTime)}
+		RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOrNull(r.DelegatedTime)}
 	if code {
 		res.RoleDefinitionCode = &r.RoleDefinitionCode
 	}
-	res.Links.Add("roledefinition", Link{Href: definitions + strconv.Itoa(r.RoleDefinitionID)})
+	res.Links.Add("roledefinition", render.Link{Href: definitions + strconv.Itoa(r.RoleDefinitionID)})
 	return res
 }
 

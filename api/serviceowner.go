@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
@@ -265,27 +266,27 @@ func renderSOPage[T, R any](s *Server, c *gin.Context, name string, rows []T, pg
 	for i, row := range rows {
 		items[i], last = resource(row), key(row)
 	}
-	s.render(c, http.StatusOK, s.soCollection(c, name, items, pg, more, last))
+	respond(c, http.StatusOK, s.soCollection(c, name, items, pg, more, last))
 }
 
 // soCollection wraps a page of a service-owner list. In the default order its next link carries a
 // continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
-func (s *Server) soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) Collection {
+func (s *Server) soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) render.Collection {
 	if len(pg.OrderBy) > 0 {
 		return s.collection(c, name, items, pg.ListQuery, more)
 	}
-	var links Links
-	links.Add("self", Link{Href: s.pageURL(c, -1)})
+	var links render.Links
+	links.Add("self", render.Link{Href: s.pageURL(c, -1)})
 	if more {
 		u := *c.Request.URL
 		q := u.Query()
 		q.Del("$skip")
 		q.Set("continuation", encodeContinuation(pg.list, lastKey))
 		u.RawQuery = encodeQuery(q)
-		links.Add("next", Link{Href: s.baseURL(c) + u.RequestURI()})
+		links.Add("next", render.Link{Href: s.baseURL(c) + u.RequestURI()})
 	}
 	if pg.Skip > 0 {
-		links.Add("prev", Link{Href: s.pageURL(c, max(0, pg.Skip-pg.Limit))})
+		links.Add("prev", render.Link{Href: s.pageURL(c, max(0, pg.Skip-pg.Limit))})
 	}
-	return Collection{Links: links, Embedded: embedList(name, items)}
+	return render.Collection{Links: links, Embedded: render.EmbedList(name, items)}
 }

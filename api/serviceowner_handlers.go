@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
 )
 
@@ -20,16 +20,16 @@ type soOrganizationResource struct {
 	Name               string
 	OrganizationNumber string
 	Type               string
-	LastChanged        *Timestamp
-	LastConfirmed      *Timestamp
-	Links              Links `json:"_links"`
+	LastChanged        *render.Timestamp
+	LastConfirmed      *render.Timestamp
+	Links              render.Links `json:"_links"`
 }
 
 type soOfficialContactResource struct {
 	MobileNumber        string
-	MobileNumberChanged *Timestamp
+	MobileNumberChanged *render.Timestamp
 	EMailAddress        string
-	EMailAddressChanged *Timestamp
+	EMailAddressChanged *render.Timestamp
 }
 
 type soPersonalContactResource struct {
@@ -37,10 +37,10 @@ type soPersonalContactResource struct {
 	Name                 string
 	SocialSecurityNumber string
 	MobileNumber         string
-	MobileNumberChanged  *Timestamp
+	MobileNumberChanged  *render.Timestamp
 	EMailAddress         string
-	EMailAddressChanged  *Timestamp
-	Links                Links `json:"_links"`
+	EMailAddressChanged  *render.Timestamp
+	Links                render.Links `json:"_links"`
 }
 
 type soRoleDefinitionResource struct {
@@ -49,7 +49,7 @@ type soRoleDefinitionResource struct {
 	RoleName           string
 	RoleDescription    string
 	RoleDefinitionCode string
-	Links              Links `json:"_links"`
+	Links              render.Links `json:"_links"`
 }
 
 type soRoleDefinitionDetail struct {
@@ -69,7 +69,7 @@ type soRightsResource struct {
 	Subject  soPartyView
 	Reportee soPartyView
 	Rights   []rightResource `xmlitem:"Right"`
-	Links    Links           `json:"_links"`
+	Links    render.Links    `json:"_links"`
 }
 
 type soReporteeResource struct {
@@ -80,13 +80,6 @@ type soReporteeResource struct {
 	OrganizationForm         string `json:",omitempty"`
 	Status                   string `json:",omitempty"`
 	SocialSecurityNumber     string `json:",omitempty"`
-}
-
-func timestampOrNull(t *time.Time) *Timestamp {
-	if t == nil {
-		return nil
-	}
-	return &Timestamp{*t}
 }
 
 // soType is the service-owner Type of a party: Person, Business (a BEDR unit) or Enterprise.
@@ -107,17 +100,17 @@ func (s *Server) soURL(c *gin.Context, path string) string {
 func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
 	self := s.soURL(c, "/organizations/"+o.OrganizationNumber)
 	r := soOrganizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
-		LastChanged: timestampOrNull(o.LastChanged), LastConfirmed: timestampOrNull(o.LastConfirmed)}
-	r.Links.Add("self", Link{Href: self})
-	r.Links.Add("personalcontacts", Link{Href: self + "/personalcontacts"})
-	r.Links.Add("officialcontacts", Link{Href: self + "/officialcontacts"})
+		LastChanged: render.TimestampOrNull(o.LastChanged), LastConfirmed: render.TimestampOrNull(o.LastConfirmed)}
+	r.Links.Add("self", render.Link{Href: self})
+	r.Links.Add("personalcontacts", render.Link{Href: self + "/personalcontacts"})
+	r.Links.Add("officialcontacts", render.Link{Href: self + "/officialcontacts"})
 	return r
 }
 
 func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
 	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
 		RoleDefinitionCode: d.Code}
-	r.Links.Add("self", Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
+	r.Links.Add("self", render.Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
 	return r
 }
 
@@ -258,7 +251,7 @@ func (s *Server) soGetOrganization(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.render(c, http.StatusOK, s.soOrganizationResource(c, org))
+	respond(c, http.StatusOK, s.soOrganizationResource(c, org))
 }
 
 // soOrganizationList resolves {who} and reads the page asked of one of the organization's lists.
@@ -281,7 +274,7 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		return
 	}
 	if pg.after != 0 { // the list holds at most one entry: whatever follows it is nothing
-		s.render(c, http.StatusOK, s.soCollection(c, "officialcontacts", nil, pg, false, 0))
+		respond(c, http.StatusOK, s.soCollection(c, "officialcontacts", nil, pg, false, 0))
 		return
 	}
 	contacts, more, err := s.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
@@ -290,8 +283,8 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		return
 	}
 	renderSOPage(s, c, "officialcontacts", contacts, pg, more, func(ct store.ContactPoint) soOfficialContactResource {
-		return soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
-			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
+		return soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
+			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
 	}, func(store.ContactPoint) int64 { return org.ID })
 }
 
@@ -316,9 +309,9 @@ func (s *Server) soPersonalContacts(c *gin.Context) {
 	renderSOPage(s, c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
 		id := reporteeID(ct.ID)
 		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
-			MobileNumber: ct.MobileNumber, MobileNumberChanged: timestampOrNull(ct.MobileNumberChanged),
-			EMailAddress: ct.EMailAddress, EMailAddressChanged: timestampOrNull(ct.EMailAddressChanged)}
-		r.Links.Add("roles", Link{Href: base + id + "/roles"})
+			MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
+			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
+		r.Links.Add("roles", render.Link{Href: base + id + "/roles"})
 		return r
 	}, func(ct store.PersonalContact) int64 { return ct.ID })
 }
@@ -419,8 +412,8 @@ func (s *Server) soAuthorizationRights(c *gin.Context) {
 		Reportee: soPartyView{Name: reportee.Name, Type: soType(reportee), SocialSecurityNumber: reportee.SSN, OrganizationNumber: reportee.OrganizationNumber, Status: reportee.Status},
 		Rights:   rightResources(granted),
 	}
-	r.Links.Add("self", Link{Href: s.pageURL(c, -1)})
-	s.render(c, http.StatusOK, r)
+	r.Links.Add("self", render.Link{Href: s.pageURL(c, -1)})
+	respond(c, http.StatusOK, r)
 }
 
 func (s *Server) soListRoleDefinitions(c *gin.Context) {
@@ -456,7 +449,7 @@ func (s *Server) soGetRoleDefinition(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.render(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
+	respond(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
 }
 
 // soListReportees lists the parties subject can represent, optionally narrowed to a service of the

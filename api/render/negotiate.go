@@ -1,37 +1,30 @@
-package api
+package render
 
 import (
 	"bytes"
 	"encoding/json"
 	"mime"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/postbox/postbox/api/problem"
 )
 
-// The media types resources are offered in, in order of preference when the client does not care.
-var mediaTypes = []string{"application/hal+json", "application/json", "application/hal+xml", "application/xml"}
+// MediaTypes are the media types resources are offered in, in order of preference when the client does
+// not care.
+var MediaTypes = []string{"application/hal+json", "application/json", "application/hal+xml", "application/xml"}
 
-// negotiate picks the response media type from Accept, or answers 406 when none of ours is acceptable.
-func (s *Server) negotiate(c *gin.Context) {
-	mt, ok := pickMediaType(c.GetHeader("Accept"))
-	if !ok {
-		abort(c, problem.New(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(mediaTypes, ", ")))
-		return
-	}
-	c.Set(ctxFormat, mt)
-	c.Next()
-}
+// formatKey is where the negotiated media type is kept on the request.
+const formatKey = "postbox.format"
 
-// pickMediaType implements Accept with quality values and wildcards; a missing header accepts anything.
-func pickMediaType(accept string) (string, bool) {
+// SetFormat records the media type negotiated for the response.
+func SetFormat(c *gin.Context, mediaType string) { c.Set(formatKey, mediaType) }
+
+// PickMediaType implements Accept with quality values and wildcards; a missing header accepts anything.
+func PickMediaType(accept string) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
-		return mediaTypes[0], true
+		return MediaTypes[0], true
 	}
 	best, bestQ := "", 0.0
 	for _, part := range strings.Split(accept, ",") {
@@ -45,7 +38,7 @@ func pickMediaType(accept string) (string, bool) {
 				continue
 			}
 		}
-		for _, offered := range mediaTypes {
+		for _, offered := range MediaTypes {
 			if q > bestQ && matchesMediaRange(mt, offered) {
 				best, bestQ = offered, q
 				break
@@ -63,20 +56,20 @@ func matchesMediaRange(mediaRange, offered string) bool {
 	return sub == "*" && strings.HasPrefix(offered, typ+"/")
 }
 
-// wantsXML tells whether error bodies should be XML: when the client prefers an XML type.
-func wantsXML(c *gin.Context) bool {
-	mt := c.GetString(ctxFormat)
+// WantsXML tells whether error bodies should be XML: when the client prefers an XML type.
+func WantsXML(c *gin.Context) bool {
+	mt := c.GetString(formatKey)
 	if mt == "" {
-		mt, _ = pickMediaType(c.GetHeader("Accept"))
+		mt, _ = PickMediaType(c.GetHeader("Accept"))
 	}
 	return strings.HasSuffix(mt, "xml")
 }
 
-// render writes v in the negotiated media type.
-func (s *Server) render(c *gin.Context, status int, v any) {
-	mt := c.GetString(ctxFormat)
+// Write writes v in the negotiated media type; it writes nothing when v cannot be encoded.
+func Write(c *gin.Context, status int, v any) error {
+	mt := c.GetString(formatKey)
 	if mt == "" {
-		mt = mediaTypes[0]
+		mt = MediaTypes[0]
 	}
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {
@@ -87,17 +80,17 @@ func (s *Server) render(c *gin.Context, status int, v any) {
 	}()
 	var err error
 	if strings.HasSuffix(mt, "xml") {
-		err = writeHALXML(buf, v)
+		err = WriteHALXML(buf, v)
 	} else {
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		err = enc.Encode(v)
 	}
 	if err != nil {
-		abort(c, err)
-		return
+		return err
 	}
 	c.Data(status, mt+"; charset=utf-8", buf.Bytes())
+	return nil
 }
 
 // renderBuffers are reused between responses: a page of 50 messages is some 50 KB that would otherwise be
