@@ -80,6 +80,34 @@ func permanent(kind string, err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
 }
 
+// heartbeat records heartbeats every fifth of the activity's HeartbeatTimeout until stop is called, so that
+// a worker that dies in a long activity is noticed within HeartbeatTimeout and the attempt goes to another
+// worker. The first beat comes after that fifth: an activity that ends sooner costs no call. Activities
+// scheduled without a HeartbeatTimeout (local ones, runs begun before workflows.VersionHeartbeats) do not
+// heartbeat.
+func heartbeat(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 5
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 // revision returns the revision content refers to, checking that it belongs to the message and has the
 // digest the workflow carries: the workflow must apply exactly what the API stored.
 func (a *Activities) revision(ctx context.Context, q *store.Queries, c workflows.ContentRef) (store.Revision, error) {
@@ -106,6 +134,7 @@ func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID s
 // ValidateForms validates the forms of a revision, or the message's current forms, against the schemas of
 // their data formats, and checks that they are forms of the message's service with one MainForm.
 func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) (workflows.Findings, error) {
+	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	task, err := a.formTask(ctx, q, c.MessageID)
 	if err != nil {
@@ -211,6 +240,7 @@ func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (w
 // exceed MaxFileSize and the count per type must not exceed MaxAttachmentCount (nor, when final, fall
 // below MinAttachmentCount).
 func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	var (
 		atts []store.AttachmentInfo
@@ -299,6 +329,7 @@ func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.
 // RenderPrint stores the print of a message's current content and returns its digest (hex). The same
 // content is rendered once.
 func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflows.PrintResult, error) {
+	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	h, err := q.GetPrintHeader(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -327,6 +358,7 @@ func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflo
 // message `Sendt og arkivert`, in one transaction and exactly once: a retry, or a second archive of the same
 // message, returns the first archive.
 func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+	defer heartbeat(ctx)()
 	var (
 		ar      store.Archive
 		created bool

@@ -32,6 +32,7 @@ const (
 	nsDurability = "durability"
 	nsBench      = "bench"
 	nsShutdown   = "shutdown"
+	nsTakeover   = "takeover"
 )
 
 var (
@@ -43,12 +44,17 @@ var (
 	}
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(archiveWorkerDB) != "" { // this binary started as the worker a test kills
+		os.Exit(runArchiveWorker())
+	}
+	os.Exit(runMain(m))
+}
 
 func runMain(m *testing.M) int {
 	ctx := context.Background()
 	var err error
-	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench, nsShutdown)
+	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench, nsShutdown, nsTakeover)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the Temporal dev server:", err)
 		return 1

@@ -91,6 +91,9 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 			MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
 			WorkerStopTimeout:                      opts.StopTimeout,
+			// Heartbeats reach the server at least this often, well within workflows.HeartbeatTimeout
+			// (the SDK's own throttle would leave a fifth of it).
+			MaxHeartbeatThrottleInterval: workflows.HeartbeatTimeout / 5,
 		})
 		register(w, g, acts)
 		ws.list = append(ws.list, queueWorker{group: g, taskQueue: tq, w: w})

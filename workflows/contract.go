@@ -36,6 +36,17 @@ const (
 // DefaultVersion (runs begun before) keeps everything on TaskQueue with the checks as local activities.
 const VersionTaskQueues = "activity-task-queues"
 
+// VersionHeartbeats is the workflow.GetVersion change id of heartbeats: from version 1 the long activities
+// (ValidateForms and CheckAttachments, which run together, RenderPrint and Archive) are scheduled with
+// HeartbeatTimeout, so that the attempt of a worker that dies in them goes to another worker within
+// seconds instead of at StartToClose; runs begun before (DefaultVersion) keep the options they began with.
+const VersionHeartbeats = "activity-heartbeats"
+
+// HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
+// the attempt to another worker (after the retry policy's first interval, 1 s). The activities heartbeat
+// every fifth of it, and the workers send heartbeats at least that often (worker.New).
+const HeartbeatTimeout = 5 * time.Second
+
 // MetricTransitions counts status changes of form tasks, tagged "from" and "to". The workflow emits it
 // through the SDK's metrics handler (which records nothing while replaying); the Prometheus naming of the
 // worker's handler adds "_total".

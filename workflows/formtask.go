@@ -42,7 +42,8 @@ var (
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:            retryPolicy,
 	}
-	// Archive and print render a PDF.
+	// Archive and print render a PDF. StartToClose bounds an attempt that heartbeats but never ends; a
+	// worker that dies is noticed by HeartbeatTimeout (from VersionHeartbeats on).
 	renderActivity = workflow.ActivityOptions{
 		StartToCloseTimeout:    2 * time.Minute,
 		ScheduleToCloseTimeout: 10 * time.Minute,
@@ -51,16 +52,26 @@ var (
 )
 
 // queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
-// on, everything on the workflow's own queue (and the checks local) for runs begun before.
+// on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
+// VersionHeartbeats on.
 type queues struct {
-	split bool
+	split     bool
+	heartbeat bool
+}
+
+// heartbeating adds the HeartbeatTimeout to the options of a long activity in runs from VersionHeartbeats.
+func (q queues) heartbeating(opts workflow.ActivityOptions) workflow.ActivityOptions {
+	if q.heartbeat {
+		opts.HeartbeatTimeout = HeartbeatTimeout
+	}
+	return opts
 }
 
 func (q queues) checks(ctx workflow.Context) workflow.Context {
 	if !q.split {
 		return workflow.WithLocalActivityOptions(ctx, checkActivity)
 	}
-	return workflow.WithActivityOptions(ctx, validationActivity)
+	return workflow.WithActivityOptions(ctx, q.heartbeating(validationActivity))
 }
 
 func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.Future {
@@ -72,11 +83,11 @@ func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.F
 
 // print and archive render (archive in the transaction that archives); projection is a short write.
 func (q queues) print(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, renderActivity, ActivityRenderPrint)
+	return q.on(ctx, q.heartbeating(renderActivity), ActivityRenderPrint)
 }
 
 func (q queues) archive(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, renderActivity, ActivityArchive)
+	return q.on(ctx, q.heartbeating(renderActivity), ActivityArchive)
 }
 
 func (q queues) project(ctx workflow.Context) workflow.Context {
@@ -94,8 +105,9 @@ func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, activity
 // the read model current through activities, and ends when the task is archived.
 func FormTask(ctx workflow.Context, state TaskState) error {
 	// Decided once per run, before any command: a run keeps the queues it began with.
-	v := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
-	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: v >= 1}}
+	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
+	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
+	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: split >= 1, heartbeat: heartbeat >= 1}}
 	if err := t.register(ctx); err != nil {
 		return err
 	}

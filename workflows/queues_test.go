@@ -25,15 +25,47 @@ import (
 	"github.com/postbox/postbox/workflows"
 )
 
-// A history recorded on the real dev server with the workflow as it was before the task queues were split
-// (every activity on postbox-formtasks, the checks as local activities): submit, validate, sub-form,
-// attachment, print, an invalid submission (discarded revision), to signing, signed and archived. The
-// current code must replay it, so workflows running during an upgrade go on.
-func TestReplaysHistoryFromBeforeTheQueueSplit(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
-	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, "testdata/formtask-v0.json"))
+// Histories recorded on the real dev server with the workflow as it was before each versioned change:
+// formtask-v0 before the task queues were split (every activity on postbox-formtasks, the checks as local
+// activities) — submit, validate, sub-form, attachment, print, an invalid submission (discarded revision),
+// to signing, signed and archived; formtask-v1 after the split, before heartbeats (VersionHeartbeats) —
+// submit, validate, attachment, print, an invalid submission, to signing, signed and archived. The current
+// code must replay them, so workflows running during an upgrade go on.
+func TestReplaysRecordedHistories(t *testing.T) {
+	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json"} {
+		t.Run(file, func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+			logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, file))
+		})
+	}
+}
+
+// New runs schedule the long activities with a HeartbeatTimeout, so a dead worker's attempt moves on within
+// seconds; the short projection keeps none.
+func TestLongActivitiesHeartbeat(t *testing.T) {
+	env, _ := newEnv(t)
+	var mu sync.Mutex
+	heartbeats := map[string]time.Duration{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		heartbeats[info.ActivityType.Name] = info.HeartbeatTimeout
+	})
+	send(env, time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
+	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+	run(env, store.StatusFilling)
+	require.NoError(t, env.GetWorkflowError())
+
+	assert.Equal(t, map[string]time.Duration{
+		workflows.ActivityValidateForms:    workflows.HeartbeatTimeout,
+		workflows.ActivityCheckAttachments: workflows.HeartbeatTimeout,
+		workflows.ActivityRenderPrint:      workflows.HeartbeatTimeout,
+		workflows.ActivityArchive:          workflows.HeartbeatTimeout,
+		workflows.ActivityProjectState:     0,
+	}, heartbeats)
 }
 
 // New runs put every activity on the queue of its group; only DiscardRevision stays local.
