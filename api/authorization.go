@@ -27,7 +27,7 @@ const ctxWhoLogin = "postbox.whoLogin"
 
 // authorizationURL is the address of the authorization area for {who} as the client wrote it.
 func (s *Server) authorizationURL(c *gin.Context) string {
-	return s.baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/authorization"
+	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/authorization"
 }
 
 func (s *Server) roleDefinitionURL(c *gin.Context, id int) string {
@@ -39,7 +39,7 @@ func (s *Server) listUserRoles(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
 	definitions := s.authorizationURL(c) + "/roledefinitions/"
-	coll, ok := listPage(s, c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
+	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
 		return s.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
 	}, func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
 	if ok {
@@ -51,7 +51,7 @@ func (s *Server) listUserRoles(c *gin.Context) {
 func (s *Server) listUserRights(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
-	coll, ok := listPage(s, c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
+	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
 		return s.q.ListHeldRights(c.Request.Context(), holding, lq)
 	}, rightResourceOf)
 	if ok {
@@ -261,7 +261,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		if d.LastName == "" {
 			return rightHolder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
 		}
-		p, err := s.party(ctx, d.SocialSecurityNumber)
+		p, err := s.parties.find(ctx, d.SocialSecurityNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Person" || !sameName(p.LastName, d.LastName))) {
 			return rightHolder{}, mismatch("national identity number and last name")
 		}
@@ -282,7 +282,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		if d.Name == "" {
 			return rightHolder{}, problem.BadRequest("Name is required with OrganizationNumber")
 		}
-		p, err := s.party(ctx, d.OrganizationNumber)
+		p, err := s.parties.find(ctx, d.OrganizationNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Organization" || !sameName(p.Name, d.Name))) {
 			return rightHolder{}, mismatch("organization number and name")
 		}
@@ -426,7 +426,7 @@ func (s *Server) listDelegations(c *gin.Context) {
 		abort(c, notAccessManager(c))
 		return
 	}
-	coll, ok := listPage(s, c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
+	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
 		return s.q.ListDelegations(c.Request.Context(), party.ID, lq)
 	}, func(r store.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
@@ -639,7 +639,7 @@ func (s *Server) listAuditLog(c *gin.Context) {
 		abort(c, notAccessManager(c))
 		return
 	}
-	coll, ok := listPage(s, c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
+	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
 		return s.q.ListAudit(c.Request.Context(), party.ID, lq)
 	}, func(e store.AuditEntry) auditEntryResource {
 		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
@@ -680,7 +680,7 @@ func (s *Server) convertReportee(c *gin.Context) {
 	refuse := func() {
 		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
 	}
-	party, err := s.party(ctx, ssn)
+	party, err := s.parties.find(ctx, ssn)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {
 		refuse()
 		return
@@ -698,5 +698,5 @@ func (s *Server) convertReportee(c *gin.Context) {
 		refuse()
 		return
 	}
-	respond(c, http.StatusOK, s.reporteeResource(c, party))
+	respond(c, http.StatusOK, reporteeResourceOf(c, party))
 }

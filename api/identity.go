@@ -15,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
 
@@ -123,7 +124,7 @@ func (s *Server) resolveWho(c *gin.Context) {
 		}
 		key = reporteeID(id)
 	}
-	party, rights, err := s.represented(c, key, who)
+	party, rights, err := s.parties.represented(c, key, who)
 	if err != nil {
 		abort(c, err)
 		return
@@ -133,19 +134,27 @@ func (s *Server) resolveWho(c *gin.Context) {
 	c.Next()
 }
 
+// partyFinder finds the parties that {who} and other parameters name, and the caller's rights for them.
+// Parties change rarely and every request needs one: they are kept for a short while.
+type partyFinder struct {
+	q      *store.Queries
+	rights *identity.Rights
+	cache  *ttlcache.Cache[string, store.Party]
+}
+
 // represented finds the party key names and the caller's rights for it. Parties the caller may not
 // represent and parties that do not exist get the same 403 (naming the party as the client wrote it), so
 // the answer never reveals who exists.
-func (s *Server) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
+func (pf *partyFinder) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
 	refused := problem.New(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
-	party, err := s.party(c.Request.Context(), key)
+	party, err := pf.find(c.Request.Context(), key)
 	if errors.Is(err, store.ErrNotFound) {
 		return party, identity.RightSet{}, refused
 	}
 	if err != nil {
 		return party, identity.RightSet{}, err
 	}
-	rights, err := s.rights.For(c.Request.Context(), principalOf(c), party.ID)
+	rights, err := pf.rights.For(c.Request.Context(), principalOf(c), party.ID)
 	if err != nil {
 		return party, rights, err
 	}
@@ -155,10 +164,10 @@ func (s *Server) represented(c *gin.Context, key, asWritten string) (store.Party
 	return party, rights, nil
 }
 
-// party finds a party by reportee id ("r" + id), national identity number or organization number,
+// find finds a party by reportee id ("r" + id), national identity number or organization number,
 // keeping answers for a short while.
-func (s *Server) party(ctx context.Context, key string) (store.Party, error) {
-	if p, ok := s.parties.Get(key); ok {
+func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error) {
+	if p, ok := pf.cache.Get(key); ok {
 		return p, nil
 	}
 	var (
@@ -170,12 +179,12 @@ func (s *Server) party(ctx context.Context, key string) (store.Party, error) {
 		if convErr != nil || id == 0 {
 			return p, store.ErrNotFound
 		}
-		p, err = s.q.GetParty(ctx, id)
+		p, err = pf.q.GetParty(ctx, id)
 	} else {
-		p, err = s.q.FindParty(ctx, key)
+		p, err = pf.q.FindParty(ctx, key)
 	}
 	if err == nil {
-		s.parties.Set(key, p)
+		pf.cache.Set(key, p)
 	}
 	return p, err
 }

@@ -1,11 +1,15 @@
 package api
 
 import (
+	"encoding/base64"
+	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
@@ -35,20 +39,20 @@ func parseListQuery(c *gin.Context) (store.ListQuery, error) {
 }
 
 // collection wraps a page of items with self, and next/prev links that keep the rest of the query.
-func (s *Server) collection(c *gin.Context, name string, items any, lq store.ListQuery, more bool) render.Collection {
+func collection(c *gin.Context, name string, items any, lq store.ListQuery, more bool) render.Collection {
 	var links render.Links
-	links.Add("self", render.Link{Href: s.pageURL(c, -1)})
+	links.Add("self", render.Link{Href: pageURL(c, -1)})
 	if more {
-		links.Add("next", render.Link{Href: s.pageURL(c, lq.Skip+lq.Limit)})
+		links.Add("next", render.Link{Href: pageURL(c, lq.Skip+lq.Limit)})
 	}
 	if lq.Skip > 0 {
-		links.Add("prev", render.Link{Href: s.pageURL(c, max(0, lq.Skip-lq.Limit))})
+		links.Add("prev", render.Link{Href: pageURL(c, max(0, lq.Skip-lq.Limit))})
 	}
 	return render.Collection{Links: links, Embedded: render.EmbedList(name, items)}
 }
 
 // pageURL is the request's URL with $skip set to skip, or unchanged for a negative skip.
-func (s *Server) pageURL(c *gin.Context, skip int) string {
+func pageURL(c *gin.Context, skip int) string {
 	u := *c.Request.URL
 	if skip >= 0 {
 		q := u.Query()
@@ -59,7 +63,7 @@ func (s *Server) pageURL(c *gin.Context, skip int) string {
 		}
 		u.RawQuery = encodeQuery(q)
 	}
-	return s.baseURL(c) + u.RequestURI()
+	return baseURL(c) + u.RequestURI()
 }
 
 // encodeQuery encodes like url.Values.Encode but leaves the OData "$" readable.
@@ -79,7 +83,7 @@ func encodeQuery(q url.Values) string {
 
 // listPage answers the common shape of a list endpoint: the OData options of the request, one page from
 // load, and each row as a resource. It returns false when it answered with an error.
-func listPage[T, R any](s *Server, c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (render.Collection, bool) {
+func listPage[T, R any](c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (render.Collection, bool) {
 	lq, err := parseListQuery(c)
 	if err != nil {
 		abort(c, err)
@@ -94,5 +98,97 @@ func listPage[T, R any](s *Server, c *gin.Context, name string, load func(store.
 	for i, r := range rows {
 		items[i] = resource(r)
 	}
-	return s.collection(c, name, items, lq, more), true
+	return collection(c, name, items, lq, more), true
+}
+
+// The service-owner lists page by keyset: a continuation token carries the key of the last row.
+
+// soPage is the page a service-owner list asks for: the OData options, and the key after which a
+// continuation token starts it (0 without one).
+type soPage struct {
+	store.ListQuery
+	list     string
+	after    int64
+	hasToken bool
+}
+
+// continuationPrefix versions the token format.
+const continuationPrefix = "so1."
+
+// parseSOListQuery reads the OData options and the continuation token of a service-owner list. A token
+// continues the list's default order after the last row of the previous page, so it cannot be combined
+// with $skip or $orderby.
+func parseSOListQuery(c *gin.Context, list string) (soPage, error) {
+	lq, err := parseListQuery(c)
+	if err != nil {
+		return soPage{}, err
+	}
+	pg := soPage{ListQuery: lq, list: list}
+	token, ok := c.GetQuery("continuation")
+	if !ok {
+		return pg, nil
+	}
+	if c.Query("$skip") != "" || len(lq.OrderBy) > 0 {
+		return pg, problem.New(http.StatusBadRequest, "invalid-continuation",
+			"continuation follows the list's default order from where the last page ended; it cannot be combined with $skip or $orderby")
+	}
+	pg.hasToken = true
+	if pg.after, ok = decodeContinuation(token, list); !ok {
+		return pg, problem.New(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
+	}
+	return pg, nil
+}
+
+// encodeContinuation makes the opaque token that starts a page of list after the row with key.
+func encodeContinuation(list string, key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(continuationPrefix + list + "." + strconv.FormatInt(key, 10)))
+}
+
+func decodeContinuation(token, list string) (int64, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), continuationPrefix+list+".")
+	if !ok {
+		return 0, false
+	}
+	key, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || key < 0 {
+		return 0, false
+	}
+	return key, true
+}
+
+// renderSOPage answers a service-owner list with one page of rows as resources; key is a row's keyset key,
+// the last of which the continuation token carries.
+func renderSOPage[T, R any](c *gin.Context, name string, rows []T, pg soPage, more bool, resource func(T) R, key func(T) int64) {
+	items := make([]R, len(rows))
+	var last int64
+	for i, row := range rows {
+		items[i], last = resource(row), key(row)
+	}
+	respond(c, http.StatusOK, soCollection(c, name, items, pg, more, last))
+}
+
+// soCollection wraps a page of a service-owner list. In the default order its next link carries a
+// continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
+func soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) render.Collection {
+	if len(pg.OrderBy) > 0 {
+		return collection(c, name, items, pg.ListQuery, more)
+	}
+	var links render.Links
+	links.Add("self", render.Link{Href: pageURL(c, -1)})
+	if more {
+		u := *c.Request.URL
+		q := u.Query()
+		q.Del("$skip")
+		q.Set("continuation", encodeContinuation(pg.list, lastKey))
+		u.RawQuery = encodeQuery(q)
+		links.Add("next", render.Link{Href: baseURL(c) + u.RequestURI()})
+	}
+	if pg.Skip > 0 {
+		links.Add("prev", render.Link{Href: pageURL(c, max(0, pg.Skip-pg.Limit))})
+	}
+	return render.Collection{Links: links, Embedded: render.EmbedList(name, items)}
 }

@@ -61,7 +61,7 @@ func (s *Server) getMessagebox(c *gin.Context) {
 	}
 	items := make([]mailboxSummary, len(parties))
 	for i, party := range parties {
-		rep := s.reporteeResource(c, party)
+		rep := reporteeResourceOf(c, party)
 		sum := mailboxSummary{ReporteeID: rep.ReporteeID, Name: rep.Name, Type: rep.Type, Counts: byReportee[party.ID]}
 		if sum.Counts == nil {
 			sum.Counts = []mailboxCount{}
@@ -73,10 +73,10 @@ func (s *Server) getMessagebox(c *gin.Context) {
 			sum.UnreadCorrespondence += n.Count * unreadRank(n)
 		}
 		sum.Links.Add("self", render.Link{Href: rep.Links.Self()})
-		sum.Links.Add("messages", render.Link{Href: s.baseURL(c) + "/api/" + rep.ReporteeID + "/messages"})
+		sum.Links.Add("messages", render.Link{Href: baseURL(c) + "/api/" + rep.ReporteeID + "/messages"})
 		items[i] = sum
 	}
-	respond(c, http.StatusOK, s.collection(c, "mailboxes", items, lq, more))
+	respond(c, http.StatusOK, collection(c, "mailboxes", items, lq, more))
 }
 
 func unreadRank(n mailboxCount) int {

@@ -65,7 +65,7 @@ func visibility(r identity.RightSet) store.Visibility {
 
 // messagesURL is the mailbox address for {who} as the client wrote it, so links stay in its terms.
 func (s *Server) messagesURL(c *gin.Context) string {
-	return s.baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
+	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
 }
 
 func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
@@ -86,14 +86,14 @@ func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) message
 	if m.Type == "Correspondence" {
 		kind = "correspondence"
 	}
-	r.Links.Metadata = render.Link{Href: s.baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
+	r.Links.Metadata = render.Link{Href: baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
 	r.Links.PortalView = render.Link{Href: self + "/portalview"}
 	return r
 }
 
 func (s *Server) listMessages(c *gin.Context) {
 	party, rights := reporteeOf(c)
-	coll, ok := listPage(s, c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
+	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
 		return s.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
 	}, func(m store.MessageSummary) messageResource { return s.messageResource(c, m) })
 	if !ok {

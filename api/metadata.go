@@ -65,7 +65,7 @@ func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 		kind = "correspondence"
 	}
 	var links render.Links
-	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", s.baseURL(c), kind, url.PathEscape(svc.ServiceCode), svc.ServiceEdition)})
+	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", baseURL(c), kind, url.PathEscape(svc.ServiceCode), svc.ServiceEdition)})
 	return serviceEntry{
 		ServiceOwnerCode: svc.ServiceOwnerCode, ServiceOwnerName: svc.ServiceOwnerName, ServiceName: svc.ServiceName,
 		ServiceCode: svc.ServiceCode, ServiceEditionCode: svc.ServiceEdition,
@@ -74,7 +74,7 @@ func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 }
 
 func (s *Server) listServices(c *gin.Context) {
-	coll, ok := listPage(s, c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
+	coll, ok := listPage(c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
 		return s.q.ListServices(c.Request.Context(), lq)
 	}, func(svc store.Service) serviceEntry { return s.serviceEntry(c, svc) })
 	if ok {
@@ -172,12 +172,12 @@ func (s *Server) getFormSchema(c *gin.Context) {
 
 func (s *Server) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
 	var links render.Links
-	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", s.baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
+	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
 	return codeListEntry{Name: l.Name, Version: l.Version, Language: l.Language, Links: links}
 }
 
 func (s *Server) listCodeLists(c *gin.Context) {
-	coll, ok := listPage(s, c, "codelists", func(lq store.ListQuery) ([]store.CodeList, bool, error) {
+	coll, ok := listPage(c, "codelists", func(lq store.ListQuery) ([]store.CodeList, bool, error) {
 		return s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
 	}, func(l store.CodeList) codeListEntry { return s.codeListEntry(c, l) })
 	if ok {

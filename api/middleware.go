@@ -27,6 +27,7 @@ const (
 	ctxLanguage  = "postbox.language"
 	ctxAPIKey    = "postbox.apiKey"
 	ctxBaseURL   = "postbox.baseURL"
+	ctxViaProxy  = "postbox.viaProxy"
 )
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -232,23 +233,31 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
 
+// trustProxy marks requests whose links follow X-Forwarded-Proto and X-Forwarded-Host (Options.TrustProxy).
+func (s *Server) trustProxy(c *gin.Context) {
+	if s.opts.TrustProxy {
+		c.Set(ctxViaProxy, true)
+	}
+	c.Next()
+}
+
 // baseURL is the absolute address links are built from: the request's own, or the proxy's when trusted.
 // It is worked out once per request.
-func (s *Server) baseURL(c *gin.Context) string {
+func baseURL(c *gin.Context) string {
 	if base := c.GetString(ctxBaseURL); base != "" {
 		return base
 	}
-	base := s.requestBase(c)
+	base := requestBase(c)
 	c.Set(ctxBaseURL, base)
 	return base
 }
 
-func (s *Server) requestBase(c *gin.Context) string {
+func requestBase(c *gin.Context) string {
 	scheme, host := "http", c.Request.Host
 	if c.Request.TLS != nil {
 		scheme = "https"
 	}
-	if s.opts.TrustProxy {
+	if c.GetBool(ctxViaProxy) {
 		if p := strings.ToLower(strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
 			scheme = p
 		}

@@ -19,8 +19,8 @@ type reporteeResource struct {
 	Links                render.Links `json:"_links"`
 }
 
-func (s *Server) reporteeResource(c *gin.Context, p store.Party) reporteeResource {
-	base := s.baseURL(c)
+func reporteeResourceOf(c *gin.Context, p store.Party) reporteeResource {
+	base := baseURL(c)
 	id := reporteeID(p.ID)
 	r := reporteeResource{ReporteeID: id, Name: p.Name, Type: "Person", SocialSecurityNumber: p.SSN}
 	if p.Kind == "Organization" {
@@ -33,22 +33,22 @@ func (s *Server) reporteeResource(c *gin.Context, p store.Party) reporteeResourc
 
 func (s *Server) listReportees(c *gin.Context) {
 	p := principalOf(c)
-	coll, ok := listPage(s, c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
+	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
 		return s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), lq)
-	}, func(party store.Party) reporteeResource { return s.reporteeResource(c, party) })
+	}, func(party store.Party) reporteeResource { return reporteeResourceOf(c, party) })
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", render.Link{Href: s.baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
+	coll.Links.Add("find", render.Link{Href: baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
 	respond(c, http.StatusOK, coll)
 }
 
 func (s *Server) getReportee(c *gin.Context) {
 	raw := c.Param("reporteeId")
-	party, _, err := s.represented(c, raw, raw)
+	party, _, err := s.parties.represented(c, raw, raw)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusOK, s.reporteeResource(c, party))
+	respond(c, http.StatusOK, reporteeResourceOf(c, party))
 }

@@ -29,7 +29,7 @@ func (s *Server) routes() http.Handler {
 	r.ContextWithFallback = true
 
 	r.Use(s.traceRequests, s.requestID, s.logRequests, s.measure, s.recoverPanics, s.errorsToProblems,
-		s.limitHeaders, s.checkURL, s.clientCertHeader, s.limitBody, s.language)
+		s.limitHeaders, s.checkURL, s.clientCertHeader, s.limitBody, s.language, s.trustProxy)
 	r.NoRoute(func(c *gin.Context) { abort(c, problem.NotFound("no resource at %s", c.Request.URL.Path)) })
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))

@@ -63,7 +63,7 @@ type Server struct {
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]
-	parties *ttlcache.Cache[string, store.Party]
+	parties *partyFinder
 }
 
 // referenceTTL is how long API keys, origins and parties are kept: a revoked key stops working within it.
@@ -94,7 +94,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
-		parties: ttlcache.New[string, store.Party](referenceTTL, 100_000),
+		parties: &partyFinder{q: q, rights: opts.Rights, cache: ttlcache.New[string, store.Party](referenceTTL, 100_000)},
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
 	s.handler = opts.Limits.Wrap(s.routes())

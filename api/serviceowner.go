@@ -5,20 +5,17 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
-	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
@@ -199,94 +196,4 @@ func (s *Server) auditKey(ctx context.Context) []byte {
 	}
 	st.key = key
 	return key
-}
-
-// soPage is the page a service-owner list asks for: the OData options, and the key after which a
-// continuation token starts it (0 without one).
-type soPage struct {
-	store.ListQuery
-	list     string
-	after    int64
-	hasToken bool
-}
-
-// continuationPrefix versions the token format.
-const continuationPrefix = "so1."
-
-// parseSOListQuery reads the OData options and the continuation token of a service-owner list. A token
-// continues the list's default order after the last row of the previous page, so it cannot be combined
-// with $skip or $orderby.
-func parseSOListQuery(c *gin.Context, list string) (soPage, error) {
-	lq, err := parseListQuery(c)
-	if err != nil {
-		return soPage{}, err
-	}
-	pg := soPage{ListQuery: lq, list: list}
-	token, ok := c.GetQuery("continuation")
-	if !ok {
-		return pg, nil
-	}
-	if c.Query("$skip") != "" || len(lq.OrderBy) > 0 {
-		return pg, problem.New(http.StatusBadRequest, "invalid-continuation",
-			"continuation follows the list's default order from where the last page ended; it cannot be combined with $skip or $orderby")
-	}
-	pg.hasToken = true
-	if pg.after, ok = decodeContinuation(token, list); !ok {
-		return pg, problem.New(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
-	}
-	return pg, nil
-}
-
-// encodeContinuation makes the opaque token that starts a page of list after the row with key.
-func encodeContinuation(list string, key int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(continuationPrefix + list + "." + strconv.FormatInt(key, 10)))
-}
-
-func decodeContinuation(token, list string) (int64, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return 0, false
-	}
-	rest, ok := strings.CutPrefix(string(raw), continuationPrefix+list+".")
-	if !ok {
-		return 0, false
-	}
-	key, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil || key < 0 {
-		return 0, false
-	}
-	return key, true
-}
-
-// renderSOPage answers a service-owner list with one page of rows as resources; key is a row's keyset key,
-// the last of which the continuation token carries.
-func renderSOPage[T, R any](s *Server, c *gin.Context, name string, rows []T, pg soPage, more bool, resource func(T) R, key func(T) int64) {
-	items := make([]R, len(rows))
-	var last int64
-	for i, row := range rows {
-		items[i], last = resource(row), key(row)
-	}
-	respond(c, http.StatusOK, s.soCollection(c, name, items, pg, more, last))
-}
-
-// soCollection wraps a page of a service-owner list. In the default order its next link carries a
-// continuation token made from lastKey, the key of the page's last row; under $orderby it pages by $skip.
-func (s *Server) soCollection(c *gin.Context, name string, items any, pg soPage, more bool, lastKey int64) render.Collection {
-	if len(pg.OrderBy) > 0 {
-		return s.collection(c, name, items, pg.ListQuery, more)
-	}
-	var links render.Links
-	links.Add("self", render.Link{Href: s.pageURL(c, -1)})
-	if more {
-		u := *c.Request.URL
-		q := u.Query()
-		q.Del("$skip")
-		q.Set("continuation", encodeContinuation(pg.list, lastKey))
-		u.RawQuery = encodeQuery(q)
-		links.Add("next", render.Link{Href: s.baseURL(c) + u.RequestURI()})
-	}
-	if pg.Skip > 0 {
-		links.Add("prev", render.Link{Href: s.pageURL(c, max(0, pg.Skip-pg.Limit))})
-	}
-	return render.Collection{Links: links, Embedded: render.EmbedList(name, items)}
 }

@@ -94,7 +94,7 @@ func soType(p store.Party) string {
 }
 
 func (s *Server) soURL(c *gin.Context, path string) string {
-	return s.baseURL(c) + "/api/serviceowner" + path
+	return baseURL(c) + "/api/serviceowner" + path
 }
 
 func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
@@ -122,7 +122,7 @@ func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
 		missing()
 		return store.Organization{}, false
 	}
-	party, err := s.party(c.Request.Context(), who)
+	party, err := s.parties.find(c.Request.Context(), who)
 	if err == nil && party.Kind != "Organization" {
 		err = store.ErrNotFound
 	}
@@ -153,7 +153,7 @@ func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}
-	party, err := s.party(c.Request.Context(), v)
+	party, err := s.parties.find(c.Request.Context(), v)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("the %s is not a known person or organization", param))
 		return party, false
@@ -241,7 +241,7 @@ func (s *Server) soListOrganizations(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	renderSOPage(s, c, "organizations", orgs, pg, more,
+	renderSOPage(c, "organizations", orgs, pg, more,
 		func(o store.Organization) soOrganizationResource { return s.soOrganizationResource(c, o) },
 		func(o store.Organization) int64 { return o.ID })
 }
@@ -274,7 +274,7 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		return
 	}
 	if pg.after != 0 { // the list holds at most one entry: whatever follows it is nothing
-		respond(c, http.StatusOK, s.soCollection(c, "officialcontacts", nil, pg, false, 0))
+		respond(c, http.StatusOK, soCollection(c, "officialcontacts", nil, pg, false, 0))
 		return
 	}
 	contacts, more, err := s.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
@@ -282,7 +282,7 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	renderSOPage(s, c, "officialcontacts", contacts, pg, more, func(ct store.ContactPoint) soOfficialContactResource {
+	renderSOPage(c, "officialcontacts", contacts, pg, more, func(ct store.ContactPoint) soOfficialContactResource {
 		return soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
 	}, func(store.ContactPoint) int64 { return org.ID })
@@ -306,7 +306,7 @@ func (s *Server) soPersonalContacts(c *gin.Context) {
 		return
 	}
 	base := s.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
-	renderSOPage(s, c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
+	renderSOPage(c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
 		id := reporteeID(ct.ID)
 		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
 			MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
@@ -329,7 +329,7 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 		missing()
 		return
 	}
-	person, err := s.party(c.Request.Context(), raw)
+	person, err := s.parties.find(c.Request.Context(), raw)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
 		missing()
 		return
@@ -390,7 +390,7 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 		return
 	}
 	definitions := s.soURL(c, "/roledefinitions/")
-	renderSOPage(s, c, "roles", roles, pg, more,
+	renderSOPage(c, "roles", roles, pg, more,
 		func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
 		func(r store.HeldRole) int64 { return r.RoleID })
 }
@@ -412,7 +412,7 @@ func (s *Server) soAuthorizationRights(c *gin.Context) {
 		Reportee: soPartyView{Name: reportee.Name, Type: soType(reportee), SocialSecurityNumber: reportee.SSN, OrganizationNumber: reportee.OrganizationNumber, Status: reportee.Status},
 		Rights:   rightResources(granted),
 	}
-	r.Links.Add("self", render.Link{Href: s.pageURL(c, -1)})
+	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
 	respond(c, http.StatusOK, r)
 }
 
@@ -427,7 +427,7 @@ func (s *Server) soListRoleDefinitions(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	renderSOPage(s, c, "roledefinitions", defs, pg, more,
+	renderSOPage(c, "roledefinitions", defs, pg, more,
 		func(d store.RoleDefinition) soRoleDefinitionResource { return s.soRoleDefinitionResource(c, d) },
 		func(d store.RoleDefinition) int64 { return int64(d.ID) })
 }
@@ -493,7 +493,7 @@ func (s *Server) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	renderSOPage(s, c, "reportees", parties, pg, more, func(p store.Party) soReporteeResource {
+	renderSOPage(c, "reportees", parties, pg, more, func(p store.Party) soReporteeResource {
 		return soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
 			ParentOrganizationNumber: p.ParentOrganizationNumber, OrganizationForm: p.OrganizationForm, Status: p.Status,
 			SocialSecurityNumber: p.SSN}
