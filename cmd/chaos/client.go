@@ -41,6 +41,7 @@ type answer struct {
 	status    int
 	transport string // "timeout", "connection" when no answer came
 	retry     bool   // Retry-After was present
+	noted     bool   // already counted as unexpected
 	endpoint  string
 	requestID string
 	body      string
@@ -230,8 +231,8 @@ func (in *integrator) sign(ctx context.Context, t *task) error {
 	})
 }
 
-// reached tells whether a PUT's answer r shows the task in status want: a 200 that says so, or a 409
-// (the PUT was repeated after a lost answer) when a GET finds the task there.
+// reached tells whether a PUT's answer r shows the task in status want: a 200 that says so, or a
+// refusal when a GET then finds the task there. Refusals other than that 409 are noted as unexpected.
 func (in *integrator) reached(ctx context.Context, t *task, r response, want string, a answer) (bool, response, answer, error) {
 	switch r.status {
 	case http.StatusOK:
@@ -239,8 +240,13 @@ func (in *integrator) reached(ctx context.Context, t *task, r response, want str
 			t.refs[ref] = true
 		}
 		return r.field("Status") == want, r, a, nil
-	case http.StatusConflict:
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
+		// A refused PUT may be the repetition of one whose answer was lost: the task may be there already.
 		status, err := in.status(ctx, t)
+		if r.status != http.StatusConflict || status != want {
+			in.stats.unexpected(a)
+		}
+		a.noted = true
 		return status == want, r, a, err
 	}
 	return false, r, a, nil
@@ -263,14 +269,14 @@ func (in *integrator) status(ctx context.Context, t *task) (status string, err e
 	return status, err
 }
 
-// again decides after an answer that did not move the task whether to repeat the step: transient
-// answers are repeated until giveUp; others are noted (the flow did not expect them) and repeated too,
-// as the state may have moved under a lost answer.
+// again decides after an answer that did not move the task whether to repeat the step: every answer is
+// repeated until giveUp, as the state may move under a lost answer; those that are not transient are
+// noted as unexpected.
 func (in *integrator) again(ctx context.Context, a answer, step string) error {
 	if ctx.Err() != nil || time.Now().After(in.giveUp) {
 		return fmt.Errorf("%s: gave up; last answer %s", step, describe(a))
 	}
-	if !transient(a) {
+	if !transient(a) && !a.noted {
 		in.stats.unexpected(a)
 	}
 	return nil

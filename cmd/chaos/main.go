@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -313,6 +314,9 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	<-clientsDone
 	<-killerDone
 	clientsEnded := time.Now()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil, errors.New("interrupted; no checks")
+	}
 
 	// Everything runs again; the workflows finish what they had begun.
 	checkCtx, cancel := context.WithDeadline(context.Background(), hard.Add(30*time.Second))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,8 +47,8 @@ func (r *report) longestStall() (time.Duration, string) {
 func (r *report) print(w io.Writer, st *stack) {
 	v, s, k := r.verdict, r.stats, r.killer
 	fmt.Fprintf(w, "\n== chaos: seed %d ==\n", r.cfg.seed)
-	fmt.Fprintf(w, "tasks:    %d submitted by %d clients in %s: %d archived, %d lost, %d doubled, %d form data differing, %d prints missing; %d orphan creations (answer lost, never used)\n",
-		len(r.tasks), r.cfg.clients, r.clients.Round(time.Second), v.archived, v.lost, v.doubled, v.dataMismatch, v.printMissing, v.orphans)
+	fmt.Fprintf(w, "tasks:    %d submitted by %d clients in %s: %d archived (%d without their client learning it), %d lost, %d doubled, %d form data differing, %d prints missing; %d orphan creations (answer lost, never used)\n",
+		len(r.tasks), r.cfg.clients, r.clients.Round(time.Second), v.archived, v.unconfirmed, v.lost, v.doubled, v.dataMismatch, v.printMissing, v.orphans)
 	var kills []string
 	for _, name := range []string{"api", "worker", "temporal", "postgres"} {
 		kills = append(kills, fmt.Sprintf("%s %d (%d mid-archive)", name, k.kills[name], k.midArchive[name]))
@@ -81,9 +82,9 @@ func (r *report) print(w io.Writer, st *stack) {
 		}
 	}
 	if len(s.odd) > 0 {
-		fmt.Fprintf(w, "\n%d answers the flow did not expect (the client carried on):\n", len(s.odd))
-		for _, a := range first(s.odd, 10) {
-			fmt.Fprintf(w, "  %s\n", describe(a))
+		fmt.Fprintf(w, "\n%d answers the flow did not expect (the client read the task and carried on):\n", len(s.odd))
+		for _, g := range groupAnswers(s.odd) {
+			fmt.Fprintf(w, "  %4d × %s (e.g. %s)\n", g.n, g.what, g.example)
 		}
 	}
 	problems := append(append([]string{}, k.errors...), v.problems...)
@@ -98,6 +99,33 @@ func (r *report) print(w io.Writer, st *stack) {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
+}
+
+type answerGroup struct {
+	what, example string
+	n             int
+}
+
+// groupAnswers counts answers by endpoint, status and problem detail, with the path of one of them.
+func groupAnswers(as []answer) []answerGroup {
+	groups := map[string]*answerGroup{}
+	for _, a := range as {
+		var p struct{ Type, Detail, Instance string }
+		_ = json.Unmarshal([]byte(a.body), &p)
+		what := fmt.Sprintf("%s: %d %s %q", a.endpoint, a.status, p.Type, p.Detail)
+		if p.Type == "" {
+			what = describe(a)
+		}
+		if groups[what] == nil {
+			groups[what] = &answerGroup{what: what, example: p.Instance}
+		}
+		groups[what].n++
+	}
+	var out []answerGroup
+	for _, what := range sortedKeys(groups) {
+		out = append(out, *groups[what])
+	}
+	return out
 }
 
 func first[T any](s []T, n int) []T {

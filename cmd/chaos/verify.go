@@ -18,6 +18,7 @@ import (
 // verdict is what the checks after the run found.
 type verdict struct {
 	archived, lost, doubled, dataMismatch, printMissing, orphans int
+	unconfirmed                                                  int            // archived, but the client gave up without learning it
 	workflows                                                    map[string]int // closed and open executions by status
 	problems                                                     []string
 }
@@ -70,6 +71,10 @@ func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, started tim
 			}
 		}
 		v.archived++
+		if t.failure != "" {
+			v.unconfirmed++
+			v.fail("task %s: archived, but its client never learned it: %s", t.id, t.failure)
+		}
 		if prints != 1 {
 			v.printMissing++
 			v.fail("task %s: %d prints for its archive", t.id, prints)
