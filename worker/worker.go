@@ -258,11 +258,15 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, namespace s
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 
-// Revisions that no workflow promoted within this age are deleted: their update was refused or never
-// arrived.
+// Revisions that no workflow promoted within StaleRevisionAge are deleted, when a worker starts and then
+// every StaleRevisionSweep: their request died between storing them and its Update, or the Update was
+// refused and its own deletion failed. So such a revision lingers at most StaleRevisionAge +
+// StaleRevisionSweep while a worker runs. The sweep is a ticker in every worker process rather than a
+// Temporal schedule: it is one idempotent DELETE in PostgreSQL, so processes sweeping at once do no harm,
+// it needs no durable timer, and it goes on while Temporal is away.
 const (
-	staleRevisionAge   = 24 * time.Hour
-	staleRevisionSweep = time.Hour
+	StaleRevisionAge   = 24 * time.Hour
+	StaleRevisionSweep = time.Hour
 )
 
 // Run runs ws until ctx ends, and meanwhile deletes stale revisions.
@@ -276,19 +280,19 @@ func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger)
 		ws.Stop()
 		log.Info("worker stopped")
 	}()
-	tick := time.NewTicker(staleRevisionSweep)
+	tick := time.NewTicker(StaleRevisionSweep)
 	defer tick.Stop()
 	for {
+		n, err := store.New(pool).DeleteStaleRevisions(ctx, StaleRevisionAge)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("deleting stale revisions failed", "err", err)
+		} else if n > 0 {
+			log.Info("deleted stale revisions", "count", n)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			n, err := store.New(pool).DeleteStaleRevisions(ctx, staleRevisionAge)
-			if err != nil {
-				log.Warn("deleting stale revisions failed", "err", err)
-			} else if n > 0 {
-				log.Info("deleted stale revisions", "count", n)
-			}
 		}
 	}
 }

@@ -1,0 +1,55 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/worker"
+)
+
+// A running worker sweeps revisions no workflow took within StaleRevisionAge, from its start on: an old
+// orphan goes; a fresh one (its Update may be under way) and a promoted one (the record of the content it
+// wrote) stay.
+func TestWorkerSweepsStaleRevisions(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	q := store.New(pool)
+	revision := func(messageID string) store.Revision {
+		rev, err := q.CreateRevision(ctx, store.NewRevision{MessageID: messageID, Kind: store.RevisionKindReplace, Forms: formsOf(t, pool, messageID)})
+		require.NoError(t, err)
+		return rev
+	}
+	age := func(r store.Revision, by time.Duration) {
+		_, err := pool.Exec(ctx, `UPDATE form_revisions SET created_at = now() - $2::interval WHERE id = $1`, r.ID, by)
+		require.NoError(t, err)
+	}
+	exists := func(r store.Revision) bool {
+		_, err := q.GetRevision(ctx, r.ID)
+		if err != nil {
+			require.ErrorIs(t, err, store.ErrNotFound)
+		}
+		return err == nil
+	}
+	orphan, fresh, promoted := revision("a3101102"), revision("a3101109"), revision("a3101151")
+	age(orphan, worker.StaleRevisionAge+time.Minute)
+	_, err := q.PromoteRevision(ctx, promoted.ID)
+	require.NoError(t, err)
+	age(promoted, worker.StaleRevisionAge+time.Minute)
+
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- worker.Run(runCtx, &worker.Workers{}, pool, slog.New(slog.DiscardHandler)) }()
+	require.Eventually(t, func() bool { return !exists(orphan) }, 30*time.Second, 20*time.Millisecond,
+		"the old orphan is swept when the worker starts")
+	stop()
+	require.NoError(t, <-ran)
+	assert.True(t, exists(fresh), "a fresh revision stays")
+	assert.True(t, exists(promoted), "a promoted revision stays")
+}
