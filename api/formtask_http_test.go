@@ -401,6 +401,17 @@ func TestCreateFormTask(t *testing.T) {
 	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711"}`), http.StatusBadRequest)
 }
 
+// ownWorkerClient is a client of the form-task tests' dev server in nsOwnWorker, for a test that runs its
+// own worker.
+func ownWorkerClient(t *testing.T) client.Client {
+	formTaskServer(t)
+	c, err := client.Dial(client.Options{HostPort: formTaskEnv.dev.FrontendHostPort(), Namespace: nsOwnWorker, Logger: temporaltest.QuietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), c, nsOwnWorker))
+	return c
+}
+
 // allowConnections opens or closes the database of pool to new connections, closing those it has when it
 // closes it: PostgreSQL is away for whoever uses it.
 func allowConnections(pool *pgxpool.Pool, allow bool) error {
@@ -421,13 +432,8 @@ func allowConnections(pool *pgxpool.Pool, allow bool) error {
 // A submission the workflow has archived is answered as archived even when the database goes away right
 // after: the answer is built from the update's outcome instead of a failed read.
 func TestArchivedSubmissionIsNeverAnsweredAsAFailure(t *testing.T) {
-	formTaskServer(t) // its dev server
-	ctx := context.Background()
 	pool := storetest.New(t)
-	c, err := client.Dial(client.Options{HostPort: formTaskEnv.dev.FrontendHostPort(), Namespace: nsOwnWorker, Logger: temporaltest.QuietLogger()})
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, nsOwnWorker))
+	c := ownWorkerClient(t)
 	acts, err := activities.New(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
@@ -518,13 +524,8 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 // The connect timeout bounds waiting for the server, not the Update: an Update the server runs for longer
 // (here: no worker takes it for a while) is answered when it is done.
 func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
-	formTaskServer(t) // its dev server
-	ctx := context.Background()
 	pool := storetest.New(t)
-	c, err := client.Dial(client.Options{HostPort: formTaskEnv.dev.FrontendHostPort(), Namespace: nsOwnWorker, Logger: temporaltest.QuietLogger()})
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, nsOwnWorker))
+	c := ownWorkerClient(t)
 	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}))
 	require.NoError(t, err)
 	acts, err := activities.New(pool)
