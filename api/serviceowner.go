@@ -32,18 +32,21 @@ func serviceOwnerOf(c *gin.Context) store.ServiceOwner {
 	return o.(store.ServiceOwner)
 }
 
-// authenticateServiceOwner authenticates like authenticate, except that ?ForceEIAuthentication demands
-// the enterprise certificate of the TLS connection and authenticates by it alone (a token or cookie sent
-// along is not used): without a verified certificate the call gets 403 certificate-required.
+// authenticateServiceOwner authenticates like authenticate, except that ?ForceEIAuthentication asks for
+// the enterprise certificate of the TLS connection: when there is one, the call is authenticated by it
+// alone (a token or cookie sent along is not used). The interface lets every service-owner call carry the
+// flag and take the token provider's token or a certificate, so without a certificate a bearer token is
+// authenticated as usual; with neither the call gets 403 certificate-required.
 func (s *Server) authenticateServiceOwner(c *gin.Context) {
-	if _, forceEI := c.GetQuery("ForceEIAuthentication"); !forceEI {
+	_, forceEI := c.GetQuery("ForceEIAuthentication")
+	cert := clientCertificate(c.Request)
+	if !forceEI || (cert == nil && c.GetHeader("Authorization") != "") {
 		s.authenticate(c)
 		return
 	}
-	cert := clientCertificate(c.Request)
 	if _, err := identity.OrganizationOf(cert); err != nil {
 		abort(c, problem.New(http.StatusForbidden, "certificate-required",
-			"?ForceEIAuthentication needs a verified enterprise certificate that names its organization on the TLS connection"))
+			"?ForceEIAuthentication needs a bearer token or a verified enterprise certificate that names its organization on the TLS connection"))
 		return
 	}
 	p, err := s.auth.FromCertificate(c.Request.Context(), cert)
