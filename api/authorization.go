@@ -419,15 +419,21 @@ type delegationResource struct {
 }
 
 // listDelegations lists every role held for {who}, for its access managers. Persons are shown by name,
-// never by national identity number.
+// never by national identity number. serviceCode and serviceEdition narrow the list to roles that grant
+// a right on that service, receiverId to the roles of one right holder.
 func (s *Server) listDelegations(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
 		return
 	}
+	f, err := s.delegationFilter(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
 	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
-		return s.q.ListDelegations(c.Request.Context(), party.ID, lq)
+		return s.q.ListDelegations(c.Request.Context(), party.ID, f, lq)
 	}, func(r store.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOf(*r.DelegatedTime),
@@ -439,6 +445,40 @@ func (s *Server) listDelegations(c *gin.Context) {
 	if ok {
 		respond(c, http.StatusOK, coll)
 	}
+}
+
+// delegationFilter reads the filters of the delegations list. receiverId is a reportee id (r…) or an
+// organization number; a national identity number is refused, since the list shows persons by name and
+// would tell whose number it is. A receiver that does not exist narrows the list to nothing.
+func (s *Server) delegationFilter(c *gin.Context) (store.DelegationFilter, error) {
+	var (
+		f   store.DelegationFilter
+		err error
+	)
+	if f.Service, err = serviceFilterOf(c); err != nil {
+		return f, err
+	}
+	receiver, ok := c.GetQuery("receiverId")
+	switch {
+	case !ok:
+	case reporteeIDPattern.MatchString(receiver):
+		f.ReceiverPartyID, err = strconv.ParseInt(receiver[1:], 10, 64)
+		if err != nil {
+			return f, problem.BadRequest("receiverId %q is not a reportee id", receiver)
+		}
+	case store.OrganizationNumberPattern.MatchString(receiver):
+		p, err := s.parties.find(c.Request.Context(), receiver)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return f, err
+		}
+		f.ReceiverPartyID = -1 // no such organization: no delegations
+		if err == nil {
+			f.ReceiverPartyID = p.ID
+		}
+	default:
+		return f, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
+	}
+	return f, nil
 }
 
 // ---- deletions ----

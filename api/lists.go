@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/base64"
+	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -36,6 +38,29 @@ func parseListQuery(c *gin.Context) (store.ListQuery, error) {
 		}
 	}
 	return lq, nil
+}
+
+// serviceCodePattern is what a service code in a query may look like.
+var serviceCodePattern = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
+
+// serviceFilterOf reads the query parameters serviceCode and serviceEdition that narrow a list to a
+// service (any edition without serviceEdition); malformed values get 400, never an unfiltered list.
+func serviceFilterOf(c *gin.Context) (store.ServiceFilter, error) {
+	f := store.ServiceFilter{Code: c.Query("serviceCode")}
+	if f.Code != "" && !serviceCodePattern.MatchString(f.Code) {
+		return f, problem.BadRequest("serviceCode %q is not a service code (letters, digits, '-' or '_', at most 64)", f.Code)
+	}
+	if e := c.Query("serviceEdition"); e != "" {
+		n, err := strconv.Atoi(e)
+		if err != nil || n <= 0 || n > math.MaxInt32 {
+			return f, problem.BadRequest("serviceEdition must be a positive integer")
+		}
+		if f.Code == "" {
+			return f, problem.BadRequest("serviceEdition needs serviceCode")
+		}
+		f.Edition = n
+	}
+	return f, nil
 }
 
 // collection wraps a page of items with self, and next/prev links that keep the rest of the query.

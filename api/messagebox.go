@@ -36,7 +36,7 @@ func (s *Server) getMessagebox(c *gin.Context) {
 	}
 	p := principalOf(c)
 	ctx := c.Request.Context()
-	parties, more, err := s.q.ListReportees(ctx, p.Subject(), p.Self(), lq)
+	parties, more, err := s.q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, lq)
 	if err != nil {
 		abort(c, err)
 		return

@@ -31,10 +31,17 @@ func reporteeResourceOf(c *gin.Context, p store.Party) reporteeResource {
 	return r
 }
 
+// listReportees lists the parties the caller may represent; serviceCode and serviceEdition narrow it to
+// those where the caller holds a right on that service.
 func (s *Server) listReportees(c *gin.Context) {
 	p := principalOf(c)
+	service, err := serviceFilterOf(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
 	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
-		return s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), lq)
+		return s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
 	}, func(party store.Party) reporteeResource { return reporteeResourceOf(c, party) })
 	if !ok {
 		return

@@ -168,18 +168,10 @@ func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 // soServiceFilter reads serviceCode and serviceEdition. A service of another owner gets 403: answering
 // would tell who holds rights on services that are not the caller's.
 func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
-	f := store.ServiceFilter{Code: c.Query("serviceCode")}
-	if e := c.Query("serviceEdition"); e != "" {
-		n, err := strconv.Atoi(e)
-		if err != nil || n <= 0 {
-			abort(c, problem.BadRequest("serviceEdition must be a positive integer"))
-			return f, false
-		}
-		if f.Code == "" {
-			abort(c, problem.BadRequest("serviceEdition needs serviceCode"))
-			return f, false
-		}
-		f.Edition = n
+	f, err := serviceFilterOf(c)
+	if err != nil {
+		abort(c, err)
+		return f, false
 	}
 	if f.Code == "" {
 		return f, true

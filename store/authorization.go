@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -339,13 +340,37 @@ var DelegationFields = odatasql.Fields{
 	"RightHolderUserName":           {Column: "hl.user_name", Kind: odatasql.String},
 }
 
+// DelegationFilter narrows the delegations of a reportee to roles that grant a right on a service and to
+// one receiver (a party, by id); the zero value narrows nothing.
+type DelegationFilter struct {
+	Service         ServiceFilter
+	ReceiverPartyID int64
+}
+
 // ListDelegations lists every role held by anyone for the reportee, newest first.
-func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, lq ListQuery) ([]DelegatedRole, bool, error) {
-	where, tail, args, err := listClauses(lq, DelegationFields, listOrder{byDefault: "ro.delegated_time DESC, ro.id DESC", tieBreaker: "ro.id"}, 2)
+func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, f DelegationFilter, lq ListQuery) ([]DelegatedRole, bool, error) {
+	args := []any{reporteeID}
+	cond := ""
+	if f.Service.Code != "" {
+		args = append(args, f.Service.Code, f.Service.Edition)
+		cond += " AND " + grantsServiceSQL("ro.role_definition_id", len(args)-1)
+	}
+	if f.ReceiverPartyID != 0 {
+		args = append(args, f.ReceiverPartyID)
+		cond += fmt.Sprintf(" AND ro.holder_party_id = $%d", len(args))
+	}
+	where, tail, more, err := listClauses(lq, DelegationFields, listOrder{byDefault: "ro.delegated_time DESC, ro.id DESC", tieBreaker: "ro.id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, delegatedRoleSelect+` WHERE ro.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
+	return queryPage(ctx, q.db, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
+}
+
+// grantsServiceSQL is the condition that the role definition in column definition grants a right on the
+// service whose code is argument $codeArg and whose edition (0 for any) is the argument after it.
+func grantsServiceSQL(definition string, codeArg int) string {
+	return fmt.Sprintf(`EXISTS (SELECT 1 FROM role_definition_rights rr WHERE rr.role_definition_id = %s
+		AND rr.service_code = $%d AND ($%d = 0 OR rr.service_edition = $%[3]d))`, definition, codeArg, codeArg+1)
 }
 
 // The actions the audit log records.

@@ -197,15 +197,24 @@ var ReporteeFields = odatasql.Fields{
 }
 
 // ListReportees lists the parties a subject may represent: selfID (when not zero) and every party it
-// holds a role for, the subject itself first and then by name.
-func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, lq ListQuery) ([]Party, bool, error) {
-	where, tail, args, err := listClauses(lq, ReporteeFields, listOrder{byDefault: "p.id = $3 DESC, p.name, p.id", tieBreaker: "p.id"}, 4)
+// holds a role for, the subject itself first and then by name. A service narrows the list to the parties
+// where one of the subject's roles grants a right on it, and the subject itself when the service exists
+// (a person has every right for themself).
+func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, service ServiceFilter, lq ListQuery) ([]Party, bool, error) {
+	args := []any{s.PartyID, s.LoginID, selfID}
+	self, role := "", ""
+	if service.Code != "" {
+		args = append(args, service.Code, service.Edition)
+		self = ` AND EXISTS (SELECT 1 FROM services WHERE service_code = $4 AND ($5 = 0 OR service_edition = $5))`
+		role = " AND " + grantsServiceSQL("ro.role_definition_id", 4)
+	}
+	where, tail, more, err := listClauses(lq, ReporteeFields, listOrder{byDefault: "p.id = $3 DESC, p.name, p.id", tieBreaker: "p.id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
 	return queryPage(ctx, q.db, partySelect+`
-		WHERE (p.id = $3 OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)))
-		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, args...), lq.Limit,
+		WHERE ((p.id = $3`+self+`) OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)`+role+`))
+		AND `+where+tail, append(args, more...), lq.Limit,
 		func(row pgx.CollectableRow) (Party, error) { return scanParty(row) })
 }
 
