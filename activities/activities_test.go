@@ -125,19 +125,31 @@ func TestValidateForms(t *testing.T) {
 	assert.Equal(t, activities.ErrNotFormTask, errType(err))
 }
 
+// pngBytes is the start of a PNG file.
+const pngBytes = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
 func TestCheckAttachments(t *testing.T) {
 	f := newFixture(t)
 	in := func(ref workflows.ContentRef) workflows.CheckAttachmentsInput {
 		return workflows.CheckAttachmentsInput{Content: ref, ServiceCode: "6120", ServiceEdition: 1, Final: true}
 	}
 	png := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte("png")}}})
+		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte(pngBytes)}}})
 	var ok workflows.Findings
 	require.NoError(t, f.run(t, &ok, f.acts.CheckAttachments, in(png)))
 	assert.Empty(t, ok.Errors)
 
+	// The content is re-checked from what was stored: an executable named as a picture is refused.
+	exe := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
+		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.png", AttachmentType: "Bilde", Data: []byte("MZ\x90\x00\x03")}}})
+	var disguised workflows.Findings
+	require.NoError(t, f.run(t, &disguised, f.acts.CheckAttachments, in(exe)))
+	require.Len(t, disguised.Errors, 1)
+	assert.Equal(t, "kvittering.png", disguised.Errors[0].FieldName)
+	assert.Contains(t, disguised.Errors[0].ErrorMessage, "executable")
+
 	big := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: make([]byte, 1<<20+1)}}})
+		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: append([]byte("\xff\xd8\xff"), make([]byte, 1<<20)...)}}})
 	var tooBig workflows.Findings
 	require.NoError(t, f.run(t, &tooBig, f.acts.CheckAttachments, in(big)))
 	require.Len(t, tooBig.Errors, 1)
@@ -147,7 +159,7 @@ func TestCheckAttachments(t *testing.T) {
 	// Three pictures on the message already: a fourth is one too many.
 	for range 3 {
 		_, err := f.q.PromoteRevision(context.Background(), f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte("png")}}}).Revision.ID)
+			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte(pngBytes)}}}).Revision.ID)
 		require.NoError(t, err)
 	}
 	var fourth workflows.Findings

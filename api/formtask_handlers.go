@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -138,8 +139,8 @@ func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.Revi
 }
 
 func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
-	if err := checkFileName(a.FileName); err != nil {
-		return store.RevisionAttachment{}, problem.BadRequest("%s.FileName %s", where, err)
+	if v := formtask.CheckFileName(a.FileName); v != nil {
+		return store.RevisionAttachment{}, v.Refusal(where + ".FileName")
 	}
 	if strings.TrimSpace(a.AttachmentType) == "" {
 		return store.RevisionAttachment{}, problem.BadRequest("%s.AttachmentType is required", where)
@@ -148,25 +149,41 @@ func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachmen
 	if err != nil {
 		return store.RevisionAttachment{}, problem.BadRequest("%s.Data is not valid base64", where)
 	}
+	if v := formtask.CheckFileContent(a.FileName, data, int64(len(data))); v != nil {
+		return store.RevisionAttachment{}, v.Refusal(where + ".Data")
+	}
 	return store.RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
 }
 
-// checkFileName refuses names that could not be a plain file name.
-func checkFileName(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return errors.New("is required")
-	case len(name) > 255:
-		return errors.New("is longer than 255 bytes")
-	case strings.ContainsAny(name, "/\\\x00"):
-		return errors.New("must not contain a path")
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("must not contain control characters")
+// checkedBody passes a streamed attachment on while the check of its content accepts it; a refusal ends
+// the read, so the store keeps nothing of a file refused on its first bytes.
+type checkedBody struct {
+	body  io.Reader
+	check *formtask.ContentCheck
+}
+
+func (b checkedBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if n > 0 {
+		if _, refused := b.check.Write(p[:n]); refused != nil {
+			return 0, refusal(refused)
 		}
 	}
-	return nil
+	if err == io.EOF {
+		if refused := b.check.Close(); refused != nil {
+			return 0, refusal(refused)
+		}
+	}
+	return n, err
+}
+
+// refusal turns what the content check refused into the refusal of the upload.
+func refusal(err error) error {
+	var v *formtask.Violation
+	if errors.As(err, &v) {
+		return v.Refusal("")
+	}
+	return err
 }
 
 // caller is what the workflow needs to know about who sends a change.
@@ -431,9 +448,11 @@ func (s *Server) postAttachment(c *gin.Context) {
 }
 
 // postStreamedAttachment is POST .../attachments/streamedattachment?fileName=&attachmentType=: the raw
-// bytes of a larger attachment, streamed into the store. The service's AttachmentRules are checked before
-// a byte is read (415 for a file type the type does not allow, 400 for an unknown type or one already at
-// its count) and while reading (413 past MaxFileSize); a refused upload keeps nothing.
+// bytes of a larger attachment, streamed into the store. The file name and the service's AttachmentRules
+// are checked before a byte is read (400 for a name that is no plain file name, 415 for a file type the
+// type does not allow, 400 for an unknown type or one already at its count) and while reading (400 for
+// content that is empty, executable or not what the name says, judged on the first bytes; 413 past
+// MaxFileSize); a refused upload keeps nothing.
 func (s *Server) postStreamedAttachment(c *gin.Context) {
 	ft, ok := s.beginFormTask(c)
 	if !ok {
@@ -444,11 +463,11 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		return
 	}
 	name, typ := c.Query("fileName"), c.Query("attachmentType")
-	if err := checkFileName(name); err != nil {
-		abort(c, problem.BadRequest("fileName %s", err))
-		return
+	v := formtask.CheckFileName(name)
+	var rule store.AttachmentRule
+	if v == nil {
+		rule, v = formtask.AttachmentRuleOf(ft.svc, typ)
 	}
-	rule, v := formtask.AttachmentRuleOf(ft.svc, typ)
 	if v == nil {
 		v = formtask.CheckFileType(rule, name)
 	}
@@ -469,7 +488,8 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		return
 	}
 	att := store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
-	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.task, ft.caller, att, c.Request.Body, rule.MaxFileSize)
+	body := checkedBody{body: c.Request.Body, check: formtask.NewContentCheck(name)}
+	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.task, ft.caller, att, body, rule.MaxFileSize)
 	if err != nil {
 		abort(c, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -363,6 +364,28 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	unknownType := sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", `{"FileName":"a.pdf","AttachmentType":"Hemmelig","Data":"`+pdf+`"}`)
 	requireProblem(t, unknownType, http.StatusBadRequest)
 
+	// The content must be what the name says, not empty and not an executable; the name a plain file name.
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct{ name, fileName, data, problem string }{
+		{"executable named as a PDF", "lonn.pdf", b64("MZ\x90\x00\x03\x00\x00\x00"), "file-content-not-allowed"},
+		{"ELF named as XML", "lonn.xml", b64("\x7fELF\x02\x01\x01"), "file-content-not-allowed"},
+		{"text named as a PDF", "lonn.pdf", b64("not a pdf"), "file-content-not-allowed"},
+		{"empty", "lonn.pdf", "", "file-content-not-allowed"},
+		{"a device name", "nul.pdf", pdf, "file-name-not-allowed"},
+		{"a right-to-left override", "lonn\u202Efdp.exe", pdf, "file-name-not-allowed"},
+		{"a path", "..\\lonn.pdf", pdf, "file-name-not-allowed"},
+		{"only dots", "...", pdf, "file-name-not-allowed"},
+	} {
+		body, err := json.Marshal(map[string]string{"FileName": tc.fileName, "AttachmentType": "Dokumentasjon", "Data": tc.data})
+		require.NoError(t, err)
+		p := requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", string(body)), http.StatusBadRequest)
+		assert.Equal(t, "urn:postbox:problem:"+tc.problem, p["type"], tc.name)
+		put := putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101214"))},
+			[]map[string]any{{"FileName": tc.fileName, "AttachmentType": "Revisjonsberetning", "Data": tc.data}})
+		p = requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/a3101214?complete=false", put), http.StatusBadRequest)
+		assert.Equal(t, "urn:postbox:problem:"+tc.problem, p["type"], "PUT: %s: %v", tc.name, p["detail"])
+	}
+
 	// A sub-form on P1's own 5302 task: added with a new id, then changed in place.
 	own := "/api/my/messages/a3101116"
 	sub := demoMessage(t, "a3101116")["Forms"].([]any)[1].(map[string]any)
@@ -558,6 +581,12 @@ func (r *patternReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// pdfReader yields a PDF header and then the pattern, n bytes in all.
+func pdfReader(n int64) io.Reader {
+	const header = "%PDF-1.7\n"
+	return io.MultiReader(strings.NewReader(header), &patternReader{n - int64(len(header))})
+}
+
 func streamUpload(t testing.TB, h http.Handler, path string, body io.Reader, length int64, contentType string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "http://postbox.test"+path, body)
 	req.ContentLength = length
@@ -587,32 +616,52 @@ func TestStreamedAttachment(t *testing.T) {
 	before := countAttachments()
 
 	const size = 3<<20 + 12345 // several chunks and a short one
-	r := streamUpload(t, srv, base+"?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", &patternReader{size}, size, "application/octet-stream")
+	r := streamUpload(t, srv, base+"?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", pdfReader(size), size, "application/octet-stream")
 	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
 	loc := r.Header().Get("Location")
 	dl := getAs(t, srv, ssnP1, pathOf(t, loc))
 	require.Equal(t, http.StatusOK, dl.Code)
-	want, err := io.ReadAll(&patternReader{size})
+	want, err := io.ReadAll(pdfReader(size))
 	require.NoError(t, err)
 	assert.Equal(t, sha256.Sum256(want), sha256.Sum256(dl.Body.Bytes()))
 	assert.Equal(t, before+1, countAttachments())
 
+	png := func(n int64) io.Reader {
+		return io.MultiReader(strings.NewReader("\x89PNG\r\n\x1a\n"), &patternReader{n - 8})
+	}
+	// An executable named as a PDF, 3 MiB of it: refused on its first bytes.
+	exe := func(n int64) io.Reader { return io.MultiReader(strings.NewReader("MZ\x90\x00"), &patternReader{n - 4}) }
 	refusals := []struct {
 		name, query, contentType string
+		body                     func(int64) io.Reader
 		size, length             int64
 		status                   int
+		problem                  string
 	}{
-		{"file type", "?fileName=virus.exe&attachmentType=Dokumentasjon", "application/octet-stream", 10, 10, http.StatusUnsupportedMediaType},
-		{"unknown type", "?fileName=a.pdf&attachmentType=Hemmelig", "application/octet-stream", 10, 10, http.StatusBadRequest},
-		{"no file name", "?attachmentType=Dokumentasjon", "application/octet-stream", 10, 10, http.StatusBadRequest},
-		{"content type", "?fileName=a.pdf&attachmentType=Dokumentasjon", "application/json", 10, 10, http.StatusUnsupportedMediaType},
-		{"too large, declared", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", 2 << 20, 2 << 20, http.StatusRequestEntityTooLarge},
-		{"too large, chunked", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", 2 << 20, -1, http.StatusRequestEntityTooLarge},
+		{"file type", "?fileName=virus.exe&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 10, 10, http.StatusUnsupportedMediaType, "file-type-not-allowed"},
+		{"unknown type", "?fileName=a.pdf&attachmentType=Hemmelig", "application/octet-stream", pdfReader, 10, 10, http.StatusBadRequest, "bad-request"},
+		{"no file name", "?attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 10, 10, http.StatusBadRequest, "file-name-not-allowed"},
+		{"content type", "?fileName=a.pdf&attachmentType=Dokumentasjon", "application/json", pdfReader, 10, 10, http.StatusUnsupportedMediaType, "unsupported-media-type"},
+		{"too large, declared", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", png, 2 << 20, 2 << 20, http.StatusRequestEntityTooLarge, "attachment-too-large"},
+		{"too large, chunked", "?fileName=bilde.png&attachmentType=Bilde", "application/octet-stream", png, 2 << 20, -1, http.StatusRequestEntityTooLarge, "attachment-too-large"},
+		{"executable named as a PDF", "?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", "application/octet-stream", exe, 3 << 20, 3 << 20, http.StatusBadRequest, "file-content-not-allowed"},
+		{"executable named as a PDF, chunked", "?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", "application/octet-stream", exe, 3 << 20, -1, http.StatusBadRequest, "file-content-not-allowed"},
+		{"a PNG named as a PDF", "?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", "application/octet-stream", png, 100, 100, http.StatusBadRequest, "file-content-not-allowed"},
+		{"XML that is not", "?fileName=data.xml&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 100, 100, http.StatusBadRequest, "file-content-not-allowed"},
+		{"empty", "?fileName=grunnlag.pdf&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 0, 0, http.StatusBadRequest, "file-content-not-allowed"},
+		{"a device name", "?fileName=CON.pdf&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 10, 10, http.StatusBadRequest, "file-name-not-allowed"},
+		{"a right-to-left override", "?fileName=" + url.QueryEscape("grunnlag\u202Efdp.exe") + "&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 10, 10, http.StatusBadRequest, "file-name-not-allowed"},
+		{"an encoded path", "?fileName=..%252Fgrunnlag.pdf&attachmentType=Dokumentasjon", "application/octet-stream", pdfReader, 10, 10, http.StatusBadRequest, "file-name-not-allowed"},
 	}
 	for _, tc := range refusals {
-		r := streamUpload(t, srv, base+tc.query, &patternReader{tc.size}, tc.length, tc.contentType)
+		body := io.Reader(strings.NewReader(""))
+		if tc.size > 0 {
+			body = tc.body(tc.size)
+		}
+		r := streamUpload(t, srv, base+tc.query, body, tc.length, tc.contentType)
 		assert.Equal(t, tc.status, r.Code, "%s: %s", tc.name, r.Body.String())
 		assert.Contains(t, r.Header().Get("Content-Type"), "application/problem+json", tc.name)
+		assert.Contains(t, r.Body.String(), "urn:postbox:problem:"+tc.problem, tc.name)
 	}
 	assert.Equal(t, before+1, countAttachments(), "refused uploads keep nothing")
 	var revisions int
@@ -656,7 +705,7 @@ func BenchmarkStreamedUpload200MB(b *testing.B) {
 		}()
 		began := time.Now()
 		r := streamUpload(b, srv, "/api/"+orgO1+"/messages/a3101172/attachments/streamedattachment?fileName=stor.pdf&attachmentType=Dokumentasjon",
-			&patternReader{size}, size, "application/octet-stream")
+			pdfReader(size), size, "application/octet-stream")
 		elapsed := time.Since(began)
 		close(done)
 		if r.Code != http.StatusCreated {

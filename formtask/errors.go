@@ -29,6 +29,8 @@ const (
 	TooLarge                            // an attachment larger than its type allows
 	UnsupportedFileType                 // a file name its attachment type does not allow
 	Unavailable                         // Temporal does not answer; the client may retry after RetryAfter
+	BadFileName                         // an attachment's file name that could not be a plain file name
+	BadFileContent                      // an attachment's content that is empty, executable or not what its name says
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.

@@ -234,7 +234,11 @@ type FormContent struct {
 	FormData          string
 }
 
-// AttachmentInfo describes an attachment without its bytes.
+// AttachmentHeadBytes is how many leading bytes of an attachment AttachmentInfo carries, for the checks
+// of its content.
+const AttachmentHeadBytes = 512
+
+// AttachmentInfo describes an attachment with only its first bytes.
 type AttachmentInfo struct {
 	ID             int64 // 0 for a revision's attachment
 	Name           string
@@ -242,13 +246,16 @@ type AttachmentInfo struct {
 	AttachmentType string
 	FileSize       int64
 	SHA256         []byte
+	Head           []byte `json:"-"` // the first AttachmentHeadBytes bytes (fewer for a smaller file)
 }
 
 // MessageContent returns the current forms and attachments of a message, in order.
 func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
 	return q.content(ctx,
 		`SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`,
-		`SELECT id, name, file_name, attachment_type, file_size, sha256 FROM attachments WHERE message_id = $1 ORDER BY ordinal`,
+		`SELECT a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
+			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM attachment_chunks c WHERE c.attachment_id = a.id AND c.seq = 0), '')
+		FROM attachments a WHERE a.message_id = $1 ORDER BY a.ordinal`,
 		messageID)
 }
 
@@ -256,7 +263,10 @@ func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormC
 func (q *Queries) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
 	return q.content(ctx,
 		`SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`,
-		`SELECT 0::bigint, name, file_name, attachment_type, file_size, sha256 FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`,
+		`SELECT 0::bigint, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
+			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM revision_attachment_chunks c
+				WHERE c.revision_id = a.revision_id AND c.ordinal = a.ordinal AND c.seq = 0), '')
+		FROM revision_attachments a WHERE a.revision_id = $1 ORDER BY a.ordinal`,
 		revisionID)
 }
 
@@ -269,7 +279,7 @@ func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err = q.db.Query(ctx, attachmentsSQL, key)
+	rows, err = q.db.Query(ctx, attachmentsSQL, key, AttachmentHeadBytes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -160,6 +160,8 @@ var formTaskKinds = map[formtask.Kind]struct {
 	formtask.TooLarge:            {http.StatusRequestEntityTooLarge, "attachment-too-large"},
 	formtask.UnsupportedFileType: {http.StatusUnsupportedMediaType, "file-type-not-allowed"},
 	formtask.Unavailable:         {http.StatusServiceUnavailable, "temporal-unavailable"},
+	formtask.BadFileName:         {http.StatusBadRequest, "file-name-not-allowed"},
+	formtask.BadFileContent:      {http.StatusBadRequest, "file-content-not-allowed"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {

@@ -30,6 +30,8 @@ func TestFormTaskProblems(t *testing.T) {
 		{formtask.TooLarge, http.StatusRequestEntityTooLarge, "urn:postbox:problem:attachment-too-large"},
 		{formtask.UnsupportedFileType, http.StatusUnsupportedMediaType, "urn:postbox:problem:file-type-not-allowed"},
 		{formtask.Unavailable, http.StatusServiceUnavailable, "urn:postbox:problem:temporal-unavailable"},
+		{formtask.BadFileName, http.StatusBadRequest, "urn:postbox:problem:file-name-not-allowed"},       // CON.pdf, U+202E, ../
+		{formtask.BadFileContent, http.StatusBadRequest, "urn:postbox:problem:file-content-not-allowed"}, // empty, executable, not what the name says
 	}
 	for _, tc := range cases {
 		t.Run(tc.typ, func(t *testing.T) {
