@@ -11,8 +11,8 @@ import (
 )
 
 type passwordLogin struct {
-	UserName     string
-	UserPassword string
+	UserName     jsonText
+	UserPassword jsonText
 }
 
 // authenticateWithPassword opens a password session and sets it as the .ASPXAUTH cookie. With
@@ -23,12 +23,12 @@ func (s *Server) authenticateWithPassword(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if strings.TrimSpace(body.UserName) == "" || body.UserPassword == "" {
+	if strings.TrimSpace(string(body.UserName)) == "" || body.UserPassword == "" {
 		abort(c, problem.BadRequest("UserName and UserPassword are required"))
 		return
 	}
 	_, forceEI := c.GetQuery("ForceEIAuthentication")
-	token, session, err := s.auth.PasswordLogin(c.Request.Context(), body.UserName, body.UserPassword, forceEI, clientCertificate(c.Request))
+	token, session, err := s.auth.PasswordLogin(c.Request.Context(), string(body.UserName), string(body.UserPassword), forceEI, clientCertificate(c.Request))
 	if err != nil {
 		abort(c, authError(err))
 		return

@@ -111,7 +111,7 @@ type delegationRequest struct {
 // maxRolesPerDelegation bounds one delegation request.
 const maxRolesPerDelegation = 50
 
-// parseDelegation reads the spec's HAL-XML delegation body:
+// parseDelegation reads the spec's HAL-XML delegation body, or its JSON HAL form (readDocument):
 //
 //	<resource rel="RightHolder">
 //	  <Type>…</Type> <SocialSecurityNumber>…</SocialSecurityNumber> <LastName>…</LastName>
@@ -119,7 +119,9 @@ const maxRolesPerDelegation = 50
 //	</resource>
 //
 // An organization is named by OrganizationNumber and Name, an enterprise user by UserName and
-// OrganizationNumber. Type is a placeholder and ignored, as are HAL <link> elements.
+// OrganizationNumber. Type is a placeholder and ignored, as are HAL <link> elements and an empty list of
+// single rights. In JSON: {"SocialSecurityNumber": …, "LastName": …, "_embedded": {"Roles":
+// [{"RoleDefinitionId": 88}], "Rights": []}}.
 func parseDelegation(root *xmlNode) (delegationRequest, error) {
 	var d delegationRequest
 	if root.Name != "resource" || !strings.EqualFold(root.attr("rel"), "RightHolder") {
@@ -130,6 +132,12 @@ func parseDelegation(root *xmlNode) (delegationRequest, error) {
 	for _, n := range root.Children {
 		name := strings.ToLower(n.Name)
 		if name == "resource" {
+			if strings.EqualFold(n.attr("rel"), "Rights") {
+				if err := noRights(n); err != nil {
+					return d, err
+				}
+				continue
+			}
 			if !strings.EqualFold(n.attr("rel"), "Roles") {
 				return d, xmlNodeError(n, `only <resource rel="Roles"> may be nested in the right holder`)
 			}
@@ -179,6 +187,17 @@ func parseDelegation(root *xmlNode) (delegationRequest, error) {
 		return d, xmlNodeError(root, `name at least one role: <resource rel="Roles"><resource rel="Role"><RoleDefinitionId>…</RoleDefinitionId></resource></resource>`)
 	}
 	return d, nil
+}
+
+// noRights accepts the empty list of single rights a client may send beside the roles (the JSON HAL form
+// has _embedded.Rights): rights are delegated here only through roles.
+func noRights(rights *xmlNode) error {
+	for _, r := range rights.Children {
+		if !strings.EqualFold(r.Name, "link") {
+			return xmlNodeError(r, "single rights cannot be delegated: delegate a role that grants them (a local role can be made for that)")
+		}
+	}
+	return nil
 }
 
 func parseRoles(roles *xmlNode) ([]int, error) {
@@ -305,7 +324,7 @@ func (s *Server) delegateRoles(c *gin.Context) {
 		abort(c, notAccessManager(c))
 		return
 	}
-	root, err := readXML(c)
+	root, err := readDocument(c, "RightHolder")
 	if err != nil {
 		abort(c, err)
 		return
@@ -694,8 +713,8 @@ func (s *Server) listAuditLog(c *gin.Context) {
 // ---- reportee conversion ----
 
 type reporteeConversionBody struct {
-	SocialSecurityNumber string
-	LastName             string
+	SocialSecurityNumber jsonText
+	LastName             jsonText
 }
 
 // convertReportee turns a national identity number and last name into the reportee (with its ReporteeId)
@@ -707,7 +726,7 @@ func (s *Server) convertReportee(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	ssn, lastName := strings.TrimSpace(b.SocialSecurityNumber), strings.TrimSpace(b.LastName)
+	ssn, lastName := strings.TrimSpace(string(b.SocialSecurityNumber)), strings.TrimSpace(string(b.LastName))
 	if !ssnPattern.MatchString(ssn) {
 		abort(c, problem.BadRequest("SocialSecurityNumber must be 11 digits"))
 		return

@@ -448,7 +448,8 @@ func TestDelegationRefusals(t *testing.T) {
 		{"role id not a number", ssnP1, orgO1, "application/xml", strings.Replace(toP5(roleREGNA), "88", "REGNA", 1), http.StatusBadRequest, "bad-request"},
 		{"unknown element", ssnP1, orgO1, "application/xml", strings.Replace(toP5(roleREGNA), "<Type>", "<Nickname>x</Nickname><Type>", 1), http.StatusBadRequest, "bad-request"},
 		{"wrong root", ssnP1, orgO1, "application/xml", `<resource rel="Roles"/>`, http.StatusBadRequest, "bad-request"},
-		{"JSON body", ssnP1, orgO1, "application/json", `{"SocialSecurityNumber":"` + ssnP5 + `"}`, http.StatusUnsupportedMediaType, "unsupported-media-type"},
+		{"JSON body without roles", ssnP1, orgO1, "application/json", `{"SocialSecurityNumber":"` + ssnP5 + `"}`, http.StatusBadRequest, "bad-request"},
+		{"text body", ssnP1, orgO1, "text/plain", toP5(roleREGNA), http.StatusUnsupportedMediaType, "unsupported-media-type"},
 		{"no content type", ssnP1, orgO1, "", toP5(roleREGNA), http.StatusUnsupportedMediaType, "unsupported-media-type"},
 		{"malformed XML", ssnP1, orgO1, "application/xml", `<resource rel="RightHolder"><LastName>Brekke</resource>`, http.StatusBadRequest, "invalid-xml"},
 		{"not XML at all", ssnP1, orgO1, "application/xml", `{"a":1}`, http.StatusBadRequest, "invalid-xml"},
@@ -653,4 +654,81 @@ func TestRoleDeleteRevealsNothing(t *testing.T) {
 		})
 	}
 	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodDelete, "/api/"+orgO1+"/authorization/roles/987654", "", ""), http.StatusNotFound)
+}
+
+// The JSON HAL form of a delegation, as the integrators' collection sends it, is read into the same tree
+// as the XML form and validated by the same code: each pair of bodies gets the same answer.
+func TestDelegationJSONHAL(t *testing.T) {
+	srv, pool := newServer(t)
+	before := authzRolesSnapshot(t, pool)
+	jsonOf := func(holder string, roles ...string) string {
+		return `{"Type":"Placeholder",` + holder + `,"_embedded":{"Roles":[` + strings.Join(roles, ",") + `],"Rights":[]},"_links":{"self":{"href":"x"}}}`
+	}
+	p5 := `"SocialSecurityNumber":"` + ssnP5 + `","LastName":"Brekke"`
+	cases := []struct {
+		name      string
+		xml, json string
+		status    int
+		kind      string
+	}{
+		{"unknown role definition", authzDelegation(authzPerson(ssnP5, "Brekke"), 987654), jsonOf(p5, `{"RoleDefinitionId":987654}`), http.StatusBadRequest, "bad-request"},
+		{"no roles", authzDelegation(authzPerson(ssnP5, "Brekke")), jsonOf(p5), http.StatusBadRequest, "bad-request"},
+		{"same role twice", authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA, roleREGNA), jsonOf(p5, `{"RoleDefinitionId":88}`, `{"RoleDefinitionId":"88"}`), http.StatusBadRequest, "bad-request"},
+		{"role id not a number", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "88", "REGNA", 1), jsonOf(p5, `{"RoleDefinitionId":"REGNA"}`), http.StatusBadRequest, "bad-request"},
+		{"role id a fraction", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "88", "88.5", 1), jsonOf(p5, `{"RoleDefinitionId":88.5}`), http.StatusBadRequest, "bad-request"},
+		{"wrong last name", authzDelegation(authzPerson(ssnP5, "Hansen"), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"Hansen"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "right-holder-mismatch"},
+		{"unknown field", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", "<Nickname>x</Nickname><Type>", 1), jsonOf(p5+`,"Nickname":"x"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
+		{"a field twice", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", "<LastName>Brekke</LastName><Type>", 1), jsonOf(p5+`,"LastName":"Brekke"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
+		{"single rights", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", `<resource rel="Rights"><resource rel="Right"><ServiceCode>4711</ServiceCode></resource></resource><Type>`, 1),
+			strings.Replace(jsonOf(p5, `{"RoleDefinitionId":88}`), `"Rights":[]`, `"Rights":[{"ServiceCode":"4711"}]`, 1), http.StatusBadRequest, "bad-request"},
+		{"a role not held", authzDelegation(authzPerson(ssnP5, "Brekke"), roleUTINN), jsonOf(p5, `{"RoleDefinitionId":87}`), http.StatusForbidden, "role-not-held"},
+		{"NUL in a field", authzDelegation(authzPerson(ssnP5, "Bre&#0;kke"), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"Bre\u0000kke"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, ""},
+		{"over-long field", authzDelegation(authzPerson(ssnP5, strings.Repeat("B", 300)), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"`+strings.Repeat("B", 300)+`"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
+		{"too many roles", authzDelegation(authzPerson(ssnP5, "Brekke"), manyRoles(51)...), jsonOf(p5, manyJSONRoles(51)...), http.StatusBadRequest, "bad-request"},
+		{"nested too deep", `<resource rel="RightHolder">` + strings.Repeat(`<resource rel="Roles">`, 50) + strings.Repeat(`</resource>`, 51),
+			`{"_embedded":{"Roles":[` + strings.Repeat(`{"_embedded":{"Roles":[`, 50) + strings.Repeat(`]}}`, 50) + `]}}`, http.StatusBadRequest, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			x := requireProblem(t, authzDo(t, srv, ssnP3, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/xml", tc.xml), tc.status)
+			j := requireProblem(t, authzDo(t, srv, ssnP3, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json", tc.json), tc.status)
+			if tc.kind != "" {
+				assert.Equal(t, "urn:postbox:problem:"+tc.kind, x["type"], x["detail"])
+				assert.Equal(t, "urn:postbox:problem:"+tc.kind, j["type"], j["detail"])
+			}
+		})
+	}
+	for _, body := range []string{`[]`, `{"a":1} {"b":2}`, `{"SocialSecurityNumber":`, ``, `{"_embedded":{"Roles":[1]}}`} {
+		requireProblem(t, authzDo(t, srv, ssnP3, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json", body), http.StatusBadRequest)
+	}
+	assert.Equal(t, before, authzRolesSnapshot(t, pool), "a refused delegation changes nothing")
+
+	// Accepted as JSON, with the role id as a number, it is the delegation the XML form makes.
+	r := authzDo(t, srv, ssnP3, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json",
+		jsonOf(p5, `{"RoleDefinitionId":88,"RoleName":"Regnskapsmedarbeider","_links":{"self":{"href":"x"}}}`))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	p := requireProblem(t, authzDelegate(t, srv, ssnP3, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA)), http.StatusConflict)
+	assert.Equal(t, "urn:postbox:problem:role-already-held", p["type"])
+	r = authzDo(t, srv, ssnP1, http.MethodGet, "/api/"+orgO1+"/authorization/delegations?$filter="+url.QueryEscape("RightHolderName eq 'Eivind Brekke'"), "", "")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	list := r.embedded(t, "delegations")
+	require.Len(t, list, 1)
+	assert.Equal(t, float64(roleREGNA), list[0]["RoleDefinitionId"])
+	assert.Equal(t, "Sigrid Haugland", list[0]["Delegator"])
+}
+
+func manyRoles(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1000 + i
+	}
+	return out
+}
+
+func manyJSONRoles(n int) []string {
+	out := make([]string, n)
+	for i, id := range manyRoles(n) {
+		out[i] = fmt.Sprintf(`{"RoleDefinitionId":%d}`, id)
+	}
+	return out
 }

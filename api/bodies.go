@@ -52,7 +52,11 @@ func jsonProblem(err error) error {
 		return problem.BadRequest("the body is not valid JSON (at byte %d)", syntax.Offset)
 	case errors.As(err, &typ):
 		if typ.Field != "" {
-			return problem.BadRequest("field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+			want, ok := fieldTypes[typ.Type]
+			if !ok {
+				want = jsonKind(typ.Type.Kind().String())
+			}
+			return problem.BadRequest("field %s must be %s, not %s", typ.Field, want, typ.Value)
 		}
 		return problem.BadRequest("the body must be a JSON object")
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

@@ -25,8 +25,8 @@ import (
 
 // formTaskBody is the body of PUT and POST on a form task.
 type formTaskBody struct {
-	Type           string
-	ServiceCode    string
+	Type           jsonText
+	ServiceCode    jsonText
 	ServiceEdition *flexInt
 	Embedded       struct {
 		Forms       []formBody       `json:"forms"`
@@ -35,33 +35,16 @@ type formTaskBody struct {
 }
 
 type formBody struct {
-	Type              string
-	DataFormatID      string `json:"DataFormatId"`
+	Type              jsonText
+	DataFormatID      jsonText `json:"DataFormatId"`
 	DataFormatVersion flexInt
-	FormData          string
+	FormData          jsonText
 }
 
 type attachmentBody struct {
-	FileName       string
-	AttachmentType string
-	Data           string
-}
-
-// flexInt is a whole number sent as a JSON number or as a string of digits (the interface writes
-// DataFormatVersion as a string), bounded so that no huge number reaches the store.
-type flexInt struct {
-	n   int
-	set bool
-}
-
-func (f *flexInt) UnmarshalJSON(b []byte) error {
-	raw := strings.Trim(string(b), `"`)
-	n, err := strconv.ParseInt(raw, 10, 32)
-	if err != nil || n < 0 {
-		return fmt.Errorf("%s is not a whole number from 0 to 2147483647", string(b))
-	}
-	f.n, f.set = int(n), true
-	return nil
+	FileName       jsonText
+	AttachmentType jsonText
+	Data           jsonText
 }
 
 // bindFormTaskBody reads an optional JSON body: a PUT that only signs may come without one.
@@ -97,7 +80,7 @@ func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b form
 	if b.Type != "" && b.Type != "FormTask" {
 		return nil, nil, problem.BadRequest("Type must be FormTask, not %q", b.Type)
 	}
-	if b.ServiceCode != "" && b.ServiceCode != svc.ServiceCode {
+	if b.ServiceCode != "" && string(b.ServiceCode) != svc.ServiceCode {
 		return nil, nil, problem.BadRequest("ServiceCode %q is not this form task's service %s", b.ServiceCode, svc.ServiceCode)
 	}
 	if b.ServiceEdition != nil && b.ServiceEdition.n != svc.ServiceEdition {
@@ -123,35 +106,36 @@ func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b form
 }
 
 func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.RevisionForm, error) {
-	if v := formtask.CheckFormType(f.Type); v != nil {
+	if v := formtask.CheckFormType(string(f.Type)); v != nil {
 		return store.RevisionForm{}, v.Refusal(where)
 	}
-	if strings.TrimSpace(f.FormData) == "" {
+	if strings.TrimSpace(string(f.FormData)) == "" {
 		return store.RevisionForm{}, problem.BadRequest("%s.FormData is empty", where)
 	}
-	meta, v := formtask.FormOf(svc, f.Type, f.DataFormatID, f.DataFormatVersion.n)
+	meta, v := formtask.FormOf(svc, string(f.Type), string(f.DataFormatID), f.DataFormatVersion.n)
 	if v != nil {
 		return store.RevisionForm{}, v.Refusal(where)
 	}
-	return store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion.n,
-		Name: meta.FormName, FormData: f.FormData}, nil
+	return store.RevisionForm{Type: string(f.Type), DataFormatID: string(f.DataFormatID), DataFormatVersion: f.DataFormatVersion.n,
+		Name: meta.FormName, FormData: string(f.FormData)}, nil
 }
 
 func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
-	if v := formtask.CheckFileName(a.FileName); v != nil {
+	name, typ := string(a.FileName), string(a.AttachmentType)
+	if v := formtask.CheckFileName(name); v != nil {
 		return store.RevisionAttachment{}, v.Refusal(where + ".FileName")
 	}
-	if strings.TrimSpace(a.AttachmentType) == "" {
+	if strings.TrimSpace(typ) == "" {
 		return store.RevisionAttachment{}, problem.BadRequest("%s.AttachmentType is required", where)
 	}
-	data, err := base64.StdEncoding.DecodeString(a.Data)
+	data, err := base64.StdEncoding.DecodeString(string(a.Data))
 	if err != nil {
 		return store.RevisionAttachment{}, problem.BadRequest("%s.Data is not valid base64", where)
 	}
-	if v := formtask.CheckFileContent(a.FileName, data, int64(len(data))); v != nil {
+	if v := formtask.CheckFileContent(name, data, int64(len(data))); v != nil {
 		return store.RevisionAttachment{}, v.Refusal(where + ".Data")
 	}
-	return store.RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
+	return store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ, Data: data}, nil
 }
 
 // checkedBody passes a streamed attachment on while the check of its content accepts it; a refusal ends
@@ -292,7 +276,7 @@ func (s *Server) postFormTask(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	svc, err := s.q.GetService(ctx, body.ServiceCode, body.ServiceEdition.n)
+	svc, err := s.q.GetService(ctx, string(body.ServiceCode), body.ServiceEdition.n)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != "FormTask") {
 		abort(c, problem.BadRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
 		return
@@ -385,7 +369,7 @@ func (s *Server) putSubForm(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if v := formtask.CheckSubFormType(body.Type); v != nil {
+	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
 		abort(c, v.Refusal(""))
 		return
 	}

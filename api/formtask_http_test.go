@@ -419,6 +419,12 @@ func TestCreateFormTask(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM messages`).Scan(&after))
 	assert.Equal(t, before, after)
 
+	// Numbers where the interface writes strings, and strings where it writes numbers.
+	numbers := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"Type":"FormTask","ServiceCode":4711,"ServiceEdition":"2"}`)
+	require.Equal(t, http.StatusCreated, numbers.Code, numbers.Body.String())
+	p := requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"Type":"FormTask","ServiceCode":4711,"ServiceEdition":"2.5"}`), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "ServiceEdition")
+
 	requireProblem(t, sendAs(t, srv, ssnP4, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711","ServiceEdition":2}`), http.StatusForbidden)
 	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"7001","ServiceEdition":1}`), http.StatusBadRequest)
 	requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"ServiceCode":"4711"}`), http.StatusBadRequest)

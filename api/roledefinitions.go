@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,12 +85,12 @@ func (s *Server) getUserRoleDefinition(c *gin.Context) {
 	respond(c, http.StatusOK, r)
 }
 
-// localRoleBody is the body of POST and PUT role definitions. ServiceCode and ServiceEditionCode are
-// taken as strings or numbers; RoleType (PUT) is accepted and ignored, a local role stays Local.
+// localRoleBody is the body of POST and PUT role definitions. RoleType (PUT) is accepted and ignored, a
+// local role stays Local.
 type localRoleBody struct {
-	RoleName        *string
-	RoleDescription *string
-	RoleType        *string
+	RoleName        *jsonText
+	RoleDescription *jsonText
+	RoleType        *jsonText
 	Rights          []localRightBody
 	Embedded        *struct {
 		Rights []localRightBody `json:"Rights"`
@@ -99,9 +98,9 @@ type localRoleBody struct {
 }
 
 type localRightBody struct {
-	ServiceCode        any
-	ServiceEditionCode any
-	Action             string
+	ServiceCode        jsonText
+	ServiceEditionCode jsonText
+	Action             jsonText
 }
 
 // localRoleActions maps the actions of role creation (and, for a client that sends back what it read, the
@@ -139,13 +138,13 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 		l    localRole
 		errs []string
 	)
-	if b.RoleName == nil || strings.TrimSpace(*b.RoleName) == "" {
+	if b.RoleName == nil || strings.TrimSpace(string(*b.RoleName)) == "" {
 		errs = append(errs, "RoleName is required")
 	} else {
-		l.name = strings.TrimSpace(*b.RoleName)
+		l.name = strings.TrimSpace(string(*b.RoleName))
 	}
 	if b.RoleDescription != nil {
-		l.description = strings.TrimSpace(*b.RoleDescription)
+		l.description = strings.TrimSpace(string(*b.RoleDescription))
 	}
 	rights, field := b.Rights, "Rights"
 	if b.Embedded != nil {
@@ -162,9 +161,11 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 	var at []string
 	for i, r := range rights {
 		where := fmt.Sprintf("%s[%d]", field, i)
-		code, codeOK := serviceCodeOf(r.ServiceCode)
-		edition, editionOK := editionOf(r.ServiceEditionCode)
-		action, actionOK := localRoleActions[strings.ToLower(strings.TrimSpace(r.Action))]
+		code := strings.TrimSpace(string(r.ServiceCode))
+		codeOK := code != "" && len(code) <= 64
+		edition, err := strconv.Atoi(strings.TrimSpace(string(r.ServiceEditionCode)))
+		editionOK := err == nil && edition > 0
+		action, actionOK := localRoleActions[strings.ToLower(strings.TrimSpace(string(r.Action)))]
 		if !codeOK {
 			errs = append(errs, where+".ServiceCode is required")
 		}
@@ -206,32 +207,6 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 		return l, p
 	}
 	return l, nil
-}
-
-func serviceCodeOf(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		x = strings.TrimSpace(x)
-		return x, x != "" && len(x) <= 64
-	case float64:
-		if x > 0 && x == math.Trunc(x) && x < 1e15 {
-			return strconv.FormatInt(int64(x), 10), true
-		}
-	}
-	return "", false
-}
-
-func editionOf(v any) (int, bool) {
-	switch x := v.(type) {
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(x))
-		return n, err == nil && n > 0
-	case float64:
-		if x > 0 && x == math.Trunc(x) && x <= math.MaxInt32 {
-			return int(x), true
-		}
-	}
-	return 0, false
 }
 
 func roleNameTaken(name string) *problem.Problem {

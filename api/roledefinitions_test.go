@@ -230,7 +230,10 @@ func TestLocalRoleRefusals(t *testing.T) {
 		{"no rights", ssnP3, "application/json", localRoleBody("X"), http.StatusBadRequest, nil},
 		{"name too long", ssnP3, "application/json", localRoleBody(strings.Repeat("x", 101), localRight("4711", "1", "Read")), http.StatusBadRequest, nil},
 		{"name taken (in any case)", ssnP3, "application/json", localRoleBody("taken", localRight("4711", "1", "Read")), http.StatusConflict, nil},
-		{"wrong type of field", ssnP3, "application/json", `{"RoleName":5}`, http.StatusBadRequest, nil},
+		{"wrong type of field", ssnP3, "application/json", `{"RoleName":true}`, http.StatusBadRequest, nil},
+		{"a fraction for a string", ssnP3, "application/json", `{"RoleName":5.5}`, http.StatusBadRequest, nil},
+		{"a negative number for a string", ssnP3, "application/json", `{"RoleName":"X","RoleDescription":-64}`, http.StatusBadRequest, nil},
+		{"an exponent for a string", ssnP3, "application/json", `{"RoleName":"X","RoleDescription":6e4}`, http.StatusBadRequest, nil},
 		{"malformed JSON", ssnP3, "application/json", `{"RoleName":`, http.StatusBadRequest, nil},
 		{"XML body", ssnP3, "application/xml", `<resource/>`, http.StatusUnsupportedMediaType, nil},
 	}
@@ -259,4 +262,30 @@ func TestLocalRoleRefusals(t *testing.T) {
 	// The read scope does not write.
 	r = authzDo(t, srv, ssnP3, http.MethodPost, defs, "application/json", localRoleBody("Y", localRight("4711", "1", "Read")), "platform:roledefinitions.read")
 	requireProblem(t, r, http.StatusForbidden)
+}
+
+// A JSON number of digits is taken where the interface writes a string, as the integrators' collection
+// sends it ("RoleDescription": 64, "ServiceCode": 4711); the field is named when the value cannot be one.
+func TestNumbersForStringFields(t *testing.T) {
+	srv, _ := newServer(t)
+	defs := "/api/" + orgO1 + "/authorization/roledefinitions"
+	r := authzDo(t, srv, ssnP3, http.MethodPost, defs+"/", "application/hal+json",
+		`{"RoleName":2024,"RoleDescription":64,"_embedded":{"Rights":[{"ServiceCode":4711,"ServiceEditionCode":2,"Action":"Read"}]}}`)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	d := authzDo(t, srv, ssnP3, http.MethodGet, pathOf(t, r.Header().Get("Location")), "", "").json(t)
+	assert.Equal(t, "2024", d["RoleName"])
+	assert.Equal(t, "64", d["RoleDescription"])
+	right := d["Rights"].([]any)[0].(map[string]any)
+	assert.Equal(t, "4711", right["ServiceCode"])
+
+	p := requireProblem(t, authzDo(t, srv, ssnP3, http.MethodPost, defs+"/", "application/hal+json",
+		`{"RoleName":"X","_embedded":{"Rights":[{"ServiceCode":47.11,"ServiceEditionCode":2,"Action":"Read"}]}}`), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "_embedded.Rights.ServiceCode")
+	assert.Contains(t, p["detail"], "47.11")
+
+	// The reportee conversion takes the identity number as a number too.
+	r = authzDo(t, srv, ssnP1, http.MethodPost, "/api/reportees/reporteeconversion", "application/json",
+		`{"SocialSecurityNumber":`+ssnP1+`,"LastName":"Fjellheim"}`, "platform:reportees")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, ssnP1, r.json(t)["SocialSecurityNumber"])
 }

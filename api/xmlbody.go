@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -198,4 +200,175 @@ func xmlText(n *xmlNode) (string, error) {
 // xmlNodeError names where in the document something is wrong.
 func xmlNodeError(n *xmlNode, format string, args ...any) *problem.Problem {
 	return problem.BadRequest("%s: %s", n.path, fmt.Sprintf(format, args...))
+}
+
+// readDocument reads a small HAL request body as a tree of nodes: the HAL-XML document (readXML), or its
+// JSON HAL form (parseJSONDocument). Both are held to the same limits, so a handler validates one tree
+// whatever form the client sent.
+func readDocument(c *gin.Context, rootRel string) (*xmlNode, error) {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	switch {
+	case err == nil && slices.Contains(jsonBodyTypes, mt):
+		if c.Request.ContentLength > maxXMLBodyBytes {
+			return nil, &http.MaxBytesError{Limit: maxXMLBodyBytes}
+		}
+		return parseJSONDocument(http.MaxBytesReader(c.Writer, c.Request.Body, maxXMLBodyBytes), rootRel)
+	case err == nil && slices.Contains(xmlBodyTypes, mt):
+		return readXML(c)
+	}
+	return nil, problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type", "the body must be application/xml or application/hal+json")
+}
+
+// jsonDocument turns the JSON HAL form of a resource into the nodes of its HAL-XML form: the root object
+// is <resource rel="rootRel">, a property is a child element holding its value as text, an array under
+// K (in _embedded or not) is <resource rel="K"> holding one <resource rel="K without its plural s"> per
+// item, and _links is <link>. Paths are written the JSON way (_embedded.Roles[0].RoleDefinitionId).
+type jsonDocument struct {
+	dec      *json.Decoder
+	elements int
+}
+
+func parseJSONDocument(r io.Reader, rootRel string) (*xmlNode, error) {
+	d := &jsonDocument{dec: json.NewDecoder(r)}
+	d.dec.UseNumber()
+	tok, err := d.dec.Token()
+	if err != nil {
+		return nil, jsonProblem(err)
+	}
+	if tok != json.Delim('{') {
+		return nil, problem.BadRequest("the body must be a JSON object")
+	}
+	root := &xmlNode{Name: "resource", Attrs: map[string]string{"rel": rootRel}, path: "(the body)"}
+	d.elements = 1
+	if err := d.object(root, "", 1); err != nil {
+		return nil, err
+	}
+	if _, err := d.dec.Token(); err != io.EOF {
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return nil, err
+		}
+		return nil, problem.BadRequest("the body holds more than one JSON value")
+	}
+	return root, nil
+}
+
+// object reads the members of an object, after its '{', as children of n; prefix is the object's path.
+func (d *jsonDocument) object(n *xmlNode, prefix string, depth int) error {
+	for d.dec.More() {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return jsonProblem(err)
+		}
+		key, _ := tok.(string)
+		if err := checkText(joinField(prefix, "(a key)"), key, maxTextChars); err != nil {
+			return err
+		}
+		if err := d.member(n, key, joinField(prefix, key), depth); err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.Token() // '}'
+	if err != nil {
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+// member reads the value of the member key of n, at path.
+func (d *jsonDocument) member(n *xmlNode, key, path string, depth int) error {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return jsonProblem(err)
+	}
+	name := key
+	if key == "_links" {
+		name = "link"
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth+1 > maxXMLDepth {
+			return problem.BadRequest("%s: the body is nested deeper than %d levels", path, maxXMLDepth)
+		}
+		switch {
+		case t == '{' && key == "_embedded":
+			return d.object(n, path, depth+1)
+		case t == '{':
+			child, err := d.child(n, name, path)
+			if err != nil {
+				return err
+			}
+			return d.object(child, path, depth+1)
+		case t == '[':
+			return d.array(n, key, path, depth+1)
+		}
+		return problem.BadRequest("%s: unexpected %s", path, t)
+	default:
+		child, err := d.child(n, name, path)
+		if err != nil {
+			return err
+		}
+		child.Text = jsonScalarText(t)
+		if len(child.Text) > maxXMLText {
+			return problem.BadRequest("the text of %s is longer than %d bytes", path, maxXMLText)
+		}
+		return checkText(path, strings.TrimSpace(child.Text), fieldLimit(key))
+	}
+}
+
+// array reads the items of the array under key, after its '[', as <resource rel="key"> of n.
+func (d *jsonDocument) array(n *xmlNode, key, path string, depth int) error {
+	list, err := d.child(n, "resource", path)
+	if err != nil {
+		return err
+	}
+	list.Attrs["rel"] = key
+	for i := 0; d.dec.More(); i++ {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		tok, err := d.dec.Token()
+		if err != nil {
+			return jsonProblem(err)
+		}
+		if tok != json.Delim('{') {
+			return problem.BadRequest("%s must be an object", at)
+		}
+		if depth+1 > maxXMLDepth {
+			return problem.BadRequest("%s: the body is nested deeper than %d levels", at, maxXMLDepth)
+		}
+		item, err := d.child(list, "resource", at)
+		if err != nil {
+			return err
+		}
+		item.Attrs["rel"] = strings.TrimSuffix(key, "s")
+		if err := d.object(item, at, depth+1); err != nil {
+			return err
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // ']'
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+// child adds an element to n, counted against maxXMLElements.
+func (d *jsonDocument) child(n *xmlNode, name, path string) (*xmlNode, error) {
+	if d.elements++; d.elements > maxXMLElements {
+		return nil, problem.BadRequest("the body has more than %d values", maxXMLElements)
+	}
+	child := &xmlNode{Name: name, Attrs: map[string]string{}, path: path}
+	n.Children = append(n.Children, child)
+	return child, nil
+}
+
+// jsonScalarText is a JSON scalar as the text of an element: a number as written, true or false, null empty.
+func jsonScalarText(tok json.Token) string {
+	switch v := tok.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return ""
 }
