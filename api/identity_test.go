@@ -154,7 +154,8 @@ func TestPasswordLoginRefusals(t *testing.T) {
 	assert.Empty(t, post(`{"UserName":"nobody.here","UserPassword":"wrong"}`, "application/json").Result().Cookies())
 
 	requireProblem(t, post(`{"UserName":"x"`, "application/json"), http.StatusBadRequest)
-	requireProblem(t, post(`{"UserName":5,"UserPassword":"x"}`, "application/json"), http.StatusBadRequest)
+	requireProblem(t, post(`{"UserName":5.5,"UserPassword":"x"}`, "application/json"), http.StatusBadRequest)
+	requireProblem(t, post(`{"UserName":true,"UserPassword":"x"}`, "application/json"), http.StatusBadRequest)
 	requireProblem(t, post(`{"UserName":"","UserPassword":""}`, "application/json"), http.StatusBadRequest)
 	requireProblem(t, post(`UserName=x&UserPassword=y`, "application/x-www-form-urlencoded"), http.StatusUnsupportedMediaType)
 	requireProblem(t, post(`{"UserName":"`+strings.Repeat("x", testBodyLimit)+`"}`, "application/json"), http.StatusRequestEntityTooLarge)
