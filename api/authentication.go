@@ -17,7 +17,7 @@ type passwordLogin struct {
 
 // authenticateWithPassword opens a password session and sets it as the .ASPXAUTH cookie. With
 // ?ForceEIAuthentication it logs in an enterprise user, over TLS with the organization's certificate.
-func (s *Server) authenticateWithPassword(c *gin.Context) {
+func (h *identityHandlers) authenticateWithPassword(c *gin.Context) {
 	var body passwordLogin
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
@@ -28,7 +28,7 @@ func (s *Server) authenticateWithPassword(c *gin.Context) {
 		return
 	}
 	_, forceEI := c.GetQuery("ForceEIAuthentication")
-	token, session, err := s.auth.PasswordLogin(c.Request.Context(), string(body.UserName), string(body.UserPassword), forceEI, clientCertificate(c.Request))
+	token, session, err := h.auth.PasswordLogin(c.Request.Context(), string(body.UserName), string(body.UserPassword), forceEI, clientCertificate(c.Request))
 	if err != nil {
 		abort(c, authError(err))
 		return
@@ -40,9 +40,9 @@ func (s *Server) authenticateWithPassword(c *gin.Context) {
 // logout ends the password session of the cookie sent and expires the cookie. It needs no API key, like
 // the login, and answers 204 whether or not a cookie or a live session came with it: logging out twice,
 // or with a session already over, is not an error.
-func (s *Server) logout(c *gin.Context) {
+func (h *identityHandlers) logout(c *gin.Context) {
 	if token, err := c.Cookie(sessionCookie); err == nil && token != "" {
-		if err := s.auth.Logout(c.Request.Context(), token); err != nil {
+		if err := h.auth.Logout(c.Request.Context(), token); err != nil {
 			abort(c, err)
 			return
 		}

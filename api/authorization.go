@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
@@ -20,83 +18,18 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// The user-facing authorization area: the roles and rights the logged-in user holds for {who},
-// delegations, deletions, the audit log, and reportee conversion.
-
-const ctxWhoLogin = "postbox.whoLogin"
-
-// authorizationURL is the address of the authorization area for {who} as the client wrote it.
-func (s *Server) authorizationURL(c *gin.Context) string {
-	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/authorization"
+// authorizationHandlers answer the user-facing authorization area: roles and rights held for {who},
+// delegations, deletions, the audit log and the local role definitions.
+type authorizationHandlers struct {
+	q       *store.Queries
+	pool    *pgxpool.Pool
+	rights  *identity.Rights
+	parties *partyFinder
 }
 
-func (s *Server) roleDefinitionURL(c *gin.Context, id int) string {
-	return s.authorizationURL(c) + "/roledefinitions/" + strconv.Itoa(id)
-}
-
-// listUserRoles lists the roles the logged-in user holds for {who}, the automatic base role first.
-func (s *Server) listUserRoles(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
-	definitions := s.authorizationURL(c) + "/roledefinitions/"
-	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
-		return s.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
-	}, func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
-}
-
-// listUserRights lists the rights the logged-in user has for {who} through its roles.
-func (s *Server) listUserRights(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
-	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
-		return s.q.ListHeldRights(c.Request.Context(), holding, lq)
-	}, rightResourceOf)
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
-}
-
-func notAccessManager(c *gin.Context) *problem.Problem {
-	return problem.New(http.StatusForbidden, "not-access-manager",
-		"you are neither access manager (ADMAI) nor main administrator (HADM) for %q", c.Param("who"))
-}
-
-// changeAuthorization runs a change and its audit entries in one transaction and, once it has committed,
-// empties this replica's rights cache so the next request sees it (other replicas hear of it through
-// the database's change notification).
-func (s *Server) changeAuthorization(ctx context.Context, fn func(q *store.Queries) error) error {
-	err := store.InTx(ctx, s.opts.Pool, func(tx pgx.Tx) error { return fn(store.New(tx)) })
-	if err == nil {
-		s.rights.Invalidate()
-	}
-	return err
-}
-
-// auditEntry starts an audit entry for a change the caller makes for the reportee.
-func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) store.AuditEntry {
-	p := principalOf(c)
-	subject := p.Subject()
-	key, _ := apiKeyOf(c)
-	return store.AuditEntry{At: at, ReporteeID: reporteeID, ActorName: p.Name, ActorPartyID: subject.PartyID,
-		ActorLoginID: subject.LoginID, ActorMethod: string(p.Method), APIKeyName: key.Name, RequestID: requestID(c), Action: action}
-}
-
-// roleLabel names a role definition for messages and the audit log.
-func roleLabel(id int, code, name string) string {
-	if code != "" {
-		return fmt.Sprintf("%d %s (%s)", id, code, name)
-	}
-	return fmt.Sprintf("%d (%s)", id, name)
-}
-
-func rightLabel(r store.Right) string {
-	return fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
-}
-
-// ---- delegations ----
+// Delegations (the user-facing authorization area): a user gives roles of {who} to a person, an
+// organization or an enterprise user, and lists what {who} has given. The roles and rights the user holds,
+// their deletion and the audit log are in roles.go; the role definitions in roledefinitions.go.
 
 // delegationRequest is the body of POST delegations: one right holder and the role definitions to give it.
 type delegationRequest struct {
@@ -246,10 +179,6 @@ func parseRoles(roles *xmlNode) ([]int, error) {
 	return ids, nil
 }
 
-var (
-	ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
-)
-
 // rightHolder is who receives a delegation: a person or organization, or an enterprise user.
 type rightHolder struct {
 	partyID int64
@@ -257,15 +186,10 @@ type rightHolder struct {
 	name    string
 }
 
-// sameName compares names as people type them: in any case, with any run of blanks as one.
-func sameName(a, b string) bool {
-	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
-}
-
 // findRightHolder identifies the right holder of a delegation. An identifier and a name that do not
 // belong together get the same answer whether the identifier exists or not, so the answer never reveals
 // who a national identity number belongs to.
-func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (rightHolder, error) {
+func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegationRequest) (rightHolder, error) {
 	mismatch := func(what string) error {
 		return problem.New(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
 	}
@@ -280,7 +204,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		if d.LastName == "" {
 			return rightHolder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
 		}
-		p, err := s.parties.find(ctx, d.SocialSecurityNumber)
+		p, err := h.parties.find(ctx, d.SocialSecurityNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Person" || !sameName(p.LastName, d.LastName))) {
 			return rightHolder{}, mismatch("national identity number and last name")
 		}
@@ -289,7 +213,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
 			return rightHolder{}, problem.BadRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
-		l, err := s.q.FindLogin(ctx, d.UserName)
+		l, err := h.q.FindLogin(ctx, d.UserName)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != d.OrganizationNumber)) {
 			return rightHolder{}, mismatch("user name and organization number")
 		}
@@ -301,7 +225,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 		if d.Name == "" {
 			return rightHolder{}, problem.BadRequest("Name is required with OrganizationNumber")
 		}
-		p, err := s.parties.find(ctx, d.OrganizationNumber)
+		p, err := h.parties.find(ctx, d.OrganizationNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Organization" || !sameName(p.Name, d.Name))) {
 			return rightHolder{}, mismatch("organization number and name")
 		}
@@ -317,7 +241,7 @@ func (s *Server) findRightHolder(ctx context.Context, d delegationRequest) (righ
 // main administrator (HADM) for the reportee; anyone but a main administrator may only delegate roles they
 // hold themselves and whose rights they hold as delegatable rights. Roles from the business register
 // (RoleType External) are not delegated.
-func (s *Server) delegateRoles(c *gin.Context) {
+func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
@@ -334,7 +258,7 @@ func (s *Server) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	holder, err := s.findRightHolder(ctx, req)
+	holder, err := h.findRightHolder(ctx, req)
 	if err != nil {
 		abort(c, err)
 		return
@@ -343,14 +267,14 @@ func (s *Server) delegateRoles(c *gin.Context) {
 		abort(c, problem.BadRequest("a party cannot hold roles for itself"))
 		return
 	}
-	defs, err := s.delegatableRoles(c, party, rights, req.RoleDefinitionIDs)
+	defs, err := h.delegatableRoles(c, party, rights, req.RoleDefinitionIDs)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	p := principalOf(c)
 	now := time.Now()
-	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
+	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		for _, d := range defs {
 			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
 				RoleDefinitionID: d.ID, Delegator: p.Name, DelegatedTime: now})
@@ -377,12 +301,12 @@ func (s *Server) delegateRoles(c *gin.Context) {
 }
 
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
-func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights identity.RightSet, ids []int) ([]store.RoleDefinition, error) {
+func (h *authorizationHandlers) delegatableRoles(c *gin.Context, party store.Party, rights identity.RightSet, ids []int) ([]store.RoleDefinition, error) {
 	ctx := c.Request.Context()
 	subject := principalOf(c).Subject()
 	defs := make([]store.RoleDefinition, 0, len(ids))
 	for _, id := range ids {
-		d, err := s.q.GetRoleDefinition(ctx, id, "", "")
+		d, err := h.q.GetRoleDefinition(ctx, id, "", "")
 		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
 			return nil, problem.BadRequest("there is no role definition %d that can be delegated for this reportee", id)
 		}
@@ -394,14 +318,14 @@ func (s *Server) delegatableRoles(c *gin.Context, party store.Party, rights iden
 			return nil, problem.New(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
 		}
 		if !rights.MainAdministrator() {
-			held, err := s.q.HoldsRoleDefinition(ctx, subject, party.ID, d.ID)
+			held, err := h.q.HoldsRoleDefinition(ctx, subject, party.ID, d.ID)
 			if err != nil {
 				return nil, err
 			}
 			if !held {
 				return nil, problem.New(http.StatusForbidden, "role-not-held", "only a main administrator may delegate a role they do not hold: you do not hold role %s", label)
 			}
-			missing, err := s.q.MissingDelegatableRights(ctx, subject, party.ID, d.ID)
+			missing, err := h.q.MissingDelegatableRights(ctx, subject, party.ID, d.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -440,25 +364,25 @@ type delegationResource struct {
 // listDelegations lists every role held for {who}, for its access managers. Persons are shown by name,
 // never by national identity number. serviceCode and serviceEdition narrow the list to roles that grant
 // a right on that service, receiverId to the roles of one right holder.
-func (s *Server) listDelegations(c *gin.Context) {
+func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
 		return
 	}
-	f, err := s.delegationFilter(c)
+	f, err := h.delegationFilter(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
-		return s.q.ListDelegations(c.Request.Context(), party.ID, f, lq)
+		return h.q.ListDelegations(c.Request.Context(), party.ID, f, lq)
 	}, func(r store.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOf(*r.DelegatedTime),
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
 			RightHolderUserName: r.HolderUserName}
-		d.Links.Add("roledefinition", render.Link{Href: s.roleDefinitionURL(c, r.RoleDefinitionID)})
+		d.Links.Add("roledefinition", render.Link{Href: h.roleDefinitionURL(c, r.RoleDefinitionID)})
 		return d
 	})
 	if ok {
@@ -469,7 +393,7 @@ func (s *Server) listDelegations(c *gin.Context) {
 // delegationFilter reads the filters of the delegations list. receiverId is a reportee id (r…) or an
 // organization number; a national identity number is refused, since the list shows persons by name and
 // would tell whose number it is. A receiver that does not exist narrows the list to nothing.
-func (s *Server) delegationFilter(c *gin.Context) (store.DelegationFilter, error) {
+func (h *authorizationHandlers) delegationFilter(c *gin.Context) (store.DelegationFilter, error) {
 	var (
 		f   store.DelegationFilter
 		err error
@@ -486,7 +410,7 @@ func (s *Server) delegationFilter(c *gin.Context) (store.DelegationFilter, error
 			return f, problem.BadRequest("receiverId %q is not a reportee id", receiver)
 		}
 	case store.OrganizationNumberPattern.MatchString(receiver):
-		p, err := s.parties.find(c.Request.Context(), receiver)
+		p, err := h.parties.find(c.Request.Context(), receiver)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return f, err
 		}
@@ -498,264 +422,4 @@ func (s *Server) delegationFilter(c *gin.Context) (store.DelegationFilter, error
 		return f, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
 	}
 	return f, nil
-}
-
-// ---- deletions ----
-
-var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
-
-// resolveWhoOrUser resolves {who} like resolveWho, but also accepts the user name of a login (a person's
-// or an enterprise user's), which names the holder of the role to delete. An unknown user name is
-// answered like a role the caller may not delete (roleRefused), so the answer never tells which user
-// names exist.
-func (s *Server) resolveWhoOrUser(c *gin.Context) {
-	who := c.Param("who")
-	if strings.EqualFold(who, "my") || partyKeyPattern.MatchString(who) {
-		s.resolveWho(c)
-		return
-	}
-	login, err := s.q.FindLogin(c.Request.Context(), who)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, roleRefused(c))
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	c.Set(ctxWhoLogin, login)
-	c.Next()
-}
-
-// roleRefused is the one answer to a role delete the caller may not make, whatever exists.
-func roleRefused(c *gin.Context) *problem.Problem {
-	return problem.New(http.StatusForbidden, "not-access-manager",
-		"role %s of %q is not one you may delete: only its holder or an access manager (ADMAI) or main administrator (HADM) for its reportee may",
-		c.Param("roleId"), c.Param("who"))
-}
-
-// managesRolesOf tells whether the caller may learn which roles {who} has: an access manager of the
-// party {who}, or the login {who} itself.
-func (s *Server) managesRolesOf(c *gin.Context) bool {
-	if v, isLogin := c.Get(ctxWhoLogin); isLogin {
-		return principalOf(c).Subject().LoginID == v.(store.Login).ID
-	}
-	_, rights := reporteeOf(c)
-	return rights.AccessManager()
-}
-
-// deleteUserRole deletes a role. {who} is the reportee the role is held for or its holder (a party, or a
-// login's user name). The holder of a role may delete it; anyone else must be access manager for the
-// reportee. Roles from the business register (RoleType External) are not deleted here. A caller who is
-// neither gets the same 403 whether or not {who} or the role exists (roleRefused); only an access
-// manager of the party {who} learns that a role is not there (404).
-func (s *Server) deleteUserRole(c *gin.Context) {
-	ctx := c.Request.Context()
-	id, err := strconv.ParseInt(c.Param("roleId"), 10, 64)
-	notThere := func() {
-		if s.managesRolesOf(c) {
-			abort(c, problem.NotFound("there is no role %s for %q", c.Param("roleId"), c.Param("who")))
-			return
-		}
-		abort(c, roleRefused(c))
-	}
-	if err != nil || id <= 0 {
-		notThere()
-		return
-	}
-	role, err := s.q.GetDelegatedRole(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		notThere()
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	var (
-		belongs bool
-		rights  identity.RightSet
-		known   bool
-	)
-	if v, ok := c.Get(ctxWhoLogin); ok {
-		l := v.(store.Login)
-		belongs = role.HolderLoginID == l.ID || (l.PersonID != 0 && (role.HolderPartyID == l.PersonID || role.ReporteeID == l.PersonID))
-	} else {
-		party, r := reporteeOf(c)
-		belongs = role.ReporteeID == party.ID || role.HolderPartyID == party.ID
-		rights, known = r, role.ReporteeID == party.ID
-	}
-	if !belongs {
-		notThere()
-		return
-	}
-	p := principalOf(c)
-	subject := p.Subject()
-	holder := (subject.PartyID != 0 && subject.PartyID == role.HolderPartyID) || (subject.LoginID != 0 && subject.LoginID == role.HolderLoginID)
-	if !holder {
-		if !known {
-			if rights, err = s.rights.For(ctx, p, role.ReporteeID); err != nil {
-				abort(c, err)
-				return
-			}
-		}
-		if !rights.AccessManager() {
-			abort(c, roleRefused(c))
-			return
-		}
-	}
-	label := roleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
-	if role.RoleType == "External" {
-		abort(c, problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label))
-		return
-	}
-	now := time.Now()
-	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := q.DeleteDelegatedRole(ctx, id); err != nil {
-			return err
-		}
-		e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, now)
-		e.RoleID, e.RoleDefinitionID, e.RightHolder = id, role.RoleDefinitionID, role.HolderName
-		e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-		return q.AppendAudit(ctx, e)
-	})
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
-}
-
-// deleteUserRight deletes a right. Every right comes from a role definition (RightSourceType
-// RoleTypeRights); only the rights of the reportee's own local roles can be deleted, by its access managers.
-// A right of a platform role is removed by deleting the role that gives it.
-func (s *Server) deleteUserRight(c *gin.Context) {
-	ctx := c.Request.Context()
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
-		return
-	}
-	id, err := strconv.ParseInt(c.Param("rightId"), 10, 64)
-	notThere := func() { abort(c, problem.NotFound("there is no right %s for %q", c.Param("rightId"), c.Param("who"))) }
-	if err != nil || id <= 0 {
-		notThere()
-		return
-	}
-	r, err := s.q.GetDefinedRight(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && r.OwnerPartyID != 0 && r.OwnerPartyID != party.ID) {
-		notThere()
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if r.OwnerPartyID == 0 {
-		abort(c, problem.New(http.StatusForbidden, "platform-role",
-			"right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName))
-		return
-	}
-	now := time.Now()
-	err = s.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := q.DeleteLocalRight(ctx, id); err != nil {
-			return err
-		}
-		e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
-		e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
-		e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
-		return q.AppendAudit(ctx, e)
-	})
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
-}
-
-// ---- audit log ----
-
-// auditEntryResource is one line of the authorization audit log.
-type auditEntryResource struct {
-	AuditEntryID     int64 `json:"AuditEntryId"`
-	Time             render.Timestamp
-	Action           string
-	Actor            string
-	Authentication   string
-	ApiKey           string //nolint:revive // the interface's spelling
-	RoleID           int64  `json:"RoleId,omitempty"`
-	RoleDefinitionID int    `json:"RoleDefinitionId,omitempty"`
-	RightID          int64  `json:"RightID,omitempty"`
-	RightHolder      string `json:",omitempty"`
-	Summary          string
-	RequestID        string `json:"RequestId"`
-}
-
-// listAuditLog lists the authorization changes made for {who}, newest first, for its access managers.
-func (s *Server) listAuditLog(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
-		return
-	}
-	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
-		return s.q.ListAudit(c.Request.Context(), party.ID, lq)
-	}, func(e store.AuditEntry) auditEntryResource {
-		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
-			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,
-			RightID: e.RightID, RightHolder: e.RightHolder, Summary: e.Summary, RequestID: e.RequestID}
-	})
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
-}
-
-// ---- reportee conversion ----
-
-type reporteeConversionBody struct {
-	SocialSecurityNumber jsonText
-	LastName             jsonText
-}
-
-// convertReportee turns a national identity number and last name into the reportee (with its ReporteeId)
-// when the caller may represent that person. An unknown number, a last name that does not match and a
-// person the caller may not represent get the same 400, so the answer reveals nothing about the number.
-func (s *Server) convertReportee(c *gin.Context) {
-	var b reporteeConversionBody
-	if err := bindJSON(c, &b); err != nil {
-		abort(c, err)
-		return
-	}
-	ssn, lastName := strings.TrimSpace(string(b.SocialSecurityNumber)), strings.TrimSpace(string(b.LastName))
-	if !ssnPattern.MatchString(ssn) {
-		abort(c, problem.BadRequest("SocialSecurityNumber must be 11 digits"))
-		return
-	}
-	if lastName == "" {
-		abort(c, problem.BadRequest("LastName is required"))
-		return
-	}
-	ctx := c.Request.Context()
-	refuse := func() {
-		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
-	}
-	party, err := s.parties.find(ctx, ssn)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {
-		refuse()
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	rights, err := s.rights.For(ctx, principalOf(c), party.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !rights.Represents() {
-		refuse()
-		return
-	}
-	respond(c, http.StatusOK, reporteeResourceOf(c, party))
 }

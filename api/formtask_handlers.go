@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,6 +23,15 @@ import (
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
+
+// formTaskHandlers answer the changes of form tasks; the form-task service carries them to their
+// workflows. They answer with the message as the mailbox renders it.
+type formTaskHandlers struct {
+	q         *store.Queries
+	formTasks *formtask.Service
+	log       *slog.Logger
+	mailbox   *mailboxHandlers
+}
 
 // formTaskBody is the body of PUT and POST on a form task.
 type formTaskBody struct {
@@ -76,7 +86,7 @@ func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err err
 }
 
 // revisionContent checks a body against the service and turns it into what the store keeps.
-func (s *Server) revisionContent(c *gin.Context, svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
+func (h *formTaskHandlers) revisionContent(c *gin.Context, svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
 	if b.Type != "" && b.Type != "FormTask" {
 		return nil, nil, problem.BadRequest("Type must be FormTask, not %q", b.Type)
 	}
@@ -183,12 +193,12 @@ func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey
 }
 
 // formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
-func (s *Server) formTasksOrUnavailable(c *gin.Context) (*formtask.Service, bool) {
-	if s.formTasks == nil {
+func (h *formTaskHandlers) formTasksOrUnavailable(c *gin.Context) (*formtask.Service, bool) {
+	if h.formTasks == nil {
 		abort(c, formtask.ErrUnavailable())
 		return nil, false
 	}
-	return s.formTasks, true
+	return h.formTasks, true
 }
 
 // formTaskCall is what every change of an existing form task starts from.
@@ -202,12 +212,12 @@ type formTaskCall struct {
 
 // beginFormTask loads the form task of the path, its service and the caller's facts, or answers the
 // request.
-func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
-	tasks, ok := s.formTasksOrUnavailable(c)
+func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
+	tasks, ok := h.formTasksOrUnavailable(c)
 	if !ok {
 		return formTaskCall{}, false
 	}
-	m, ok := s.loadMessage(c)
+	m, ok := h.mailbox.loadMessage(c)
 	if !ok {
 		return formTaskCall{}, false
 	}
@@ -215,7 +225,7 @@ func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
 		return formTaskCall{}, false
 	}
-	svc, err := s.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
+	svc, err := h.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
 	if err != nil {
 		abort(c, err)
 		return formTaskCall{}, false
@@ -227,8 +237,8 @@ func (s *Server) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 
 // putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
 // the task as the state table says.
-func (s *Server) putFormTask(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) putFormTask(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -245,7 +255,7 @@ func (s *Server) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := s.revisionContent(c, ft.svc, body)
+	forms, attachments, err := h.revisionContent(c, ft.svc, body)
 	if err != nil {
 		abort(c, err)
 		return
@@ -256,13 +266,13 @@ func (s *Server) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.renderChanged(c, http.StatusOK, ft.msg, res)
+	h.renderChanged(c, http.StatusOK, ft.msg, res)
 }
 
 // postFormTask is POST /api/{who}/messages: a new form task of a service, empty or with content, kept in
 // Utfylling until a PUT completes it.
-func (s *Server) postFormTask(c *gin.Context) {
-	tasks, ok := s.formTasksOrUnavailable(c)
+func (h *formTaskHandlers) postFormTask(c *gin.Context) {
+	tasks, ok := h.formTasksOrUnavailable(c)
 	if !ok {
 		return
 	}
@@ -276,7 +286,7 @@ func (s *Server) postFormTask(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	svc, err := s.q.GetService(ctx, string(body.ServiceCode), body.ServiceEdition.n)
+	svc, err := h.q.GetService(ctx, string(body.ServiceCode), body.ServiceEdition.n)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != "FormTask") {
 		abort(c, problem.BadRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
 		return
@@ -291,7 +301,7 @@ func (s *Server) postFormTask(c *gin.Context) {
 			svc.ServiceCode, svc.ServiceEdition))
 		return
 	}
-	forms, attachments, err := s.revisionContent(c, svc, body)
+	forms, attachments, err := h.revisionContent(c, svc, body)
 	if err != nil {
 		abort(c, err)
 		return
@@ -305,11 +315,11 @@ func (s *Server) postFormTask(c *gin.Context) {
 		return
 	}
 	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: id})
-	c.Header("Location", s.messagesURL(c)+"/"+id)
+	c.Header("Location", messagesURL(c)+"/"+id)
 	created := store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName, Type: "FormTask",
 		ServiceOwner: svc.ServiceOwnerName, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition,
 		CreatedDate: store.Local(now), LastChangedDateTime: store.Local(now)}}
-	s.renderChanged(c, http.StatusCreated, created, workflows.Result{Status: store.StatusFilling})
+	h.renderChanged(c, http.StatusCreated, created, workflows.Result{Status: store.StatusFilling})
 }
 
 // rereadBackoff are the pauses between reads of a message a change has just been applied to.
@@ -320,22 +330,22 @@ var rereadBackoff = []time.Duration{100 * time.Millisecond, 400 * time.Milliseco
 // if it keeps failing (or the caller may no longer see the message) the answer is the message as it was
 // before, with the outcome the update returned (status, ArchiveReference) and without form and attachment
 // links, whose ids the change may have replaced.
-func (s *Server) renderChanged(c *gin.Context, status int, before store.Message, res workflows.Result) {
+func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before store.Message, res workflows.Result) {
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	var err error
 	for attempt := 0; ; attempt++ {
 		var m store.Message
-		m, err = s.q.GetMessage(ctx, party.ID, before.MessageID)
+		m, err = h.q.GetMessage(ctx, party.ID, before.MessageID)
 		if err == nil && visibility(rights).Allows(m.Service(), m.Status) {
-			respond(c, status, s.singleMessage(c, m))
+			respond(c, status, h.mailbox.singleMessage(c, m))
 			return
 		}
 		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {
 			break
 		}
 	}
-	s.log.WarnContext(ctx, "a completed change is answered from its outcome: the message could not be read again",
+	h.log.WarnContext(ctx, "a completed change is answered from its outcome: the message could not be read again",
 		"err", err, "message", before.MessageID, "status", res.Status, "request_id", requestID(c))
 	m := before
 	m.Status, m.LastChangedBy = res.Status, principalOf(c).Name
@@ -343,7 +353,7 @@ func (s *Server) renderChanged(c *gin.Context, status int, before store.Message,
 		m.ArchiveReference = res.ArchiveReference
 	}
 	m.Forms, m.Attachments = nil, nil
-	respond(c, status, s.singleMessage(c, m))
+	respond(c, status, h.mailbox.singleMessage(c, m))
 }
 
 // sleepCtx waits d, or less when ctx ends first; it says whether it waited d.
@@ -359,8 +369,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // putSubForm is PUT .../forms/{formId}: change that sub-form, or add one when formId names none.
-func (s *Server) putSubForm(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) putSubForm(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -397,7 +407,7 @@ func (s *Server) putSubForm(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), ft.msg.MessageID, res.FormID))
+	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", messagesURL(c), ft.msg.MessageID, res.FormID))
 	status := http.StatusOK
 	if !exists {
 		status = http.StatusCreated
@@ -406,8 +416,8 @@ func (s *Server) putSubForm(c *gin.Context) {
 }
 
 // postAttachment is POST .../attachments: a base64 attachment on a form task in Utfylling.
-func (s *Server) postAttachment(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) postAttachment(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -426,7 +436,7 @@ func (s *Server) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), ft.msg.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.msg.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -437,8 +447,8 @@ func (s *Server) postAttachment(c *gin.Context) {
 // content that is empty, executable or not what the name says, judged on the first bytes; 413 past
 // MaxFileSize); a refused upload keeps nothing. The body is the file's bytes whatever Content-Type says
 // (clients send application/hal+json too): the rules check the file itself.
-func (s *Server) postStreamedAttachment(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -474,7 +484,7 @@ func (s *Server) postStreamedAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", s.messagesURL(c), ft.msg.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.msg.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -484,8 +494,8 @@ type validationResource struct {
 }
 
 // validateFormTask is GET .../validate: the validation result of the current forms, no state change.
-func (s *Server) validateFormTask(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) validateFormTask(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}
@@ -495,14 +505,14 @@ func (s *Server) validateFormTask(c *gin.Context) {
 		return
 	}
 	r := validationResource{ValidationResult: res}
-	r.Links.Add("self", render.Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
-	r.Links.Add("message", render.Link{Href: s.messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
+	r.Links.Add("self", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
+	r.Links.Add("message", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
 	respond(c, http.StatusOK, r)
 }
 
 // getPrint is GET .../print: the PDF of a form task, its archive's once archived.
-func (s *Server) getPrint(c *gin.Context) {
-	ft, ok := s.beginFormTask(c)
+func (h *formTaskHandlers) getPrint(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
 	if !ok {
 		return
 	}

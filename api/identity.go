@@ -191,3 +191,28 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 
 // reporteeID is the interface's identifier of a party.
 func reporteeID(id int64) string { return fmt.Sprintf("r%d", id) }
+
+var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
+
+// resolveWhoOrUser resolves {who} like resolveWho, but also accepts the user name of a login (a person's
+// or an enterprise user's), which names the holder of the role to delete. An unknown user name is
+// answered like a role the caller may not delete (roleRefused), so the answer never tells which user
+// names exist.
+func (s *Server) resolveWhoOrUser(c *gin.Context) {
+	who := c.Param("who")
+	if strings.EqualFold(who, "my") || partyKeyPattern.MatchString(who) {
+		s.resolveWho(c)
+		return
+	}
+	login, err := s.q.FindLogin(c.Request.Context(), who)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, roleRefused(c))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Set(ctxWhoLogin, login)
+	c.Next()
+}

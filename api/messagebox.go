@@ -28,7 +28,7 @@ type mailboxSummary struct {
 
 // getMessagebox summarises the mailboxes of everyone the caller represents: per reportee the counts of
 // visible messages by type and status, unread correspondence first. Reportees page like any list.
-func (s *Server) getMessagebox(c *gin.Context) {
+func (h *mailboxHandlers) getMessagebox(c *gin.Context) {
 	lq, err := parseListQuery(c)
 	if err != nil {
 		abort(c, err)
@@ -36,21 +36,21 @@ func (s *Server) getMessagebox(c *gin.Context) {
 	}
 	p := principalOf(c)
 	ctx := c.Request.Context()
-	parties, more, err := s.q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, lq)
+	parties, more, err := h.q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, lq)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	vis := make(map[int64]store.Visibility, len(parties))
 	for _, party := range parties {
-		rights, err := s.rights.For(ctx, p, party.ID)
+		rights, err := h.rights.For(ctx, p, party.ID)
 		if err != nil {
 			abort(c, err)
 			return
 		}
 		vis[party.ID] = visibility(rights)
 	}
-	counts, err := s.q.CountMessages(ctx, vis)
+	counts, err := h.q.CountMessages(ctx, vis)
 	if err != nil {
 		abort(c, err)
 		return

@@ -19,6 +19,13 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
+// mailboxHandlers answer the reading side of the mailbox: the message box, messages, their forms,
+// attachments and portal view.
+type mailboxHandlers struct {
+	q      *store.Queries
+	rights *identity.Rights
+}
+
 type messageResource struct {
 	MessageID           string `json:"MessageId"`
 	Subject             string
@@ -64,12 +71,12 @@ func visibility(r identity.RightSet) store.Visibility {
 }
 
 // messagesURL is the mailbox address for {who} as the client wrote it, so links stay in its terms.
-func (s *Server) messagesURL(c *gin.Context) string {
+func messagesURL(c *gin.Context) string {
 	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
 }
 
-func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
-	self := s.messagesURL(c) + "/" + m.MessageID // ids are 'a' and digits
+func (h *mailboxHandlers) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
+	self := messagesURL(c) + "/" + m.MessageID // ids are 'a' and digits
 	r := messageResource{
 		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: render.TimestampOf(m.LastChangedDateTime),
 		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
@@ -91,24 +98,24 @@ func (s *Server) messageResource(c *gin.Context, m store.MessageSummary) message
 	return r
 }
 
-func (s *Server) listMessages(c *gin.Context) {
+func (h *mailboxHandlers) listMessages(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
-		return s.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
-	}, func(m store.MessageSummary) messageResource { return s.messageResource(c, m) })
+		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
+	}, func(m store.MessageSummary) messageResource { return h.messageResource(c, m) })
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", render.Link{Href: s.messagesURL(c) + "/{MessageId}", IsTemplated: true})
+	coll.Links.Add("find", render.Link{Href: messagesURL(c) + "/{MessageId}", IsTemplated: true})
 	respond(c, http.StatusOK, coll)
 }
 
 // loadMessage reads the message of the path and checks the caller may see it. A message the caller may
 // not see is answered like one that does not exist.
-func (s *Server) loadMessage(c *gin.Context) (store.Message, bool) {
+func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := s.q.GetMessage(c.Request.Context(), party.ID, id)
+	m, err := h.q.GetMessage(c.Request.Context(), party.ID, id)
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}
@@ -124,32 +131,32 @@ func (s *Server) loadMessage(c *gin.Context) (store.Message, bool) {
 }
 
 // markRead records the first read of an unread correspondence by the caller and reloads it.
-func (s *Server) markRead(c *gin.Context, m store.Message) (store.Message, bool) {
+func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Message, bool) {
 	if m.Type != "Correspondence" || m.Status != "Ulest" {
 		return m, true
 	}
 	party, _ := reporteeOf(c)
-	if _, err := s.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now())); err != nil {
+	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now())); err != nil {
 		abort(c, err)
 		return m, false
 	}
-	return s.loadMessage(c)
+	return h.loadMessage(c)
 }
 
-func (s *Server) getMessage(c *gin.Context) {
-	m, ok := s.loadMessage(c)
+func (h *mailboxHandlers) getMessage(c *gin.Context) {
+	m, ok := h.loadMessage(c)
 	if !ok {
 		return
 	}
-	if m, ok = s.markRead(c, m); !ok {
+	if m, ok = h.markRead(c, m); !ok {
 		return
 	}
-	respond(c, http.StatusOK, s.singleMessage(c, m))
+	respond(c, http.StatusOK, h.singleMessage(c, m))
 }
 
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
-func (s *Server) singleMessage(c *gin.Context, m store.Message) messageResource {
-	r := s.messageResource(c, m.MessageSummary)
+func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) messageResource {
+	r := h.messageResource(c, m.MessageSummary)
 	self := r.Links.Self.Href
 	if m.Type == "Correspondence" {
 		r.Summary, r.Body = m.Summary, m.Body
@@ -186,8 +193,8 @@ func pathID(c *gin.Context, name, what string) (int64, bool) {
 	return id, true
 }
 
-func (s *Server) loadForm(c *gin.Context) (store.Form, bool) {
-	if _, ok := s.loadMessage(c); !ok {
+func (h *mailboxHandlers) loadForm(c *gin.Context) (store.Form, bool) {
+	if _, ok := h.loadMessage(c); !ok {
 		return store.Form{}, false
 	}
 	id, ok := pathID(c, "formId", "form")
@@ -195,7 +202,7 @@ func (s *Server) loadForm(c *gin.Context) (store.Form, bool) {
 		return store.Form{}, false
 	}
 	party, _ := reporteeOf(c)
-	f, err := s.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
+	f, err := h.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("there is no form %d on message %s", id, c.Param("messageId")))
 		return f, false
@@ -207,12 +214,12 @@ func (s *Server) loadForm(c *gin.Context) (store.Form, bool) {
 	return f, true
 }
 
-func (s *Server) getForm(c *gin.Context) {
-	f, ok := s.loadForm(c)
+func (h *mailboxHandlers) getForm(c *gin.Context) {
+	f, ok := h.loadForm(c)
 	if !ok {
 		return
 	}
-	self := fmt.Sprintf("%s/%s/forms/%d", s.messagesURL(c), url.PathEscape(c.Param("messageId")), f.ID)
+	self := fmt.Sprintf("%s/%s/forms/%d", messagesURL(c), url.PathEscape(c.Param("messageId")), f.ID)
 	r := formResource{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
 		ValidationStatus: f.ValidationStatus, Name: f.Name}
 	r.Links.Add("self", render.Link{Href: self})
@@ -220,13 +227,13 @@ func (s *Server) getForm(c *gin.Context) {
 	respond(c, http.StatusOK, r)
 }
 
-func (s *Server) getFormData(c *gin.Context) {
-	f, ok := s.loadForm(c)
+func (h *mailboxHandlers) getFormData(c *gin.Context) {
+	f, ok := h.loadForm(c)
 	if !ok {
 		return
 	}
 	party, _ := reporteeOf(c)
-	data, err := s.q.GetFormData(c.Request.Context(), party.ID, c.Param("messageId"), f.ID)
+	data, err := h.q.GetFormData(c.Request.Context(), party.ID, c.Param("messageId"), f.ID)
 	if err != nil {
 		abort(c, err)
 		return
@@ -235,8 +242,8 @@ func (s *Server) getFormData(c *gin.Context) {
 }
 
 // getAttachment streams an attachment from the store, with Range support, never holding the whole file.
-func (s *Server) getAttachment(c *gin.Context) {
-	m, ok := s.loadMessage(c)
+func (h *mailboxHandlers) getAttachment(c *gin.Context) {
+	m, ok := h.loadMessage(c)
 	if !ok {
 		return
 	}
@@ -249,15 +256,15 @@ func (s *Server) getAttachment(c *gin.Context) {
 		return
 	}
 	party, _ := reporteeOf(c)
-	a, err := s.q.GetAttachment(c.Request.Context(), party.ID, m.MessageID, id)
+	a, err := h.q.GetAttachment(c.Request.Context(), party.ID, m.MessageID, id)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	h := c.Writer.Header()
-	h.Set("Content-Type", a.ContentType)
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
-	h.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(c.Writer, c.Request, "", m.LastChangedDateTime, s.q.OpenAttachment(c.Request.Context(), a))
+	hdr := c.Writer.Header()
+	hdr.Set("Content-Type", a.ContentType)
+	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
+	hdr.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(c.Writer, c.Request, "", m.LastChangedDateTime, h.q.OpenAttachment(c.Request.Context(), a))
 }

@@ -14,6 +14,11 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
+// metadataHandlers answer the open metadata area: services, their forms and schemas, and code lists.
+type metadataHandlers struct {
+	q *store.Queries
+}
+
 type serviceEntry struct {
 	ServiceOwnerCode   string
 	ServiceOwnerName   string
@@ -59,7 +64,7 @@ type codeListDetail struct {
 	Codes []store.Code
 }
 
-func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
+func (h *metadataHandlers) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 	kind := "formtask"
 	if svc.ServiceType == "Correspondence" {
 		kind = "correspondence"
@@ -73,10 +78,10 @@ func (s *Server) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 	}
 }
 
-func (s *Server) listServices(c *gin.Context) {
+func (h *metadataHandlers) listServices(c *gin.Context) {
 	coll, ok := listPage(c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
-		return s.q.ListServices(c.Request.Context(), lq)
-	}, func(svc store.Service) serviceEntry { return s.serviceEntry(c, svc) })
+		return h.q.ListServices(c.Request.Context(), lq)
+	}, func(svc store.Service) serviceEntry { return h.serviceEntry(c, svc) })
 	if ok {
 		respond(c, http.StatusOK, coll)
 	}
@@ -93,13 +98,13 @@ func serviceParams(c *gin.Context) (string, int, error) {
 }
 
 // loadService reads a service edition of the given type, or fails with a 404 that names it.
-func (s *Server) loadService(c *gin.Context, serviceType string) (store.ServiceDetail, bool) {
+func (h *metadataHandlers) loadService(c *gin.Context, serviceType string) (store.ServiceDetail, bool) {
 	code, edition, err := serviceParams(c)
 	if err != nil {
 		abort(c, err)
 		return store.ServiceDetail{}, false
 	}
-	svc, err := s.q.GetService(c.Request.Context(), code, edition)
+	svc, err := h.q.GetService(c.Request.Context(), code, edition)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != serviceType) {
 		abort(c, problem.NotFound("there is no %s service %s edition %d", serviceType, code, edition))
 		return store.ServiceDetail{}, false
@@ -111,13 +116,13 @@ func (s *Server) loadService(c *gin.Context, serviceType string) (store.ServiceD
 	return svc, true
 }
 
-func (s *Server) getFormTaskService(c *gin.Context) {
-	svc, ok := s.loadService(c, "FormTask")
+func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
+	svc, ok := h.loadService(c, "FormTask")
 	if !ok {
 		return
 	}
 	d := serviceDetail{
-		serviceEntry: s.serviceEntry(c, svc.Service),
+		serviceEntry: h.serviceEntry(c, svc.Service),
 		RestEnabled:  svc.RestEnabled, EUSEnabled: svc.EUSEnabled, EnterpriseUserEnabled: svc.EnterpriseUserEnabled,
 		FormsMetaData: make([]formMeta, len(svc.Forms)),
 		ProcessSteps:  svc.ProcessSteps,
@@ -137,15 +142,15 @@ func (s *Server) getFormTaskService(c *gin.Context) {
 	respond(c, http.StatusOK, d)
 }
 
-func (s *Server) getCorrespondenceService(c *gin.Context) {
-	svc, ok := s.loadService(c, "Correspondence")
+func (h *metadataHandlers) getCorrespondenceService(c *gin.Context) {
+	svc, ok := h.loadService(c, "Correspondence")
 	if !ok {
 		return
 	}
-	respond(c, http.StatusOK, s.serviceEntry(c, svc.Service))
+	respond(c, http.StatusOK, h.serviceEntry(c, svc.Service))
 }
 
-func (s *Server) getFormSchema(c *gin.Context) {
+func (h *metadataHandlers) getFormSchema(c *gin.Context) {
 	code, edition, err := serviceParams(c)
 	if err != nil {
 		abort(c, err)
@@ -157,7 +162,7 @@ func (s *Server) getFormSchema(c *gin.Context) {
 		abort(c, problem.BadRequest("data format version %q is not a whole number", c.Param("dataFormatVersion")))
 		return
 	}
-	xsd, err := s.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
+	xsd, err := h.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version))
 		return
@@ -170,29 +175,29 @@ func (s *Server) getFormSchema(c *gin.Context) {
 	c.Data(http.StatusOK, "application/xml; charset=utf-8", []byte(xsd))
 }
 
-func (s *Server) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
+func (h *metadataHandlers) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
 	var links render.Links
 	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
 	return codeListEntry{Name: l.Name, Version: l.Version, Language: l.Language, Links: links}
 }
 
-func (s *Server) listCodeLists(c *gin.Context) {
+func (h *metadataHandlers) listCodeLists(c *gin.Context) {
 	coll, ok := listPage(c, "codelists", func(lq store.ListQuery) ([]store.CodeList, bool, error) {
-		return s.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
-	}, func(l store.CodeList) codeListEntry { return s.codeListEntry(c, l) })
+		return h.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
+	}, func(l store.CodeList) codeListEntry { return h.codeListEntry(c, l) })
 	if ok {
 		respond(c, http.StatusOK, coll)
 	}
 }
 
-func (s *Server) getCodeList(c *gin.Context) {
+func (h *metadataHandlers) getCodeList(c *gin.Context) {
 	name := c.Param("name")
 	version, err := strconv.Atoi(c.Param("version"))
 	if err != nil || version <= 0 {
 		abort(c, problem.BadRequest("code list version %q is not a positive whole number", c.Param("version")))
 		return
 	}
-	list, codes, err := s.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
+	list, codes, err := h.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("there is no code list %s version %d in that language", name, version))
 		return
@@ -204,7 +209,7 @@ func (s *Server) getCodeList(c *gin.Context) {
 	if codes == nil {
 		codes = []store.Code{}
 	}
-	respond(c, http.StatusOK, codeListDetail{codeListEntry: s.codeListEntry(c, list), Codes: codes})
+	respond(c, http.StatusOK, codeListDetail{codeListEntry: h.codeListEntry(c, list), Codes: codes})
 }
 
 // safeFileName keeps a value fit for a Content-Disposition file name.

@@ -50,16 +50,16 @@ type portalPage struct {
 }
 
 // getPortalView renders the message as an HTML page for a person in a browser.
-func (s *Server) getPortalView(c *gin.Context) {
-	m, ok := s.loadMessage(c)
+func (h *mailboxHandlers) getPortalView(c *gin.Context) {
+	m, ok := h.loadMessage(c)
 	if !ok {
 		return
 	}
-	if m, ok = s.markRead(c, m); !ok {
+	if m, ok = h.markRead(c, m); !ok {
 		return
 	}
 	party, _ := reporteeOf(c)
-	self := s.messagesURL(c) + "/" + url.PathEscape(m.MessageID)
+	self := messagesURL(c) + "/" + url.PathEscape(m.MessageID)
 	page := portalPage{
 		MessageSummary: m.MessageSummary, Reportee: party.Name,
 		Created: m.CreatedDate.Format(store.LocalTimeLayout), Changed: m.LastChangedDateTime.Format(store.LocalTimeLayout),

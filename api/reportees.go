@@ -1,13 +1,27 @@
 package api
 
 import (
+	"errors"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
+
+// identityHandlers answer who the caller is and whom it may act for: the password login and logout, and
+// the reportees.
+type identityHandlers struct {
+	q       *store.Queries
+	auth    *identity.Authenticator
+	rights  *identity.Rights
+	parties *partyFinder
+}
 
 type reporteeResource struct {
 	ReporteeID           string `json:"ReporteeId"`
@@ -33,7 +47,7 @@ func reporteeResourceOf(c *gin.Context, p store.Party) reporteeResource {
 
 // listReportees lists the parties the caller may represent; serviceCode and serviceEdition narrow it to
 // those where the caller holds a right on that service.
-func (s *Server) listReportees(c *gin.Context) {
+func (h *identityHandlers) listReportees(c *gin.Context) {
 	p := principalOf(c)
 	service, err := serviceFilterOf(c)
 	if err != nil {
@@ -41,7 +55,7 @@ func (s *Server) listReportees(c *gin.Context) {
 		return
 	}
 	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
-		return s.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
+		return h.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
 	}, func(party store.Party) reporteeResource { return reporteeResourceOf(c, party) })
 	if !ok {
 		return
@@ -50,12 +64,68 @@ func (s *Server) listReportees(c *gin.Context) {
 	respond(c, http.StatusOK, coll)
 }
 
-func (s *Server) getReportee(c *gin.Context) {
+func (h *identityHandlers) getReportee(c *gin.Context) {
 	raw := c.Param("reporteeId")
-	party, _, err := s.parties.represented(c, raw, raw)
+	party, _, err := h.parties.represented(c, raw, raw)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	respond(c, http.StatusOK, reporteeResourceOf(c, party))
+}
+
+type reporteeConversionBody struct {
+	SocialSecurityNumber jsonText
+	LastName             jsonText
+}
+
+// convertReportee turns a national identity number and last name into the reportee (with its ReporteeId)
+// when the caller may represent that person. An unknown number, a last name that does not match and a
+// person the caller may not represent get the same 400, so the answer reveals nothing about the number.
+func (h *identityHandlers) convertReportee(c *gin.Context) {
+	var b reporteeConversionBody
+	if err := bindJSON(c, &b); err != nil {
+		abort(c, err)
+		return
+	}
+	ssn, lastName := strings.TrimSpace(string(b.SocialSecurityNumber)), strings.TrimSpace(string(b.LastName))
+	if !ssnPattern.MatchString(ssn) {
+		abort(c, problem.BadRequest("SocialSecurityNumber must be 11 digits"))
+		return
+	}
+	if lastName == "" {
+		abort(c, problem.BadRequest("LastName is required"))
+		return
+	}
+	ctx := c.Request.Context()
+	refuse := func() {
+		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
+	}
+	party, err := h.parties.find(ctx, ssn)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {
+		refuse()
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	rights, err := h.rights.For(ctx, principalOf(c), party.ID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if !rights.Represents() {
+		refuse()
+		return
+	}
+	respond(c, http.StatusOK, reporteeResourceOf(c, party))
+}
+
+// ssnPattern is the shape of a national identity number.
+var ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
+
+// sameName compares names as people type them: in any case, with any run of blanks as one.
+func sameName(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
 }

@@ -29,31 +29,31 @@ type userRoleDefinition struct {
 	Links            render.Links     `json:"_links"`
 }
 
-func (s *Server) roleDefinitionResource(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
+func (h *authorizationHandlers) roleDefinitionResource(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
 	r := userRoleDefinition{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description}
-	r.Links.Add("self", render.Link{Href: s.roleDefinitionURL(c, d.ID)})
+	r.Links.Add("self", render.Link{Href: h.roleDefinitionURL(c, d.ID)})
 	return r
 }
 
 // listUserRoleDefinitions answers with a plain array of role definitions, as the interface says (in XML a
 // list of resources).
-func (s *Server) listUserRoleDefinitions(c *gin.Context) {
+func (h *authorizationHandlers) listUserRoleDefinitions(c *gin.Context) {
 	party, _ := reporteeOf(c)
-	defs, err := s.q.ListReporteeRoleDefinitions(c.Request.Context(), party.ID)
+	defs, err := h.q.ListReporteeRoleDefinitions(c.Request.Context(), party.ID)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	items := make([]userRoleDefinition, len(defs))
 	for i, d := range defs {
-		items[i] = s.roleDefinitionResource(c, d)
+		items[i] = h.roleDefinitionResource(c, d)
 	}
 	respond(c, http.StatusOK, items)
 }
 
 // loadRoleDefinition reads the definition of the path: any platform role, or a local role of {who}. Local
 // roles of other reportees are answered like ones that do not exist.
-func (s *Server) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
+func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
 	raw := c.Param("roleDefinitionId")
 	notThere := func() { abort(c, problem.NotFound("there is no role definition %s for %q", raw, c.Param("who"))) }
 	id, err := strconv.Atoi(raw)
@@ -62,7 +62,7 @@ func (s *Server) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool)
 		return store.RoleDefinition{}, false
 	}
 	party, _ := reporteeOf(c)
-	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, "", "")
+	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", "")
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
 		notThere()
 		return d, false
@@ -74,12 +74,12 @@ func (s *Server) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool)
 	return d, true
 }
 
-func (s *Server) getUserRoleDefinition(c *gin.Context) {
-	d, ok := s.loadRoleDefinition(c)
+func (h *authorizationHandlers) getUserRoleDefinition(c *gin.Context) {
+	d, ok := h.loadRoleDefinition(c)
 	if !ok {
 		return
 	}
-	r := s.roleDefinitionResource(c, d)
+	r := h.roleDefinitionResource(c, d)
 	rights := rightResources(d.Rights)
 	r.Rights = &rights
 	respond(c, http.StatusOK, r)
@@ -129,7 +129,7 @@ func (l localRole) summary() string {
 }
 
 // readLocalRole binds and checks a local role body, answering 400 with every problem found.
-func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
+func (h *authorizationHandlers) readLocalRole(c *gin.Context) (localRole, error) {
 	var b localRoleBody
 	if err := bindJSON(c, &b); err != nil {
 		return localRole{}, err
@@ -188,7 +188,7 @@ func (s *Server) readLocalRole(c *gin.Context) (localRole, error) {
 		at = append(at, where)
 	}
 	if len(keys) > 0 {
-		unknown, err := s.q.UnknownServices(c.Request.Context(), keys)
+		unknown, err := h.q.UnknownServices(c.Request.Context(), keys)
 		if err != nil {
 			return l, err
 		}
@@ -213,18 +213,18 @@ func roleNameTaken(name string) *problem.Problem {
 	return problem.New(http.StatusConflict, "role-name-taken", "this reportee already has a local role named %q", name)
 }
 
-func (s *Server) createLocalRole(c *gin.Context) {
+func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
 		return
 	}
-	l, err := s.readLocalRole(c)
+	l, err := h.readLocalRole(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	s.saveLocalRole(c, l, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries) (int, string, error) {
+	h.saveLocalRole(c, l, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries) (int, string, error) {
 		id, err := q.CreateLocalRole(c.Request.Context(), party.ID, l.name, l.description, l.rights)
 		return id, "created local role " + l.summary(), err
 	})
@@ -232,12 +232,12 @@ func (s *Server) createLocalRole(c *gin.Context) {
 
 // saveLocalRole runs save, which writes a local role of {who} and returns its id and what it did, in one
 // transaction with its audit entry, and answers status with the role's Location.
-func (s *Server) saveLocalRole(c *gin.Context, l localRole, action string, status int, save func(q *store.Queries) (int, string, error)) {
+func (h *authorizationHandlers) saveLocalRole(c *gin.Context, l localRole, action string, status int, save func(q *store.Queries) (int, string, error)) {
 	ctx := c.Request.Context()
 	party, _ := reporteeOf(c)
 	now := time.Now()
 	var id int
-	err := s.changeAuthorization(ctx, func(q *store.Queries) error {
+	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
 		var summary string
 		var err error
 		if id, summary, err = save(q); err != nil {
@@ -254,19 +254,19 @@ func (s *Server) saveLocalRole(c *gin.Context, l localRole, action string, statu
 		abort(c, err)
 		return
 	}
-	c.Header("Location", s.roleDefinitionURL(c, id))
+	c.Header("Location", h.roleDefinitionURL(c, id))
 	c.Status(status)
 }
 
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
 // roles get 403.
-func (s *Server) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
+func (h *authorizationHandlers) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
 	_, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))
 		return store.RoleDefinition{}, false
 	}
-	d, ok := s.loadRoleDefinition(c)
+	d, ok := h.loadRoleDefinition(c)
 	if !ok {
 		return d, false
 	}
@@ -278,32 +278,32 @@ func (s *Server) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
 	return d, true
 }
 
-func (s *Server) updateLocalRole(c *gin.Context) {
-	d, ok := s.changeableRole(c)
+func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
+	d, ok := h.changeableRole(c)
 	if !ok {
 		return
 	}
-	l, err := s.readLocalRole(c)
+	l, err := h.readLocalRole(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	s.saveLocalRole(c, l, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries) (int, string, error) {
+	h.saveLocalRole(c, l, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries) (int, string, error) {
 		err := q.UpdateLocalRole(c.Request.Context(), d.ID, l.name, l.description, l.rights)
 		return d.ID, fmt.Sprintf("changed local role %d to %s", d.ID, l.summary()), err
 	})
 }
 
 // deleteLocalRole deletes a local role and, with it, every delegation of it (each recorded in the audit log).
-func (s *Server) deleteLocalRole(c *gin.Context) {
+func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
 	ctx := c.Request.Context()
-	d, ok := s.changeableRole(c)
+	d, ok := h.changeableRole(c)
 	if !ok {
 		return
 	}
 	party, _ := reporteeOf(c)
 	now := time.Now()
-	err := s.changeAuthorization(ctx, func(q *store.Queries) error {
+	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
 		held, err := q.DeleteLocalRole(ctx, d.ID)
 		if err != nil {
 			return err

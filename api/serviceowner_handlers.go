@@ -13,6 +13,13 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
+// serviceOwnerHandlers answer the service-owner area; who may call it, the audit of every call and the
+// keyset paging are in serviceowner.go and lists.go.
+type serviceOwnerHandlers struct {
+	q       *store.Queries
+	parties *partyFinder
+}
+
 // Handlers of the service-owner area. Problem details never repeat a subject, reportee or path party the
 // client sent: it may be a national identity number, and refusals are logged with their detail.
 
@@ -93,12 +100,12 @@ func soType(p store.Party) string {
 	return "Enterprise"
 }
 
-func (s *Server) soURL(c *gin.Context, path string) string {
+func (h *serviceOwnerHandlers) soURL(c *gin.Context, path string) string {
 	return baseURL(c) + "/api/serviceowner" + path
 }
 
-func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
-	self := s.soURL(c, "/organizations/"+o.OrganizationNumber)
+func (h *serviceOwnerHandlers) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
+	self := h.soURL(c, "/organizations/"+o.OrganizationNumber)
 	r := soOrganizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
 		LastChanged: render.TimestampOrNull(o.LastChanged), LastConfirmed: render.TimestampOrNull(o.LastConfirmed)}
 	r.Links.Add("self", render.Link{Href: self})
@@ -107,28 +114,28 @@ func (s *Server) soOrganizationResource(c *gin.Context, o store.Organization) so
 	return r
 }
 
-func (s *Server) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
+func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
 	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
 		RoleDefinitionCode: d.Code}
-	r.Links.Add("self", render.Link{Href: s.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
+	r.Links.Add("self", render.Link{Href: h.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
 	return r
 }
 
 // soOrganization resolves {who}: an organization number or the reportee id of an organization.
-func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
+func (h *serviceOwnerHandlers) soOrganization(c *gin.Context) (store.Organization, bool) {
 	who := c.Param("who")
 	missing := func() { abort(c, problem.NotFound("the organization does not exist")) }
 	if !store.OrganizationNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
 		missing()
 		return store.Organization{}, false
 	}
-	party, err := s.parties.find(c.Request.Context(), who)
+	party, err := h.parties.find(c.Request.Context(), who)
 	if err == nil && party.Kind != "Organization" {
 		err = store.ErrNotFound
 	}
 	var org store.Organization
 	if err == nil {
-		org, err = s.q.GetOrganization(c.Request.Context(), party.ID)
+		org, err = h.q.GetOrganization(c.Request.Context(), party.ID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		missing()
@@ -143,7 +150,7 @@ func (s *Server) soOrganization(c *gin.Context) (store.Organization, bool) {
 
 // soParty resolves a required query parameter naming a person or organization: a national identity
 // number, an organization number or a reportee id.
-func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
+func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Party, bool) {
 	v := c.Query(param)
 	if v == "" {
 		abort(c, problem.BadRequest("%s is required", param))
@@ -153,7 +160,7 @@ func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}
-	party, err := s.parties.find(c.Request.Context(), v)
+	party, err := h.parties.find(c.Request.Context(), v)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("the %s is not a known person or organization", param))
 		return party, false
@@ -167,7 +174,7 @@ func (s *Server) soParty(c *gin.Context, param string) (store.Party, bool) {
 
 // soServiceFilter reads serviceCode and serviceEdition. A service of another owner gets 403: answering
 // would tell who holds rights on services that are not the caller's.
-func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
+func (h *serviceOwnerHandlers) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
 	f, err := serviceFilterOf(c)
 	if err != nil {
 		abort(c, err)
@@ -177,7 +184,7 @@ func (s *Server) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
 		return f, true
 	}
 	owner := serviceOwnerOf(c)
-	ok, err := s.q.OwnsService(c.Request.Context(), owner.Code, f)
+	ok, err := h.q.OwnsService(c.Request.Context(), owner.Code, f)
 	if err != nil {
 		abort(c, err)
 		return f, false
@@ -198,8 +205,8 @@ func serviceName(f store.ServiceFilter) string {
 
 // soRoleFilter checks a role definition a list is narrowed to (by id or by code): it must exist (else 400)
 // and grant at least one right on the caller's services (else 403, like a service of another owner).
-func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
-	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, code, serviceOwnerOf(c).Code)
+func (h *serviceOwnerHandlers) soRoleFilter(c *gin.Context, id int, code string) bool {
+	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, code, serviceOwnerOf(c).Code)
 	if errors.Is(err, store.ErrNotFound) {
 		name := code
 		if name == "" {
@@ -221,34 +228,34 @@ func (s *Server) soRoleFilter(c *gin.Context, id int, code string) bool {
 }
 
 // soListOrganizations lists organizations, optionally found by e-mail address and/or phone number.
-func (s *Server) soListOrganizations(c *gin.Context) {
+func (h *serviceOwnerHandlers) soListOrganizations(c *gin.Context) {
 	pg, err := parseSOListQuery(c, "organizations")
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	search := store.ContactSearch{Email: strings.TrimSpace(c.Query("email")), Phone: strings.TrimSpace(c.Query("phoneNumber"))}
-	orgs, more, err := s.q.ListOrganizations(c.Request.Context(), search, pg.ListQuery, pg.after)
+	orgs, more, err := h.q.ListOrganizations(c.Request.Context(), search, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	renderSOPage(c, "organizations", orgs, pg, more,
-		func(o store.Organization) soOrganizationResource { return s.soOrganizationResource(c, o) },
+		func(o store.Organization) soOrganizationResource { return h.soOrganizationResource(c, o) },
 		func(o store.Organization) int64 { return o.ID })
 }
 
-func (s *Server) soGetOrganization(c *gin.Context) {
-	org, ok := s.soOrganization(c)
+func (h *serviceOwnerHandlers) soGetOrganization(c *gin.Context) {
+	org, ok := h.soOrganization(c)
 	if !ok {
 		return
 	}
-	respond(c, http.StatusOK, s.soOrganizationResource(c, org))
+	respond(c, http.StatusOK, h.soOrganizationResource(c, org))
 }
 
 // soOrganizationList resolves {who} and reads the page asked of one of the organization's lists.
-func (s *Server) soOrganizationList(c *gin.Context, list string) (store.Organization, soPage, bool) {
-	org, ok := s.soOrganization(c)
+func (h *serviceOwnerHandlers) soOrganizationList(c *gin.Context, list string) (store.Organization, soPage, bool) {
+	org, ok := h.soOrganization(c)
 	if !ok {
 		return org, soPage{}, false
 	}
@@ -260,8 +267,8 @@ func (s *Server) soOrganizationList(c *gin.Context, list string) (store.Organiza
 	return org, pg, true
 }
 
-func (s *Server) soOfficialContacts(c *gin.Context) {
-	org, pg, ok := s.soOrganizationList(c, "officialcontacts")
+func (h *serviceOwnerHandlers) soOfficialContacts(c *gin.Context) {
+	org, pg, ok := h.soOrganizationList(c, "officialcontacts")
 	if !ok {
 		return
 	}
@@ -269,7 +276,7 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 		respond(c, http.StatusOK, soCollection(c, "officialcontacts", nil, pg, false, 0))
 		return
 	}
-	contacts, more, err := s.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
+	contacts, more, err := h.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
 	if err != nil {
 		abort(c, err)
 		return
@@ -280,24 +287,24 @@ func (s *Server) soOfficialContacts(c *gin.Context) {
 	}, func(store.ContactPoint) int64 { return org.ID })
 }
 
-func (s *Server) soPersonalContacts(c *gin.Context) {
-	org, pg, ok := s.soOrganizationList(c, "personalcontacts")
+func (h *serviceOwnerHandlers) soPersonalContacts(c *gin.Context) {
+	org, pg, ok := h.soOrganizationList(c, "personalcontacts")
 	if !ok {
 		return
 	}
 	f := store.ContactFilter{RoleDefinitionCode: c.Query("roleDefinitionCode")}
-	if f.Service, ok = s.soServiceFilter(c); !ok {
+	if f.Service, ok = h.soServiceFilter(c); !ok {
 		return
 	}
-	if f.RoleDefinitionCode != "" && !s.soRoleFilter(c, 0, f.RoleDefinitionCode) {
+	if f.RoleDefinitionCode != "" && !h.soRoleFilter(c, 0, f.RoleDefinitionCode) {
 		return
 	}
-	contacts, more, err := s.q.PersonalContacts(c.Request.Context(), org.ID, f, pg.ListQuery, pg.after)
+	contacts, more, err := h.q.PersonalContacts(c.Request.Context(), org.ID, f, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	base := s.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
+	base := h.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
 	renderSOPage(c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
 		id := reporteeID(ct.ID)
 		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
@@ -310,8 +317,8 @@ func (s *Server) soPersonalContacts(c *gin.Context) {
 
 // soPersonalContactRoles lists the roles a personal contact holds for the organization, limited to roles
 // that grant a right on the caller's services.
-func (s *Server) soPersonalContactRoles(c *gin.Context) {
-	org, ok := s.soOrganization(c)
+func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
+	org, ok := h.soOrganization(c)
 	if !ok {
 		return
 	}
@@ -321,7 +328,7 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 		missing()
 		return
 	}
-	person, err := s.parties.find(c.Request.Context(), raw)
+	person, err := h.parties.find(c.Request.Context(), raw)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
 		missing()
 		return
@@ -330,7 +337,7 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	holds, err := s.q.HoldsRoleFor(c.Request.Context(), store.Subject{PartyID: person.ID}, org.ID)
+	holds, err := h.q.HoldsRoleFor(c.Request.Context(), store.Subject{PartyID: person.ID}, org.ID)
 	if err != nil {
 		abort(c, err)
 		return
@@ -339,34 +346,34 @@ func (s *Server) soPersonalContactRoles(c *gin.Context) {
 		missing()
 		return
 	}
-	s.soRoles(c, person, store.Party{ID: org.ID})
+	h.soRoles(c, person, store.Party{ID: org.ID})
 }
 
 // soSubjectAndReportee resolves the required query parameters subject and reportee.
-func (s *Server) soSubjectAndReportee(c *gin.Context) (subject, reportee store.Party, ok bool) {
-	if subject, ok = s.soParty(c, "subject"); ok {
-		reportee, ok = s.soParty(c, "reportee")
+func (h *serviceOwnerHandlers) soSubjectAndReportee(c *gin.Context) (subject, reportee store.Party, ok bool) {
+	if subject, ok = h.soParty(c, "subject"); ok {
+		reportee, ok = h.soParty(c, "reportee")
 	}
 	return subject, reportee, ok
 }
 
 // soAuthorizationRoles lists the roles subject holds for reportee that concern the caller's services.
-func (s *Server) soAuthorizationRoles(c *gin.Context) {
-	subject, reportee, ok := s.soSubjectAndReportee(c)
+func (h *serviceOwnerHandlers) soAuthorizationRoles(c *gin.Context) {
+	subject, reportee, ok := h.soSubjectAndReportee(c)
 	if !ok {
 		return
 	}
-	s.soRoles(c, subject, reportee)
+	h.soRoles(c, subject, reportee)
 }
 
 // soHolding asks for what holder holds for reportee on the caller's services; a person acting for
 // themself holds the automatic base role (main administrator).
-func (s *Server) soHolding(c *gin.Context, holder, reportee store.Party) store.Holding {
+func (h *serviceOwnerHandlers) soHolding(c *gin.Context, holder, reportee store.Party) store.Holding {
 	return store.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
 		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: serviceOwnerOf(c).Code}
 }
 
-func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
+func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Party) {
 	pg, err := parseSOListQuery(c, "roles")
 	if err != nil {
 		abort(c, err)
@@ -376,12 +383,12 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 	if pg.hasToken {
 		after = pg.after
 	}
-	roles, more, err := s.q.ListHeldRoles(c.Request.Context(), s.soHolding(c, holder, reportee), pg.ListQuery, after)
+	roles, more, err := h.q.ListHeldRoles(c.Request.Context(), h.soHolding(c, holder, reportee), pg.ListQuery, after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	definitions := s.soURL(c, "/roledefinitions/")
+	definitions := h.soURL(c, "/roledefinitions/")
 	renderSOPage(c, "roles", roles, pg, more,
 		func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
 		func(r store.HeldRole) int64 { return r.RoleID })
@@ -389,12 +396,12 @@ func (s *Server) soRoles(c *gin.Context, holder, reportee store.Party) {
 
 // soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
 // acting for themself has them through the automatic base role (main administrator).
-func (s *Server) soAuthorizationRights(c *gin.Context) {
-	subject, reportee, ok := s.soSubjectAndReportee(c)
+func (h *serviceOwnerHandlers) soAuthorizationRights(c *gin.Context) {
+	subject, reportee, ok := h.soSubjectAndReportee(c)
 	if !ok {
 		return
 	}
-	granted, _, err := s.q.ListHeldRights(c.Request.Context(), s.soHolding(c, subject, reportee), store.Unpaged)
+	granted, _, err := h.q.ListHeldRights(c.Request.Context(), h.soHolding(c, subject, reportee), store.Unpaged)
 	if err != nil {
 		abort(c, err)
 		return
@@ -408,31 +415,31 @@ func (s *Server) soAuthorizationRights(c *gin.Context) {
 	respond(c, http.StatusOK, r)
 }
 
-func (s *Server) soListRoleDefinitions(c *gin.Context) {
+func (h *serviceOwnerHandlers) soListRoleDefinitions(c *gin.Context) {
 	pg, err := parseSOListQuery(c, "roledefinitions")
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	defs, more, err := s.q.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
+	defs, more, err := h.q.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	renderSOPage(c, "roledefinitions", defs, pg, more,
-		func(d store.RoleDefinition) soRoleDefinitionResource { return s.soRoleDefinitionResource(c, d) },
+		func(d store.RoleDefinition) soRoleDefinitionResource { return h.soRoleDefinitionResource(c, d) },
 		func(d store.RoleDefinition) int64 { return int64(d.ID) })
 }
 
 // soGetRoleDefinition shows a role definition with the rights it grants on the caller's services.
-func (s *Server) soGetRoleDefinition(c *gin.Context) {
+func (h *serviceOwnerHandlers) soGetRoleDefinition(c *gin.Context) {
 	raw := c.Param("roleDefinitionId")
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
 		abort(c, problem.NotFound("there is no role definition %s", raw))
 		return
 	}
-	d, err := s.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
+	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
 	if errors.Is(err, store.ErrNotFound) {
 		abort(c, problem.NotFound("there is no role definition %d", id))
 		return
@@ -441,18 +448,18 @@ func (s *Server) soGetRoleDefinition(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: s.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
+	respond(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: h.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
 }
 
 // soListReportees lists the parties subject can represent, optionally narrowed to a service of the
 // caller or to a role definition that grants a right on one.
-func (s *Server) soListReportees(c *gin.Context) {
-	subject, ok := s.soParty(c, "subject")
+func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
+	subject, ok := h.soParty(c, "subject")
 	if !ok {
 		return
 	}
 	rq := store.ReporteeQuery{SubjectID: subject.ID}
-	if rq.Service, ok = s.soServiceFilter(c); !ok {
+	if rq.Service, ok = h.soServiceFilter(c); !ok {
 		return
 	}
 	if raw := c.Query("roleDefinitionId"); raw != "" {
@@ -461,7 +468,7 @@ func (s *Server) soListReportees(c *gin.Context) {
 			abort(c, problem.BadRequest("roleDefinitionId must be a positive integer"))
 			return
 		}
-		if !s.soRoleFilter(c, id, "") {
+		if !h.soRoleFilter(c, id, "") {
 			return
 		}
 		rq.RoleDefinitionID = id
@@ -480,7 +487,7 @@ func (s *Server) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	parties, more, err := s.q.ListServiceOwnerReportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
+	parties, more, err := h.q.ListServiceOwnerReportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
