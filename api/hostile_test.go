@@ -7,12 +7,15 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -75,6 +78,9 @@ type hostileCase struct {
 	header      map[string]string
 	contentType string
 	body        []byte
+	// refuse: the case must not succeed (a hostile body on a route that needs a caller; the open routes,
+	// logout, ignore bodies).
+	refuse bool
 }
 
 type hostileWalk struct {
@@ -97,6 +103,12 @@ const allEndUserScopes = "platform:enduser platform:endusernoconsent platform:re
 // request that got past every check could only read it (a form task is not marked read) or be refused
 // with 409, so the walk's own valid parameters never change data.
 const hostileMessage = "a3100297"
+
+// openTask is a form task of O1 in Utfylling (4711/2: attachments of type Revisjonsberetning, pdf or xml).
+// The routes that add an attachment are walked on it, so that a hostile attachment meets every check a
+// valid one passes, and would be stored, and seen, were one let through. PUT on the task itself is not:
+// its empty body (the walk's query and header cases) signs and submits a task, as it should.
+const openTask = "a3101284"
 
 func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileWalk {
 	ctx := context.Background()
@@ -357,11 +369,37 @@ func (w *hostileWalk) bodyCases() []hostileCase {
 		{name: "XML processing instruction", contentType: xmlType, body: []byte(`<?xml-stylesheet href="http://127.0.0.1:1/x.xsl"?><resource/>`)},
 		{name: "XML over-long text", contentType: xmlType, body: []byte("<resource><LastName>" + strings.Repeat("x", 70<<10) + "</LastName></resource>")},
 		{name: "XML sent as JSON", contentType: jsonType, body: []byte(`<resource rel="RightHolder"/>`)},
-		{name: "octet-stream executable named with an override", contentType: "application/octet-stream",
-			query: "fileName=%E2%80%AEfdp.exe&attachmentType=Annet", body: []byte("MZ\x90\x00\x03\x00\x00\x00\x04\x00")},
-		{name: "octet-stream empty", contentType: "application/octet-stream", query: "fileName=a.pdf&attachmentType=Annet"},
-		{name: "octet-stream traversal name", contentType: "application/octet-stream",
-			query: "fileName=..%2F..%2Fetc%2Fpasswd&attachmentType=Annet", body: []byte("%PDF-1.4\n")},
+	}
+	return append(cases, attachmentCases()...)
+}
+
+// hostileAttachments are attachments of the open task's type that only their name or content makes
+// hostile; each is sent as a JSON attachment and as a streamed one.
+var hostileAttachments = []struct{ name, fileName, content string }{
+	{"executable named .pdf", "report.pdf", "MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff"},
+	{"ELF named .xml", "data.xml", "\x7fELF\x02\x01\x01\x00"},
+	{"zero bytes", "empty.pdf", ""},
+	{"right-to-left override in the name", "\u202efdp.exe.pdf", "%PDF-1.4\n%hostile\n"},
+	{"control character in the name", "a\u0007b.pdf", "%PDF-1.4\n"},
+	{"path separator in the name", "../../etc/passwd.pdf", "%PDF-1.4\n"},
+	{"encoded path separator in the name", "..%2F..%2Fpasswd.pdf", "%PDF-1.4\n"},
+	{"backslash in the name", "..\\windows\\win.ini.pdf", "%PDF-1.4\n"},
+	{"only dots", "...", "%PDF-1.4\n"},
+	{"Windows device name", "CON.pdf", "%PDF-1.4\n"},
+	{"Windows device name in lower case", "com1.xml", "<a/>"},
+	{"NUL in the name", "a\x00.pdf", "%PDF-1.4\n"},
+	{"over-long name", strings.Repeat("a", 300) + ".pdf", "%PDF-1.4\n"},
+}
+
+func attachmentCases() []hostileCase {
+	var cases []hostileCase
+	for _, a := range hostileAttachments {
+		body := must(json.Marshal(map[string]string{"FileName": a.fileName, "AttachmentType": "Revisjonsberetning",
+			"Data": base64.StdEncoding.EncodeToString([]byte(a.content))}))
+		cases = append(cases,
+			hostileCase{name: "attachment " + a.name, contentType: jsonType, body: body},
+			hostileCase{name: "streamed attachment " + a.name, contentType: "application/octet-stream",
+				query: "attachmentType=Revisjonsberetning&fileName=" + url.QueryEscape(a.fileName), body: []byte(a.content)})
 	}
 	return cases
 }
@@ -401,14 +439,24 @@ func (w *hostileWalk) headerCases() []hostileCase {
 
 var paramPattern = regexp.MustCompile(`:[A-Za-z]+`)
 
+// paramsOf are the walk's values of the route's path parameters.
+func (w *hostileWalk) paramsOf(r api.Route) map[string]string {
+	if r.Method != http.MethodPost || !strings.Contains(r.Path, "/attachments") {
+		return w.params
+	}
+	params := maps.Clone(w.params)
+	params["messageId"] = openTask
+	return params
+}
+
 // fill writes the route's path with every parameter at its walk value, and one at raw when hostile names it.
-func (w *hostileWalk) fill(t *testing.T, route, hostile, raw string) string {
+func fill(t *testing.T, params map[string]string, route, hostile, raw string) string {
 	return paramPattern.ReplaceAllStringFunc(route, func(p string) string {
 		name := p[1:]
 		if name == hostile {
 			return raw
 		}
-		v, ok := w.params[name]
+		v, ok := params[name]
 		require.True(t, ok, "the walk has no value for path parameter :%s; add one to the params of newHostileWalk", name)
 		return v
 	})
@@ -425,24 +473,33 @@ func (w *hostileWalk) personasOf(r api.Route) []persona {
 }
 
 func (w *hostileWalk) walkRoute(t *testing.T, r api.Route) {
-	method, route := r.Method, r.Path
-	valid := w.fill(t, route, "", "")
+	method, route, params := r.Method, r.Path, w.paramsOf(r)
+	valid := fill(t, params, route, "", "")
 	var cases []hostileCase
 	for _, name := range paramPattern.FindAllString(route, -1) {
 		for _, v := range hostilePathValues {
-			cases = append(cases, hostileCase{name: "path " + name + " " + v.name, path: w.fill(t, route, name[1:], v.raw)})
+			cases = append(cases, hostileCase{name: "path " + name + " " + v.name, path: fill(t, params, route, name[1:], v.raw)})
 		}
 	}
 	cases = append(cases, w.queryCases()...)
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-		cases = append(cases, w.bodyCases()...)
+		for _, c := range w.bodyCases() {
+			c.refuse = r.Area != ""
+			cases = append(cases, c)
+		}
 	}
 	personas := w.personasOf(r)
 	for _, p := range personas {
 		t.Run(p.name, func(t *testing.T) {
 			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) { w.check(t, w.send(t, method, valid, p, c)) })
+				t.Run(c.name, func(t *testing.T) {
+					rec := w.send(t, method, valid, p, c)
+					w.check(t, rec)
+					if c.refuse && rec.Code < 300 {
+						t.Errorf("a hostile body was accepted (%d)", rec.Code)
+					}
+				})
 			}
 		})
 	}
