@@ -357,6 +357,8 @@ func (w *hostileWalk) bodyCases() []hostileCase {
 			body: []byte("--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../evil.pdf\"\r\n\r\n%PDF-\r\n--x--\r\n")},
 		{name: "XML with an external entity", contentType: xmlType,
 			body: []byte(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><resource><LastName>&x;</LastName></resource>`)},
+		{name: "XML with an external entity, problem asked as XML", contentType: xmlType, header: map[string]string{"Accept": "application/hal+xml"},
+			body: []byte(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "http://127.0.0.1:1/x">]><resource><Name>&x;</Name></resource>`)},
 		{name: "XML with an external DTD", contentType: xmlType,
 			body: []byte(`<?xml version="1.0"?><!DOCTYPE r SYSTEM "http://127.0.0.1:1/evil.dtd"><resource/>`)},
 		{name: "XML billion laughs", contentType: xmlType, body: []byte(laughs)},
@@ -428,6 +430,9 @@ func (w *hostileWalk) headerCases() []hostileCase {
 		{name: "forwarded host garbage", header: map[string]string{"X-Forwarded-Host": "evil.example/\u202e", "X-Forwarded-Proto": "gopher"}},
 		{name: "Client-Cert garbage", header: map[string]string{"Client-Cert": ":AAAA:"}},
 		{name: "Host garbage", header: map[string]string{"Host": "evil.example:99999"}},
+		{name: "method TRACE", method: http.MethodTrace},
+		{name: "method PATCH", method: http.MethodPatch, contentType: jsonType, body: jsonSink("x", 1)},
+		{name: "method unknown", method: "PROPFIND"},
 		{name: "preflight hostile", method: http.MethodOptions,
 			header: map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "DELETE\u202e", "Access-Control-Request-Headers": strings.Repeat("x,", 2000)}},
 	}
