@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -50,45 +49,6 @@ type soPersonalContactResource struct {
 	Links                render.Links `json:"_links"`
 }
 
-type soRoleDefinitionResource struct {
-	RoleType           string
-	RoleDefinitionID   int `json:"RoleDefinitionId"`
-	RoleName           string
-	RoleDescription    string
-	RoleDefinitionCode string
-	Links              render.Links `json:"_links"`
-}
-
-type soRoleDefinitionDetail struct {
-	soRoleDefinitionResource
-	Rights []rightResource `xmlitem:"Right"`
-}
-
-type soPartyView struct {
-	Name                 string
-	Type                 string
-	SocialSecurityNumber string `json:",omitempty"`
-	OrganizationNumber   string `json:",omitempty"`
-	Status               string `json:",omitempty"`
-}
-
-type soRightsResource struct {
-	Subject  soPartyView
-	Reportee soPartyView
-	Rights   []rightResource `xmlitem:"Right"`
-	Links    render.Links    `json:"_links"`
-}
-
-type soReporteeResource struct {
-	Name                     string
-	Type                     string
-	OrganizationNumber       string `json:",omitempty"`
-	ParentOrganizationNumber string `json:",omitempty"`
-	OrganizationForm         string `json:",omitempty"`
-	Status                   string `json:",omitempty"`
-	SocialSecurityNumber     string `json:",omitempty"`
-}
-
 // soType is the service-owner Type of a party: Person, Business (a BEDR unit) or Enterprise.
 func soType(p store.Party) string {
 	switch {
@@ -111,13 +71,6 @@ func (h *serviceOwnerHandlers) soOrganizationResource(c *gin.Context, o store.Or
 	r.Links.Add("self", render.Link{Href: self})
 	r.Links.Add("personalcontacts", render.Link{Href: self + "/personalcontacts"})
 	r.Links.Add("officialcontacts", render.Link{Href: self + "/officialcontacts"})
-	return r
-}
-
-func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
-	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
-		RoleDefinitionCode: d.Code}
-	r.Links.Add("self", render.Link{Href: h.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
 	return r
 }
 
@@ -170,61 +123,6 @@ func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Part
 		return party, false
 	}
 	return party, true
-}
-
-// soServiceFilter reads serviceCode and serviceEdition. A service of another owner gets 403: answering
-// would tell who holds rights on services that are not the caller's.
-func (h *serviceOwnerHandlers) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
-	f, err := serviceFilterOf(c)
-	if err != nil {
-		abort(c, err)
-		return f, false
-	}
-	if f.Code == "" {
-		return f, true
-	}
-	owner := serviceOwnerOf(c)
-	ok, err := h.q.OwnsService(c.Request.Context(), owner.Code, f)
-	if err != nil {
-		abort(c, err)
-		return f, false
-	}
-	if !ok {
-		abort(c, problem.New(http.StatusForbidden, "service-not-owned", "service %s is not a service of %s", serviceName(f), owner.Code))
-		return f, false
-	}
-	return f, true
-}
-
-func serviceName(f store.ServiceFilter) string {
-	if f.Edition == 0 {
-		return f.Code
-	}
-	return f.Code + "/" + strconv.Itoa(f.Edition)
-}
-
-// soRoleFilter checks a role definition a list is narrowed to (by id or by code): it must exist (else 400)
-// and grant at least one right on the caller's services (else 403, like a service of another owner).
-func (h *serviceOwnerHandlers) soRoleFilter(c *gin.Context, id int, code string) bool {
-	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, code, serviceOwnerOf(c).Code)
-	if errors.Is(err, store.ErrNotFound) {
-		name := code
-		if name == "" {
-			name = strconv.Itoa(id)
-		}
-		abort(c, problem.BadRequest("there is no role definition %s", name))
-		return false
-	}
-	if err != nil {
-		abort(c, err)
-		return false
-	}
-	if len(d.Rights) == 0 { // it has only the rights on the caller's services
-		abort(c, problem.New(http.StatusForbidden, "role-not-relevant",
-			"role definition %d grants no right on the services of %s", d.ID, serviceOwnerOf(c).Code))
-		return false
-	}
-	return true
 }
 
 // soListOrganizations lists organizations, optionally found by e-mail address and/or phone number.
@@ -347,154 +245,4 @@ func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
 		return
 	}
 	h.soRoles(c, person, store.Party{ID: org.ID})
-}
-
-// soSubjectAndReportee resolves the required query parameters subject and reportee.
-func (h *serviceOwnerHandlers) soSubjectAndReportee(c *gin.Context) (subject, reportee store.Party, ok bool) {
-	if subject, ok = h.soParty(c, "subject"); ok {
-		reportee, ok = h.soParty(c, "reportee")
-	}
-	return subject, reportee, ok
-}
-
-// soAuthorizationRoles lists the roles subject holds for reportee that concern the caller's services.
-func (h *serviceOwnerHandlers) soAuthorizationRoles(c *gin.Context) {
-	subject, reportee, ok := h.soSubjectAndReportee(c)
-	if !ok {
-		return
-	}
-	h.soRoles(c, subject, reportee)
-}
-
-// soHolding asks for what holder holds for reportee on the caller's services; a person acting for
-// themself holds the automatic base role (main administrator).
-func (h *serviceOwnerHandlers) soHolding(c *gin.Context, holder, reportee store.Party) store.Holding {
-	return store.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
-		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: serviceOwnerOf(c).Code}
-}
-
-func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Party) {
-	pg, err := parseSOListQuery(c, "roles")
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	after := int64(-1) // the base role's key is 0
-	if pg.hasToken {
-		after = pg.after
-	}
-	roles, more, err := h.q.ListHeldRoles(c.Request.Context(), h.soHolding(c, holder, reportee), pg.ListQuery, after)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	definitions := h.soURL(c, "/roledefinitions/")
-	renderSOPage(c, "roles", roles, pg, more,
-		func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
-		func(r store.HeldRole) int64 { return r.RoleID })
-}
-
-// soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
-// acting for themself has them through the automatic base role (main administrator).
-func (h *serviceOwnerHandlers) soAuthorizationRights(c *gin.Context) {
-	subject, reportee, ok := h.soSubjectAndReportee(c)
-	if !ok {
-		return
-	}
-	granted, _, err := h.q.ListHeldRights(c.Request.Context(), h.soHolding(c, subject, reportee), store.Unpaged)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	r := soRightsResource{
-		Subject:  soPartyView{Name: subject.Name, Type: soType(subject), SocialSecurityNumber: subject.SSN, OrganizationNumber: subject.OrganizationNumber},
-		Reportee: soPartyView{Name: reportee.Name, Type: soType(reportee), SocialSecurityNumber: reportee.SSN, OrganizationNumber: reportee.OrganizationNumber, Status: reportee.Status},
-		Rights:   rightResources(granted),
-	}
-	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
-	respond(c, http.StatusOK, r)
-}
-
-func (h *serviceOwnerHandlers) soListRoleDefinitions(c *gin.Context) {
-	pg, err := parseSOListQuery(c, "roledefinitions")
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	defs, more, err := h.q.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	renderSOPage(c, "roledefinitions", defs, pg, more,
-		func(d store.RoleDefinition) soRoleDefinitionResource { return h.soRoleDefinitionResource(c, d) },
-		func(d store.RoleDefinition) int64 { return int64(d.ID) })
-}
-
-// soGetRoleDefinition shows a role definition with the rights it grants on the caller's services.
-func (h *serviceOwnerHandlers) soGetRoleDefinition(c *gin.Context) {
-	raw := c.Param("roleDefinitionId")
-	id, err := strconv.Atoi(raw)
-	if err != nil || id <= 0 {
-		abort(c, problem.NotFound("there is no role definition %s", raw))
-		return
-	}
-	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("there is no role definition %d", id))
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	respond(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: h.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
-}
-
-// soListReportees lists the parties subject can represent, optionally narrowed to a service of the
-// caller or to a role definition that grants a right on one.
-func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
-	subject, ok := h.soParty(c, "subject")
-	if !ok {
-		return
-	}
-	rq := store.ReporteeQuery{SubjectID: subject.ID}
-	if rq.Service, ok = h.soServiceFilter(c); !ok {
-		return
-	}
-	if raw := c.Query("roleDefinitionId"); raw != "" {
-		id, err := strconv.Atoi(raw)
-		if err != nil || id <= 0 {
-			abort(c, problem.BadRequest("roleDefinitionId must be a positive integer"))
-			return
-		}
-		if !h.soRoleFilter(c, id, "") {
-			return
-		}
-		rq.RoleDefinitionID = id
-	}
-	if raw := c.Query("showConsentReportees"); raw != "" {
-		if _, err := strconv.ParseBool(raw); err != nil {
-			abort(c, problem.BadRequest("showConsentReportees must be true or false"))
-			return
-		}
-	}
-	if subject.Kind == "Person" && rq.RoleDefinitionID == 0 {
-		rq.SelfID = subject.ID
-	}
-	pg, err := parseSOListQuery(c, "reportees")
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	parties, more, err := h.q.ListServiceOwnerReportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	renderSOPage(c, "reportees", parties, pg, more, func(p store.Party) soReporteeResource {
-		return soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
-			ParentOrganizationNumber: p.ParentOrganizationNumber, OrganizationForm: p.OrganizationForm, Status: p.Status,
-			SocialSecurityNumber: p.SSN}
-	}, func(p store.Party) int64 { return p.ID })
 }
