@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -115,6 +117,10 @@ func listPage[T, R any](c *gin.Context, name string, load func(store.ListQuery) 
 		return render.Collection{}, false
 	}
 	rows, more, err := load(lq)
+	var broad *store.TooBroadError
+	if errors.As(err, &broad) {
+		err = problem.TooBroad(broad, givenOptions(c))
+	}
 	if err != nil {
 		abort(c, err)
 		return render.Collection{}, false
@@ -124,6 +130,17 @@ func listPage[T, R any](c *gin.Context, name string, load func(store.ListQuery) 
 		items[i] = resource(r)
 	}
 	return collection(c, name, items, lq, more), true
+}
+
+// givenOptions names the options of a list request that decide how much the database must look at.
+func givenOptions(c *gin.Context) []string {
+	var given []string
+	for _, option := range []string{"search", "$filter", "$orderby", "$skip"} {
+		if v := c.Query(option); v != "" {
+			given = append(given, fmt.Sprintf("%s %q", option, v))
+		}
+	}
+	return given
 }
 
 // The service-owner lists page by keyset: a continuation token carries the key of the last row.

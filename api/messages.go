@@ -100,8 +100,13 @@ func (h *mailboxHandlers) messageResource(c *gin.Context, m store.MessageSummary
 
 func (h *mailboxHandlers) listMessages(c *gin.Context) {
 	party, rights := reporteeOf(c)
+	search, err := store.ParseSearch(c.Query("search"))
+	if err != nil {
+		abort(c, err)
+		return
+	}
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
-		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq)
+		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq, search)
 	}, func(m store.MessageSummary) messageResource { return h.messageResource(c, m) })
 	if !ok {
 		return

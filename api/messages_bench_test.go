@@ -92,7 +92,7 @@ func BenchmarkMailboxList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sql, args, err := store.ListMessagesSQL(org, store.Visibility{All: true}, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}})
+	sql, args, err := store.ListMessagesSQL(org, store.Visibility{All: true}, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}}, store.Search{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,6 +45,8 @@ type Options struct {
 	TrustClientCertHeader bool
 	// ClientCAs verify forwarded client certificates; required with TrustClientCertHeader.
 	ClientCAs *x509.CertPool
+	// ListTimeout bounds each list statement; a list cut off is 400 query-too-broad. Zero: unbounded.
+	ListTimeout time.Duration
 }
 
 // Server holds what the handlers depend on.
@@ -83,7 +85,7 @@ func New(opts Options) (*Server, error) {
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = noop.NewTracerProvider()
 	}
-	q := store.New(opts.Pool)
+	q := store.New(opts.Pool).WithListTimeout(opts.ListTimeout)
 	if opts.Rights == nil {
 		opts.Rights = identity.NewRights(q, opts.Logger)
 	}

@@ -25,6 +25,9 @@ type Config struct {
 	TrustProxy             bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
 	MaxBodyBytes           int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
 	ShutdownTimeout        time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
+	// ListTimeout bounds each list statement in PostgreSQL (POSTBOX_LIST_TIMEOUT); a list cut off is a 400
+	// query-too-broad naming the options to narrow.
+	ListTimeout time.Duration
 
 	// Slow and idle clients (see the README, Slow clients).
 	ReadHeaderTimeout time.Duration // POSTBOX_READ_HEADER_TIMEOUT: how long the request line and headers may take
@@ -85,6 +88,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		TrustProxy:             r.boolean("POSTBOX_TRUST_PROXY", false),
 		MaxBodyBytes:           r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
 		ShutdownTimeout:        r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
+		ListTimeout:            r.duration("POSTBOX_LIST_TIMEOUT", 3*time.Second),
 		ReadHeaderTimeout:      r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
 		IdleTimeout:            r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
 		ProgressWindow:         r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
@@ -116,7 +120,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	for name, d := range map[string]time.Duration{"POSTBOX_READ_HEADER_TIMEOUT": c.ReadHeaderTimeout,
 		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow,
-		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout} {
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout, "POSTBOX_LIST_TIMEOUT": c.ListTimeout} {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}

@@ -363,7 +363,7 @@ func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, f Deleg
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
+	return queryPage(ctx, q, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
 }
 
 // grantsServiceSQL is the condition that the role definition in column definition grants a right on the
@@ -434,7 +434,7 @@ func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
+	return queryPage(ctx, q, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
 			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
 			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
 		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[AuditEntry])

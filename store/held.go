@@ -87,7 +87,7 @@ func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, af
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
+	return queryPage(ctx, q, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
 			COALESCE(x.delegator, ''), x.delegated_time
 		FROM (
 			SELECT 0::bigint AS role_id, d.id AS role_definition_id, d.role_type, COALESCE(d.role_definition_code, '') AS code,
@@ -135,7 +135,7 @@ func (q *Queries) ListHeldRights(ctx context.Context, h Holding, lq ListQuery) (
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
+	return queryPage(ctx, q, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
 			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
 			FROM role_definition_rights r
 			WHERE r.role_definition_id IN (

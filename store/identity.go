@@ -212,7 +212,7 @@ func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, se
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, partySelect+`
+	return queryPage(ctx, q, partySelect+`
 		WHERE ((p.id = $3`+self+`) OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)`+role+`))
 		AND `+where+tail, append(args, more...), lq.Limit,
 		func(row pgx.CollectableRow) (Party, error) { return scanParty(row) })

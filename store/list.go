@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store/odatasql"
@@ -67,19 +71,64 @@ func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg 
 	return where, tail, append(args, q.Skip, q.Limit+1), nil
 }
 
+// TooBroadError reports a list statement cut off by the list timeout: the client's query matched or
+// walked too many rows. The problem mapper answers it with 400 query-too-broad.
+type TooBroadError struct {
+	Timeout time.Duration
+}
+
+func (e *TooBroadError) Error() string {
+	return fmt.Sprintf("the list took longer than %s to find", e.Timeout)
+}
+
+// WithListTimeout returns queries over the same connection whose list statements are cancelled by
+// PostgreSQL after d (statement_timeout), as *TooBroadError; zero leaves them unbounded.
+func (q *Queries) WithListTimeout(d time.Duration) *Queries {
+	return &Queries{db: q.db, listTimeout: d}
+}
+
 // queryPage runs a list statement whose LIMIT asks for one row more than limit, and returns one page of
-// rows and whether more follow.
-func queryPage[T any](ctx context.Context, db DBTX, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
-	rows, err := db.Query(ctx, sql, args...)
+// rows and whether more follow. Under a list timeout the statement goes in one batch after a
+// transaction-local statement_timeout: one round trip, and the setting ends with the statement.
+func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	batcher, canBatch := q.db.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if q.listTimeout > 0 && canBatch {
+		b := &pgx.Batch{}
+		b.Queue("SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(q.listTimeout.Milliseconds(), 10))
+		b.Queue(sql, args...)
+		results := batcher.SendBatch(ctx, b)
+		defer results.Close()
+		if _, err = results.Exec(); err == nil {
+			rows, err = results.Query()
+		}
+	} else {
+		rows, err = q.db.Query(ctx, sql, args...)
+	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, q.tooBroad(ctx, err)
 	}
 	items, err := pgx.CollectRows(rows, scan)
 	if err != nil {
-		return nil, false, err
+		return nil, false, q.tooBroad(ctx, err)
 	}
 	if len(items) > limit {
 		return items[:limit], true, nil
 	}
 	return items, false, nil
+}
+
+// tooBroad turns the cancellation by statement_timeout into a *TooBroadError; a cancellation because the
+// request ended (the same SQLSTATE) stays what it is.
+func (q *Queries) tooBroad(ctx context.Context, err error) error {
+	var pgErr *pgconn.PgError
+	if q.listTimeout > 0 && ctx.Err() == nil && errors.As(err, &pgErr) && pgErr.Code == "57014" { // query_canceled
+		return &TooBroadError{Timeout: q.listTimeout}
+	}
+	return err
 }

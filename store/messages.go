@@ -149,25 +149,27 @@ func summaryTargets(m *MessageSummary) []any {
 }
 
 // ListMessagesSQL is the statement ListMessages runs, with its arguments; exported so benchmarks can time it bare.
-func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery) (string, []any, error) {
+func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Search) (string, []any, error) {
 	visible, args := visibilitySQL(vis, 2)
 	args = append([]any{reporteeID}, args...)
+	matches, searchArgs := search.sql(len(args) + 1)
+	args = append(args, searchArgs...)
 	where, tail, listArgs, err := listClauses(lq, MessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
 	return `SELECT ` + messageSummaryColumns + messageFrom + `
-	WHERE m.reportee_id = $1 AND ` + visible + ` AND ` + where + tail, append(args, listArgs...), nil
+	WHERE m.reportee_id = $1 AND ` + visible + ` AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
 }
 
-// ListMessages lists the messages of a reportee that vis lets the caller see, newest first unless lq orders
-// otherwise; more is true when messages follow the page.
-func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) (messages []MessageSummary, more bool, err error) {
-	sql, args, err := ListMessagesSQL(reporteeID, vis, lq)
+// ListMessages lists the messages of a reportee that vis lets the caller see and search finds, newest first
+// unless lq orders otherwise; more is true when messages follow the page.
+func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery, search Search) (messages []MessageSummary, more bool, err error) {
+	sql, args, err := ListMessagesSQL(reporteeID, vis, lq, search)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, sql, args, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
+	return queryPage(ctx, q, sql, args, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
 		var m MessageSummary
 		return m, row.Scan(summaryTargets(&m)...)
 	})

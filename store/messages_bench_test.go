@@ -54,13 +54,13 @@ func BenchmarkListMessages(b *testing.B) {
 			require.NoError(b, err)
 			lq.OrderBy = o
 		}
-		sql, args, err := store.ListMessagesSQL(org, tc.vis, lq)
+		sql, args, err := store.ListMessagesSQL(org, tc.vis, lq, store.Search{})
 		require.NoError(b, err)
 		b.Logf("%s:\n%s", tc.name, explain(b, pool, sql, args))
 
 		b.Run(tc.name+"/ListMessages", func(b *testing.B) {
 			for b.Loop() {
-				page, _, err := q.ListMessages(ctx, org, tc.vis, lq)
+				page, _, err := q.ListMessages(ctx, org, tc.vis, lq, store.Search{})
 				if err != nil || len(page) == 0 {
 					b.Fatal(err, len(page))
 				}

@@ -85,9 +85,15 @@ func ts(s string) time.Time {
 // listAll pages through a list with pages of lq.Limit and returns every message in order.
 func listAll(t *testing.T, q *store.Queries, reportee int64, vis store.Visibility, lq store.ListQuery) []store.MessageSummary {
 	t.Helper()
+	return listFound(t, q, reportee, vis, lq, store.Search{})
+}
+
+// listFound is listAll of the messages search finds.
+func listFound(t *testing.T, q *store.Queries, reportee int64, vis store.Visibility, lq store.ListQuery, search store.Search) []store.MessageSummary {
+	t.Helper()
 	var out []store.MessageSummary
 	for lq.Skip = 0; ; lq.Skip += lq.Limit {
-		page, more, err := q.ListMessages(context.Background(), reportee, vis, lq)
+		page, more, err := q.ListMessages(context.Background(), reportee, vis, lq, search)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(page), lq.Limit)
 		out = append(out, page...)
@@ -132,7 +138,7 @@ func TestListMessagesListView(t *testing.T) {
 	ctx := context.Background()
 	org := partyID(t, pool, o1)
 
-	page, more, err := q.ListMessages(ctx, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}})
+	page, more, err := q.ListMessages(ctx, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, store.Search{})
 	require.NoError(t, err)
 	assert.True(t, more)
 	require.Len(t, page, 50)
@@ -145,7 +151,7 @@ func TestListMessagesListView(t *testing.T) {
 	owners := map[string]string{"FJE": "Fjordetaten", "NSF": "Nordlys skatteforvaltning", "VSB": "Vidde statistikkbyrå"}
 	for _, id := range []string{"a3100808", "a3101102", "a3100150"} {
 		t.Run(id, func(t *testing.T) {
-			got, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, filter(t, "MessageId eq '"+id+"'"))
+			got, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, filter(t, "MessageId eq '"+id+"'"), store.Search{})
 			require.NoError(t, err)
 			require.Len(t, got, 1)
 			want := demo[id]
@@ -163,7 +169,7 @@ func TestListMessagesListView(t *testing.T) {
 			}
 		})
 	}
-	withReplies, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, filter(t, "MessageId eq 'a3100808'"))
+	withReplies, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, filter(t, "MessageId eq 'a3100808'"), store.Search{})
 	require.NoError(t, err)
 	assert.Contains(t, withReplies[0].ReplyOptions, store.ReplyOption{Type: "Service", Text: "Send årsoppgave",
 		URL: "https://portal.demo.example/ui/ServiceEngine/Start?ServiceCode=4711&ServiceEditionCode=2", ServiceCode: "4711", ServiceEditionCode: 2})
@@ -238,7 +244,7 @@ func TestListMessagesVisibility(t *testing.T) {
 	}
 
 	t.Run("counts and paging reflect visibility", func(t *testing.T) {
-		page, more, err := q.ListMessages(context.Background(), org, visP4, store.ListQuery{Page: store.Page{Skip: 10, Limit: 9}})
+		page, more, err := q.ListMessages(context.Background(), org, visP4, store.ListQuery{Page: store.Page{Skip: 10, Limit: 9}}, store.Search{})
 		require.NoError(t, err)
 		assert.Len(t, page, 9)
 		assert.False(t, more, "P4's 19 messages end on this page")
@@ -306,7 +312,7 @@ func TestListMessagesFilters(t *testing.T) {
 	}
 
 	t.Run("unknown field", func(t *testing.T) {
-		_, _, err := q.ListMessages(context.Background(), org, store.Visibility{All: true}, filter(t, "Body eq 'x'"))
+		_, _, err := q.ListMessages(context.Background(), org, store.Visibility{All: true}, filter(t, "Body eq 'x'"), store.Search{})
 		var unknown *odatasql.UnknownFieldError
 		require.ErrorAs(t, err, &unknown)
 	})

@@ -108,7 +108,7 @@ func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Se
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT `+serviceColumns+`
+	return queryPage(ctx, q, `SELECT `+serviceColumns+`
 		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
 		WHERE `+where+tail, args, lq.Limit, func(row pgx.CollectableRow) (Service, error) {
 		var s Service
@@ -166,7 +166,7 @@ func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT name, version, language FROM code_lists
+	return queryPage(ctx, q, `SELECT name, version, language FROM code_lists
 		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...), lq.Limit, pgx.RowToStructByPos[CodeList])
 }
 

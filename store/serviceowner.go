@@ -126,7 +126,7 @@ func (q *Queries) ListOrganizations(ctx context.Context, search ContactSearch, l
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, sql, args, lq.Limit, func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
+	return queryPage(ctx, q, sql, args, lq.Limit, func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
 }
 
 // GetOrganization returns an organization by party id.
@@ -158,7 +158,7 @@ func (q *Queries) OfficialContacts(ctx context.Context, orgID int64, lq ListQuer
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT COALESCE(p.mobile_number, ''), p.mobile_number_changed, COALESCE(p.email_address, ''),
+	return queryPage(ctx, q, `SELECT COALESCE(p.mobile_number, ''), p.mobile_number_changed, COALESCE(p.email_address, ''),
 		p.email_address_changed FROM parties p
 		WHERE p.id = $1 AND (p.mobile_number IS NOT NULL OR p.email_address IS NOT NULL) AND `+where+tail,
 		append([]any{orgID}, args...), lq.Limit, pgx.RowToStructByPos[ContactPoint])
@@ -208,7 +208,7 @@ func (q *Queries) PersonalContacts(ctx context.Context, orgID int64, f ContactFi
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT pc.id, pc.name, pc.ssn, COALESCE(pc.mobile_number, ''), pc.mobile_number_changed,
+	return queryPage(ctx, q, `SELECT pc.id, pc.name, pc.ssn, COALESCE(pc.mobile_number, ''), pc.mobile_number_changed,
 		COALESCE(pc.email_address, ''), pc.email_address_changed
 		FROM parties pc
 		WHERE pc.kind = 'Person' AND pc.id IN (SELECT ro.holder_party_id FROM roles ro WHERE ro.reportee_id = $1`+cond+`)
@@ -230,7 +230,7 @@ func (q *Queries) ListRoleDefinitions(ctx context.Context, lq ListQuery, after i
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+	return queryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
 		WHERE d.owner_party_id IS NULL AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
 
@@ -293,5 +293,5 @@ func (q *Queries) ListServiceOwnerReportees(ctx context.Context, rq ReporteeQuer
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q.db, sql, args, lq.Limit, func(r pgx.CollectableRow) (Party, error) { return scanParty(r) })
+	return queryPage(ctx, q, sql, args, lq.Limit, func(r pgx.CollectableRow) (Party, error) { return scanParty(r) })
 }

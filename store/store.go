@@ -28,7 +28,8 @@ type DBTX interface {
 
 // Queries holds the statements of the store; New binds them to a pool or a transaction.
 type Queries struct {
-	db DBTX
+	db          DBTX
+	listTimeout time.Duration // see WithListTimeout
 }
 
 // New returns the queries over db.

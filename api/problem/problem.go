@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/postbox/postbox/formtask"
@@ -109,6 +110,19 @@ func Internal() *Problem {
 	return New(http.StatusInternalServerError, "", "the server could not complete the request; it has been logged")
 }
 
+// TooBroad is the answer to a list the database cut off at the list timeout (POSTBOX_LIST_TIMEOUT): a
+// client error, since the query matched or walked too many rows, naming the options given (such as
+// `search "skatt"`) so the client knows what to narrow.
+func TooBroad(err *store.TooBroadError, given []string) *Problem {
+	what := "the query"
+	if len(given) > 0 {
+		what = strings.Join(given, " with ")
+	}
+	return New(http.StatusBadRequest, "query-too-broad",
+		"%s: %s finds or walks too many messages; narrow it with more search words or a $filter (CreatedDate, ServiceCode, ReporteeId)",
+		err.Error(), what)
+}
+
 // From maps an error to what the client is told. A database that cannot serve is a 503 on every
 // endpoint; other errors that are not the client's doing become a bare 500. Causes are logged, never returned.
 func From(err error) (p *Problem, internal bool) {
@@ -120,6 +134,8 @@ func From(err error) (p *Problem, internal bool) {
 		mismatch *odatasql.TypeError
 		maxBytes *http.MaxBytesError
 		refused  *formtask.Error
+		search   *store.SearchError
+		broad    *store.TooBroadError
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -134,6 +150,10 @@ func From(err error) (p *Problem, internal bool) {
 		return New(http.StatusBadRequest, "invalid-query", "%s", unknown.Error()), false
 	case errors.As(err, &mismatch):
 		return New(http.StatusBadRequest, "invalid-query", "%s", mismatch.Error()), false
+	case errors.As(err, &search):
+		return New(http.StatusBadRequest, "invalid-query", "%s", search.Error()), false
+	case errors.As(err, &broad):
+		return TooBroad(broad, nil), false
 	case errors.As(err, &maxBytes):
 		return New(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
 	case errors.Is(err, store.ErrNotFound):

@@ -298,6 +298,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
+		ListTimeout:           cfg.ListTimeout,
 	}
 	if cfg.TrustClientCertHeader {
 		cas, err := clientCAs(cfg)

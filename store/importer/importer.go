@@ -124,6 +124,7 @@ type dsMessage struct {
 	LastChangedBy                    string
 	ArchiveReference                 *string
 	MessageSender, Summary, Body     *string
+	Language                         int // optional: 1044 (the default), 2068 or 1033; chooses the search stemming
 	ReplyOptions                     json.RawMessage
 	Forms                            []struct {
 		Type              string
@@ -439,6 +440,8 @@ func (ds *dataset) validate() error {
 			return bad(rec, "Status", "%q is not a status of a %s", m.Status, m.Type)
 		case m.ServiceOwnerCode != svc.ServiceOwnerCode:
 			return bad(rec, "ServiceOwnerCode", "%q is not the service's owner %q", m.ServiceOwnerCode, svc.ServiceOwnerCode)
+		case m.Language != 0 && !slices.Contains(languages, m.Language):
+			return bad(rec, "Language", "%d is not one of 1044, 2068, 1033", m.Language)
 		case m.Subject == "":
 			return bad(rec, "Subject", "must not be empty")
 		}
@@ -699,12 +702,12 @@ func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64
 		replyOptions = json.RawMessage("[]")
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
-			created_date, last_changed, last_changed_by, archive_reference, message_sender, summary, body, reply_options)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			created_date, last_changed, last_changed_by, archive_reference, message_sender, summary, body, reply_options, language)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, COALESCE(NULLIF($16, 0), 1044))
 		ON CONFLICT (id) DO NOTHING`,
 		m.MessageID, reporteeID, m.Type, m.ServiceCode, m.ServiceEdition, m.Subject, m.Status,
 		m.CreatedDate.Time, m.LastChangedDateTime.Time, m.LastChangedBy, m.ArchiveReference,
-		m.MessageSender, m.Summary, m.Body, string(replyOptions))
+		m.MessageSender, m.Summary, m.Body, string(replyOptions), m.Language)
 	if err != nil || tag.RowsAffected() == 0 {
 		return err // already imported: the service owns it now
 	}

@@ -115,6 +115,8 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 			"Messages[173] (a3101312).ServiceCode: service 9999/1 is not in Services"},
 		{"bad status", func(ds map[string]any) { record(ds, "Messages", 0)["Status"] = "Utfylling" },
 			"Messages[0] (a3100101).Status"},
+		{"bad language", func(ds map[string]any) { record(ds, "Messages", 1)["Language"] = 1053 },
+			"Messages[1] (a3100108).Language: 1053 is not one of 1044, 2068, 1033"},
 		{"bad organization number", func(ds map[string]any) { record(ds, "Organizations", 2)["OrganizationNumber"] = "310246809" },
 			"Organizations[2] (310246809).OrganizationNumber"},
 		{"bad identity number", func(ds map[string]any) { record(ds, "Persons", 1)["SocialSecurityNumber"] = "03919023481" },

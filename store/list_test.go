@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+// TestListTimeout: a list statement PostgreSQL cuts off at the list timeout is a *TooBroadError, the
+// timeout ends with the statement, and a request that ends first is not mistaken for one. A lock held on
+// messages makes the list wait however fast the machine is.
+func TestListTimeout(t *testing.T) {
+	pool := storetest.New(t)
+	ctx := context.Background()
+	org := partyID(t, pool, o1)
+	conn, err := pgx.Connect(ctx, pool.Config().ConnString())
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+
+	lq := store.ListQuery{Page: store.Page{Limit: 50}}
+	bounded := store.New(conn).WithListTimeout(200 * time.Millisecond)
+	// Once first: statements are prepared (and the lock taken to parse them) before the batch runs.
+	_, _, err = bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
+	require.NoError(t, err)
+
+	lock, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer lock.Rollback(ctx) //nolint:errcheck
+	_, err = lock.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+
+	_, _, err = bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
+	var broad *store.TooBroadError
+	require.ErrorAs(t, err, &broad)
+	assert.Equal(t, 200*time.Millisecond, broad.Timeout)
+	assert.EqualError(t, err, "the list took longer than 200ms to find")
+
+	var setting string
+	require.NoError(t, conn.QueryRow(ctx, "SHOW statement_timeout").Scan(&setting))
+	assert.Equal(t, "0", setting, "the timeout is local to the list statement")
+
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, _, err = store.New(pool).WithListTimeout(time.Minute).ListMessages(short, org, store.Visibility{All: true}, lq, store.Search{})
+	require.Error(t, err)
+	assert.NotErrorAs(t, err, &broad, "the request ended, the query was not too broad")
+
+	require.NoError(t, lock.Rollback(ctx))
+	page, _, err := store.New(conn).WithListTimeout(10*time.Second).ListMessages(ctx, org, store.Visibility{All: true}, lq, store.Search{})
+	require.NoError(t, err)
+	assert.Len(t, page, 50)
+}

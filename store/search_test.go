@@ -1,0 +1,159 @@
+package store_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+func search(t *testing.T, s string) store.Search {
+	t.Helper()
+	found, err := store.ParseSearch(s)
+	require.NoError(t, err)
+	return found
+}
+
+func TestParseSearch(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                             "",
+		"   ":                          "",
+		"Skatt":                        "skatt",
+		"  Årsoppgave,  2023! ":        "årsoppgave 2023",
+		"a_b%c\\d 'x' OR 1=1; --":      "a b c d x or 1 1",
+		"Blåbær-syltetøy ÆØÅ":          "blåbær syltetøy æøå",
+		strings.Repeat("ord ", 8):      strings.TrimSpace(strings.Repeat("ord ", 8)),
+		strings.Repeat("x", 64) + " y": strings.Repeat("x", 64) + " y",
+	} {
+		got, err := store.ParseSearch(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got.String(), in)
+		assert.Equal(t, want == "", got.Empty(), in)
+	}
+	for in, msg := range map[string]string{
+		"!!! ---":                       "search: give at least one word of letters or digits",
+		strings.Repeat("ord ", 9):       "search: at most 8 words",
+		strings.Repeat("ø", 65):         "search: words are at most 64 characters",
+		"ok " + strings.Repeat("x", 65): "search: words are at most 64 characters",
+	} {
+		_, err := store.ParseSearch(in)
+		var se *store.SearchError
+		require.ErrorAs(t, err, &se, in)
+		assert.EqualError(t, err, msg, in)
+	}
+}
+
+// demoSearchText is what a message of the dataset is searched in, written out independently of the
+// trigger: Subject, Summary, Body without tags, MessageSender and the owner's name, lowered.
+func demoSearchText(m demoMessage) string {
+	owners := map[string]string{"FJE": "Fjordetaten", "NSF": "Nordlys skatteforvaltning", "VSB": "Vidde statistikkbyrå"}
+	body := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m.Body, " ")
+	return strings.ToLower(strings.Join([]string{m.Subject, m.Summary, body, m.MessageSender, owners[m.ServiceOwnerCode]}, " "))
+}
+
+func TestListMessagesSearchInTheDataset(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	org := partyID(t, pool, o1)
+	// Words that are their own stems, so the word-prefix match finds nothing the substring does not.
+	for _, s := range []string{"skatt", "SKATT", "årsoppgave", "Årsoppgave 2023", "lønnsstatistikk kvartal", "frist", "statistikkbyrå", "nordlys"} {
+		t.Run(s, func(t *testing.T) {
+			var want []string
+			words := strings.Fields(strings.ToLower(s))
+			for _, m := range demoMessages(t) {
+				text := demoSearchText(m)
+				matches := m.Reportee == o1
+				for _, w := range words {
+					matches = matches && strings.Contains(text, w)
+				}
+				if matches {
+					want = append(want, m.MessageID)
+				}
+			}
+			require.NotEmpty(t, want)
+			got := listFound(t, q, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 20}}, search(t, s))
+			assert.ElementsMatch(t, want, ids(got))
+			for i := 1; i < len(got); i++ {
+				assert.False(t, got[i].CreatedDate.After(got[i-1].CreatedDate), "newest first")
+			}
+		})
+	}
+	t.Run("with a filter and rights", func(t *testing.T) {
+		all := listFound(t, q, org, store.Visibility{All: true}, filter(t, "Type eq 'Correspondence'"), search(t, "skatt"))
+		seen := listFound(t, q, org, visP4, filter(t, "Type eq 'Correspondence'"), search(t, "skatt"))
+		require.NotEmpty(t, seen)
+		assert.Less(t, len(seen), len(all))
+		for _, m := range seen {
+			assert.True(t, visP4.Allows(m.Service(), m.Status))
+		}
+	})
+}
+
+// searchMessage adds a correspondence of service 7102 (Nordlys skatteforvaltning) to O1.
+func searchMessage(t *testing.T, pool *pgxpool.Pool, id string, language int, subject, body string) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `INSERT INTO messages (id, reportee_id, type, service_code, service_edition,
+			subject, status, created_date, last_changed, last_changed_by, message_sender, summary, body, language)
+		SELECT $1, id, 'Correspondence', '7102', 1, $2, 'Ulest', '2026-01-01', '2026-01-01', 'Test', 'Testetaten', NULL, $3, $4
+		FROM parties WHERE organization_number = $5`, id, subject, body, language, o1)
+	require.NoError(t, err)
+}
+
+func TestListMessagesSearchMatching(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	org := partyID(t, pool, o1)
+	searchMessage(t, pool, "a9000001", 1044, "Skattemeldingen for 2025", "<p>Meldingene om <b>lønn</b> er mottatt.</p>")
+	searchMessage(t, pool, "a9000002", 1033, "Tax return", "<p>The invoices made us happy &amp; were approved.</p>")
+	searchMessage(t, pool, "a9000003", 1044, "Tax return", "<p>The invoices made us happy &amp; were approved.</p>")
+	searchMessage(t, pool, "a9000004", 2068, "Søknad om løyve", "<p>Vi har motteke søknaden.</p>")
+
+	found := func(s string) []string {
+		var out []string
+		for _, m := range listFound(t, q, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, s)) {
+			if strings.HasPrefix(m.MessageID, "a9") {
+				out = append(out, m.MessageID)
+			}
+		}
+		return out
+	}
+	for s, want := range map[string][]string{
+		"melding":              {"a9000001"},                                     // inside a compound: the substring
+		"meldinger":            {"a9000001"},                                     // an inflection: Norwegian stemming of Meldingene
+		"skattemeldingene":     {"a9000001"},                                     // stemmed to skattemelding, the start of Skattemeldingen
+		"MOTTATT lønn 2025":    {"a9000001"},                                     // every word, in any field and case
+		"mottatt regnskap":     nil,                                              // one word missing
+		"happiness":            {"a9000002"},                                     // English stemming (happi), only for the English message
+		"invoice approved":     {"a9000002", "a9000003"},                         // substrings in both
+		"amp":                  nil,                                              // entities are text, not words
+		"testetaten":           {"a9000001", "a9000002", "a9000003", "a9000004"}, // MessageSender
+		"løyve søknad":         {"a9000004"},
+		"sø":                   {"a9000004"}, // short: the start of a word only (Søknad, søknaden)
+		"ak":                   nil,          // not the middle of a word (Vedtak, takk)
+		"ta":                   {"a9000002", "a9000003"},
+		"nordlys forvaltning":  {"a9000001", "a9000002", "a9000003", "a9000004"}, // the owner's name
+		"lønn \u00a0 mottatt ": {"a9000001"},
+	} {
+		assert.ElementsMatch(t, want, found(s), s)
+	}
+
+	t.Run("an owner's new name is searched", func(t *testing.T) {
+		_, err := pool.Exec(context.Background(), `UPDATE service_owners SET name = 'Nordlys skatteetat' WHERE code = 'NSF'`)
+		require.NoError(t, err)
+		assert.Contains(t, found("skatteetat"), "a9000004")
+		assert.Empty(t, found("skatteforvaltning"))
+	})
+	t.Run("a changed subject is searched", func(t *testing.T) {
+		_, err := pool.Exec(context.Background(), `UPDATE messages SET subject = 'Vedtak om utlegg' WHERE id = 'a9000004'`)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a9000004"}, found("utlegg"))
+		assert.Empty(t, found("løyve"))
+	})
+}
