@@ -433,6 +433,9 @@ func (w *hostileWalk) headerCases() []hostileCase {
 		{name: "method TRACE", method: http.MethodTrace},
 		{name: "method PATCH", method: http.MethodPatch, contentType: jsonType, body: jsonSink("x", 1)},
 		{name: "method unknown", method: "PROPFIND"},
+		{name: "Idempotency-Key over-long", header: map[string]string{"Idempotency-Key": strings.Repeat("k", 10<<10)}},
+		{name: "Idempotency-Key odd", header: map[string]string{"Idempotency-Key": "\"\u202e\x00\xff' OR '1'='1"}},
+		{name: "Idempotency-Key hostile body", header: map[string]string{"Idempotency-Key": "hostile-walk"}, body: []byte(`{"RoleName":"\u0000"}`), contentType: "application/json"},
 		{name: "preflight hostile", method: http.MethodOptions,
 			header: map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "DELETE\u202e", "Access-Control-Request-Headers": strings.Repeat("x,", 2000)}},
 	}
@@ -615,7 +618,9 @@ func checkProblem(t *testing.T, rec *httptest.ResponseRecorder, shown string) {
 // hostileUnwatched are the tables a refused request may change, and why:
 //   - login_failures counts every failed password login by the user name as typed (existing or not, so a
 //     lockout reveals nothing); the walk's hostile bodies on authenticatewithpassword are such failures.
-var hostileUnwatched = map[string]bool{"login_failures": true}
+//   - idempotent_requests keeps the answer to a creating request with an Idempotency-Key, a refusal too,
+//     for its retries.
+var hostileUnwatched = map[string]bool{"login_failures": true, "idempotent_requests": true}
 
 // hostileColumns narrows a table to the columns a request may not change: a session's expiry slides with
 // every request made with its cookie.

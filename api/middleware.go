@@ -205,7 +205,7 @@ func (s *Server) originRegistered(ctx context.Context, origin string) (bool, err
 func allowOrigin(h http.Header, origin string) {
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Set("Access-Control-Expose-Headers", "Location, X-Request-Id, Retry-After")
+	h.Set("Access-Control-Expose-Headers", "Location, X-Request-Id, Retry-After, ETag, Idempotent-Replayed")
 	h.Add("Vary", "Origin")
 }
 
@@ -224,7 +224,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			allowOrigin(w.Header(), origin)
 			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-			w.Header().Set("Access-Control-Allow-Headers", "ApiKey, Authorization, Content-Type, Accept, X-Request-Id")
+			w.Header().Set("Access-Control-Allow-Headers", "ApiKey, Authorization, Content-Type, Accept, X-Request-Id, Idempotency-Key, If-Match, If-None-Match")
 			w.Header().Set("Access-Control-Max-Age", "600")
 		}
 	}
@@ -275,6 +275,11 @@ func requestBase(c *gin.Context) string {
 // recorded with c.Error as a problem, and logs the cause of server errors with the request id.
 func (s *Server) errorsToProblems(c *gin.Context) {
 	c.Next()
+	s.renderErrors(c)
+}
+
+// renderErrors writes the problem of the first recorded error, unless an answer was written.
+func (s *Server) renderErrors(c *gin.Context) {
 	if len(c.Errors) == 0 || c.Writer.Written() {
 		return
 	}

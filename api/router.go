@@ -34,7 +34,7 @@ func (s *Server) routes() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
-	t := &routeTable{}
+	t := &routeTable{idempotent: s.idempotent}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
@@ -73,14 +73,14 @@ func (s *Server) routes() http.Handler {
 	mailbox.get("/my/messagebox", meta, s.negotiate, mb.getMessagebox)
 	messages := t.area(areaMailbox, mailboxGroup.Group("/:who/messages", s.resolveWho))
 	messages.get("", meta, s.negotiate, mb.listMessages)
-	messages.post("", write, s.negotiate, ft.postFormTask)
+	messages.create("", write, s.negotiate, ft.postFormTask)
 	messages.get("/:messageId", read, s.negotiate, mb.getMessage)
 	messages.put("/:messageId", write, s.negotiate, ft.putFormTask)
 	messages.get("/:messageId/validate", read, s.negotiate, ft.validateFormTask)
 	messages.get("/:messageId/print", read, ft.getPrint)
 	messages.put("/:messageId/forms/:formId", write, ft.putSubForm)
-	messages.post("/:messageId/attachments", write, ft.postAttachment)
-	messages.post("/:messageId/attachments/streamedattachment", write, ft.postStreamedAttachment)
+	messages.create("/:messageId/attachments", write, ft.postAttachment)
+	messages.create("/:messageId/attachments/streamedattachment", write, ft.postStreamedAttachment)
 	messages.get("/:messageId/forms/:formId", read, s.negotiate, mb.getForm)
 	messages.get("/:messageId/forms/:formId/formdata", read, mb.getFormData)
 	messages.get("/:messageId/attachments/:attachmentId", read, mb.getAttachment)
@@ -94,11 +94,11 @@ func (s *Server) routes() http.Handler {
 	authz.get("/rights", anyOf(scopeRightsRead), s.resolveWho, az.listUserRights)
 	authz.delete("/rights/:rightId", anyOf(scopeRightsWrite), s.resolveWho, az.deleteUserRight)
 	authz.get("/delegations", anyOf(scopeDelegationsRead), s.resolveWho, az.listDelegations)
-	authz.post("/delegations", anyOf(scopeDelegationsWrite), s.resolveWho, az.delegateRoles)
+	authz.create("/delegations", anyOf(scopeDelegationsWrite), s.resolveWho, az.delegateRoles)
 	authz.get("/auditlog", anyOf(scopeDelegationsRead, scopeRightsRead), s.resolveWho, az.listAuditLog)
 	roleDefs := t.area(areaRoleDefinitions, api.Group("/:who/authorization/roledefinitions", s.requireKey(areaRoleDefinitions), s.negotiate, s.authenticate, s.resolveWho))
 	roleDefs.get("", anyOf(scopeRoleDefsRead), az.listUserRoleDefinitions)
-	roleDefs.post("", anyOf(scopeRoleDefsWrite), az.createLocalRole)
+	roleDefs.create("", anyOf(scopeRoleDefsWrite), az.createLocalRole)
 	roleDefs.get("/:roleDefinitionId", anyOf(scopeRoleDefsRead), az.getUserRoleDefinition)
 	roleDefs.put("/:roleDefinitionId", anyOf(scopeRoleDefsWrite), az.updateLocalRole)
 	roleDefs.delete("/:roleDefinitionId", anyOf(scopeRoleDefsWrite), az.deleteLocalRole)
@@ -136,6 +136,8 @@ type Route struct {
 	// Scopes are the token scopes of which any one lets a bearer token call the route, beside the general
 	// scopes of its area (generalScopes); an empty list admits a token with any scope. Nil on open routes.
 	Scopes []string
+	// Idempotent marks a POST that creates: an Idempotency-Key makes retrying it safe (idempotency.go).
+	Idempotent bool
 	// Handler is the route's own handler, the last of its chain.
 	Handler gin.HandlerFunc
 }
@@ -144,7 +146,11 @@ type Route struct {
 func (s *Server) Routes() []Route { return s.routeList }
 
 // routeTable records the routes as they are registered on the router.
-type routeTable struct{ routes []Route }
+type routeTable struct {
+	routes []Route
+	// idempotent is the middleware of the creating routes.
+	idempotent gin.HandlerFunc
+}
 
 // routeGroup registers routes on one gin group, all of one area (or open).
 type routeGroup struct {
@@ -174,6 +180,12 @@ func (g routeGroup) post(path string, scopes []string, h ...gin.HandlerFunc) {
 	g.handle(http.MethodPost, path, scopes, h)
 }
 
+// create registers a POST that creates something; an Idempotency-Key makes retrying it safe. The key is
+// checked first on the route, behind the group's key and authentication.
+func (g routeGroup) create(path string, scopes []string, h ...gin.HandlerFunc) {
+	g.register(Route{Method: http.MethodPost, Scopes: scopes, Idempotent: true}, path, append([]gin.HandlerFunc{g.table.idempotent}, h...))
+}
+
 func (g routeGroup) put(path string, scopes []string, h ...gin.HandlerFunc) {
 	g.handle(http.MethodPut, path, scopes, h)
 }
@@ -183,12 +195,18 @@ func (g routeGroup) delete(path string, scopes []string, h ...gin.HandlerFunc) {
 }
 
 func (g routeGroup) handle(method, path string, scopes []string, h []gin.HandlerFunc) {
-	g.group.Handle(method, path, h...)
-	full := g.group.BasePath() + path
+	g.register(Route{Method: method, Scopes: scopes}, path, h)
+}
+
+// register serves r on the group's path and records it, with the group's area and its own handler.
+func (g routeGroup) register(r Route, path string, h []gin.HandlerFunc) {
+	g.group.Handle(r.Method, path, h...)
+	r.Path = g.group.BasePath() + path
 	if g.group.BasePath() == "/" {
-		full = path
+		r.Path = path
 	}
-	g.table.routes = append(g.table.routes, Route{Method: method, Path: full, Area: g.area, Scopes: scopes, Handler: h[len(h)-1]})
+	r.Area, r.Handler = g.area, h[len(h)-1]
+	g.table.routes = append(g.table.routes, r)
 }
 
 // index finds a route by "METHOD path", for the scope check of every request.

@@ -53,3 +53,38 @@ func TestWorkerSweepsStaleRevisions(t *testing.T) {
 	assert.True(t, exists(fresh), "a fresh revision stays")
 	assert.True(t, exists(promoted), "a promoted revision stays")
 }
+
+// A running worker also deletes the answers kept for Idempotency-Keys once they expire; live ones stay.
+func TestWorkerSweepsExpiredIdempotentAnswers(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	q := store.New(pool)
+	claim := func(key string) {
+		_, _, ok, err := q.ClaimIdempotencyKey(ctx, store.IdempotencyScope{APIKey: []byte("k"), Caller: "c", Key: key}, time.Hour, time.Hour)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	claim("expired")
+	claim("live")
+	_, err := pool.Exec(ctx, `UPDATE idempotent_requests SET expires_at = now() - interval '1 minute' WHERE key = 'expired'`)
+	require.NoError(t, err)
+	keys := func() (out []string) {
+		rows, err := pool.Query(ctx, `SELECT key FROM idempotent_requests ORDER BY key`)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			require.NoError(t, rows.Scan(&k))
+			out = append(out, k)
+		}
+		return out
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- worker.Run(runCtx, &worker.Workers{}, pool, slog.New(slog.DiscardHandler)) }()
+	require.Eventually(t, func() bool { return len(keys()) == 1 }, 30*time.Second, 20*time.Millisecond)
+	stop()
+	require.NoError(t, <-ran)
+	assert.Equal(t, []string{"live"}, keys())
+}

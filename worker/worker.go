@@ -269,7 +269,7 @@ const (
 	StaleRevisionSweep = time.Hour
 )
 
-// Run runs ws until ctx ends, and meanwhile deletes stale revisions.
+// Run runs ws until ctx ends, and meanwhile deletes stale revisions and expired idempotent answers.
 func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger) error {
 	if err := ws.Start(); err != nil {
 		return err
@@ -288,6 +288,12 @@ func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger)
 			log.Warn("deleting stale revisions failed", "err", err)
 		} else if n > 0 {
 			log.Info("deleted stale revisions", "count", n)
+		}
+		// The answers kept for Idempotency-Keys expire too (the API also ignores an expired one).
+		if n, err := store.New(pool).DeleteExpiredIdempotentResponses(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("deleting expired idempotent answers failed", "err", err)
+		} else if n > 0 {
+			log.Info("deleted expired idempotent answers", "count", n)
 		}
 		select {
 		case <-ctx.Done():
