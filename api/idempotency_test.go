@@ -217,18 +217,18 @@ func TestIdempotentFormTaskCreations(t *testing.T) {
 		return rec
 	}
 	const size = 1<<20 + 7
-	up := upload(&patternReader{size}, size, "opplasting")
+	up := upload(pdfReader(size), size, "opplasting")
 	require.Equal(t, http.StatusCreated, up.Code, up.Body.String())
-	re := upload(&patternReader{size}, size, "opplasting")
+	re := upload(pdfReader(size), size, "opplasting")
 	require.Equal(t, http.StatusCreated, re.Code, re.Body.String())
 	assert.Equal(t, "true", re.Header().Get("Idempotent-Replayed"))
 	assert.Equal(t, up.Header().Get("Location"), re.Header().Get("Location"))
-	requireProblem(t, response{upload(&patternReader{size - 1}, size-1, "opplasting")}, http.StatusUnprocessableEntity)
-	requireProblem(t, response{upload(&patternReader{size + 1}, -1, "opplasting")}, http.StatusUnprocessableEntity)
+	requireProblem(t, response{upload(pdfReader(size-1), size-1, "opplasting")}, http.StatusUnprocessableEntity)
+	requireProblem(t, response{upload(pdfReader(size+1), -1, "opplasting")}, http.StatusUnprocessableEntity)
 	assert.Equal(t, had+1, attachments())
 	var digest []byte
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT sha256 FROM attachments WHERE message_id = $1 ORDER BY id DESC LIMIT 1`, id).Scan(&digest))
-	want, err := io.ReadAll(&patternReader{size})
+	want, err := io.ReadAll(pdfReader(size))
 	require.NoError(t, err)
 	assert.Equal(t, sha256.Sum256(want), [32]byte(digest))
 }
