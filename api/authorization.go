@@ -95,9 +95,8 @@ func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegatio
 // (RoleType External) are not delegated.
 func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	ctx := c.Request.Context()
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	party, ok := managedReportee(c)
+	if !ok {
 		return
 	}
 	root, err := readDocument(c, "RightHolder")
@@ -119,7 +118,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, problem.BadRequest("a party cannot hold roles for itself"))
 		return
 	}
-	defs, err := h.delegatableRoles(c, party, rights, req.RoleDefinitionIDs)
+	defs, err := h.delegatableRoles(c, req.RoleDefinitionIDs)
 	if err != nil {
 		abort(c, err)
 		return
@@ -153,7 +152,8 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 }
 
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
-func (h *authorizationHandlers) delegatableRoles(c *gin.Context, party store.Party, rights identity.RightSet, ids []int) ([]store.RoleDefinition, error) {
+func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]store.RoleDefinition, error) {
+	party, rights := reporteeOf(c)
 	ctx := c.Request.Context()
 	subject := principalOf(c).Subject()
 	defs := make([]store.RoleDefinition, 0, len(ids))
@@ -217,9 +217,8 @@ type delegationResource struct {
 // never by national identity number. serviceCode and serviceEdition narrow the list to roles that grant
 // a right on that service, receiverId to the roles of one right holder.
 func (h *authorizationHandlers) listDelegations(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	party, ok := managedReportee(c)
+	if !ok {
 		return
 	}
 	f, err := h.delegationFilter(c)

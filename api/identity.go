@@ -205,12 +205,7 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 		return
 	}
 	login, err := s.q.FindLogin(c.Request.Context(), who)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, roleRefused(c))
-		return
-	}
-	if err != nil {
-		abort(c, err)
+	if !found(c, err, func() *problem.Problem { return roleRefused(c) }) {
 		return
 	}
 	c.Set(ctxWhoLogin, login)

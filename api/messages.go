@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -124,15 +123,7 @@ func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("there is no message %s in this mailbox", id))
-		return store.Message{}, false
-	}
-	if err != nil {
-		abort(c, err)
-		return store.Message{}, false
-	}
-	return m, true
+	return m, found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) })
 }
 
 // markRead records the first read of an unread correspondence by the caller and reloads it.
@@ -208,15 +199,9 @@ func (h *mailboxHandlers) loadForm(c *gin.Context) (store.Form, bool) {
 	}
 	party, _ := reporteeOf(c)
 	f, err := h.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("there is no form %d on message %s", id, c.Param("messageId")))
-		return f, false
-	}
-	if err != nil {
-		abort(c, err)
-		return f, false
-	}
-	return f, true
+	return f, found(c, err, func() *problem.Problem {
+		return problem.NotFound("there is no form %d on message %s", id, c.Param("messageId"))
+	})
 }
 
 func (h *mailboxHandlers) getForm(c *gin.Context) {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,15 +40,10 @@ type serviceDetail struct {
 	AttachmentRules       []store.AttachmentRule `json:",omitempty" xmlitem:"AttachmentRule"`
 }
 
+// formMeta is a form of the service with the link to its schema.
 type formMeta struct {
-	FormID                 int
-	FormName               string
-	DataFormatProviderType string
-	DataFormatID           string
-	DataFormatVersion      int
-	IsOnlyXsdValidation    bool
-	FormType               string
-	Links                  render.Links `json:"_links"`
+	store.FormMeta
+	Links render.Links `json:"_links"`
 }
 
 type codeListEntry struct {
@@ -105,15 +99,12 @@ func (h *metadataHandlers) loadService(c *gin.Context, serviceType string) (stor
 		return store.ServiceDetail{}, false
 	}
 	svc, err := h.q.GetService(c.Request.Context(), code, edition)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != serviceType) {
-		abort(c, problem.NotFound("there is no %s service %s edition %d", serviceType, code, edition))
-		return store.ServiceDetail{}, false
+	if err == nil && svc.ServiceType != serviceType {
+		err = store.ErrNotFound
 	}
-	if err != nil {
-		abort(c, err)
-		return store.ServiceDetail{}, false
-	}
-	return svc, true
+	return svc, found(c, err, func() *problem.Problem {
+		return problem.NotFound("there is no %s service %s edition %d", serviceType, code, edition)
+	})
 }
 
 func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
@@ -134,9 +125,7 @@ func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
 	for i, f := range svc.Forms {
 		var links render.Links
 		links.Add("schema", render.Link{Href: fmt.Sprintf("%s/forms/%s/%d/xsd", self, url.PathEscape(f.DataFormatID), f.DataFormatVersion), MimeType: "application/xml"})
-		d.FormsMetaData[i] = formMeta{FormID: f.FormID, FormName: f.FormName, DataFormatProviderType: f.DataFormatProviderType,
-			DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, IsOnlyXsdValidation: f.IsOnlyXsdValidation,
-			FormType: f.FormType, Links: links}
+		d.FormsMetaData[i] = formMeta{FormMeta: f, Links: links}
 	}
 	d.AttachmentRules = svc.AttachmentRules
 	respond(c, http.StatusOK, d)
@@ -163,12 +152,9 @@ func (h *metadataHandlers) getFormSchema(c *gin.Context) {
 		return
 	}
 	xsd, err := h.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version))
-		return
-	}
-	if err != nil {
-		abort(c, err)
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version)
+	}) {
 		return
 	}
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s-%d.xsd"`, safeFileName(id), version))
@@ -198,12 +184,9 @@ func (h *metadataHandlers) getCodeList(c *gin.Context) {
 		return
 	}
 	list, codes, err := h.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("there is no code list %s version %d in that language", name, version))
-		return
-	}
-	if err != nil {
-		abort(c, err)
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("there is no code list %s version %d in that language", name, version)
+	}) {
 		return
 	}
 	if codes == nil {

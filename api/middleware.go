@@ -343,6 +343,20 @@ func respond(c *gin.Context, status int, v any) {
 	}
 }
 
+// found tells whether a lookup succeeded; if not, it ends the request: a missing row with the problem
+// missing makes (naming what the client asked for), any other error through the problem mapper.
+func found(c *gin.Context, err error, missing func() *problem.Problem) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, store.ErrNotFound):
+		abort(c, missing())
+	default:
+		abort(c, err)
+	}
+	return false
+}
+
 // abort ends the request with err rendered as a problem.
 func abort(c *gin.Context, err error) {
 	_ = c.Error(err)

@@ -55,23 +55,20 @@ func (h *authorizationHandlers) listUserRoleDefinitions(c *gin.Context) {
 // roles of other reportees are answered like ones that do not exist.
 func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
 	raw := c.Param("roleDefinitionId")
-	notThere := func() { abort(c, problem.NotFound("there is no role definition %s for %q", raw, c.Param("who"))) }
+	notThere := func() *problem.Problem {
+		return problem.NotFound("there is no role definition %s for %q", raw, c.Param("who"))
+	}
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
-		notThere()
+		abort(c, notThere())
 		return store.RoleDefinition{}, false
 	}
 	party, _ := reporteeOf(c)
 	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", "")
-	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
-		notThere()
-		return d, false
+	if err == nil && d.Local() && d.OwnerPartyID != party.ID {
+		err = store.ErrNotFound
 	}
-	if err != nil {
-		abort(c, err)
-		return d, false
-	}
-	return d, true
+	return d, found(c, err, notThere)
 }
 
 func (h *authorizationHandlers) getUserRoleDefinition(c *gin.Context) {
@@ -214,33 +211,32 @@ func roleNameTaken(name string) *problem.Problem {
 }
 
 func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	party, ok := managedReportee(c)
+	if !ok {
 		return
 	}
-	l, err := h.readLocalRole(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	h.saveLocalRole(c, l, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries) (int, string, error) {
+	h.saveLocalRole(c, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries, l localRole) (int, string, error) {
 		id, err := q.CreateLocalRole(c.Request.Context(), party.ID, l.name, l.description, l.rights)
 		return id, "created local role " + l.summary(), err
 	})
 }
 
-// saveLocalRole runs save, which writes a local role of {who} and returns its id and what it did, in one
-// transaction with its audit entry, and answers status with the role's Location.
-func (h *authorizationHandlers) saveLocalRole(c *gin.Context, l localRole, action string, status int, save func(q *store.Queries) (int, string, error)) {
+// saveLocalRole reads the local role of the body and runs save, which writes it for {who} and returns its
+// id and what it did, in one transaction with its audit entry, and answers status with the role's Location.
+func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action string, status int, save func(q *store.Queries, l localRole) (int, string, error)) {
+	l, err := h.readLocalRole(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
 	ctx := c.Request.Context()
 	party, _ := reporteeOf(c)
 	now := time.Now()
 	var id int
-	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
+	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		var summary string
 		var err error
-		if id, summary, err = save(q); err != nil {
+		if id, summary, err = save(q, l); err != nil {
 			return err
 		}
 		e := auditEntry(c, party.ID, action, now)
@@ -261,9 +257,7 @@ func (h *authorizationHandlers) saveLocalRole(c *gin.Context, l localRole, actio
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
 // roles get 403.
 func (h *authorizationHandlers) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
-	_, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	if _, ok := managedReportee(c); !ok {
 		return store.RoleDefinition{}, false
 	}
 	d, ok := h.loadRoleDefinition(c)
@@ -283,12 +277,7 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	l, err := h.readLocalRole(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	h.saveLocalRole(c, l, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries) (int, string, error) {
+	h.saveLocalRole(c, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries, l localRole) (int, string, error) {
 		err := q.UpdateLocalRole(c.Request.Context(), d.ID, l.name, l.description, l.rights)
 		return d.ID, fmt.Sprintf("changed local role %d to %s", d.ID, l.summary()), err
 	})

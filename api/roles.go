@@ -108,6 +108,16 @@ func (h *authorizationHandlers) listUserRights(c *gin.Context) {
 	}
 }
 
+// managedReportee is the party {who} when the caller is its access manager; to anyone else it answers 403.
+func managedReportee(c *gin.Context) (store.Party, bool) {
+	party, rights := reporteeOf(c)
+	if !rights.AccessManager() {
+		abort(c, notAccessManager(c))
+		return party, false
+	}
+	return party, true
+}
+
 func notAccessManager(c *gin.Context) *problem.Problem {
 	return problem.New(http.StatusForbidden, "not-access-manager",
 		"you are neither access manager (ADMAI) nor main administrator (HADM) for %q", c.Param("who"))
@@ -249,9 +259,8 @@ func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
 // A right of a platform role is removed by deleting the role that gives it.
 func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
 	ctx := c.Request.Context()
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	party, ok := managedReportee(c)
+	if !ok {
 		return
 	}
 	id, err := strconv.ParseInt(c.Param("rightId"), 10, 64)
@@ -309,9 +318,8 @@ type auditEntryResource struct {
 
 // listAuditLog lists the authorization changes made for {who}, newest first, for its access managers.
 func (h *authorizationHandlers) listAuditLog(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	if !rights.AccessManager() {
-		abort(c, notAccessManager(c))
+	party, ok := managedReportee(c)
+	if !ok {
 		return
 	}
 	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {

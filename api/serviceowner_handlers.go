@@ -114,15 +114,9 @@ func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Part
 		return store.Party{}, false
 	}
 	party, err := h.parties.find(c.Request.Context(), v)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("the %s is not a known person or organization", param))
-		return party, false
-	}
-	if err != nil {
-		abort(c, err)
-		return party, false
-	}
-	return party, true
+	return party, found(c, err, func() *problem.Problem {
+		return problem.NotFound("the %s is not a known person or organization", param)
+	})
 }
 
 // soListOrganizations lists organizations, optionally found by e-mail address and/or phone number.
