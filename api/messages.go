@@ -27,6 +27,8 @@ type mailboxHandlers struct {
 
 type messageResource struct {
 	MessageID           string `json:"MessageId"`
+	ReporteeID          string `json:"ReporteeId,omitempty"` // in the list of every party's messages
+	ReporteeName        string `json:",omitempty"`
 	Subject             string
 	Status              string
 	LastChangedDateTime render.Timestamp
@@ -74,8 +76,9 @@ func messagesURL(c *gin.Context) string {
 	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
 }
 
-func (h *mailboxHandlers) messageResource(c *gin.Context, m store.MessageSummary) messageResource {
-	self := messagesURL(c) + "/" + m.MessageID // ids are 'a' and digits
+// messageResource is m with its links under mailbox, the address of the messages of its reportee.
+func (h *mailboxHandlers) messageResource(c *gin.Context, mailbox string, m store.MessageSummary) messageResource {
+	self := mailbox + "/" + m.MessageID // ids are 'a' and digits
 	r := messageResource{
 		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: render.TimestampOf(m.LastChangedDateTime),
 		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
@@ -106,11 +109,36 @@ func (h *mailboxHandlers) listMessages(c *gin.Context) {
 	}
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
 		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq, search)
-	}, func(m store.MessageSummary) messageResource { return h.messageResource(c, m) })
+	}, func(m store.MessageSummary) messageResource { return h.messageResource(c, messagesURL(c), m) })
 	if !ok {
 		return
 	}
 	coll.Links.Add("find", render.Link{Href: messagesURL(c) + "/{MessageId}", IsTemplated: true})
+	respond(c, http.StatusOK, coll)
+}
+
+// listAllMessages lists the messages of every party the caller may represent, itself included, each as
+// the caller's rights for its party allow, newest first: one statement over all parties. Each message
+// names its reportee and links under its reportee's mailbox.
+func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
+	p := principalOf(c)
+	search, err := store.ParseSearch(c.Query("search"))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.PartyMessage, bool, error) {
+		return h.q.ListAllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
+	}, func(m store.PartyMessage) messageResource {
+		reportee := reporteeID(m.ReporteeID)
+		r := h.messageResource(c, baseURL(c)+"/api/"+reportee+"/messages", m.MessageSummary)
+		r.ReporteeID, r.ReporteeName = reportee, m.ReporteeName
+		return r
+	})
+	if !ok {
+		return
+	}
+	coll.Links.Add("find", render.Link{Href: baseURL(c) + "/api/{ReporteeId}/messages/{MessageId}", IsTemplated: true})
 	respond(c, http.StatusOK, coll)
 }
 
@@ -152,7 +180,7 @@ func (h *mailboxHandlers) getMessage(c *gin.Context) {
 
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
 func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) messageResource {
-	r := h.messageResource(c, m.MessageSummary)
+	r := h.messageResource(c, messagesURL(c), m.MessageSummary)
 	self := r.Links.Self.Href
 	if m.Type == "Correspondence" {
 		r.Summary, r.Body = m.Summary, m.Body

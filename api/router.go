@@ -71,6 +71,8 @@ func (s *Server) routes() http.Handler {
 	mailboxGroup := api.Group("", s.requireKey(areaMailbox), s.authenticate)
 	mailbox := t.area(areaMailbox, mailboxGroup)
 	mailbox.get("/my/messagebox", meta, s.negotiate, mb.getMessagebox)
+	mailbox.get("/all/messagebox", meta, s.negotiate, mb.getMessagebox)
+	mailbox.get("/all/messages", meta, s.negotiate, mb.listAllMessages)
 	messages := t.area(areaMailbox, mailboxGroup.Group("/:who/messages", s.resolveWho))
 	messages.get("", meta, s.negotiate, mb.listMessages)
 	messages.create("", write, s.negotiate, ft.postFormTask)

@@ -175,6 +175,68 @@ func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibi
 	})
 }
 
+// PartyMessage is a message in the list of every party's messages, with the party it is for.
+type PartyMessage struct {
+	MessageSummary
+	ReporteeID   int64
+	ReporteeName string
+}
+
+// AllMessageFields are the fields of the list of every party's messages: the message's, and ReporteeId
+// ("r" and the party id) to narrow it to some parties.
+var AllMessageFields = func() odatasql.Fields {
+	fields := odatasql.Fields{"ReporteeId": {Column: "m.reportee_id", Kind: odatasql.Int, Prefix: "r"}}
+	for name, f := range MessageFields {
+		fields[name] = f
+	}
+	return fields
+}()
+
+// grantedSQL is the condition that the holder in $1 (column holder of roles) holds, for the message's
+// reportee, a role granting Read on the message's service, or ArchiveRead when it is archived: the rule of
+// Visibility written over roles, so that one statement applies it to every party at once. Per message it
+// is two unique-index probes (roles_party_holder or roles_login_holder, then role_definition_rights).
+func grantedSQL(holder string) string {
+	return `EXISTS (SELECT 1 FROM roles ro
+		JOIN role_definition_rights r ON r.role_definition_id = ro.role_definition_id
+		WHERE ro.` + holder + ` = $1 AND ro.reportee_id = m.reportee_id
+			AND r.service_code = m.service_code AND r.service_edition = m.service_edition
+			AND r.action = CASE WHEN ` + archivedSQL + ` THEN 'ArchiveRead' ELSE 'Read' END)`
+}
+
+// ListAllMessagesSQL is the statement ListAllMessages runs, with its arguments; exported so benchmarks can
+// time it bare.
+func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (string, []any, error) {
+	holder, id := "holder_party_id", s.PartyID
+	if s.LoginID != 0 {
+		holder, id = "holder_login_id", s.LoginID
+	}
+	args := []any{id, selfID}
+	matches, searchArgs := search.sql(len(args) + 1)
+	args = append(args, searchArgs...)
+	where, tail, listArgs, err := listClauses(lq, AllMessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
+	if err != nil {
+		return "", nil, err
+	}
+	return `SELECT ` + messageSummaryColumns + `, m.reportee_id, p.name` + messageFrom + `
+	JOIN parties p ON p.id = m.reportee_id
+	WHERE (m.reportee_id = $2 OR ` + grantedSQL(holder) + `) AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
+}
+
+// ListAllMessages lists the messages of every party the subject may represent — selfID (when not zero),
+// whose messages it sees whole, and each party it holds a role for, whose messages it sees as its roles
+// grant — that search finds, newest first unless lq orders otherwise, in one statement.
+func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, lq ListQuery, search Search) (messages []PartyMessage, more bool, err error) {
+	sql, args, err := ListAllMessagesSQL(s, selfID, lq, search)
+	if err != nil {
+		return nil, false, err
+	}
+	return queryPage(ctx, q, sql, args, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
+		var m PartyMessage
+		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)...)
+	})
+}
+
 // GetMessage returns one message of the reportee with its forms and attachments, or ErrNotFound. It does
 // not apply a Visibility: the caller checks Allows(m.Service(), m.Status).
 func (q *Queries) GetMessage(ctx context.Context, reporteeID int64, messageID string) (Message, error) {

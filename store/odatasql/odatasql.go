@@ -60,6 +60,9 @@ func (k Kind) literal() odata.LitKind {
 type Field struct {
 	Column string // trusted SQL from the caller, e.g. "m.subject"
 	Kind   Kind
+	// Prefix marks an Int column that clients see as a string of Prefix and digits (ReporteeId "r50001"):
+	// such strings are compared as the number, so the column's indexes apply.
+	Prefix string
 }
 
 // Fields is the allow-list of OData properties. Keys are matched
@@ -212,6 +215,11 @@ func (c *compiler) compare(e odata.Compare, neg bool) error {
 		}
 		return nil
 	}
+	if f.Prefix != "" && v.Kind == odata.LitString {
+		if v, err = prefixedInt(f.Prefix, name, v.Str); err != nil {
+			return err
+		}
+	}
 	want := f.Kind.literal()
 	if want == 0 {
 		return fmt.Errorf("odatasql: field %q has invalid kind %d", name, int(f.Kind))
@@ -255,6 +263,17 @@ func (c *compiler) compare(e odata.Compare, neg bool) error {
 		c.b.WriteString("(" + f.Column + " " + sqlOps[op] + " " + p + ") IS NOT TRUE")
 	}
 	return nil
+}
+
+// prefixedInt reads the number of a prefixed key such as 'r50001'.
+func prefixedInt(prefix, name, s string) (odata.Literal, error) {
+	digits, ok := strings.CutPrefix(s, prefix)
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || strings.Trim(digits, "0123456789") != "" {
+		return odata.Literal{}, &TypeError{Field: name, Msg: fmt.Sprintf("property '%s' is '%s' and digits, such as '%s50001'; not %s",
+			name, prefix, prefix, odata.Literal{Kind: odata.LitString, Str: s})}
+	}
+	return odata.Literal{Kind: odata.LitInt, Int: n}, nil
 }
 
 // likeEscaper makes the function argument match literally under ESCAPE '\'.

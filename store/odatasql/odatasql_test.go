@@ -12,6 +12,7 @@ import (
 )
 
 var fields = odatasql.Fields{
+	"ReporteeId":     {Column: "m.reportee_id", Kind: odatasql.Int, Prefix: "r"},
 	"ServiceOwner":   {Column: "m.service_owner", Kind: odatasql.String},
 	"Subject":        {Column: "m.subject", Kind: odatasql.String},
 	"ServiceEdition": {Column: "m.service_edition", Kind: odatasql.Int},
@@ -66,6 +67,10 @@ func TestWhere(t *testing.T) {
 		{"Subject eq 'x''; DROP TABLE t; --'", "m.subject = $3", []any{"x'; DROP TABLE t; --"}},
 		// Case conversions wrap the column; the argument is matched as written, LIKE characters escaped.
 		{"tolower(Subject) eq 'skatt'", "lower(m.subject) = $3", []any{"skatt"}},
+		// A prefixed key is compared as its number.
+		{"ReporteeId eq 'r50001'", "m.reportee_id = $3::bigint", []any{int64(50001)}},
+		{"ReporteeId eq 'r50001' or 'r50002' eq ReporteeId", "(m.reportee_id = $3::bigint OR m.reportee_id = $4::bigint)", []any{int64(50001), int64(50002)}},
+		{"ReporteeId ne 'r7'", "m.reportee_id IS DISTINCT FROM $3::bigint", []any{int64(7)}},
 		{"toupper(Subject) ne 'SKATT'", "upper(m.subject) IS DISTINCT FROM $3", []any{"SKATT"}},
 		{"tolower(Subject) eq null", "lower(m.subject) IS NULL", nil},
 		{"not tolower(ServiceOwner) gt 'm'", "(lower(m.service_owner) > $3) IS NOT TRUE", []any{"m"}},
@@ -99,9 +104,9 @@ func TestWhereErrors(t *testing.T) {
 		msg     string
 		unknown bool // UnknownFieldError rather than TypeError
 	}{
-		{"Owner eq 'x'", "unknown property 'Owner'; allowed: CreatedDate, IsRead, ServiceEdition, ServiceOwner, Subject", true},
-		{"startswith(Body,'x')", "unknown property 'Body'; allowed: CreatedDate, IsRead, ServiceEdition, ServiceOwner, Subject", true},
-		{"Body eq null", "unknown property 'Body'; allowed: CreatedDate, IsRead, ServiceEdition, ServiceOwner, Subject", true},
+		{"Owner eq 'x'", "unknown property 'Owner'; allowed: CreatedDate, IsRead, ReporteeId, ServiceEdition, ServiceOwner, Subject", true},
+		{"startswith(Body,'x')", "unknown property 'Body'; allowed: CreatedDate, IsRead, ReporteeId, ServiceEdition, ServiceOwner, Subject", true},
+		{"Body eq null", "unknown property 'Body'; allowed: CreatedDate, IsRead, ReporteeId, ServiceEdition, ServiceOwner, Subject", true},
 		{"CreatedDate eq 'abc'", "property 'CreatedDate' is a DateTime and cannot be compared with a string", false},
 		{"ServiceEdition gt 'x'", "property 'ServiceEdition' is an integer and cannot be compared with a string", false},
 		{"Subject eq 1", "property 'Subject' is a string and cannot be compared with an integer", false},
@@ -112,8 +117,12 @@ func TestWhereErrors(t *testing.T) {
 		{"contains(CreatedDate,'2024')", "contains needs a string property; 'CreatedDate' is a DateTime", false},
 		{"Subject eq 'a' and not startswith(ServiceEdition,'1')", "startswith needs a string property; 'ServiceEdition' is an integer", false},
 		{"tolower(ServiceEdition) eq '1'", "tolower needs a string property; 'ServiceEdition' is an integer", false},
+		{"ReporteeId eq '50001'", "property 'ReporteeId' is 'r' and digits, such as 'r50001'; not '50001'", false},
+		{"ReporteeId eq 'r'", "property 'ReporteeId' is 'r' and digits, such as 'r50001'; not 'r'", false},
+		{"ReporteeId eq 'r-5'", "property 'ReporteeId' is 'r' and digits, such as 'r50001'; not 'r-5'", false},
+		{"ReporteeId eq 'r99999999999999999999'", "property 'ReporteeId' is 'r' and digits, such as 'r50001'; not 'r99999999999999999999'", false},
 		{"substringof('x',toupper(IsRead))", "toupper needs a string property; 'IsRead' is a boolean", false},
-		{"tolower(Body) eq 'x'", "unknown property 'Body'; allowed: CreatedDate, IsRead, ServiceEdition, ServiceOwner, Subject", true},
+		{"tolower(Body) eq 'x'", "unknown property 'Body'; allowed: CreatedDate, IsRead, ReporteeId, ServiceEdition, ServiceOwner, Subject", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {

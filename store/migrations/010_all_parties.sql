@@ -1,0 +1,3 @@
+-- The list of every party's messages (GET /api/all/messages) walks all messages newest first and keeps
+-- those the caller's roles grant, until a page is full.
+CREATE INDEX messages_newest ON messages (created_date DESC, id DESC);
