@@ -54,3 +54,39 @@ func TestWriteHALXML(t *testing.T) {
 		`<resource href="/things"><When>2026-01-02T03:04:05</When><link rel="next" href="/things?page=2"></link>`+
 		`<resource rel="things" href="/things/1"><Name>one</Name></resource></resource>`, buf.String())
 }
+
+type entry struct {
+	Code  string
+	Links render.Links `json:"_links"`
+}
+
+// The fields of an embedded struct are the resource's own in XML as in JSON, also when its type is
+// unexported (the single metadata views embed their list entry so).
+func TestWriteHALXMLEmbeddedStruct(t *testing.T) {
+	var links render.Links
+	links.Add("self", render.Link{Href: "/things/1"})
+	detail := struct {
+		entry
+		Extra int
+		*entryPointer
+	}{entry: entry{Code: "4711", Links: links}, Extra: 2, entryPointer: &entryPointer{Edition: 1}}
+
+	var buf bytes.Buffer
+	require.NoError(t, render.WriteHALXML(&buf, detail))
+	assert.Equal(t, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<resource href="/things/1"><Code>4711</Code><Extra>2</Extra><Edition>1</Edition></resource>`, buf.String())
+}
+
+type entryPointer struct{ Edition int }
+
+// omitempty leaves out in XML what it leaves out in JSON: an empty slice too, but never a struct.
+func TestWriteHALXMLOmitEmpty(t *testing.T) {
+	v := struct {
+		Options []string         `json:",omitempty"`
+		Note    string           `json:",omitempty"`
+		When    render.Timestamp `json:",omitempty"`
+	}{Options: []string{}}
+	var buf bytes.Buffer
+	require.NoError(t, render.WriteHALXML(&buf, v))
+	assert.Equal(t, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<resource><When>0001-01-01T00:00:00</When></resource>`, buf.String())
+}

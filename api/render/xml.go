@@ -63,6 +63,27 @@ func (x *xmlWriter) token(t xml.Token) {
 	}
 }
 
+// isEmptyValue is what omitempty leaves out, as encoding/json has it: false, 0, "", nil, and empty
+// arrays, slices and maps (an empty non-nil slice too).
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+func indirectType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
 func indirect(v reflect.Value) reflect.Value {
 	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
 		if v.IsNil() {
@@ -144,22 +165,24 @@ func (x *xmlWriter) fields(v reflect.Value) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		fv := v.Field(i)
 		name, omitEmpty := jsonName(f)
 		if name == "-" {
 			continue
 		}
-		if f.Anonymous && name == "" {
+		// The fields of an embedded struct are the resource's own, as encoding/json promotes them: also
+		// when the embedded type is unexported (reflect lets its exported fields be read).
+		if f.Anonymous && name == "" && indirectType(f.Type).Kind() == reflect.Struct {
 			x.fields(indirect(fv))
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		if omitEmpty && fv.IsZero() {
+		if omitEmpty && isEmptyValue(fv) {
 			continue
 		}
 		if name == "_links" {

@@ -1,0 +1,255 @@
+package api_test
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// halMediaTypes are the four media types every resource is rendered in.
+var halMediaTypes = []string{"application/hal+json", "application/json", "application/hal+xml", "application/xml"}
+
+// notResources are the GET routes that answer with something else than a HAL resource.
+var notResources = []string{
+	"/healthz", "/readyz",
+	"/api/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd",
+	"/api/:who/messages/:messageId/print",
+	"/api/:who/messages/:messageId/forms/:formId/formdata",
+	"/api/:who/messages/:messageId/attachments/:attachmentId",
+	"/api/:who/messages/:messageId/portalview",
+}
+
+// Every resource carries the same fields in all four media types: for each GET route of the router that
+// answers with a resource, the field names of the JSON forms (keys, recursively, with the items of
+// _embedded lists and of arrays) are the element names of the XML forms.
+func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
+	srv, _ := newServer(t)
+	// A delegation, so the delegations, the audit log and the personal contacts have entries to compare.
+	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA)).Code)
+	formTasks, _ := formTaskServer(t)
+
+	person := func(h http.Handler) func(t *testing.T, path, accept string) response {
+		return func(t *testing.T, path, accept string) response { return getAs(t, h, ssnP1, path, "Accept", accept) }
+	}
+	owner := func(t *testing.T, path, accept string) response {
+		return fjeToken(t).get(t, srv, path, "Accept", accept)
+	}
+	p1 := selfReporteeID(t, ssnP1)
+	formTask, correspondence := "/api/"+orgO1+"/messages/a3100129", "/api/"+orgO1+"/messages/a3100150"
+	form := pathOf(t, getAs(t, srv, ssnP1, formTask).json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string))
+	contacts := owner(t, "/api/serviceowner/organizations/"+orgO1+"/personalcontacts", "").embedded(t, "personalcontacts")
+	require.NotEmpty(t, contacts)
+	contact := fmt.Sprint(contacts[0]["PersonalContactId"])
+
+	cases := []struct {
+		route string
+		paths []string
+		get   func(t *testing.T, path, accept string) response
+	}{
+		{"/api/metadata", []string{"/api/metadata"}, person(srv)},
+		{"/api/metadata/formtask/:serviceCode/:serviceEdition", []string{"/api/metadata/formtask/6120/1", "/api/metadata/formtask/4711/2"}, person(srv)},
+		{"/api/metadata/correspondence/:serviceCode/:serviceEdition", []string{"/api/metadata/correspondence/7001/1"}, person(srv)},
+		{"/api/metadata/codelists", []string{"/api/metadata/codelists"}, person(srv)},
+		{"/api/metadata/codelists/:name/:version", []string{"/api/metadata/codelists/Landkoder/1"}, person(srv)},
+		{"/api/reportees", []string{"/api/reportees"}, person(srv)},
+		{"/api/reportees/:reporteeId", []string{"/api/reportees/" + p1, "/api/reportees/" + orgO1}, person(srv)},
+		{"/api/my/messagebox", []string{"/api/my/messagebox"}, person(srv)},
+		{"/api/:who/messages", []string{"/api/" + orgO1 + "/messages"}, person(srv)},
+		{"/api/:who/messages/:messageId", []string{formTask, correspondence}, person(srv)},
+		{"/api/:who/messages/:messageId/forms/:formId", []string{form}, person(srv)},
+		{"/api/:who/messages/:messageId/validate", []string{"/api/" + orgO1 + "/messages/a3101186/validate"}, person(formTasks)},
+		{"/api/:who/authorization/roles", []string{"/api/" + orgO1 + "/authorization/roles", "/api/my/authorization/roles"}, person(srv)},
+		{"/api/:who/authorization/rights", []string{"/api/" + orgO1 + "/authorization/rights"}, person(srv)},
+		{"/api/:who/authorization/delegations", []string{"/api/" + orgO1 + "/authorization/delegations"}, person(srv)},
+		{"/api/:who/authorization/auditlog", []string{"/api/" + orgO1 + "/authorization/auditlog"}, person(srv)},
+		{"/api/:who/authorization/roledefinitions", []string{"/api/" + orgO1 + "/authorization/roledefinitions"}, person(srv)},
+		{"/api/:who/authorization/roledefinitions/:roleDefinitionId", []string{fmt.Sprintf("/api/%s/authorization/roledefinitions/%d", orgO1, roleREGNA)}, person(srv)},
+		{"/api/serviceowner/organizations", []string{"/api/serviceowner/organizations"}, owner},
+		{"/api/serviceowner/organizations/:who", []string{"/api/serviceowner/organizations/" + orgO1}, owner},
+		{"/api/serviceowner/organizations/:who/officialcontacts", []string{"/api/serviceowner/organizations/" + orgO1 + "/officialcontacts"}, owner},
+		{"/api/serviceowner/organizations/:who/personalcontacts", []string{"/api/serviceowner/organizations/" + orgO1 + "/personalcontacts"}, owner},
+		{"/api/serviceowner/organizations/:who/personalcontacts/:person/roles", []string{"/api/serviceowner/organizations/" + orgO1 + "/personalcontacts/" + contact + "/roles"}, owner},
+		{"/api/serviceowner/authorization/roles", []string{"/api/serviceowner/authorization/roles?subject=" + ssnP1 + "&reportee=" + orgO1}, owner},
+		{"/api/serviceowner/authorization/rights", []string{"/api/serviceowner/authorization/rights?subject=" + ssnP1 + "&reportee=" + orgO1}, owner},
+		{"/api/serviceowner/roledefinitions", []string{"/api/serviceowner/roledefinitions"}, owner},
+		{"/api/serviceowner/roledefinitions/:roleDefinitionId", []string{fmt.Sprintf("/api/serviceowner/roledefinitions/%d", roleREGNA)}, owner},
+		{"/api/serviceowner/reportees", []string{"/api/serviceowner/reportees?subject=" + ssnP1}, owner},
+	}
+
+	covered := append([]string(nil), notResources...)
+	for _, tc := range cases {
+		covered = append(covered, tc.route)
+		for _, path := range tc.paths {
+			t.Run(path, func(t *testing.T) {
+				var (
+					want     []string
+					wantFrom string
+					shape    any // the JSON form, which tells lists from structs in the XML forms
+				)
+				for _, accept := range halMediaTypes {
+					r := tc.get(t, path, accept)
+					require.Equal(t, http.StatusOK, r.Code, "%s: %s", accept, r.Body.String())
+					require.Contains(t, r.Header().Get("Content-Type"), accept)
+					if shape == nil {
+						require.NoError(t, json.Unmarshal(r.Body.Bytes(), &shape))
+					}
+					got := map[string]bool{}
+					if strings.Contains(accept, "xml") {
+						xmlFieldPaths(xmlTree(t, r.Body.Bytes()), shape, "", got)
+					} else {
+						var v any
+						require.NoError(t, json.Unmarshal(r.Body.Bytes(), &v))
+						jsonFieldPaths(v, "", got)
+					}
+					fields := sortedKeys(got)
+					require.NotEmpty(t, fields, accept)
+					if want == nil {
+						want, wantFrom = fields, accept
+						continue
+					}
+					assert.Equal(t, want, fields, "the fields of %s (want) and %s (got)", wantFrom, accept)
+				}
+			})
+		}
+	}
+
+	for _, route := range srv.Routes() {
+		if route.Method == http.MethodGet {
+			assert.Contains(t, covered, route.Path, "a GET route whose resource this test does not render")
+		}
+	}
+}
+
+// jsonFieldPaths adds the fields of a JSON resource to out as paths (Name, Rights[].Action,
+// _embedded.messages[].Subject); links are not fields.
+func jsonFieldPaths(v any, prefix string, out map[string]bool) {
+	switch x := v.(type) {
+	case []any: // a plain array of resources
+		for _, item := range x {
+			jsonFieldPaths(item, prefix+"[].", out)
+		}
+	case map[string]any:
+		for key, val := range x {
+			switch key {
+			case "_links":
+			case "_embedded":
+				for name, list := range val.(map[string]any) {
+					for _, item := range list.([]any) {
+						jsonFieldPaths(item, prefix+"_embedded."+name+"[].", out)
+					}
+				}
+			default:
+				out[prefix+key] = true
+				switch inner := val.(type) {
+				case map[string]any:
+					jsonFieldPaths(inner, prefix+key+".", out)
+				case []any:
+					for _, item := range inner {
+						if _, ok := item.(map[string]any); ok {
+							jsonFieldPaths(item, prefix+key+"[].", out)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// xmlElement is an element of an XML answer.
+type xmlElement struct {
+	name, rel string
+	children  []*xmlElement
+}
+
+func xmlTree(t *testing.T, body []byte) *xmlElement {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(string(body)))
+	var stack []*xmlElement
+	var root *xmlElement
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, string(body))
+		switch e := tok.(type) {
+		case xml.StartElement:
+			n := &xmlElement{name: e.Name.Local}
+			for _, a := range e.Attr {
+				if a.Name.Local == "rel" {
+					n.rel = a.Value
+				}
+			}
+			if len(stack) > 0 {
+				parent := stack[len(stack)-1]
+				parent.children = append(parent.children, n)
+			} else {
+				root = n
+			}
+			stack = append(stack, n)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	require.NotNil(t, root)
+	return root
+}
+
+// xmlFieldPaths adds the fields of an XML resource to out as jsonFieldPaths names them. shape is the
+// resource's JSON form, which tells a list (its items are the element's children) from a struct.
+func xmlFieldPaths(n *xmlElement, shape any, prefix string, out map[string]bool) {
+	if list, ok := shape.([]any); ok { // <resources> of a plain array
+		for i, item := range n.children {
+			xmlFieldPaths(item, at(list, i), prefix+"[].", out)
+		}
+		return
+	}
+	obj, _ := shape.(map[string]any)
+	embedded, _ := obj["_embedded"].(map[string]any)
+	seen := map[string]int{}
+	for _, c := range n.children {
+		switch {
+		case c.name == "link":
+		case c.name == "resource" && c.rel != "":
+			list, _ := embedded[c.rel].([]any)
+			xmlFieldPaths(c, at(list, seen[c.rel]), prefix+"_embedded."+c.rel+"[].", out)
+			seen[c.rel]++
+		default:
+			out[prefix+c.name] = true
+			switch inner := obj[c.name].(type) {
+			case map[string]any:
+				xmlFieldPaths(c, inner, prefix+c.name+".", out)
+			case []any:
+				for i, item := range c.children {
+					if m, ok := at(inner, i).(map[string]any); ok {
+						xmlFieldPaths(item, m, prefix+c.name+"[].", out)
+					}
+				}
+			}
+		}
+	}
+}
+
+func at(list []any, i int) any {
+	if i < len(list) {
+		return list[i]
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
