@@ -62,6 +62,8 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/reportees", []string{"/api/reportees"}, person(srv)},
 		{"/api/reportees/:reporteeId", []string{"/api/reportees/" + p1, "/api/reportees/" + orgO1}, person(srv)},
 		{"/api/my/messagebox", []string{"/api/my/messagebox"}, person(srv)},
+		{"/api/all/messagebox", []string{"/api/all/messagebox"}, person(srv)},
+		{"/api/all/messages", []string{"/api/all/messages"}, person(srv)},
 		{"/api/:who/messages", []string{"/api/" + orgO1 + "/messages"}, person(srv)},
 		{"/api/:who/messages/:messageId", []string{formTask, correspondence}, person(srv)},
 		{"/api/:who/messages/:messageId/forms/:formId", []string{form}, person(srv)},
