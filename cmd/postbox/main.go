@@ -32,6 +32,7 @@ import (
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/importer"
+	"github.com/postbox/postbox/store/scaledata"
 	"github.com/postbox/postbox/worker"
 )
 
@@ -46,6 +47,9 @@ commands:
   dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the workers of
                  every queue group, for local use
   token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
+  gen            migrate and add a large synthetic mailbox (COPY): [--messages 1000000] [--parties 1000]
+                 [--services 200] [--owners 20] [--seed 1]; one person (scaledata.PersonSSN) represents
+                 every generated organization with rights on about half of the services
 
 Settings come from POSTBOX_* environment variables; see README.md.
 `
@@ -80,6 +84,8 @@ func main() {
 		err = runDev(ctx, cfg, log, args)
 	case "token":
 		err = runToken(cfg, args)
+	case "gen":
+		err = runGen(ctx, cfg, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -120,6 +126,35 @@ func runSeed(ctx context.Context, cfg config.Config, args []string) error {
 		return err
 	}
 	slog.Info("dataset imported", "file", *file)
+	return nil
+}
+
+func runGen(ctx context.Context, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	shape := scaledata.Full
+	fs.IntVar(&shape.Messages, "messages", shape.Messages, "messages to add")
+	fs.IntVar(&shape.Parties, "parties", shape.Parties, "organizations the person represents")
+	fs.IntVar(&shape.Services, "services", shape.Services, "services (even ones form tasks, odd ones correspondence)")
+	fs.IntVar(&shape.Owners, "owners", shape.Owners, "service owners")
+	fs.Uint64Var(&shape.Seed, "seed", shape.Seed, "random seed: the same seed gives the same data")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := store.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	began := time.Now()
+	res, err := scaledata.Generate(ctx, pool, shape)
+	if err != nil {
+		return err
+	}
+	slog.Info("dataset generated", "messages", shape.Messages, "organizations", shape.Parties, "services", shape.Services,
+		"person", scaledata.PersonSSN, "first_reportee", fmt.Sprintf("r%d", res.FirstOrg), "took", time.Since(began).Round(time.Second))
 	return nil
 }
 

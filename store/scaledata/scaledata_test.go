@@ -1,0 +1,50 @@
+package scaledata_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/scaledata"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+func TestGenerate(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.NewEmpty(t)
+	shape := scaledata.Shape{Messages: 3000, Parties: 30, Services: 12, Owners: 3, Seed: 5}
+	res, err := scaledata.Generate(ctx, pool, shape)
+	require.NoError(t, err)
+
+	count := func(sql string, args ...any) int {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	assert.Equal(t, 3000, count(`SELECT count(*) FROM messages`))
+	assert.Equal(t, 30, count(`SELECT count(DISTINCT reportee_id) FROM messages`))
+	assert.Equal(t, 12, count(`SELECT count(DISTINCT service_code) FROM messages`))
+	assert.Equal(t, 3000, count(`SELECT count(*) FROM messages WHERE search_words <> ''::tsvector`), "the search columns are filled")
+	assert.Positive(t, count(`SELECT count(*) FROM messages WHERE language = 1033`))
+	assert.Positive(t, count(`SELECT count(*) FROM messages WHERE status IN ('Ulest', 'Sendt og arkivert')`))
+	// The person holds a role for every organization, granting Read and ArchiveRead on half the services.
+	assert.Equal(t, 30, count(`SELECT count(*) FROM roles WHERE holder_party_id = $1`, res.PersonID))
+	assert.Equal(t, 30*6*2, count(`SELECT count(*) FROM roles ro JOIN role_definition_rights r USING (role_definition_id)
+		WHERE ro.holder_party_id = $1`, res.PersonID))
+	assert.Equal(t, 30*6, res.Grants)
+
+	q := store.New(pool)
+	parties, _, err := q.ListReportees(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ServiceFilter{}, store.Unpaged)
+	require.NoError(t, err)
+	assert.Len(t, parties, 31, "the person and every organization")
+	page, more, err := q.ListAllMessages(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ListQuery{Page: store.Page{Limit: 50}}, store.Search{})
+	require.NoError(t, err)
+	assert.Len(t, page, 50)
+	assert.True(t, more)
+
+	_, err = scaledata.Generate(ctx, storetest.NewEmpty(t), scaledata.Shape{Messages: 1, Parties: 1, Services: 1, Owners: 1})
+	require.Error(t, err)
+}
