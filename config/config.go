@@ -2,6 +2,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 
 	"log/slog"
@@ -193,51 +194,42 @@ func (r *reader) issuers(issuerVar, issuerDef, jwksVar, jwksDef string) []TokenI
 }
 
 func (r *reader) boolean(name string, def bool) bool {
-	v := r.getenv(name)
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.fail(name, "%q is not true or false", v)
-	}
-	return b
+	return parsed(r, name, def, strconv.ParseBool, "true or false")
 }
 
 func (r *reader) integer(name string, def int64) int64 {
-	v := r.getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		r.fail(name, "%q is not a whole number", v)
-	}
-	return n
+	return parsed(r, name, def, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, "a whole number")
 }
 
 func (r *reader) duration(name string, def time.Duration) time.Duration {
-	v := r.getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		r.fail(name, "%q is not a duration like 30s or 2m", v)
-	}
-	return d
+	return parsed(r, name, def, func(v string) (time.Duration, error) {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 0 {
+			err = errors.New("negative")
+		}
+		return d, err
+	}, "a duration like 30s or 2m")
 }
 
 func (r *reader) level(name string, def slog.Level) slog.Level {
+	return parsed(r, name, def, func(v string) (l slog.Level, err error) {
+		err = l.UnmarshalText([]byte(v))
+		return l, err
+	}, "one of debug, info, warn, error")
+}
+
+// parsed reads name with parse, or returns def when it is not set; a value parse refuses is a failure that
+// says what the value should be.
+func parsed[T any](r *reader, name string, def T, parse func(string) (T, error), want string) T {
 	v := r.getenv(name)
 	if v == "" {
 		return def
 	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		r.fail(name, "%q is not one of debug, info, warn, error", v)
+	x, err := parse(v)
+	if err != nil {
+		r.fail(name, "%q is not %s", v, want)
 	}
-	return l
+	return x
 }
 
 func (r *reader) oneOf(name, def string, allowed ...string) string {

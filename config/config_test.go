@@ -124,3 +124,18 @@ func TestTokenIssuersPairWithTheirKeys(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "POSTBOX_TOKEN_JWKS")
 }
+
+// A value that cannot be read says what it should be.
+func TestABadValueSaysWhatItShouldBe(t *testing.T) {
+	for _, tc := range []struct{ name, value, want string }{
+		{"POSTBOX_TRUST_PROXY", "perhaps", `"perhaps" is not true or false`},
+		{"POSTBOX_WORKER_MAX_WORKFLOW_TASKS", "many", `"many" is not a whole number`},
+		{"POSTBOX_SHUTDOWN_TIMEOUT", "soon", `"soon" is not a duration like 30s or 2m`},
+		{"POSTBOX_LIST_TIMEOUT", "-1s", `"-1s" is not a duration like 30s or 2m`},
+		{"POSTBOX_LOG_LEVEL", "loud", `"loud" is not one of debug, info, warn, error`},
+	} {
+		_, err := load(env(map[string]string{tc.name: tc.value}))
+		require.Error(t, err, tc.name)
+		assert.Equal(t, tc.name+": "+tc.want, err.Error())
+	}
+}
