@@ -167,12 +167,18 @@ func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Messa
 	return h.loadMessage(c)
 }
 
-func (h *mailboxHandlers) getMessage(c *gin.Context) {
+// openMessage loads the message of the path and records the caller's first read of it.
+func (h *mailboxHandlers) openMessage(c *gin.Context) (store.Message, bool) {
 	m, ok := h.loadMessage(c)
 	if !ok {
-		return
+		return m, false
 	}
-	if m, ok = h.markRead(c, m); !ok {
+	return h.markRead(c, m)
+}
+
+func (h *mailboxHandlers) getMessage(c *gin.Context) {
+	m, ok := h.openMessage(c)
+	if !ok {
 		return
 	}
 	respond(c, http.StatusOK, h.singleMessage(c, m))

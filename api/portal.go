@@ -51,11 +51,8 @@ type portalPage struct {
 
 // getPortalView renders the message as an HTML page for a person in a browser.
 func (h *mailboxHandlers) getPortalView(c *gin.Context) {
-	m, ok := h.loadMessage(c)
+	m, ok := h.openMessage(c)
 	if !ok {
-		return
-	}
-	if m, ok = h.markRead(c, m); !ok {
 		return
 	}
 	party, _ := reporteeOf(c)

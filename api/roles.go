@@ -237,21 +237,10 @@ func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
 		abort(c, problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label))
 		return
 	}
-	now := time.Now()
-	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := q.DeleteDelegatedRole(ctx, id); err != nil {
-			return err
-		}
-		e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, now)
-		e.RoleID, e.RoleDefinitionID, e.RightHolder = id, role.RoleDefinitionID, role.HolderName
-		e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-		return q.AppendAudit(ctx, e)
-	})
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, time.Now())
+	e.RoleID, e.RoleDefinitionID, e.RightHolder = id, role.RoleDefinitionID, role.HolderName
+	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
+	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteDelegatedRole(ctx, id) })
 }
 
 // deleteUserRight deletes a right. Every right comes from a role definition (RightSourceType
@@ -283,14 +272,19 @@ func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
 			"right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName))
 		return
 	}
-	now := time.Now()
-	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := q.DeleteLocalRight(ctx, id); err != nil {
+	e := auditEntry(c, party.ID, store.AuditDeleteRight, time.Now())
+	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
+	e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
+	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteLocalRight(ctx, id) })
+}
+
+// deleteAudited runs a delete and its audit entry in one transaction and answers 204.
+func (h *authorizationHandlers) deleteAudited(c *gin.Context, e store.AuditEntry, del func(q *store.Queries) error) {
+	ctx := c.Request.Context()
+	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
+		if err := del(q); err != nil {
 			return err
 		}
-		e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
-		e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
-		e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
 		return q.AppendAudit(ctx, e)
 	})
 	if err != nil {
