@@ -68,6 +68,8 @@ type persona struct {
 	header map[string]string
 	query  string
 	cert   *x509.Certificate
+	// params are the persona's own path parameters over the walk's: the parties it acts for.
+	params map[string]string
 }
 
 // hostileCase is one request of the walk, on top of the persona's: a header mapped to "" is removed.
@@ -118,6 +120,12 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM attachments WHERE message_id = $1 ORDER BY ordinal LIMIT 1`, hostileMessage).Scan(&attachmentID))
 
 	cookie := login(t, srv, "ingrid.fjellheim", "Demo-1-Fjellheim!")
+	euCert := loadCert(t, "enterprise.pem")
+	euLogin := doWith(t, srv, request{method: http.MethodPost, path: "/api/authentication/authenticatewithpassword?ForceEIAuthentication",
+		header: map[string]string{"Content-Type": jsonType}, body: `{"UserName":"` + euUserName + `","UserPassword":"Demo-EU-Nordkyst!"}`},
+		func(r *http.Request) { r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{euCert}}} })
+	require.Equal(t, http.StatusOK, euLogin.Code, euLogin.Body.String())
+	euCookie := euLogin.Result().Cookies()[0].Value
 	personTok := personToken(t, ssnP1, allEndUserScopes)
 	orgTok := orgToken(t, orgO1, "platform:enduser")
 	soTok := orgToken(t, orgFJE, "platform:serviceowner")
@@ -135,6 +143,8 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},
 			{name: "person by password", header: map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + cookie}},
 			{name: "organization by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + orgTok}},
+			{name: "enterprise user by password and certificate", header: map[string]string{"ApiKey": keyAll, "Cookie": ".ASPXAUTH=" + euCookie},
+				cert: euCert, params: map[string]string{"who": orgO5}},
 		},
 		serviceOwners: []persona{
 			{name: "service owner by token", header: map[string]string{"ApiKey": keyFJE, "Authorization": "Bearer " + soTok}},
@@ -158,7 +168,7 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			w.secrets = append(w.secrets, s)
 		}
 	}
-	w.secrets = append(w.secrets, cookie, personTok, orgTok, soTok)
+	w.secrets = append(w.secrets, cookie, euCookie, personTok, orgTok, soTok)
 
 	// The print of a form task is kept by the digest of its content once made: made here, before the
 	// tables are compared, the walk's reads of it change nothing.
@@ -459,12 +469,12 @@ func (w *hostileWalk) headerCases() []hostileCase {
 var paramPattern = regexp.MustCompile(`:[A-Za-z]+`)
 
 // paramsOf are the walk's values of the route's path parameters.
-func (w *hostileWalk) paramsOf(r api.Route) map[string]string {
-	if r.Method != http.MethodPost || !strings.Contains(r.Path, "/attachments") {
-		return w.params
-	}
+func (w *hostileWalk) paramsOf(r api.Route, p persona) map[string]string {
 	params := maps.Clone(w.params)
-	params["messageId"] = openTask
+	if r.Method == http.MethodPost && strings.Contains(r.Path, "/attachments") {
+		params["messageId"] = openTask
+	}
+	maps.Copy(params, p.params)
 	return params
 }
 
@@ -492,36 +502,38 @@ func (w *hostileWalk) personasOf(r api.Route) []persona {
 }
 
 func (w *hostileWalk) walkRoute(t *testing.T, r api.Route) {
-	method, route, params := r.Method, r.Path, w.paramsOf(r)
-	valid := fill(t, params, route, "", "")
-	var cases []hostileCase
-	for _, name := range paramPattern.FindAllString(route, -1) {
-		for _, v := range hostilePathValues {
-			cases = append(cases, hostileCase{name: "path " + name + " " + v.name, path: fill(t, params, route, name[1:], v.raw)})
-		}
-	}
-	cases = append(cases, personaQueryCases()...)
-	switch method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-		for _, c := range w.bodyCases() {
-			c.refuse = r.Area != ""
-			cases = append(cases, c)
-		}
-	}
 	personas := w.personasOf(r)
 	for _, p := range personas {
+		params := w.paramsOf(r, p)
+		valid := fill(t, params, r.Path, "", "")
+		var cases []hostileCase
+		for _, name := range paramPattern.FindAllString(r.Path, -1) {
+			for _, v := range hostilePathValues {
+				cases = append(cases, hostileCase{name: "path " + name + " " + v.name, path: fill(t, params, r.Path, name[1:], v.raw)})
+			}
+		}
+		cases = append(cases, personaQueryCases()...)
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			for _, c := range w.bodyCases() {
+				c.refuse = r.Area != ""
+				cases = append(cases, c)
+			}
+		}
 		t.Run(p.name, func(t *testing.T) {
 			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) { w.checkCase(t, w.send(t, method, valid, p, c), c) })
+				t.Run(c.name, func(t *testing.T) { w.checkCase(t, w.send(t, r.Method, valid, p, c), c) })
 			}
 		})
 	}
 	// The header cases change the credentials, and a handler reads its query the same for every caller it
 	// lets in: both run once, as the first persona.
-	t.Run(personas[0].name+" (headers and query)", func(t *testing.T) {
+	first := personas[0]
+	valid := fill(t, w.paramsOf(r, first), r.Path, "", "")
+	t.Run(first.name+" (headers and query)", func(t *testing.T) {
 		for _, c := range slices.Concat(w.headerCases(), w.queryCases(), namedQueryCases()) {
 			c.refuse = c.refuse && r.Area != ""
-			t.Run(c.name, func(t *testing.T) { w.checkCase(t, w.send(t, method, valid, personas[0], c), c) })
+			t.Run(c.name, func(t *testing.T) { w.checkCase(t, w.send(t, r.Method, valid, first, c), c) })
 		}
 	})
 }
