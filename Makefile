@@ -12,7 +12,7 @@ WORKFLOWCHECK := $(BIN)/workflowcheck
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: run test bench fuzz chaos lint build deps clean workflowcheck
+.PHONY: run test bench bench-load fuzz chaos lint build deps clean workflowcheck
 
 run: deps $(TEMPORAL) build
 	scripts/run.sh
@@ -22,6 +22,12 @@ test: deps $(TEMPORAL)
 
 bench: deps $(TEMPORAL)
 	scripts/test.sh bench
+
+# The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by vegeta at 32
+# clients, each endpoint beside its bare SQL, on the database of POSTBOX_DATABASE_URL filled by
+# `postbox seed` and `postbox gen` (see README, Data at scale). Not part of `make test`.
+bench-load: deps build
+	go run ./cmd/benchload
 
 # Crashes every component under load and checks that no form task is lost or doubled (cmd/chaos, about
 # five minutes, at most ten). Not part of `make test`.

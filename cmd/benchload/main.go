@@ -1,0 +1,296 @@
+// Command benchload measures the mailbox API under load over real HTTP (make bench-load): it starts
+// `postbox api` (the binary, on a loopback TCP port) on a database filled by `postbox gen` beside the demo
+// dataset, drives each endpoint with vegeta at a fixed number of concurrent clients, runs the bare SQL the
+// endpoint runs at the same concurrency in the same run, and prints requests per second, p50 and p99 of
+// both, their ratio, and the API process's peak resident memory.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/odata"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/scaledata"
+)
+
+// demoMailboxKey is the demo dataset's API key of the mailbox area.
+const demoMailboxKey = "9D4E2680-50AB-47FB-A1E6-6AB8106A0FB6"
+
+func main() {
+	database := flag.String("database", os.Getenv("POSTBOX_DATABASE_URL"), "database filled by `postbox seed` and `postbox gen`")
+	binary := flag.String("postbox", "bin/postbox", "the postbox binary to serve the API with")
+	clients := flag.Int("clients", 32, "concurrent clients")
+	duration := flag.Duration("duration", 10*time.Second, "how long each endpoint and each bare query is driven")
+	flag.Parse()
+	if err := run(context.Background(), *database, *binary, *clients, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "benchload:", err)
+		os.Exit(1)
+	}
+}
+
+// target is one endpoint and the statement it runs.
+type target struct {
+	name, path string
+	bare       func(ctx context.Context, pool *pgxpool.Pool) error
+}
+
+func run(ctx context.Context, database, binary string, clients int, duration time.Duration) error {
+	if database == "" {
+		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
+	}
+	pool, err := store.Open(ctx, database)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	targets, token, err := targetsOf(ctx, pool)
+	if err != nil {
+		return err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	api := exec.Command(binary, "api")
+	api.Env = append(os.Environ(), "POSTBOX_DATABASE_URL="+withPoolSize(database, clients), "POSTBOX_HTTP_ADDR="+addr,
+		"POSTBOX_ADMIN_ADDR=", "POSTBOX_LOG_LEVEL=warn")
+	api.Stdout, api.Stderr = os.Stderr, os.Stderr
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("start %s api: %w", binary, err)
+	}
+	defer func() { _ = api.Process.Signal(os.Interrupt); _ = api.Wait() }()
+	base := "http://" + addr
+	if err := waitHealthy(base); err != nil {
+		return err
+	}
+
+	fmt.Printf("%d clients, %s per run; API: postbox api (pid %d) on %s\n\n", clients, duration, api.Process.Pid, addr)
+	fmt.Printf("%-34s %10s %9s %9s | %10s %9s %9s | %6s %6s\n", "endpoint", "API req/s", "p50", "p99", "SQL req/s", "p50", "p99", "ratio", "p99×")
+	for _, t := range targets {
+		web, err := attack(base+t.path, token, clients, duration)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		sql, err := hammer(ctx, pool, t.bare, clients, duration)
+		if err != nil {
+			return fmt.Errorf("%s, bare: %w", t.name, err)
+		}
+		fmt.Printf("%-34s %10.0f %9s %9s | %10.0f %9s %9s | %6.2f %6.2f\n", t.name,
+			web.rate, ms(web.p50), ms(web.p99), sql.rate, ms(sql.p50), ms(sql.p99),
+			web.rate/sql.rate, float64(web.p99)/float64(sql.p99))
+	}
+	fmt.Printf("\nAPI peak RSS: %s\n", peakRSS(api.Process.Pid))
+	return nil
+}
+
+// targetsOf builds the endpoints for the generated person: one organization's list with a filter, the
+// list of all parties, search in one party and in all, and one message.
+func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error) {
+	q := store.New(pool)
+	var person, org int64
+	var messageID string
+	if err := pool.QueryRow(ctx, `SELECT id FROM parties WHERE ssn = $1`, scaledata.PersonSSN).Scan(&person); err != nil {
+		return nil, "", fmt.Errorf("no generated person %s (run postbox gen): %w", scaledata.PersonSSN, err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT reportee_id FROM messages WHERE id LIKE 'a8%' GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`).Scan(&org); err != nil {
+		return nil, "", err
+	}
+	p := identity.Principal{Method: identity.MethodPersonToken, PersonID: person}
+	rights, err := identity.NewRights(q, slog.New(slog.DiscardHandler)).For(ctx, p, org)
+	if err != nil {
+		return nil, "", err
+	}
+	vis := store.Visibility{Read: rights.Services(identity.Read), ArchiveRead: rights.Services(identity.ArchiveRead)}
+	// A form task the person may read, so that reading it writes nothing (unread correspondence is marked read).
+	if err := pool.QueryRow(ctx, `SELECT m.id FROM messages m WHERE m.reportee_id = $1 AND m.type = 'FormTask'
+		AND m.service_code = ANY ($2) ORDER BY m.created_date DESC LIMIT 1`, org, codes(vis.Read)).Scan(&messageID); err != nil {
+		return nil, "", err
+	}
+	who := fmt.Sprintf("r%d", org)
+	filter := "Status eq 'Sendt og arkivert' and CreatedDate gt DateTime'2024-01-01T00:00:00'"
+	word := "fiskerikvote"
+	list := func(f string) store.ListQuery {
+		lq := store.ListQuery{Page: store.Page{Limit: 50}}
+		if f != "" {
+			lq.Filter, _ = odata.ParseFilter(f)
+		}
+		return lq
+	}
+	search, _ := store.ParseSearch(word)
+	subject := p.Subject()
+	bareList := func(sql string, args []any, err error) func(context.Context, *pgxpool.Pool) error {
+		return func(ctx context.Context, pool *pgxpool.Pool) error {
+			if err != nil {
+				return err
+			}
+			rows, err := pool.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			return rows.Err()
+		}
+	}
+	one := func(f string, s store.Search) func(context.Context, *pgxpool.Pool) error {
+		return bareList(store.ListMessagesSQL(org, vis, list(f), s))
+	}
+	all := func(s store.Search) func(context.Context, *pgxpool.Pool) error {
+		return bareList(store.ListAllMessagesSQL(subject, person, list(""), s))
+	}
+	targets := []target{
+		{"one party, $filter", "/api/" + who + "/messages?$filter=" + url.QueryEscape(filter), one(filter, store.Search{})},
+		{"all parties", "/api/all/messages", all(store.Search{})},
+		{"search in one party", "/api/" + who + "/messages?search=" + word, one("", search)},
+		{"search in all parties", "/api/all/messages?search=" + word, all(search)},
+		{"one message", "/api/" + who + "/messages/" + messageID, func(ctx context.Context, pool *pgxpool.Pool) error {
+			_, err := store.New(pool).GetMessage(ctx, org, messageID)
+			return err
+		}},
+	}
+	out, err := exec.Command("bin/postbox", "token", "--pid", scaledata.PersonSSN, "--scope", "platform:enduser").Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("mint a token: %w", err)
+	}
+	return targets, strings.TrimSpace(string(out)), nil
+}
+
+func codes(keys []store.ServiceKey) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Code
+	}
+	return out
+}
+
+// withPoolSize gives the API a pool as large as the number of clients, as the bare queries have.
+func withPoolSize(database string, clients int) string {
+	sep := "?"
+	if strings.Contains(database, "?") {
+		sep = "&"
+	}
+	return fmt.Sprintf("%s%spool_max_conns=%d", database, sep, clients)
+}
+
+type result struct {
+	rate     float64
+	p50, p99 time.Duration
+}
+
+// attack drives url with clients concurrent vegeta workers, as fast as they go, for d.
+func attack(target, token string, clients int, d time.Duration) (result, error) {
+	header := http.Header{"Apikey": {demoMailboxKey}, "Authorization": {"Bearer " + token}, "Accept": {"application/hal+json"}}
+	targeter := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: target, Header: header})
+	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)), vegeta.KeepAlive(true),
+		vegeta.Connections(clients), vegeta.Timeout(30*time.Second))
+	var m vegeta.Metrics
+	for res := range attacker.Attack(targeter, vegeta.Rate{Freq: 0}, d, "bench") {
+		m.Add(res)
+	}
+	m.Close()
+	if m.Success < 1 {
+		return result{}, fmt.Errorf("%.1f%% of requests failed: %v (status codes %v)", 100*(1-m.Success), m.Errors, m.StatusCodes)
+	}
+	return result{rate: m.Throughput, p50: m.Latencies.P50, p99: m.Latencies.P99}, nil
+}
+
+// hammer runs query from clients goroutines, back to back, for d.
+func hammer(ctx context.Context, pool *pgxpool.Pool, query func(context.Context, *pgxpool.Pool) error, clients int, d time.Duration) (result, error) {
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		firstErr  error
+		wg        sync.WaitGroup
+	)
+	began := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Since(began) < d {
+				t := time.Now()
+				if err := query(ctx, pool); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return result{}, firstErr
+	}
+	elapsed := time.Since(began)
+	slices.Sort(latencies)
+	pct := func(p float64) time.Duration { return latencies[int(p*float64(len(latencies)-1))] }
+	return result{rate: float64(len(latencies)) / elapsed.Seconds(), p50: pct(0.50), p99: pct(0.99)}, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitHealthy(base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, err := http.Get(base + "/healthz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("the API did not become healthy within 30s")
+}
+
+// peakRSS is the process's high-water mark of resident memory (VmHWM), from /proc.
+func peakRSS(pid int) string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
