@@ -172,8 +172,8 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 
 	// The print of a form task is kept by the digest of its content once made: made here, before the
 	// tables are compared, the walk's reads of it change nothing.
-	print := w.send(t, http.MethodGet, "/api/"+orgO1+"/messages/"+hostileMessage+"/print", w.endUsers[0], hostileCase{})
-	require.Equal(t, http.StatusOK, print.Code, print.Body.String())
+	warm := w.send(t, http.MethodGet, "/api/"+orgO1+"/messages/"+hostileMessage+"/print", w.endUsers[0], hostileCase{})
+	require.Equal(t, http.StatusOK, warm.Code, warm.Body.String())
 	return w
 }
 
