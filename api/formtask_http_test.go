@@ -237,6 +237,59 @@ func TestStateTable(t *testing.T) {
 	assert.Equal(t, edited, fd.Body.String())
 }
 
+// A PUT repeated after its step went through — its answer was lost, or the worker died before reporting —
+// is answered with a 409 whose members say where the task is (and, once archived, its ArchiveReference),
+// for every combination of complete, sign and body, never with a 400 about the body it did not need.
+func TestRepeatedStepsAnswerWhereTheTaskIs(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	body := putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil)
+	created := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", body)
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	path := pathOf(t, created.Header().Get("Location"))
+	id := path[strings.LastIndex(path, "/")+1:]
+	requireWhere := func(t *testing.T, r response, status string, archiveRef any) { // archiveRef nil: none
+		t.Helper()
+		p := requireProblem(t, r, http.StatusConflict)
+		assert.Equal(t, status, p["taskStatus"])
+		assert.Equal(t, archiveRef, p["archiveReference"])
+	}
+
+	r := sendAs(t, srv, ssnP1, http.MethodPut, path+"?sign=false", body)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	for _, again := range []struct{ query, body string }{
+		{"?sign=false", body}, {"?sign=false", ""}, {"?complete=false", body}, {"?complete=false", ""},
+	} {
+		requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPut, path+again.query, again.body), "Signering", nil)
+	}
+	// A client that read the task before the step was projected: the workflow's status is the answer.
+	_, err := pool.Exec(context.Background(), `UPDATE messages SET status = 'Utfylling' WHERE id = $1`, id)
+	require.NoError(t, err)
+	requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPut, path+"?sign=false", body), "Signering", nil)
+	_, err = pool.Exec(context.Background(), `UPDATE messages SET status = 'Signering' WHERE id = $1`, id)
+	require.NoError(t, err)
+
+	r = sendAs(t, srv, ssnP1, http.MethodPut, path, "")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	ref := r.json(t)["ArchiveReference"]
+	require.NotEmpty(t, ref)
+	for _, query := range []string{"", "?complete=true&sign=true", "?sign=false", "?complete=false", "?complete=false&sign=false"} {
+		for _, b := range []string{"", body} {
+			t.Run(fmt.Sprintf("archived, PUT%s with %d bytes", query, len(b)), func(t *testing.T) {
+				requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPut, path+query, b), "Sendt og arkivert", ref)
+			})
+		}
+	}
+	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"))
+	requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments",
+		`{"FileName":"a.pdf","AttachmentType":"Dokumentasjon","Data":"`+pdf+`"}`), "Sendt og arkivert", ref)
+	status, stored := messageStatus(t, pool, id)
+	assert.Equal(t, "Sendt og arkivert", status)
+	assert.Equal(t, ref, stored)
+	var revisions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions WHERE message_id = $1 AND promoted_at IS NULL`, id).Scan(&revisions))
+	assert.Zero(t, revisions, "no repeated step leaves a revision")
+}
+
 func TestSubmitRefusalsKeepEverything(t *testing.T) {
 	srv, pool := formTaskServer(t)
 	path := "/api/" + orgO1 + "/messages/a3101179"

@@ -82,6 +82,10 @@ func updateError(ctx context.Context, task Task, err error) error {
 		case workflows.ErrWrongState:
 			e := refuse(Conflict, "%s", appErr.Message())
 			e.Status = task.Status
+			var status string // the workflow's own, which may be ahead of the task as it was loaded
+			if appErr.HasDetails() && appErr.Details(&status) == nil && status != "" {
+				e.Status = status
+			}
 			return e
 		}
 		return err

@@ -95,6 +95,9 @@ type Submission struct {
 // Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
 // result with Outcome Invalid or SignRefused comes with an *Error (Invalid, SignRefused).
 func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
+	if err := refusal(ctx, task, caller); err != nil {
+		return workflows.Result{}, err
+	}
 	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign}
 	// A task in Signering is signed as it is: a PUT there may carry no content.
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == store.StatusSigning {
@@ -131,8 +134,8 @@ func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, error) {
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
 		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
-	if err := withLevel(caller, task).WriteRefusal(svc.ServiceCode, svc.ServiceEdition); err != nil {
-		return "", updateError(ctx, task, err)
+	if err := refusal(ctx, task, caller); err != nil {
+		return "", err
 	}
 	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()))
 	if err != nil {
@@ -157,6 +160,9 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Ca
 	if v := CheckSubFormType(form.Type); v != nil {
 		return workflows.Result{}, v.Refusal("")
 	}
+	if err := refusal(ctx, task, caller); err != nil {
+		return workflows.Result{}, err
+	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
 		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form},
 	})
@@ -171,6 +177,9 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Ca
 // AddAttachment adds an attachment to a form task in Utfylling; the result's AttachmentID is the new
 // attachment.
 func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment) (workflows.Result, error) {
+	if err := refusal(ctx, task, caller); err != nil {
+		return workflows.Result{}, err
+	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
 		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a},
 	})
@@ -185,6 +194,9 @@ func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows
 // AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
 // does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing.
 func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64) (workflows.Result, error) {
+	if err := refusal(ctx, task, caller); err != nil {
+		return workflows.Result{}, err
+	}
 	rev, size, err := s.store.CreateAttachmentRevision(ctx, task.MessageID, a, body, maxSize)
 	if errors.Is(err, store.ErrTooLarge) {
 		return workflows.Result{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
@@ -324,6 +336,18 @@ func startState(t Task) workflows.TaskState {
 		MessageID: t.MessageID, ReporteeID: t.ReporteeID, ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition,
 		Subject: t.Subject, Status: t.Status, ArchiveReference: t.ArchiveReference,
 	}
+}
+
+// refusal is the workflow's refusal of any change (workflows.TaskState.ChangeRefusal) decided on the task
+// as loaded, before anything is stored or sent: a caller without the Write right or the level, and a task
+// the store says is archived (the archive commits that status, and nothing moves a task out of it). So a
+// repeated change of an archived task, with content or without, is the 409 that carries its
+// ArchiveReference even while Temporal is away.
+func refusal(ctx context.Context, task Task, caller workflows.Caller) error {
+	if err := startState(task).ChangeRefusal(withLevel(caller, task)); err != nil {
+		return updateError(ctx, task, err)
+	}
+	return nil
 }
 
 func withLevel(c workflows.Caller, t Task) workflows.Caller {

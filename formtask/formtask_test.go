@@ -3,6 +3,8 @@ package formtask_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +80,48 @@ func TestRefusedBeforeStoring(t *testing.T) {
 		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main)
 		assert.Equal(t, formtask.BadInput, kindOf(t, err))
 	})
+}
+
+// A change of a task the store says is archived — the repetition of a submission whose answer was lost —
+// is refused as the workflow refuses it, before anything is stored or sent: a Conflict that carries the
+// status and the ArchiveReference, whatever the change and whether or not it has content; a caller without
+// the Write right is still Forbidden first.
+func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
+	ft := formtask.New(nil, nil, formtask.Options{})
+	ctx := context.Background()
+	task := formtask.Task{MessageID: "a3101263", ServiceCode: "4711", ServiceEdition: 2,
+		Status: store.StatusArchived, ArchiveReference: "AR7000001"}
+	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
+	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
+	pdf := store.RevisionAttachment{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Data: []byte("%PDF-1.4")}
+
+	changes := map[string]func(workflows.Caller) error{}
+	for _, params := range []struct{ complete, sign bool }{{true, true}, {true, false}, {false, false}} {
+		for name, forms := range map[string][]store.RevisionForm{"no content": nil, "content": {main}} {
+			changes[fmt.Sprintf("submit complete=%t sign=%t, %s", params.complete, params.sign, name)] = func(c workflows.Caller) error {
+				_, err := ft.Submit(ctx, task, c, formtask.Submission{Complete: params.complete, Sign: params.sign, Forms: forms})
+				return err
+			}
+		}
+	}
+	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub); return err }
+	changes["attachment"] = func(c workflows.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf); return err }
+	changes["streamed attachment"] = func(c workflows.Caller) error {
+		_, err := ft.AddStreamedAttachment(ctx, task, c, pdf, strings.NewReader("%PDF-1.4"), 1<<20)
+		return err
+	}
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			err := change(ingrid)
+			var e *formtask.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, formtask.Conflict, e.Kind)
+			assert.Equal(t, store.StatusArchived, e.Status)
+			assert.Equal(t, "AR7000001", e.ArchiveReference)
+
+			noWrite := ingrid
+			noWrite.Write = false
+			assert.Equal(t, formtask.Forbidden, kindOf(t, change(noWrite)))
+		})
+	}
 }

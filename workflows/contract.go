@@ -11,9 +11,12 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
@@ -104,7 +107,7 @@ const (
 	ErrForbidden      = "Forbidden"                 // 403: the caller lacks Write on the service
 	ErrSecurityLevel  = "InsufficientSecurityLevel" // 403: below the service's security level
 	ErrTaskArchived   = "TaskArchived"              // 409: the task is sent and archived; details: its ArchiveReference
-	ErrWrongState     = "WrongState"                // 409: not possible in the task's status
+	ErrWrongState     = "WrongState"                // 409: not possible in the task's status; details: that status
 	ErrRevisionDigest = "RevisionMismatch"          // activities: the revision is not the one referenced
 )
 
@@ -118,6 +121,21 @@ type TaskState struct {
 	Subject          string
 	Status           string
 	ArchiveReference string
+}
+
+// ChangeRefusal says why the caller may not change the task in this state, or nil when it may: the caller's
+// WriteRefusal, or ErrTaskArchived once the task is archived (with its ArchiveReference as the error's
+// details too, so the caller learns the outcome without parsing the message). The workflow's validators
+// apply it to every change, and formtask to a task the store says is archived, so both refuse alike.
+func (s TaskState) ChangeRefusal(c Caller) error {
+	if err := c.WriteRefusal(s.ServiceCode, s.ServiceEdition); err != nil {
+		return err
+	}
+	if s.Status == store.StatusArchived {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the form task is sent and archived (%s)", s.ArchiveReference),
+			ErrTaskArchived, nil, s.ArchiveReference)
+	}
+	return nil
 }
 
 // Caller is what the API knows about who sends an update: the workflow enforces the rights, it does not

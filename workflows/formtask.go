@@ -183,23 +183,16 @@ func reject(kind, format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), kind, nil)
 }
 
+// wrongState is the refusal of a change the task's status does not allow; the status travels as the
+// error's details, as the workflow knows it (the caller's copy may be older).
+func (t *task) wrongState(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrWrongState, nil, t.state.Status)
+}
+
 // Validators run before an update is written to history: a rejected update leaves no trace. They read the
 // status without the lock, so the handlers check again once they hold it. They check the caller, the
 // status and the shape of the input; the rules of the service's metadata are formtask's (the API checks
 // them early, the activities again).
-
-func (t *task) checkWrite(c Caller) error {
-	if err := c.WriteRefusal(t.state.ServiceCode, t.state.ServiceEdition); err != nil {
-		return err
-	}
-	if t.state.Status == store.StatusArchived {
-		// The reference travels as the error's details too, so the caller learns the outcome without
-		// parsing the message.
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the form task is sent and archived (%s)", t.state.ArchiveReference),
-			ErrTaskArchived, nil, t.state.ArchiveReference)
-	}
-	return nil
-}
 
 func checkRevision(r RevisionRef) error {
 	if r.ID <= 0 || len(r.Digest) != 64 {
@@ -223,11 +216,11 @@ func checkAttachment(a AttachmentRef) error {
 }
 
 func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
-	if err := t.checkWrite(in.Caller); err != nil {
+	if err := t.state.ChangeRefusal(in.Caller); err != nil {
 		return err
 	}
 	if t.state.Status == store.StatusSigning && !(in.Complete && in.Sign) {
-		return reject(ErrWrongState, "the form task awaits signing; only a submission that signs it is possible")
+		return t.wrongState("the form task awaits signing; only a submission that signs it is possible")
 	}
 	if in.Revision.ID == 0 {
 		if t.state.Status != store.StatusSigning || len(in.Forms) > 0 || len(in.Attachments) > 0 {
@@ -252,11 +245,11 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 }
 
 func (t *task) validateFilling(c Caller, what string) error {
-	if err := t.checkWrite(c); err != nil {
+	if err := t.state.ChangeRefusal(c); err != nil {
 		return err
 	}
 	if t.state.Status != store.StatusFilling {
-		return reject(ErrWrongState, "%s is possible only while the form task is in %s, not %s", what, store.StatusFilling, t.state.Status)
+		return t.wrongState("%s is possible only while the form task is in %s, not %s", what, store.StatusFilling, t.state.Status)
 	}
 	return nil
 }
@@ -283,7 +276,7 @@ func (t *task) validateAttachment(_ workflow.Context, in AttachmentInput) error 
 
 func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
 	if t.state.Status != store.StatusFilling {
-		return reject(ErrWrongState, "validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
+		return t.wrongState("validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
 	}
 	return nil
 }

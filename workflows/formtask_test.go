@@ -240,6 +240,13 @@ func TestValidators(t *testing.T) {
 			require.True(t, o.rejected)
 			assert.Equal(t, tc.want, errType(o.err), o.err)
 			assert.Empty(t, f.Calls(), "a rejected update runs nothing")
+			if tc.want == workflows.ErrWrongState { // the workflow's status travels with the refusal
+				var appErr *temporal.ApplicationError
+				require.ErrorAs(t, o.err, &appErr)
+				var status string
+				require.NoError(t, appErr.Details(&status))
+				assert.Equal(t, tc.from, status)
+			}
 		})
 	}
 }
