@@ -29,6 +29,9 @@ type Config struct {
 	// ListTimeout bounds each list statement in PostgreSQL (POSTBOX_LIST_TIMEOUT); a list cut off is a 400
 	// query-too-broad naming the options to narrow.
 	ListTimeout time.Duration
+	// StartupTimeout bounds how long a starting process waits for the database (and the worker for
+	// Temporal) before it gives up (POSTBOX_STARTUP_TIMEOUT); 0 waits for ever.
+	StartupTimeout time.Duration
 
 	// Slow and idle clients (see the README, Slow clients).
 	ReadHeaderTimeout time.Duration // POSTBOX_READ_HEADER_TIMEOUT: how long the request line and headers may take
@@ -90,6 +93,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		MaxBodyBytes:           r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
 		ShutdownTimeout:        r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
 		ListTimeout:            r.duration("POSTBOX_LIST_TIMEOUT", 3*time.Second),
+		StartupTimeout:         r.duration("POSTBOX_STARTUP_TIMEOUT", 2*time.Minute),
 		ReadHeaderTimeout:      r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
 		IdleTimeout:            r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
 		ProgressWindow:         r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),

@@ -54,14 +54,16 @@ func TestValuesAreRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, c.TemporalConnectTimeout, "a few seconds for Temporal to answer")
 	assert.Equal(t, 3*time.Second, c.ListTimeout, "a few seconds for a list")
+	assert.Equal(t, 2*time.Minute, c.StartupTimeout)
 	c, err = load(env(map[string]string{"POSTBOX_TRUST_PROXY": "true", "POSTBOX_SHUTDOWN_TIMEOUT": "3s", "POSTBOX_LOG_LEVEL": "debug",
-		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": "1500ms", "POSTBOX_LIST_TIMEOUT": "750ms"}))
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": "1500ms", "POSTBOX_LIST_TIMEOUT": "750ms", "POSTBOX_STARTUP_TIMEOUT": "0"}))
 	require.NoError(t, err)
 	assert.True(t, c.TrustProxy)
 	assert.Equal(t, 3*time.Second, c.ShutdownTimeout)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
 	assert.Equal(t, 1500*time.Millisecond, c.TemporalConnectTimeout)
 	assert.Equal(t, 750*time.Millisecond, c.ListTimeout)
+	assert.Zero(t, c.StartupTimeout, "0: wait for ever")
 }
 
 func TestABadValueNamesItsVariable(t *testing.T) {
@@ -84,6 +86,7 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_MAX_HEADER_BYTES":          "100",
 		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT":  "0s",
 		"POSTBOX_LIST_TIMEOUT":              "-1s",
+		"POSTBOX_STARTUP_TIMEOUT":           "-1s",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)

@@ -35,7 +35,7 @@ type Queries struct {
 // New returns the queries over db.
 func New(db DBTX) *Queries { return &Queries{db: db} }
 
-// Option configures the pool Open builds.
+// Option configures the pool Open and Connect build.
 type Option func(*pgxpool.Config)
 
 // WithTracer traces the pool's queries, e.g. as OpenTelemetry spans (otelpgx).
@@ -49,6 +49,22 @@ const connectTimeout = 5 * time.Second
 
 // Open connects a pool and checks that the database answers.
 func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
+	pool, err := Connect(ctx, url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := Ping(pingCtx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// Connect returns a pool that connects on first use: a service can start while the database is away and
+// wait for it (Ping), and meanwhile its queries fail as unavailable (IsUnavailable).
+func Connect(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -63,13 +79,15 @@ func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to database %s: %w", redactURL(cfg), err)
-	}
 	return pool, nil
+}
+
+// Ping says whether the database of pool answers; the error names it without credentials.
+func Ping(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("connect to database %s: %w", redactURL(pool.Config()), err)
+	}
+	return nil
 }
 
 func redactURL(cfg *pgxpool.Config) string {

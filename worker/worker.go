@@ -234,22 +234,10 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	return nil
 }
 
-// Serve runs the workers of opts.Queues until ctx ends: it registers the search attributes (waiting for
-// Temporal to answer, so it can start before Temporal does), then runs the workflow and the activities
-// over pool. On stop it stops polling and lets running activities finish within opts.StopTimeout.
-func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, namespace string, opts Options, log *slog.Logger) error {
-	for {
-		err := RegisterSearchAttributes(ctx, c, namespace)
-		if err == nil {
-			break
-		}
-		log.Warn("temporal not ready; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(2 * time.Second):
-		}
-	}
+// Serve runs the workers of opts.Queues until ctx ends: the workflow and the activities over pool. The
+// search attributes must be registered (RegisterSearchAttributes; postbox worker waits for Temporal to do
+// it). On stop it stops polling and lets running activities finish within opts.StopTimeout.
+func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Options, log *slog.Logger) error {
 	acts, err := activities.New(pool)
 	if err != nil {
 		return err

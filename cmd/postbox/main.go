@@ -75,9 +75,9 @@ func main() {
 	case "api":
 		err = runAPI(ctx, cfg, log)
 	case "migrate":
-		err = runMigrate(ctx, cfg)
+		err = runMigrate(ctx, cfg, log)
 	case "seed":
-		err = runSeed(ctx, cfg, args)
+		err = runSeed(ctx, cfg, log, args)
 	case "worker":
 		err = runWorker(ctx, cfg, log)
 	case "dev":
@@ -99,8 +99,8 @@ func main() {
 	}
 }
 
-func runMigrate(ctx context.Context, cfg config.Config) error {
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+func runMigrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func runMigrate(ctx context.Context, cfg config.Config) error {
 	return store.Migrate(ctx, pool)
 }
 
-func runSeed(ctx context.Context, cfg config.Config, args []string) error {
+func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	file := fs.String("file", "", "dataset to import (JSON, format in deploy/demo/README.md)")
 	if err := fs.Parse(args); err != nil {
@@ -117,7 +117,7 @@ func runSeed(ctx context.Context, cfg config.Config, args []string) error {
 	if *file == "" {
 		return errors.New("seed: --file is required")
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runGen(ctx context.Context, cfg config.Config, args []string) error {
 }
 
 // services are what `api`, `worker` and `dev` run on: the database pool and the Temporal client, both
-// traced and measured.
+// traced and measured, and how long to wait for them at startup.
 type services struct {
 	cfg      config.Config
 	log      *slog.Logger
@@ -167,13 +167,15 @@ type services struct {
 	pool     *pgxpool.Pool
 	temporal client.Client
 	untrack  func()
+	startup  startup
 }
 
 // openServices opens the pool (queries traced by otelpgx, statistics in the postbox_db_pool_* series)
 // and a Temporal client (SDK metrics into the Prometheus registry, the OpenTelemetry interceptor on the
-// client and so on every worker made from it, the SDK's log through slog).
+// client and so on every worker made from it, the SDK's log through slog). Both connect on first use:
+// each part waits for what it needs (serveAPI, serveWorker).
 func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, tracing *telemetry.Tracing) (*services, error) {
-	pool, err := store.Open(ctx, cfg.DatabaseURL, store.WithTracer(otelpgx.NewTracer(otelpgx.WithTracerProvider(tracing.Provider))))
+	pool, err := store.Connect(ctx, cfg.DatabaseURL, store.WithTracer(otelpgx.NewTracer(otelpgx.WithTracerProvider(tracing.Provider))))
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +184,8 @@ func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, trac
 		pool.Close()
 		return nil, err
 	}
-	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, temporal: tc, untrack: telemetry.TrackPool(pool)}, nil
+	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, temporal: tc, untrack: telemetry.TrackPool(pool),
+		startup: newStartup(cfg, log)}, nil
 }
 
 func (s *services) Close() {
@@ -214,7 +217,7 @@ func startTracing(ctx context.Context, cfg config.Config, log *slog.Logger, serv
 }
 
 // run starts tracing, opens the services and runs parts on them, with the admin listener (metrics,
-// health) alongside, until ctx ends or a part fails.
+// health) alongside, until ctx ends (a part waiting for a dependency then stops too) or a part fails.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger, service string, parts ...func(context.Context, *services) error) error {
 	tracing, flush, err := startTracing(ctx, cfg, log, service)
 	if err != nil {
@@ -233,7 +236,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger, service strin
 	for _, part := range parts {
 		g.Go(func() error { return part(gctx, svc) })
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	return nil
 }
 
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger) error {
@@ -246,7 +252,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -268,9 +274,19 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	return run(ctx, cfg, log, "postbox-worker", serveWorker)
 }
 
+// serveWorker waits for the database, then for Temporal (registering the search attributes), and runs
+// the workers.
 func serveWorker(ctx context.Context, svc *services) error {
 	cfg := svc.cfg
-	return worker.Serve(ctx, svc.temporal, svc.pool, cfg.TemporalNamespace, workerOptions(cfg), svc.log)
+	if err := svc.startup.waitForDatabase(ctx, svc.pool); err != nil {
+		return err
+	}
+	if err := svc.startup.waitFor(ctx, "temporal", func(ctx context.Context) error {
+		return worker.RegisterSearchAttributes(ctx, svc.temporal, cfg.TemporalNamespace)
+	}); err != nil {
+		return err
+	}
+	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), svc.log)
 }
 
 func workerOptions(cfg config.Config) worker.Options {
@@ -311,8 +327,9 @@ func serveAdmin(ctx context.Context, cfg config.Config, log *slog.Logger) error 
 	return httpServe(ctx, cfg, log, newHTTPServer(cfg, cfg.AdminAddr, telemetry.AdminHandler()))
 }
 
-// newAPI builds the API over the services.
-func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
+// newAPI builds the API over the services, and what keeps its rights cache in step with the database
+// (identity.Rights.Listen), to run once the database answers.
+func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Context), error) {
 	cfg, log, pool, tc := svc.cfg, svc.log, svc.pool, svc.temporal
 	issuers := make([]identity.TrustedIssuer, len(cfg.TokenIssuers))
 	for i, is := range cfg.TokenIssuers {
@@ -320,7 +337,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 	}
 	tokens, err := identity.NewTokenVerifier(ctx, cfg.TokenAudience, issuers...)
 	if err != nil {
-		return nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
+		return nil, nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
 	}
 	opts := api.Options{
 		Pool:                  pool,
@@ -338,24 +355,34 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, error) {
 	if cfg.TrustClientCertHeader {
 		cas, err := clientCAs(cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.ClientCAs = cas
 	}
 	rights := identity.NewRights(store.New(pool), log)
-	go rights.Listen(ctx, pool)
 	opts.Rights = rights
-	return api.New(opts)
+	srv, err := api.New(opts)
+	return srv, func(ctx context.Context) { rights.Listen(ctx, pool) }, err
 }
 
+// serveAPI listens at once and meanwhile waits for the database: until it answers, /healthz is 200,
+// /readyz a 503 naming it and every other request that needs it a 503 with Retry-After. Temporal is not
+// waited for: the API serves without it, form-task changes answer 503 while it is away.
 func serveAPI(ctx context.Context, svc *services) error {
 	cfg, log := svc.cfg, svc.log
-	srv, err := newAPI(ctx, svc)
+	srv, listenRights, err := newAPI(ctx, svc)
 	if err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return httpServe(gctx, cfg, log, newHTTPServer(cfg, cfg.HTTPAddr, srv)) })
+	g.Go(func() error {
+		if err := svc.startup.waitForDatabase(gctx, svc.pool); err != nil {
+			return err
+		}
+		listenRights(gctx)
+		return nil
+	})
 	if cfg.TLSAddr != "" {
 		tlsCfg, err := enterpriseTLS(cfg)
 		if err != nil {

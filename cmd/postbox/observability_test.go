@@ -92,11 +92,12 @@ func startStack(t *testing.T) stack {
 			}
 		}()
 		cleanup = append(cleanup, func() { cancel(); <-done })
-		srv, err := newAPI(ctx, svc)
+		srv, listenRights, err := newAPI(ctx, svc)
 		if err != nil {
 			stackErr = err
 			return
 		}
+		go listenRights(ctx)
 		theStack = stack{api: srv, spans: spans}
 	})
 	require.NoError(t, stackErr)
