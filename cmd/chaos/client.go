@@ -231,8 +231,9 @@ func (in *integrator) sign(ctx context.Context, t *task) error {
 	})
 }
 
-// reached tells whether a PUT's answer r shows the task in status want: a 200 that says so, or a
-// refusal when a GET then finds the task there. Refusals other than that 409 are noted as unexpected.
+// reached tells whether a PUT's answer r shows the task in status want: a 200 that says so, or the 409
+// of a repeated PUT whose step went through, whose members say so (taskStatus, and archiveReference once
+// archived). Other refusals are noted as unexpected, and a GET tells where the task is.
 func (in *integrator) reached(ctx context.Context, t *task, r response, want string, a answer) (bool, response, answer, error) {
 	switch r.status {
 	case http.StatusOK:
@@ -240,13 +241,18 @@ func (in *integrator) reached(ctx context.Context, t *task, r response, want str
 			t.refs[ref] = true
 		}
 		return r.field("Status") == want, r, a, nil
-	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
-		// A refused PUT may be the repetition of one whose answer was lost: the task may be there already.
-		status, err := in.status(ctx, t)
-		if r.status != http.StatusConflict || status != want {
-			in.stats.unexpected(a)
+	case http.StatusConflict:
+		if ref := r.field("archiveReference"); ref != "" {
+			t.refs[ref] = true
 		}
+		if r.field("taskStatus") == want && (want != statusArchive || r.field("archiveReference") != "") {
+			return true, r, a, nil
+		}
+		fallthrough
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+		in.stats.unexpected(a)
 		a.noted = true
+		status, err := in.status(ctx, t)
 		return status == want, r, a, err
 	}
 	return false, r, a, nil

@@ -22,7 +22,7 @@ type report struct {
 }
 
 func (r *report) passed() bool {
-	return len(r.verdict.problems) == 0 && len(r.stats.bad5xx) == 0 && len(r.killer.errors) == 0 &&
+	return len(r.verdict.problems) == 0 && len(r.stats.bad5xx) == 0 && len(r.stats.odd) == 0 && len(r.killer.errors) == 0 &&
 		len(r.killer.midArchive) == len(r.killer.st.components())
 }
 
@@ -82,7 +82,7 @@ func (r *report) print(w io.Writer, st *stack) {
 		}
 	}
 	if len(s.odd) > 0 {
-		fmt.Fprintf(w, "\n%d answers the flow did not expect (the client read the task and carried on):\n", len(s.odd))
+		fmt.Fprintf(w, "\n%d answers the flow did not expect (the client read the task and carried on; the run fails):\n", len(s.odd))
 		for _, g := range groupAnswers(s.odd) {
 			fmt.Fprintf(w, "  %4d × %s (e.g. %s)\n", g.n, g.what, g.example)
 		}
