@@ -22,8 +22,26 @@ type report struct {
 }
 
 func (r *report) passed() bool {
-	return len(r.verdict.problems) == 0 && len(r.stats.bad5xx) == 0 && len(r.stats.odd) == 0 && len(r.killer.errors) == 0 &&
-		len(r.killer.midArchive) == len(r.killer.st.components())
+	return len(r.problems()) == 0 && len(r.stats.bad5xx) == 0 && len(r.stats.odd) == 0
+}
+
+// problems are the failed checks other than answers: the crashes that went wrong, the verdict's, a
+// component never crashed mid-archive, and a postbox process that exited on its own (it must wait for
+// its dependencies instead).
+func (r *report) problems() []string {
+	st := r.killer.st
+	problems := append(append([]string{}, r.killer.errors...), r.verdict.problems...)
+	for _, c := range st.components() {
+		if r.killer.midArchive[c.name()] == 0 {
+			problems = append(problems, fmt.Sprintf("%s was never crashed while an Archive transaction was open", c.name()))
+		}
+	}
+	for _, p := range []*proc{st.api, st.wrk} {
+		if p.crashes > 0 {
+			problems = append(problems, fmt.Sprintf("postbox %s exited on its own %d times (see %s.log)", p.label, p.crashes, p.label))
+		}
+	}
+	return problems
 }
 
 // longestStall is the longest time from a worker crash to the archive of a task whose signature was
@@ -54,7 +72,7 @@ func (r *report) print(w io.Writer, st *stack) {
 		kills = append(kills, fmt.Sprintf("%s %d (%d mid-archive)", name, k.kills[name], k.midArchive[name]))
 	}
 	fmt.Fprintf(w, "kills:    %s\n", strings.Join(kills, ", "))
-	fmt.Fprintf(w, "restarts: api %d, worker %d, temporal %d on their own (exited while a dependency was down)\n",
+	fmt.Fprintf(w, "restarts: api %d, worker %d, temporal %d exits on their own (api and worker must wait for their dependencies instead)\n",
 		st.api.crashes, st.wrk.crashes, st.temporal.crashes)
 	var answers []string
 	for _, code := range sortedKeys(s.byStatus) {
@@ -87,13 +105,7 @@ func (r *report) print(w io.Writer, st *stack) {
 			fmt.Fprintf(w, "  %4d × %s (e.g. %s)\n", g.n, g.what, g.example)
 		}
 	}
-	problems := append(append([]string{}, k.errors...), v.problems...)
-	for _, c := range st.components() {
-		if k.midArchive[c.name()] == 0 {
-			problems = append(problems, fmt.Sprintf("%s was never crashed while an Archive transaction was open", c.name()))
-		}
-	}
-	if len(problems) > 0 {
+	if problems := r.problems(); len(problems) > 0 {
 		fmt.Fprintf(w, "\n%d problems:\n", len(problems))
 		for _, p := range first(problems, 40) {
 			fmt.Fprintf(w, "  %s\n", p)
