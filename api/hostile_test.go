@@ -113,6 +113,19 @@ const hostileMessage = "a3100297"
 // its empty body (the walk's query and header cases) signs and submits a task, as it should.
 const openTask = "a3101284"
 
+// noMessage is the message every other write of the walk goes to: no message has this id, so a write
+// whose hostile part is rightly ignored (an unknown query parameter, a garbage Accept-Language, an empty
+// body where none is needed: archive, delete, restore …) changes nothing.
+const noMessage = "a9999999"
+
+// writeTargets are the messages of the writes whose bodies the walk follows past their checks.
+var writeTargets = map[string]string{
+	"PUT /api/:who/messages/:messageId":                                 hostileMessage, // 409 once the body passed
+	"PUT /api/:who/messages/:messageId/forms/:formId":                   hostileMessage,
+	"POST /api/:who/messages/:messageId/attachments":                    openTask,
+	"POST /api/:who/messages/:messageId/attachments/streamedattachment": openTask,
+}
+
 func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileWalk {
 	ctx := context.Background()
 	var formID, attachmentID int64
@@ -468,11 +481,14 @@ func (w *hostileWalk) headerCases() []hostileCase {
 
 var paramPattern = regexp.MustCompile(`:[A-Za-z]+`)
 
-// paramsOf are the walk's values of the route's path parameters.
+// paramsOf are the walk's values of the route's path parameters for the persona.
 func (w *hostileWalk) paramsOf(r api.Route, p persona) map[string]string {
 	params := maps.Clone(w.params)
-	if r.Method == http.MethodPost && strings.Contains(r.Path, "/attachments") {
-		params["messageId"] = openTask
+	if r.Method != http.MethodGet {
+		params["messageId"] = noMessage
+		if target, ok := writeTargets[r.Method+" "+r.Path]; ok {
+			params["messageId"] = target
+		}
 	}
 	maps.Copy(params, p.params)
 	return params
