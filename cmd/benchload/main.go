@@ -55,7 +55,8 @@ func run(ctx context.Context, database, binary string, clients int, duration tim
 	if database == "" {
 		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
 	}
-	pool, err := store.Open(ctx, database)
+	// The bare queries get as many connections as the API: one per client.
+	pool, err := store.Open(ctx, withPoolSize(database, clients))
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func codes(keys []store.ServiceKey) []string {
 	return out
 }
 
-// withPoolSize gives the API a pool as large as the number of clients, as the bare queries have.
+// withPoolSize asks for a pool of one connection per client.
 func withPoolSize(database string, clients int) string {
 	sep := "?"
 	if strings.Contains(database, "?") {
