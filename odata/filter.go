@@ -67,33 +67,26 @@ func (p *parser) enter(t token) error {
 }
 
 func (p *parser) or() (Expr, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for isWord(p.peek(), "or") {
-		p.next()
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = Or{L: l, R: r}
-	}
-	return l, nil
+	return p.leftAssoc("or", p.and, func(l, r Expr) Expr { return Or{L: l, R: r} })
 }
 
 func (p *parser) and() (Expr, error) {
-	l, err := p.unary()
+	return p.leftAssoc("and", p.unary, func(l, r Expr) Expr { return And{L: l, R: r} })
+}
+
+// leftAssoc parses operands joined by the operator word, grouping them from the left.
+func (p *parser) leftAssoc(word string, operand func() (Expr, error), join func(l, r Expr) Expr) (Expr, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for isWord(p.peek(), "and") {
+	for isWord(p.peek(), word) {
 		p.next()
-		r, err := p.unary()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		l = And{L: l, R: r}
+		l = join(l, r)
 	}
 	return l, nil
 }
