@@ -66,6 +66,15 @@ func (p *parser) enter(t token) error {
 	return nil
 }
 
+// nested parses with parse one level deeper than here; t is the token that opens the level.
+func (p *parser) nested(t token, parse func() (Expr, error)) (Expr, error) {
+	if err := p.enter(t); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	return parse()
+}
+
 func (p *parser) or() (Expr, error) {
 	return p.leftAssoc("or", p.and, func(l, r Expr) Expr { return Or{L: l, R: r} })
 }
@@ -97,14 +106,10 @@ func (p *parser) unary() (Expr, error) {
 		return p.primary()
 	}
 	p.next()
-	if err := p.enter(t); err != nil {
-		return nil, err
-	}
-	x, err := p.unary()
+	x, err := p.nested(t, p.unary)
 	if err != nil {
 		return nil, err
 	}
-	p.depth--
 	return Not{X: x}, nil
 }
 
@@ -113,17 +118,13 @@ func (p *parser) primary() (Expr, error) {
 	switch {
 	case t.kind == tokLParen:
 		p.next()
-		if err := p.enter(t); err != nil {
-			return nil, err
-		}
-		e, err := p.or()
+		e, err := p.nested(t, p.or)
 		if err != nil {
 			return nil, err
 		}
 		if c := p.next(); c.kind != tokRParen {
 			return nil, p.errAt(c, "expected ')' to close '(' at position %d, found %s", t.pos, c.describe())
 		}
-		p.depth--
 		return e, nil
 	case t.kind == tokIdent && !isKeyword(t.text) && p.toks[p.i+1].kind == tokLParen && !isCaseFunc(t.text):
 		return p.call()
