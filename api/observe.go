@@ -93,24 +93,16 @@ func (s *Server) clientCertHeader(c *gin.Context) {
 }
 
 func (s *Server) verifyForwardedCert(raw, chain string) (*x509.Certificate, error) {
-	der, err := sfBinary(raw)
+	cert, err := sfCertificate("Client-Cert", raw)
 	if err != nil {
-		return nil, fmt.Errorf("Client-Cert: %w", err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, errors.New("Client-Cert: not a DER certificate")
+		return nil, err
 	}
 	intermediates := x509.NewCertPool()
 	if strings.TrimSpace(chain) != "" {
 		for _, item := range strings.Split(chain, ",") {
-			der, err := sfBinary(item)
+			ic, err := sfCertificate("Client-Cert-Chain", item)
 			if err != nil {
-				return nil, fmt.Errorf("Client-Cert-Chain: %w", err)
-			}
-			ic, err := x509.ParseCertificate(der)
-			if err != nil {
-				return nil, errors.New("Client-Cert-Chain: not a DER certificate")
+				return nil, err
 			}
 			intermediates.AddCert(ic)
 		}
@@ -121,6 +113,19 @@ func (s *Server) verifyForwardedCert(raw, chain string) (*x509.Certificate, erro
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}); err != nil {
 		return nil, errors.New("Client-Cert: not issued for client authentication by a trusted CA, or expired")
+	}
+	return cert, nil
+}
+
+// sfCertificate reads a DER certificate the proxy forwards in header as a structured-field byte sequence.
+func sfCertificate(header, item string) (*x509.Certificate, error) {
+	der, err := sfBinary(item)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", header, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a DER certificate", header)
 	}
 	return cert, nil
 }
