@@ -42,9 +42,6 @@ type rightHolder struct {
 // belong together get the same answer whether the identifier exists or not, so the answer never reveals
 // who a national identity number belongs to.
 func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegationRequest) (rightHolder, error) {
-	mismatch := func(what string) error {
-		return problem.New(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
-	}
 	switch {
 	case d.SocialSecurityNumber != "":
 		if d.OrganizationNumber != "" || d.UserName != "" {
@@ -56,10 +53,8 @@ func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegatio
 		if d.LastName == "" {
 			return rightHolder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
 		}
-		p, err := h.parties.find(ctx, d.SocialSecurityNumber)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Person" || !sameName(p.LastName, d.LastName))) {
-			return rightHolder{}, mismatch("national identity number and last name")
-		}
+		p, err := h.namedParty(ctx, d.SocialSecurityNumber, "Person", func(p store.Party) bool { return sameName(p.LastName, d.LastName) },
+			"national identity number and last name")
 		return rightHolder{partyID: p.ID, name: p.Name}, err
 	case d.UserName != "":
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
@@ -67,7 +62,7 @@ func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegatio
 		}
 		l, err := h.q.FindLogin(ctx, d.UserName)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != d.OrganizationNumber)) {
-			return rightHolder{}, mismatch("user name and organization number")
+			return rightHolder{}, rightHolderMismatch("user name and organization number")
 		}
 		return rightHolder{loginID: l.ID, name: l.UserName}, err
 	case d.OrganizationNumber != "":
@@ -77,16 +72,28 @@ func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegatio
 		if d.Name == "" {
 			return rightHolder{}, problem.BadRequest("Name is required with OrganizationNumber")
 		}
-		p, err := h.parties.find(ctx, d.OrganizationNumber)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Organization" || !sameName(p.Name, d.Name))) {
-			return rightHolder{}, mismatch("organization number and name")
-		}
+		p, err := h.namedParty(ctx, d.OrganizationNumber, "Organization", func(p store.Party) bool { return sameName(p.Name, d.Name) },
+			"organization number and name")
 		if err == nil && p.Status != "" && p.Status != "Active" {
 			return rightHolder{}, problem.BadRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
 		}
 		return rightHolder{partyID: p.ID, name: p.Name}, err
 	}
 	return rightHolder{}, problem.BadRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
+}
+
+// namedParty finds the party of kind identified by number whose name matches; what names the pair of
+// fields in the answer when they do not identify one together.
+func (h *authorizationHandlers) namedParty(ctx context.Context, number, kind string, matches func(store.Party) bool, what string) (store.Party, error) {
+	p, err := h.parties.find(ctx, number)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != kind || !matches(p))) {
+		return store.Party{}, rightHolderMismatch(what)
+	}
+	return p, err
+}
+
+func rightHolderMismatch(what string) error {
+	return problem.New(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
 }
 
 // delegateRoles gives roles to a right holder for {who}. The caller must be access manager (ADMAI) or
