@@ -29,8 +29,7 @@ func bindJSON(c *gin.Context, v any) error {
 		return jsonProblem(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
+		if answered(err) {
 			return err
 		}
 		return problem.BadRequest("the body holds more than one JSON value")
@@ -38,15 +37,22 @@ func bindJSON(c *gin.Context, v any) error {
 	return checkFields(reflect.ValueOf(v), "", "")
 }
 
-func jsonProblem(err error) error {
+// answered tells whether a body decoder's error is already the answer: past the size limit (413), or a problem.
+func answered(err error) bool {
 	var (
-		syntax   *json.SyntaxError
-		typ      *json.UnmarshalTypeError
 		maxBytes *http.MaxBytesError
 		prob     *problem.Problem
 	)
+	return errors.As(err, &maxBytes) || errors.As(err, &prob)
+}
+
+func jsonProblem(err error) error {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
 	switch {
-	case errors.As(err, &maxBytes), errors.As(err, &prob):
+	case answered(err):
 		return err
 	case errors.As(err, &syntax):
 		return problem.BadRequest("the body is not valid JSON (at byte %d)", syntax.Offset)

@@ -162,13 +162,9 @@ func parseXML(r io.Reader) (*xmlNode, error) {
 
 // xmlError explains a decoder error: past the size limit it stays a MaxBytesError (413).
 func xmlError(err error, dec *xml.Decoder) error {
-	var (
-		maxBytes *http.MaxBytesError
-		prob     *problem.Problem
-		syntax   *xml.SyntaxError
-	)
+	var syntax *xml.SyntaxError
 	switch {
-	case errors.As(err, &maxBytes), errors.As(err, &prob):
+	case answered(err):
 		return err
 	case errors.As(err, &syntax):
 		if strings.Contains(syntax.Msg, "entity") {
