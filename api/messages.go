@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -43,7 +44,15 @@ type messageResource struct {
 	ArchiveReference    string              `json:",omitempty"`
 	ReplyOptions        []store.ReplyOption `json:",omitempty" xmlitem:"ReplyOption"`
 	CreatedDate         render.Timestamp
-	Links               messageLinks `json:"_links"`
+	// IsConfirmationNeeded is shown on a correspondence in the single view, ConfirmedDateTime and
+	// ConfirmedBy once it is confirmed.
+	IsConfirmationNeeded *bool             `json:",omitempty"`
+	ConfirmedDateTime    *render.Timestamp `json:",omitempty"`
+	ConfirmedBy          string            `json:",omitempty"`
+	// DeletedDateTime and DeletedBy are shown on the messages of the trashbin.
+	DeletedDateTime *render.Timestamp `json:",omitempty"`
+	DeletedBy       string            `json:",omitempty"`
+	Links           messageLinks      `json:"_links"`
 }
 
 // messageLinks are a message's relations; a struct, not render.Links, because lists encode fifty of them.
@@ -51,7 +60,8 @@ type messageLinks struct {
 	Self             render.Link   `json:"self"`
 	Print            *render.Link  `json:"print,omitempty"`
 	Metadata         render.Link   `json:"metadata"`
-	PortalView       render.Link   `json:"portalview"`
+	PortalView       *render.Link  `json:"portalview,omitempty"` // nil in the trashbin
+	Restore          *render.Link  `json:"restore,omitempty"`    // in the trashbin
 	Form             []render.Link `json:"form,omitempty"`
 	Attachment       []render.Link `json:"attachment,omitempty"`
 	ArchiveReference *render.Link  `json:"archivereference,omitempty"`
@@ -96,7 +106,7 @@ func (h *mailboxHandlers) messageResource(c *gin.Context, mailbox string, m stor
 		kind = "correspondence"
 	}
 	r.Links.Metadata = render.Link{Href: baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
-	r.Links.PortalView = render.Link{Href: self + "/portalview"}
+	r.Links.PortalView = &render.Link{Href: self + "/portalview"}
 	return r
 }
 
@@ -154,9 +164,18 @@ func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
 	return m, found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) })
 }
 
-// markRead records the first read of an unread correspondence by the caller and reloads it.
+// markRead records the first read of an unread correspondence by the caller and reloads it, unless the
+// request says markAsRead=false.
 func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Message, bool) {
-	if m.Type != "Correspondence" || m.Status != "Ulest" {
+	mark := true
+	if v, ok := c.GetQuery("markAsRead"); ok && v != "" {
+		var err error
+		if mark, err = strconv.ParseBool(strings.ToLower(v)); err != nil {
+			abort(c, problem.BadRequest("markAsRead must be true or false, not %q", v))
+			return m, false
+		}
+	}
+	if !mark || m.Type != store.TypeCorrespondence || m.Status != store.StatusUnread {
 		return m, true
 	}
 	party, _ := reporteeOf(c)
@@ -188,8 +207,13 @@ func (h *mailboxHandlers) getMessage(c *gin.Context) {
 func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) messageResource {
 	r := h.messageResource(c, messagesURL(c), m.MessageSummary)
 	self := r.Links.Self.Href
-	if m.Type == "Correspondence" {
+	if m.Type == store.TypeCorrespondence {
 		r.Summary, r.Body = m.Summary, m.Body
+		r.IsConfirmationNeeded = &m.IsConfirmationNeeded
+		if m.ConfirmedAt != nil {
+			at := render.TimestampOf(*m.ConfirmedAt)
+			r.ConfirmedDateTime, r.ConfirmedBy = &at, m.ConfirmedBy
+		}
 	}
 	r.ArchiveReference = m.ArchiveReference
 	if m.Type == "FormTask" {

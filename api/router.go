@@ -40,6 +40,7 @@ func (s *Server) routes() http.Handler {
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
 	mb := &mailboxHandlers{q: s.q, rights: s.rights}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
+	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 
@@ -87,6 +88,14 @@ func (s *Server) routes() http.Handler {
 	messages.get("/:messageId/forms/:formId/formdata", read, mb.getFormData)
 	messages.get("/:messageId/attachments/:attachmentId", read, mb.getAttachment)
 	messages.get("/:messageId/portalview", read, mb.getPortalView)
+	// The life of a message: archive, confirm, the trashbin ("trashbin" is a literal, never a message id).
+	messages.put("/:messageId/archive", write, s.negotiate, lc.archiveMessage)
+	messages.put("/:messageId/confirm", write, s.negotiate, lc.confirmMessage)
+	messages.delete("/:messageId", write, s.negotiate, lc.deleteMessage)
+	messages.get("/trashbin", meta, s.negotiate, lc.listTrashbin)
+	messages.get("/trashbin/:messageId", read, s.negotiate, lc.getTrashedMessage)
+	messages.put("/:messageId/restore", write, s.negotiate, lc.restoreMessage)
+	messages.delete("/trashbin/:messageId", write, s.negotiate, lc.purgeMessage)
 
 	// Authorization (user-facing): roles, rights, delegations, deletions and the audit log, and the local
 	// role definitions of {who}. Role deletes resolve {who} themselves: it may also be a user name.

@@ -34,7 +34,7 @@ func (v Visibility) Allows(s ServiceKey, status string) bool {
 
 // messageArchived reports whether status is an archived state; status names are unique across types.
 func messageArchived(status string) bool {
-	return status == StatusArchived || status == "Arkivert"
+	return status == StatusArchived || status == StatusCorrespondenceFiled
 }
 
 // archivedSQL is messageArchived over messages m.
@@ -103,6 +103,21 @@ type Message struct {
 	ArchiveReference string
 	Forms            []Form
 	Attachments      []Attachment
+	// IsConfirmationNeeded is set on a correspondence whose sender asks the reader to confirm it;
+	// ConfirmedAt (nil until then) and ConfirmedBy record the confirmation.
+	IsConfirmationNeeded bool
+	ConfirmedAt          *time.Time
+	ConfirmedBy          string
+	// DeletedAt is set (and DeletedBy) while the message is in the trashbin.
+	DeletedAt         *time.Time
+	DeletedBy         string
+	CustomMessageData []CustomData
+}
+
+// CustomData is one key/value pair of the extra data a service owner sent with a message.
+type CustomData struct {
+	Key   string
+	Value string
 }
 
 // Form is a form of a form task, without its data.
@@ -159,7 +174,7 @@ func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Sear
 		return "", nil, err
 	}
 	return `SELECT ` + messageSummaryColumns + messageFrom + `
-	WHERE m.reportee_id = $1 AND ` + visible + ` AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
+	WHERE m.reportee_id = $1 AND m.deleted_at IS NULL AND ` + visible + ` AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
 }
 
 // ListMessages lists the messages of a reportee that vis lets the caller see and search finds, newest first
@@ -223,7 +238,7 @@ func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (s
 	}
 	return `SELECT ` + messageSummaryColumns + `, m.reportee_id, p.name` + messageFrom + `
 	JOIN parties p ON p.id = m.reportee_id
-	WHERE (m.reportee_id = $2 OR ` + grantedSQL(holder) + `) AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
+	WHERE m.deleted_at IS NULL AND (m.reportee_id = $2 OR ` + grantedSQL(holder) + `) AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
 }
 
 // ListAllMessages lists the messages of every party the subject may represent — selfID (when not zero),
@@ -240,9 +255,18 @@ func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, 
 	})
 }
 
-// GetMessage returns one message of the reportee with its forms and attachments, or ErrNotFound. It does
-// not apply a Visibility: the caller checks Allows(m.Service(), m.Status).
+// GetMessage returns one message in the reportee's mailbox (not in its trashbin) with its forms and
+// attachments, or ErrNotFound. It does not apply a Visibility: the caller checks Allows(m.Service(), m.Status).
 func (q *Queries) GetMessage(ctx context.Context, reporteeID int64, messageID string) (Message, error) {
+	return q.getMessage(ctx, reporteeID, messageID, false)
+}
+
+// GetTrashedMessage is GetMessage for a message in the reportee's trashbin.
+func (q *Queries) GetTrashedMessage(ctx context.Context, reporteeID int64, messageID string) (Message, error) {
+	return q.getMessage(ctx, reporteeID, messageID, true)
+}
+
+func (q *Queries) getMessage(ctx context.Context, reporteeID int64, messageID string, trashbin bool) (Message, error) {
 	var m Message
 	err := q.db.QueryRow(ctx, `SELECT `+messageSummaryColumns+`,
 		COALESCE(m.summary, ''), COALESCE(m.body, ''), COALESCE(m.archive_reference, ''),
@@ -251,9 +275,12 @@ func (q *Queries) GetMessage(ctx context.Context, reporteeID int64, messageID st
 				ORDER BY f.ordinal)
 			FROM forms f WHERE f.message_id = m.id), '[]'),
 		COALESCE((SELECT json_agg(json_build_object(`+attachmentJSONFields+`) ORDER BY a.ordinal)
-			FROM attachments a WHERE a.message_id = m.id), '[]')`+messageFrom+`
-		WHERE m.id = $1 AND m.reportee_id = $2`, messageID, reporteeID).
-		Scan(append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments)...)
+			FROM attachments a WHERE a.message_id = m.id), '[]'),
+		m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
+		COALESCE(m.custom_message_data, '[]')`+messageFrom+`
+		WHERE m.id = $1 AND m.reportee_id = $2 AND (m.deleted_at IS NULL) <> $3`, messageID, reporteeID, trashbin).
+		Scan(append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
+			&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData)...)
 	return m, notFound(err)
 }
 
@@ -284,9 +311,9 @@ func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, 
 	var exists bool
 	err = q.db.QueryRow(ctx, `WITH marked AS (
 			UPDATE messages SET status = 'Lest', last_changed = $4, last_changed_by = $3
-			WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest'
+			WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest' AND deleted_at IS NULL
 			RETURNING 1)
-		SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2)`,
+		SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2 AND deleted_at IS NULL)`,
 		messageID, reporteeID, by, at).Scan(&changed, &exists)
 	if err == nil && !exists {
 		err = ErrNotFound
@@ -307,7 +334,7 @@ type MessageCount struct {
 // statement and one hashed subplan.
 const countMessagesSQL = `SELECT m.reportee_id, m.type, m.status, count(*)
 	FROM messages m
-	WHERE m.reportee_id = ANY ($1::bigint[])
+	WHERE m.reportee_id = ANY ($1::bigint[]) AND m.deleted_at IS NULL
 		AND (m.reportee_id = ANY ($2::bigint[])
 			OR (m.reportee_id, m.service_code, m.service_edition, ` + archivedSQL + `)
 				IN (SELECT * FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bool[])))

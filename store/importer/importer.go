@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,8 @@ type dsService struct {
 		AttachmentRuleID int `json:"AttachmentRuleId"`
 		store.AttachmentRule
 	}
+	// SigningTexts are the texts a signer confirms, by language id ("1044"); optional.
+	SigningTexts map[string]string
 }
 
 type dsCodeList struct {
@@ -126,6 +129,8 @@ type dsMessage struct {
 	MessageSender, Summary, Body     *string
 	Language                         int // optional: 1044 (the default), 2068 or 1033; chooses the search stemming
 	ReplyOptions                     json.RawMessage
+	IsConfirmationNeeded             bool
+	CustomMessageData                []store.CustomData
 	Forms                            []struct {
 		Type              string
 		DataFormatID      string `json:"DataFormatId"`
@@ -349,6 +354,11 @@ func (ds *dataset) validate() error {
 		case s.ValidTo.Before(s.ValidFrom.Time):
 			return bad(rec, "ValidTo", "is before ValidFrom")
 		}
+		for lang, text := range s.SigningTexts {
+			if n, err := strconv.Atoi(lang); err != nil || !slices.Contains(languages, n) || text == "" {
+				return bad(rec, "SigningTexts", "keys are the language ids %v and texts are not empty", languages)
+			}
+		}
 		for j, p := range s.ProcessSteps {
 			if p.Name == "" || p.SecurityLevel < 0 || p.SecurityLevel > 4 {
 				return bad(rec, fmt.Sprintf("ProcessSteps[%d]", j), "needs a Name and a SecurityLevel from 0 to 4")
@@ -444,6 +454,13 @@ func (ds *dataset) validate() error {
 			return bad(rec, "Language", "%d is not one of 1044, 2068, 1033", m.Language)
 		case m.Subject == "":
 			return bad(rec, "Subject", "must not be empty")
+		case m.IsConfirmationNeeded && m.Type != store.TypeCorrespondence:
+			return bad(rec, "IsConfirmationNeeded", "only a correspondence asks for confirmation")
+		}
+		for j, d := range m.CustomMessageData {
+			if d.Key == "" {
+				return bad(rec, fmt.Sprintf("CustomMessageData[%d].Key", j), "must not be empty")
+			}
 		}
 		if len(m.ReplyOptions) > 0 && !bytes.Equal(m.ReplyOptions, []byte("null")) {
 			var opts []map[string]any
@@ -637,11 +654,11 @@ func upsertLogin(ctx context.Context, tx pgx.Tx, kind, userName, pw string, pers
 func writeService(ctx context.Context, tx pgx.Tx, s dsService) error {
 	code, ed := s.ServiceCode, s.ServiceEditionCode
 	if _, err := tx.Exec(ctx, `INSERT INTO services (service_code, service_edition, service_owner_code, service_name, service_type,
-			valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (service_code, service_edition) `+updateChanged("services", "service_owner_code, service_name, service_type, valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled"),
+			valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (service_code, service_edition) `+updateChanged("services", "service_owner_code, service_name, service_type, valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts"),
 		code, ed, s.ServiceOwnerCode, s.ServiceName, s.ServiceType, s.ValidFrom.Time, s.ValidTo.Time,
-		s.RestEnabled, s.EUSEnabled, s.EnterpriseUserEnabled); err != nil {
+		s.RestEnabled, s.EUSEnabled, s.EnterpriseUserEnabled, jsonOrNull(len(s.SigningTexts), s.SigningTexts)); err != nil {
 		return err
 	}
 	for i, p := range s.ProcessSteps {
@@ -701,15 +718,19 @@ func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64
 	if len(replyOptions) == 0 || bytes.Equal(replyOptions, []byte("null")) {
 		replyOptions = json.RawMessage("[]")
 	}
+	// A message deleted for good (purged_messages) is not imported again.
 	tag, err := tx.Exec(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
-			created_date, last_changed, last_changed_by, archive_reference, message_sender, summary, body, reply_options, language)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, COALESCE(NULLIF($16, 0), 1044))
+			created_date, last_changed, last_changed_by, archive_reference, message_sender, summary, body, reply_options, language,
+			is_confirmation_needed, custom_message_data)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, COALESCE(NULLIF($16, 0), 1044), $17, $18
+		WHERE NOT EXISTS (SELECT FROM purged_messages WHERE id = $1)
 		ON CONFLICT (id) DO NOTHING`,
 		m.MessageID, reporteeID, m.Type, m.ServiceCode, m.ServiceEdition, m.Subject, m.Status,
 		m.CreatedDate.Time, m.LastChangedDateTime.Time, m.LastChangedBy, m.ArchiveReference,
-		m.MessageSender, m.Summary, m.Body, string(replyOptions), m.Language)
+		m.MessageSender, m.Summary, m.Body, string(replyOptions), m.Language, m.IsConfirmationNeeded,
+		jsonOrNull(len(m.CustomMessageData), m.CustomMessageData))
 	if err != nil || tag.RowsAffected() == 0 {
-		return err // already imported: the service owns it now
+		return err // already imported (the service owns it now) or deleted for good
 	}
 	for i, f := range m.Forms {
 		if _, err := tx.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
@@ -741,6 +762,14 @@ func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64
 
 // updateChanged is an ON CONFLICT action that sets columns from the new row only where a value differs,
 // so that re-importing unchanged data writes no row versions.
+// jsonOrNull is the value of a JSON column for a collection v of n elements: NULL when it is empty.
+func jsonOrNull(n int, v any) any {
+	if n == 0 {
+		return nil
+	}
+	return v
+}
+
 func updateChanged(table, columns string) string {
 	var set, old, neu []string
 	for _, c := range strings.Split(columns, ",") {

@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/store/odatasql"
+)
+
+// The life of a message after it arrives: archive, confirm, the trashbin (a soft delete), restore and
+// the delete for good. Each change locks the message (LockMessage), so concurrent changes of one message
+// run one after the other and each sees where the one before left it; the caller writes the change and
+// its MessageAuditEntry in one transaction.
+
+// Correspondence statuses and the message types of the interface.
+const (
+	StatusUnread              = "Ulest"
+	StatusRead                = "Lest"
+	StatusCorrespondenceFiled = "Arkivert"
+	TypeCorrespondence        = "Correspondence"
+	TypeFormTask              = "FormTask"
+)
+
+// MessageState is what a change of a message's place or state decides on.
+type MessageState struct {
+	ID                   string
+	Type                 string
+	Status               string
+	Service              ServiceKey
+	IsConfirmationNeeded bool
+	Confirmed            bool
+	InTrashbin           bool
+}
+
+// Archived reports whether the message is in an archived state (its rights are the archive rights).
+func (m MessageState) Archived() bool { return messageArchived(m.Status) }
+
+// LockMessage reads a message of the reportee, in its mailbox or its trashbin, and locks it until the
+// transaction ends; ErrNotFound when the reportee has no such message. Call it in a transaction.
+func (q *Queries) LockMessage(ctx context.Context, reporteeID int64, messageID string) (MessageState, error) {
+	var m MessageState
+	err := q.db.QueryRow(ctx, `SELECT id, type, status, service_code, service_edition, is_confirmation_needed,
+			confirmed_at IS NOT NULL, deleted_at IS NOT NULL
+		FROM messages WHERE id = $1 AND reportee_id = $2 FOR UPDATE`, messageID, reporteeID).
+		Scan(&m.ID, &m.Type, &m.Status, &m.Service.Code, &m.Service.Edition, &m.IsConfirmationNeeded, &m.Confirmed, &m.InTrashbin)
+	return m, notFound(err)
+}
+
+// FileCorrespondence moves a correspondence to "Arkivert".
+func (q *Queries) FileCorrespondence(ctx context.Context, messageID, by string, at time.Time) error {
+	_, err := q.db.Exec(ctx, `UPDATE messages SET status = '`+StatusCorrespondenceFiled+`', last_changed = $3, last_changed_by = $2
+		WHERE id = $1 AND type = '`+TypeCorrespondence+`'`, messageID, by, at)
+	return err
+}
+
+// ConfirmCorrespondence records that by confirmed the correspondence at at; an unread one becomes read.
+func (q *Queries) ConfirmCorrespondence(ctx context.Context, messageID, by string, at time.Time) error {
+	_, err := q.db.Exec(ctx, `UPDATE messages SET confirmed_at = $3, confirmed_by = $2, last_changed = $3, last_changed_by = $2,
+			status = CASE status WHEN '`+StatusUnread+`' THEN '`+StatusRead+`' ELSE status END
+		WHERE id = $1 AND type = '`+TypeCorrespondence+`'`, messageID, by, at)
+	return err
+}
+
+// MoveToTrashbin takes a message out of the mailbox into the trashbin; its status and data stay.
+func (q *Queries) MoveToTrashbin(ctx context.Context, messageID, by string, at time.Time) error {
+	_, err := q.db.Exec(ctx, `UPDATE messages SET deleted_at = $3, deleted_by = $2 WHERE id = $1`, messageID, by, at)
+	return err
+}
+
+// RestoreFromTrashbin puts a message of the trashbin back into the mailbox, in the status it had.
+func (q *Queries) RestoreFromTrashbin(ctx context.Context, messageID string) error {
+	_, err := q.db.Exec(ctx, `UPDATE messages SET deleted_at = NULL, deleted_by = NULL WHERE id = $1`, messageID)
+	return err
+}
+
+// PurgeMessage deletes a message for good with its forms, attachments and revisions, and remembers its id
+// so that importing the dataset again does not bring it back. The archive of a form task (archives) is not
+// the message's: it stays.
+func (q *Queries) PurgeMessage(ctx context.Context, messageID string, at time.Time) error {
+	if _, err := q.db.Exec(ctx, `INSERT INTO purged_messages (id, purged_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, messageID, at); err != nil {
+		return err
+	}
+	_, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1`, messageID)
+	return err
+}
+
+// The actions the message audit log records.
+const (
+	AuditArchive       = "Archive"
+	AuditConfirm       = "Confirm"
+	AuditDelete        = "Delete"
+	AuditRestore       = "Restore"
+	AuditDeleteForGood = "DeleteForGood"
+	AuditPurge         = "Purge"
+)
+
+// MessageAuditEntry is one line of the append-only message audit log: who did what to which message of
+// the reportee, when and from which client, with the fields of an authorization audit entry (the role and
+// right fields unused).
+type MessageAuditEntry struct {
+	AuditEntry
+	MessageID string
+}
+
+// AppendMessageAudit writes an entry; call it in the transaction of the change it records.
+func (q *Queries) AppendMessageAudit(ctx context.Context, e MessageAuditEntry) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO message_audit (occurred_at, reportee_id, message_id, actor_name, actor_party_id,
+			actor_login_id, actor_method, api_key_name, request_id, action, summary)
+		VALUES ($1, $2, $3, $4, NULLIF($5, 0::bigint), NULLIF($6, 0::bigint), $7, $8, $9, $10, $11)`,
+		e.At, e.ReporteeID, e.MessageID, e.ActorName, e.ActorPartyID, e.ActorLoginID, e.ActorMethod, e.APIKeyName,
+		e.RequestID, e.Action, e.Summary)
+	return err
+}
+
+// TrashedMessage is a message of the trashbin as its list shows it.
+type TrashedMessage struct {
+	MessageSummary
+	DeletedAt time.Time
+	DeletedBy string
+}
+
+// TrashbinFields are the fields of the trashbin that clients can filter and order on: a message's, and
+// when and by whom it was deleted.
+var TrashbinFields = func() odatasql.Fields {
+	f := maps.Clone(MessageFields)
+	f["DeletedDateTime"] = odatasql.Field{Column: "m.deleted_at", Kind: odatasql.DateTime}
+	f["DeletedBy"] = odatasql.Field{Column: "m.deleted_by", Kind: odatasql.String}
+	return f
+}()
+
+// ListTrashbin lists the messages of the reportee's trashbin that vis lets the caller see, newest deletion
+// first unless lq orders otherwise.
+func (q *Queries) ListTrashbin(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) ([]TrashedMessage, bool, error) {
+	visible, args := visibilitySQL(vis, 2)
+	args = append([]any{reporteeID}, args...)
+	where, tail, listArgs, err := listClauses(lq, TrashbinFields, listOrder{byDefault: "m.deleted_at DESC, m.id DESC", tieBreaker: messageTieBreaker}, len(args)+1)
+	if err != nil {
+		return nil, false, err
+	}
+	sql := `SELECT ` + messageSummaryColumns + `, m.deleted_at, m.deleted_by` + messageFrom + `
+	WHERE m.reportee_id = $1 AND m.deleted_at IS NOT NULL AND ` + visible + ` AND ` + where + tail
+	return queryPage(ctx, q, sql, append(args, listArgs...), lq.Limit, func(row pgx.CollectableRow) (TrashedMessage, error) {
+		var m TrashedMessage
+		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.DeletedAt, &m.DeletedBy)...)
+	})
+}
