@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/importer"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -83,6 +85,28 @@ func TestSeedIsIdempotent(t *testing.T) {
 	}
 }
 
+func TestSeedLifecycleFields(t *testing.T) {
+	pool := storetest.NewEmpty(t)
+	ctx := context.Background()
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	var confirm bool
+	var custom string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT is_confirmation_needed, custom_message_data::text FROM messages WHERE id = 'a3100234'`).
+		Scan(&confirm, &custom))
+	assert.True(t, confirm)
+	assert.JSONEq(t, `[{"Key": "Saksnummer", "Value": "2023/4471"}, {"Key": "Regelverk", "Value": "Forskrift om næringsoppgaver"}]`, custom)
+	var none int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE custom_message_data IS NOT NULL AND id <> 'a3100234'`).Scan(&none))
+	assert.Zero(t, none, "messages without custom data keep NULL")
+
+	// A message deleted for good is not imported again.
+	require.NoError(t, store.New(pool).PurgeMessage(ctx, "a3100290", time.Now()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	var back int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = 'a3100290'`).Scan(&back))
+	assert.Zero(t, back)
+}
+
 // writeBroken writes a copy of the demo dataset changed by edit into a temporary folder with its XSDs.
 func writeBroken(t *testing.T, edit func(ds map[string]any)) string {
 	t.Helper()
@@ -138,6 +162,11 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 			record(ds, "Services", 0)["FormsMetaData"].([]any)[0].(map[string]any)["XsdFile"] = "xsd/missing.xsd"
 		}, "Services[0] (4711/1).FormsMetaData[0].XsdFile: cannot read xsd/missing.xsd"},
 		{"unknown field", func(ds map[string]any) { record(ds, "Services", 1)["Colour"] = "blue" }, `unknown field "Colour"`},
+		{"confirmation on a form task", func(ds map[string]any) { record(ds, "Messages", 4)["IsConfirmationNeeded"] = true },
+			"Messages[4] (a3100129).IsConfirmationNeeded: only a correspondence asks for confirmation"},
+		{"custom data without a key", func(ds map[string]any) {
+			record(ds, "Messages", 0)["CustomMessageData"] = []any{map[string]any{"Key": "", "Value": "x"}}
+		}, "Messages[0] (a3100101).CustomMessageData[0].Key"},
 		// Passes validation, fails in the database on the last message: the transaction must undo everything before it.
 		{"fails while writing", func(ds map[string]any) { record(ds, "Messages", 173)["Subject"] = "nul \u0000 byte" },
 			"message a3101312"},
