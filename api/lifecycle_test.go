@@ -262,6 +262,11 @@ func TestTrashbinLifecycle(t *testing.T) {
 	requireProblem(t, f.as(t, lifeManager, http.MethodPut, lifePath(lifeUnread, "/archive")), http.StatusNotFound)
 	assert.ElementsMatch(t, []string{lifeFiled, lifeConfirm, lifeFilling, lifeContended, lifeOtherUnread}, f.mailboxIDs(t, lifeManager, false))
 	assert.Equal(t, float64(2), counts()["Ulest"], "the messagebox counts leave the trashbin out")
+	everyParty := walk(t, f.h, lifeManager, "/api/all/messages")
+	assert.Contains(t, everyParty, lifeFiled)
+	for _, id := range []string{lifeUnread, lifeRead, lifeSent} {
+		assert.NotContains(t, everyParty, id, "the list of every party's messages leaves the trashbin out")
+	}
 
 	// The trashbin: newest deletion first, paged and filtered like the mailbox; each caller sees what
 	// its rights let it see (the deleter may not read form tasks).
