@@ -38,6 +38,8 @@ type serviceDetail struct {
 	FormsMetaData         []formMeta             `xmlitem:"FormMetaData"`
 	ProcessSteps          []store.ProcessStep    `xmlitem:"ProcessStep"`
 	AttachmentRules       []store.AttachmentRule `json:",omitempty" xmlitem:"AttachmentRule"`
+	// SigningText is what a signer confirms, in the requested language (bokmål by default).
+	SigningText string
 }
 
 // formMeta is a form of the service with the link to its schema.
@@ -128,6 +130,7 @@ func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
 		d.FormsMetaData[i] = formMeta{FormMeta: f, Links: links}
 	}
 	d.AttachmentRules = svc.AttachmentRules
+	d.SigningText = svc.SigningText(languageOf(c))
 	respond(c, http.StatusOK, d)
 }
 

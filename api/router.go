@@ -96,6 +96,8 @@ func (s *Server) routes() http.Handler {
 	messages.get("/trashbin/:messageId", read, s.negotiate, lc.getTrashedMessage)
 	messages.put("/:messageId/restore", write, s.negotiate, lc.restoreMessage)
 	messages.delete("/trashbin/:messageId", write, s.negotiate, lc.purgeMessage)
+	messages.get("/:messageId/signingtext", read, s.negotiate, mb.getSigningText)
+	messages.get("/:messageId/custommessagedata", read, s.negotiate, mb.getCustomMessageData)
 
 	// Authorization (user-facing): roles, rights, delegations, deletions and the audit log, and the local
 	// role definitions of {who}. Role deletes resolve {who} themselves: it may also be a user name.

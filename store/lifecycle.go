@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"maps"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,4 +147,26 @@ func (q *Queries) ListTrashbin(ctx context.Context, reporteeID int64, vis Visibi
 		var m TrashedMessage
 		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.DeletedAt, &m.DeletedBy)...)
 	})
+}
+
+// DefaultSigningTexts are the texts a signer confirms on a service that sets none, by language id.
+var DefaultSigningTexts = map[int]string{
+	1044: "Jeg bekrefter at opplysningene er riktige og fullstendige, og signerer på vegne av den jeg representerer.",
+	2068: "Eg stadfestar at opplysningane er rette og fullstendige, og signerer på vegner av den eg representerer.",
+	1033: "I confirm that the information is correct and complete, and sign on behalf of the party I represent.",
+}
+
+// DefaultLanguage is the language of texts when a request names none: bokmål.
+const DefaultLanguage = 1044
+
+// SigningText is the text a signer of the service confirms in language (DefaultLanguage when 0): the
+// service's own, or the default text of that language.
+func (d ServiceDetail) SigningText(language int) string {
+	if language == 0 {
+		language = DefaultLanguage
+	}
+	if t, ok := d.SigningTexts[strconv.Itoa(language)]; ok {
+		return t
+	}
+	return DefaultSigningTexts[language]
 }

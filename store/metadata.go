@@ -33,6 +33,8 @@ type ServiceDetail struct {
 	ProcessSteps          []ProcessStep
 	Forms                 []FormMeta
 	AttachmentRules       []AttachmentRule
+	// SigningTexts are the service's own texts a signer confirms, by language id ("1044"); see SigningText.
+	SigningTexts map[string]string
 }
 
 // ProcessStep is one step of a form task with the security level it needs.
@@ -130,7 +132,8 @@ const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_e
 			'AttachmentTypeNameLanguage', r.attachment_type_name_language, 'IsCheckSumAllowed', r.is_check_sum_allowed,
 			'IsXsdValidationRequired', r.is_xsd_validation_required, 'MaxAttachmentCount', r.max_attachment_count,
 			'MinAttachmentCount', r.min_attachment_count, 'MaxFileSize', r.max_file_size) ORDER BY r.attachment_rule_id)
-		FROM attachment_rules r WHERE r.service_code = s.service_code AND r.service_edition = s.service_edition), '[]')
+		FROM attachment_rules r WHERE r.service_code = s.service_code AND r.service_edition = s.service_edition), '[]'),
+	COALESCE(s.signing_texts, '{}')
 	FROM services s JOIN service_owners o ON o.code = s.service_owner_code
 	WHERE s.service_code = $1 AND s.service_edition = $2`
 
@@ -138,7 +141,7 @@ const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_e
 func (q *Queries) GetService(ctx context.Context, code string, edition int) (ServiceDetail, error) {
 	var d ServiceDetail
 	err := scanService(q.db.QueryRow(ctx, serviceDetailSQL, code, edition), &d.Service,
-		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules)
+		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts)
 	return d, notFound(err)
 }
 
