@@ -60,6 +60,9 @@ type Config struct {
 	WorkerMaxActivities    int      // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
 	WorkerMaxWorkflowTasks int      // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
 	WorkerQueues           []string // POSTBOX_WORKER_QUEUES: the queue groups a worker polls (QueueGroups)
+	// TrashbinRetention is how long a message stays in a trashbin before the scheduled purge deletes it
+	// for good (POSTBOX_TRASHBIN_RETENTION).
+	TrashbinRetention time.Duration
 
 	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
@@ -116,6 +119,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WorkerMaxActivities:    int(r.integer("POSTBOX_WORKER_MAX_ACTIVITIES", 16)),
 		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
 		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
+		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
 
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
@@ -125,7 +129,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	for name, d := range map[string]time.Duration{"POSTBOX_READ_HEADER_TIMEOUT": c.ReadHeaderTimeout,
 		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow,
-		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout, "POSTBOX_LIST_TIMEOUT": c.ListTimeout} {
+		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout, "POSTBOX_LIST_TIMEOUT": c.ListTimeout,
+		"POSTBOX_TRASHBIN_RETENTION": c.TrashbinRetention} {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}

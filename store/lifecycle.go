@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strconv"
 	"time"
@@ -169,4 +170,42 @@ func (d ServiceDetail) SigningText(language int) string {
 		return t
 	}
 	return DefaultSigningTexts[language]
+}
+
+// PurgeTrashbin deletes for good, in one transaction, up to limit messages that were moved to the trashbin
+// before before (oldest first), each with its audit entry: actor with its Action and Summary filled in per
+// message. Messages another transaction holds are left for the next round. It returns how many it purged.
+func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor AuditEntry) (int, error) {
+	n := 0
+	err := q.inTx(ctx, func(q *Queries) error {
+		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, status, deleted_at FROM messages
+			WHERE deleted_at < $1 ORDER BY deleted_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, before, limit)
+		if err != nil {
+			return err
+		}
+		type trashed struct {
+			ID         string
+			ReporteeID int64
+			Status     string
+			DeletedAt  time.Time
+		}
+		due, err := pgx.CollectRows(rows, pgx.RowToStructByPos[trashed])
+		if err != nil {
+			return err
+		}
+		for _, m := range due {
+			if err := q.PurgeMessage(ctx, m.ID, actor.At); err != nil {
+				return err
+			}
+			e := MessageAuditEntry{AuditEntry: actor, MessageID: m.ID}
+			e.ReporteeID, e.Action = m.ReporteeID, AuditPurge
+			e.Summary = fmt.Sprintf("purged %s (%s) from the trashbin, where it was since %s", m.ID, m.Status, m.DeletedAt.Format(LocalTimeLayout))
+			if err := q.AppendMessageAudit(ctx, e); err != nil {
+				return err
+			}
+		}
+		n = len(due)
+		return nil
+	})
+	return n, err
 }

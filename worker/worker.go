@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -109,9 +110,11 @@ func register(r worker.Registry, group string, acts *activities.Activities) {
 		workflows.ActivityArchive:          acts.Archive,
 		workflows.ActivityProjectState:     acts.ProjectState,
 		workflows.ActivityDiscardRevision:  acts.DiscardRevision,
+		workflows.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
 	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+		r.RegisterWorkflowWithOptions(workflows.TrashbinPurge, workflow.RegisterOptions{Name: workflows.TrashbinPurgeWorkflow})
 	}
 	for name, fn := range fns {
 		// The formtask workers register all: see the package comment.
@@ -244,6 +247,38 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	}
 	defer acts.Schemas.Close()
 	return Run(ctx, New(c, acts, opts), pool, log)
+}
+
+// EnsureTrashbinPurgeSchedule creates the schedule that purges the trashbins (workflows.TrashbinPurge every
+// workflows.TrashbinPurgeInterval, a run at a time), or sets the retention of the one that exists: workers
+// starting together may race to create it, and whoever loses updates it.
+func EnsureTrashbinPurgeSchedule(ctx context.Context, c client.Client, retention time.Duration) error {
+	action := &client.ScheduleWorkflowAction{ID: workflows.TrashbinPurgeWorkflowID, Workflow: workflows.TrashbinPurgeWorkflow,
+		Args: []any{workflows.PurgeTrashbinInput{Retention: retention}}, TaskQueue: workflows.TaskQueue}
+	schedules := c.ScheduleClient()
+	_, err := schedules.Create(ctx, client.ScheduleOptions{
+		ID:      workflows.TrashbinPurgeScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.TrashbinPurgeInterval}}},
+		Action:  action,
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Memo:    map[string]any{"Retention": retention.String()},
+	})
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		if err != nil {
+			return fmt.Errorf("create the trashbin purge schedule: %w", err)
+		}
+		return nil
+	}
+	err = schedules.GetHandle(ctx, workflows.TrashbinPurgeScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			in.Description.Schedule.Action = action
+			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("update the trashbin purge schedule: %w", err)
+	}
+	return nil
 }
 
 // Revisions that no workflow promoted within StaleRevisionAge are deleted, when a worker starts and then

@@ -78,6 +78,7 @@ const (
 	ActivityArchive          = "Archive"
 	ActivityProjectState     = "ProjectState"
 	ActivityDiscardRevision  = "DiscardRevision"
+	ActivityPurgeTrashbin    = "PurgeTrashbin"
 )
 
 // ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
@@ -90,6 +91,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityArchive:          TaskQueueArchive,
 	ActivityProjectState:     TaskQueueArchive,
 	ActivityDiscardRevision:  TaskQueue,
+	ActivityPurgeTrashbin:    TaskQueueArchive,
 }
 
 // Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no

@@ -274,15 +274,18 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	return run(ctx, cfg, log, "postbox-worker", serveWorker)
 }
 
-// serveWorker waits for the database, then for Temporal (registering the search attributes), and runs
-// the workers.
+// serveWorker waits for the database, then for Temporal (registering the search attributes and the
+// trashbin purge schedule), and runs the workers.
 func serveWorker(ctx context.Context, svc *services) error {
 	cfg := svc.cfg
 	if err := svc.startup.waitForDatabase(ctx, svc.pool); err != nil {
 		return err
 	}
 	if err := svc.startup.waitFor(ctx, "temporal", func(ctx context.Context) error {
-		return worker.RegisterSearchAttributes(ctx, svc.temporal, cfg.TemporalNamespace)
+		if err := worker.RegisterSearchAttributes(ctx, svc.temporal, cfg.TemporalNamespace); err != nil {
+			return err
+		}
+		return worker.EnsureTrashbinPurgeSchedule(ctx, svc.temporal, cfg.TrashbinRetention)
 	}); err != nil {
 		return err
 	}

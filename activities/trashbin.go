@@ -1,0 +1,32 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// purgeBatch is how many messages one transaction of the purge deletes.
+const purgeBatch = 200
+
+// PurgeTrashbin deletes for good every message moved to a trashbin before in.Before, a batch per
+// transaction, each with its audit entry naming the schedule's run, and returns how many it deleted. A
+// retried attempt finds only what is left.
+func (a *Activities) PurgeTrashbin(ctx context.Context, in workflows.PurgeTrashbinActivityInput) (int, error) {
+	info := activity.GetInfo(ctx)
+	actor := store.AuditEntry{At: store.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
+		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}
+	total := 0
+	for {
+		n, err := store.New(a.Pool).PurgeTrashbin(ctx, in.Before, purgeBatch, actor)
+		total += n
+		if err != nil || n < purgeBatch {
+			return total, err
+		}
+		activity.RecordHeartbeat(ctx, total)
+	}
+}

@@ -1,0 +1,52 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+func TestPurgeTrashbin(t *testing.T) {
+	pool := storetest.New(t)
+	ctx := context.Background()
+	now := store.Local(time.Now())
+	// Three correspondences and an archived form task of O1 in the trashbin for 40 days, one for a day.
+	old := []string{"a3100115", "a3100122", "a3100136", "a3100129"}
+	for _, id := range old {
+		_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, now.Add(-40*24*time.Hour))
+		require.NoError(t, err)
+	}
+	_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, "a3100150", now.Add(-24*time.Hour))
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES ('\x02', '%PDF-1.4')`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
+		VALUES ('AR9100129', 'a3100129', '2024-01-01', 'test', '[]', '[]', '\x02')`)
+	require.NoError(t, err)
+
+	actor := store.AuditEntry{At: now, ActorName: "Postbox", ActorMethod: "schedule", RequestID: "trashbin-purge/run"}
+	q := store.New(pool)
+	before := now.Add(-30 * 24 * time.Hour)
+	for _, want := range []int{3, 1, 0} { // batches of three
+		n, err := q.PurgeTrashbin(ctx, before, 3, actor)
+		require.NoError(t, err)
+		assert.Equal(t, want, n)
+	}
+	var left, tombstones, audited, archives int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM messages WHERE id = ANY ($1) OR id = 'a3100150'),
+			(SELECT count(*) FROM purged_messages WHERE id = ANY ($1)),
+			(SELECT count(*) FROM message_audit WHERE message_id = ANY ($1) AND action = 'Purge' AND actor_name = 'Postbox'
+				AND reportee_id = (SELECT id FROM parties WHERE organization_number = '310123455')),
+			(SELECT count(*) FROM archives WHERE message_id = 'a3100129')`, old).Scan(&left, &tombstones, &audited, &archives))
+	assert.Equal(t, 1, left, "only the message deleted a day ago is left")
+	assert.Equal(t, 4, tombstones)
+	assert.Equal(t, 4, audited)
+	assert.Equal(t, 1, archives, "the archive of a form task outlives its message")
+}

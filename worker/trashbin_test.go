@@ -1,0 +1,60 @@
+package worker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/worker"
+	"github.com/postbox/postbox/workflows"
+)
+
+// The trashbin purge is a schedule in Temporal: created once, its retention updated by the next worker
+// that starts, and a run of it purges what has been in a trashbin for longer than the retention.
+func TestTrashbinPurgeSchedule(t *testing.T) {
+	ctx := context.Background()
+	c := devServer.Client()
+	const old, recent = "a3100101", "a3100122" // correspondence
+	now := store.Local(time.Now())
+	for id, at := range map[string]time.Time{old: now.Add(-31 * 24 * time.Hour), recent: now.Add(-29 * 24 * time.Hour)} {
+		_, err := shared.pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, at)
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 48*time.Hour))
+	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 30*24*time.Hour), "a second worker updates the schedule")
+	handle := c.ScheduleClient().GetHandle(ctx, workflows.TrashbinPurgeScheduleID)
+	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
+	desc, err := handle.Describe(ctx)
+	require.NoError(t, err)
+	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok)
+	assert.Equal(t, workflows.TrashbinPurgeWorkflow, action.Workflow)
+	assert.Equal(t, workflows.TaskQueue, action.TaskQueue)
+	require.Len(t, action.Args, 1)
+	var in workflows.PurgeTrashbinInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(action.Args[0].(*commonpb.Payload), &in))
+	assert.Equal(t, 30*24*time.Hour, in.Retention)
+	assert.Equal(t, []client.ScheduleIntervalSpec{{Every: workflows.TrashbinPurgeInterval}}, desc.Schedule.Spec.Intervals)
+
+	require.NoError(t, handle.Trigger(ctx, client.ScheduleTriggerOptions{}))
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1`, old).Scan(&n))
+		return n == 0
+	}, 30*time.Second, 100*time.Millisecond, "the scheduled run purges the message deleted 31 days ago")
+	var kept int
+	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1 AND deleted_at IS NOT NULL`, recent).Scan(&kept))
+	assert.Equal(t, 1, kept, "a message deleted 29 days ago stays in the trashbin")
+	var action2, actor string
+	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT action, actor_name FROM message_audit WHERE message_id = $1`, old).Scan(&action2, &actor))
+	assert.Equal(t, store.AuditPurge, action2)
+	assert.Equal(t, "Postbox", actor)
+}

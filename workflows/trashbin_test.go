@@ -1,0 +1,37 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// A purge run asks the activity to purge what was deleted more than the retention before the run's start,
+// in the local time the store keeps, and returns what it purged.
+func TestTrashbinPurge(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	start := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
+	env.SetStartTime(start)
+	var asked workflows.PurgeTrashbinActivityInput
+	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PurgeTrashbinActivityInput) (int, error) {
+		asked = in
+		return 7, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityPurgeTrashbin})
+
+	env.ExecuteWorkflow(workflows.TrashbinPurge, workflows.PurgeTrashbinInput{Retention: 30 * 24 * time.Hour})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var purged int
+	require.NoError(t, env.GetWorkflowResult(&purged))
+	assert.Equal(t, 7, purged)
+	assert.Equal(t, store.Local(start).Add(-30*24*time.Hour), asked.Before)
+}
