@@ -48,6 +48,10 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	contacts := owner(t, "/api/serviceowner/organizations/"+orgO1+"/personalcontacts", "").embedded(t, "personalcontacts")
 	require.NotEmpty(t, contacts)
 	contact := fmt.Sprint(contacts[0]["PersonalContactId"])
+	// A message in the trashbin, for its list and its single view.
+	trashed := "/api/" + orgO1 + "/messages/a3100241"
+	require.Equal(t, http.StatusNoContent, do(t, srv, request{method: http.MethodDelete, path: trashed, header: map[string]string{
+		"ApiKey": keyAll, "Authorization": bearer(t, ssnP1)[3]}}).Code)
 
 	cases := []struct {
 		route string
@@ -67,6 +71,10 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/:who/messages", []string{"/api/" + orgO1 + "/messages"}, person(srv)},
 		{"/api/:who/messages/:messageId", []string{formTask, correspondence}, person(srv)},
 		{"/api/:who/messages/:messageId/forms/:formId", []string{form}, person(srv)},
+		{"/api/:who/messages/trashbin", []string{"/api/" + orgO1 + "/messages/trashbin"}, person(srv)},
+		{"/api/:who/messages/trashbin/:messageId", []string{"/api/" + orgO1 + "/messages/trashbin/a3100241"}, person(srv)},
+		{"/api/:who/messages/:messageId/signingtext", []string{formTask + "/signingtext"}, person(srv)},
+		{"/api/:who/messages/:messageId/custommessagedata", []string{"/api/" + orgO1 + "/messages/a3100234/custommessagedata"}, person(srv)},
 		{"/api/:who/messages/:messageId/validate", []string{"/api/" + orgO1 + "/messages/a3101186/validate"}, person(formTasks)},
 		{"/api/:who/authorization/roles", []string{"/api/" + orgO1 + "/authorization/roles", "/api/my/authorization/roles"}, person(srv)},
 		{"/api/:who/authorization/rights", []string{"/api/" + orgO1 + "/authorization/rights"}, person(srv)},
