@@ -34,9 +34,10 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
 		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
-			workflows.ActivityProjectState, workflows.ActivityRenderPrint, workflows.ActivityValidateForms, "workflow FormTask"},
+			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityRenderPrint, workflows.ActivityValidateForms,
+			"workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
 		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
-		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityProjectState},
+		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
 	}
 	for _, g := range config.QueueGroups {
 		var got names
