@@ -200,7 +200,7 @@ func (h *mailboxHandlers) getMessage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	respond(c, http.StatusOK, h.singleMessage(c, m))
+	respondTagged(c, h.singleMessage(c, m))
 }
 
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
@@ -267,12 +267,16 @@ func (h *mailboxHandlers) getForm(c *gin.Context) {
 	if !ok {
 		return
 	}
+	respondTagged(c, formResourceOf(c, f))
+}
+
+func formResourceOf(c *gin.Context, f store.Form) formResource {
 	self := fmt.Sprintf("%s/%s/forms/%d", messagesURL(c), url.PathEscape(c.Param("messageId")), f.ID)
 	r := formResource{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
 		ValidationStatus: f.ValidationStatus, Name: f.Name}
 	r.Links.Add("self", render.Link{Href: self})
 	r.Links.Add("formdata", render.Link{Href: self + "/formdata", MimeType: "application/xml"})
-	respond(c, http.StatusOK, r)
+	return r
 }
 
 func (h *mailboxHandlers) getFormData(c *gin.Context) {
@@ -286,7 +290,11 @@ func (h *mailboxHandlers) getFormData(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/xml; charset=utf-8", data)
+	const xmlType = "application/xml; charset=utf-8"
+	if notModified(c, etagOf(xmlType, data)) {
+		return
+	}
+	c.Data(http.StatusOK, xmlType, data)
 }
 
 // getAttachment streams an attachment from the store, with Range support, never holding the whole file.

@@ -76,10 +76,36 @@ func (h *authorizationHandlers) getUserRoleDefinition(c *gin.Context) {
 	if !ok {
 		return
 	}
+	respondTagged(c, h.roleDefinitionView(c, d))
+}
+
+// roleDefinitionView is the single view of a role definition, with its rights.
+func (h *authorizationHandlers) roleDefinitionView(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
 	r := h.roleDefinitionResource(c, d)
 	rights := rightResources(d.Rights)
 	r.Rights = &rights
-	respond(c, http.StatusOK, r)
+	return r
+}
+
+// checkRoleUnchanged holds a change of a role definition to its If-Match, if it has one: in the change's
+// transaction, the definition is locked and its ETag compared as it is now, so nothing changes it between
+// the check and the change.
+func (h *authorizationHandlers) checkRoleUnchanged(c *gin.Context, q *store.Queries, id int) error {
+	if _, ok := c.Request.Header["If-Match"]; !ok {
+		return nil
+	}
+	d, err := q.LockRoleDefinition(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return problem.NotFound("role definition %d has been deleted", id)
+	}
+	if err != nil {
+		return err
+	}
+	tag, err := resourceETag(c, h.roleDefinitionView(c, d))
+	if err != nil {
+		return err
+	}
+	return checkIfMatch(c, tag)
 }
 
 // localRoleBody is the body of POST and PUT role definitions. RoleType (PUT) is accepted and ignored, a
@@ -278,6 +304,9 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 		return
 	}
 	h.saveLocalRole(c, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries, l localRole) (int, string, error) {
+		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
+			return d.ID, "", err
+		}
 		err := q.UpdateLocalRole(c.Request.Context(), d.ID, l.name, l.description, l.rights)
 		return d.ID, fmt.Sprintf("changed local role %d to %s", d.ID, l.summary()), err
 	})
@@ -293,6 +322,9 @@ func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
 	party, _ := reporteeOf(c)
 	now := time.Now()
 	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
+		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
+			return err
+		}
 		held, err := q.DeleteLocalRole(ctx, d.ID)
 		if err != nil {
 			return err

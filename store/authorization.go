@@ -96,6 +96,16 @@ func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner str
 	return d, nil
 }
 
+// LockRoleDefinition reads a role definition locked for the rest of the transaction (SELECT … FOR
+// UPDATE), so that a change can be checked against it as it is.
+func (q *Queries) LockRoleDefinition(ctx context.Context, id int) (RoleDefinition, error) {
+	var locked int
+	if err := q.db.QueryRow(ctx, `SELECT id FROM role_definitions WHERE id = $1 FOR UPDATE`, id).Scan(&locked); err != nil {
+		return RoleDefinition{}, notFound(err)
+	}
+	return q.GetRoleDefinition(ctx, id, "", "")
+}
+
 // RightSpec is a right of a local role being written: a service edition and a stored action name.
 type RightSpec struct {
 	ServiceCode    string

@@ -65,12 +65,17 @@ func WantsXML(c *gin.Context) bool {
 	return strings.HasSuffix(mt, "xml")
 }
 
+// Format is the media type negotiated for the response, the first of MediaTypes when none was.
+func Format(c *gin.Context) string {
+	if mt := c.GetString(formatKey); mt != "" {
+		return mt
+	}
+	return MediaTypes[0]
+}
+
 // Write writes v in the negotiated media type; it writes nothing when v cannot be encoded.
 func Write(c *gin.Context, status int, v any) error {
-	mt := c.GetString(formatKey)
-	if mt == "" {
-		mt = MediaTypes[0]
-	}
+	mt := Format(c)
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {

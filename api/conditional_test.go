@@ -1,0 +1,88 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Single messages, forms, form data, attachments and role definitions carry a strong ETag of what is
+// returned; If-None-Match naming it answers 304 without a body.
+func TestETagAndIfNoneMatch(t *testing.T) {
+	msg := "/api/" + orgO1 + "/messages/a3100129"
+	m := getAs(t, shared, ssnP1, msg)
+	require.Equal(t, http.StatusOK, m.Code, m.Body.String())
+	form := pathOf(t, m.json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string))
+	attachment := pathOf(t, m.json(t)["_links"].(map[string]any)["attachment"].([]any)[0].(map[string]any)["href"].(string))
+	for _, path := range []string{msg, form, form + "/formdata", attachment,
+		fmt.Sprintf("/api/%s/authorization/roledefinitions/%d", orgO1, roleREGNA)} {
+		r := getAs(t, shared, ssnP1, path)
+		require.Equal(t, http.StatusOK, r.Code, "%s: %s", path, r.Body.String())
+		tag := r.Header().Get("ETag")
+		require.Regexp(t, `^"[^"]+"$`, tag, "a strong ETag on %s", path)
+		assert.Equal(t, tag, getAs(t, shared, ssnP1, path).Header().Get("ETag"), "stable on %s", path)
+
+		for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
+			nm := getAs(t, shared, ssnP1, path, "If-None-Match", inm)
+			assert.Equal(t, http.StatusNotModified, nm.Code, "%s with If-None-Match %s", path, inm)
+			assert.Empty(t, nm.Body.String())
+			assert.Equal(t, tag, nm.Header().Get("ETag"))
+		}
+		assert.Equal(t, http.StatusOK, getAs(t, shared, ssnP1, path, "If-None-Match", `"other"`).Code, path)
+	}
+	// Another representation is another ETag.
+	xml := getAs(t, shared, ssnP1, msg, "Accept", "application/hal+xml")
+	require.Equal(t, http.StatusOK, xml.Code)
+	assert.NotEqual(t, m.Header().Get("ETag"), xml.Header().Get("ETag"))
+}
+
+// If-Match guards changes of a local role definition: a stale or wrong ETag is 412 with the current one,
+// checked in the change's transaction, so of two changes made from one read exactly one goes through.
+func TestRoleDefinitionIfMatch(t *testing.T) {
+	srv, _ := newServer(t)
+	defs := "/api/" + orgO1 + "/authorization/roledefinitions"
+	r := authzDo(t, srv, ssnP3, http.MethodPost, defs, "application/json", localRoleBody("Betinget", localRight("4711", "2", "Read")))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	self := pathOf(t, r.Header().Get("Location"))
+	etag := func() string {
+		r := authzDo(t, srv, ssnP3, http.MethodGet, self, "", "")
+		require.Equal(t, http.StatusOK, r.Code)
+		return r.Header().Get("ETag")
+	}
+	send := func(method, ifMatch, body string) response {
+		return do(t, srv, request{method: method, path: self, body: body, header: map[string]string{"ApiKey": keyAll,
+			"Authorization": "Bearer " + personToken(t, ssnP3, "platform:enduser"), "Content-Type": "application/json", "If-Match": ifMatch}})
+	}
+	first := etag()
+
+	for _, wrong := range []string{`"stale"`, "W/" + first} {
+		p := requireProblem(t, send(http.MethodPut, wrong, localRoleBody("Endret", localRight("4711", "2", "Read"))), http.StatusPreconditionFailed)
+		assert.Equal(t, "urn:postbox:problem:precondition-failed", p["type"])
+	}
+	stale := send(http.MethodDelete, `"stale"`, "")
+	requireProblem(t, stale, http.StatusPreconditionFailed)
+	assert.Equal(t, first, stale.Header().Get("ETag"), "the 412 carries the current ETag")
+	assert.Equal(t, first, etag(), "nothing changed")
+
+	// Two changes from the same read: one wins, the other is 412.
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = send(http.MethodPut, first, localRoleBody(fmt.Sprintf("Samtidig %d", i), localRight("4711", "2", "Read"))).Code
+		}()
+	}
+	wg.Wait()
+	assert.ElementsMatch(t, []int{http.StatusNoContent, http.StatusPreconditionFailed}, codes)
+	second := etag()
+	assert.NotEqual(t, first, second)
+	requireProblem(t, send(http.MethodDelete, first, ""), http.StatusPreconditionFailed)
+	assert.Equal(t, http.StatusNoContent, send(http.MethodDelete, second, "").Code)
+	assert.Equal(t, http.StatusNotFound, authzDo(t, srv, ssnP3, http.MethodGet, self, "", "").Code)
+}
