@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -85,4 +86,53 @@ func TestRoleDefinitionIfMatch(t *testing.T) {
 	requireProblem(t, send(http.MethodDelete, first, ""), http.StatusPreconditionFailed)
 	assert.Equal(t, http.StatusNoContent, send(http.MethodDelete, second, "").Code)
 	assert.Equal(t, http.StatusNotFound, authzDo(t, srv, ssnP3, http.MethodGet, self, "", "").Code)
+}
+
+// If-Match on a form-task PUT: a stale ETag is 412 with the current one and changes nothing; the current
+// one lets the change through, whose answer carries the new ETag; of two PUTs made from one read, one
+// goes through and the other is 412 (checked again by the workflow, in the step that changes the task).
+func TestFormTaskIfMatch(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	created := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2}`)
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	path := pathOf(t, created.Header().Get("Location"))
+	body := putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil)
+	put := func(ifMatch string) response {
+		return do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: body, header: map[string]string{
+			"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+			"Content-Type": "application/hal+json", "If-Match": ifMatch}})
+	}
+	revisions := func() int {
+		return countRows(t, pool, `SELECT count(*) FROM form_revisions WHERE message_id = $1`, path[strings.LastIndex(path, "/")+1:])
+	}
+	first := getAs(t, srv, ssnP1, path).Header().Get("ETag")
+	require.NotEmpty(t, first)
+
+	stale := put(`"stale"`)
+	p := requireProblem(t, stale, http.StatusPreconditionFailed)
+	assert.Equal(t, "urn:postbox:problem:precondition-failed", p["type"])
+	assert.Equal(t, first, stale.Header().Get("ETag"))
+	assert.Zero(t, revisions(), "a refused change stores nothing")
+
+	saved := put(first)
+	require.Equal(t, http.StatusOK, saved.Code, saved.Body.String())
+	second := saved.Header().Get("ETag")
+	assert.NotEqual(t, first, second)
+	assert.Equal(t, second, getAs(t, srv, ssnP1, path).Header().Get("ETag"), "the answer carries the ETag a GET gives")
+	requireProblem(t, put(first), http.StatusPreconditionFailed)
+
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = put(second).Code
+		}()
+	}
+	wg.Wait()
+	assert.ElementsMatch(t, []int{http.StatusOK, http.StatusPreconditionFailed}, codes)
+	assert.Equal(t, http.StatusOK, do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: body,
+		header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+			"Content-Type": "application/hal+json"}}).Code, "without If-Match a PUT works as before")
 }

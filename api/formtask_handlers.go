@@ -120,13 +120,64 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	expect, ok := h.expectation(c, &ft)
+	if !ok {
+		return
+	}
 	res, err := ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
-		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
+		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments, Expect: expect})
+	var refused *formtask.Error
+	if errors.As(err, &refused) && refused.Kind == formtask.PreconditionFailed {
+		h.tagCurrent(c)
+	}
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	h.renderChanged(c, http.StatusOK, ft.msg, res)
+}
+
+// expectation turns the If-Match of a change into what the task's workflow must find when it makes the
+// change (nil without If-Match), after checking the ETag against the message as it is now (412 at once
+// when stale). The revision is read before the message: a change between the two reads makes the
+// workflow's check fail, never pass.
+func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall) (*workflows.Expectation, bool) {
+	if _, ok := c.Request.Header["If-Match"]; !ok {
+		return nil, true
+	}
+	rev, err := h.q.LastPromotedRevision(c.Request.Context(), ft.msg.MessageID)
+	if err != nil {
+		abort(c, err)
+		return nil, false
+	}
+	m, ok := h.mailbox.loadMessage(c)
+	if !ok {
+		return nil, false
+	}
+	tag, err := resourceETag(c, h.mailbox.singleMessage(c, m))
+	if err == nil {
+		err = checkIfMatch(c, tag)
+	}
+	if err != nil {
+		abort(c, err)
+		return nil, false
+	}
+	party, _ := reporteeOf(c)
+	ft.msg, ft.task = m, formtask.TaskOf(m, ft.svc, party.ID)
+	ft.task.Revision = rev // the state a workflow started now begins with
+	return &workflows.Expectation{Revision: rev, Status: m.Status}, true
+}
+
+// tagCurrent answers a change its workflow refused for a stale If-Match with the message's current ETag.
+func (h *formTaskHandlers) tagCurrent(c *gin.Context) {
+	party, rights := reporteeOf(c)
+	m, err := h.q.GetMessage(c.Request.Context(), party.ID, c.Param("messageId"))
+	if err != nil || !visibility(rights).Allows(m.Service(), m.Status) {
+		return
+	}
+	if tag, err := resourceETag(c, h.mailbox.singleMessage(c, m)); err == nil {
+		c.Header("ETag", tag)
+	}
 }
 
 // postFormTask is POST /api/{who}/messages: a new form task of a service, empty or with content, kept in
@@ -198,7 +249,11 @@ func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before stor
 		var m store.Message
 		m, err = h.q.GetMessage(ctx, party.ID, before.MessageID)
 		if err == nil && visibility(rights).Allows(m.Service(), m.Status) {
-			respond(c, status, h.mailbox.singleMessage(c, m))
+			r := h.mailbox.singleMessage(c, m)
+			if tag, err := resourceETag(c, r); err == nil {
+				c.Header("ETag", tag)
+			}
+			respond(c, status, r)
 			return
 		}
 		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {

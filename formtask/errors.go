@@ -31,6 +31,7 @@ const (
 	Unavailable                         // Temporal does not answer; the client may retry after RetryAfter
 	BadFileName                         // an attachment's file name that could not be a plain file name
 	BadFileContent                      // an attachment's content that is empty, executable or not what its name says
+	PreconditionFailed                  // the task is not as the change expects (If-Match)
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.
@@ -79,6 +80,8 @@ func updateError(ctx context.Context, task Task, err error) error {
 				e.ArchiveReference = ref
 			}
 			return e
+		case workflows.ErrPrecondition:
+			return refuse(PreconditionFailed, "%s", appErr.Message())
 		case workflows.ErrWrongState:
 			e := refuse(Conflict, "%s", appErr.Message())
 			e.Status = task.Status

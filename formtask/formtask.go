@@ -90,6 +90,9 @@ type Submission struct {
 	Sign        bool
 	Forms       []store.RevisionForm
 	Attachments []store.RevisionAttachment
+	// Expect, when set, makes the workflow refuse the submission (PreconditionFailed) unless the task is
+	// as expected, checked in the same step as the change.
+	Expect *workflows.Expectation
 }
 
 // Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
@@ -98,7 +101,7 @@ func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller
 	if err := refusal(ctx, task, caller); err != nil {
 		return workflows.Result{}, err
 	}
-	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign}
+	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
 	// A task in Signering is signed as it is: a PUT there may carry no content.
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == store.StatusSigning {
 		return s.update(ctx, task, 0, workflows.UpdateSubmit, in)
@@ -334,7 +337,7 @@ func (s *Service) watchServer(ctx context.Context, giveUp context.CancelCauseFun
 func startState(t Task) workflows.TaskState {
 	return workflows.TaskState{
 		MessageID: t.MessageID, ReporteeID: t.ReporteeID, ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition,
-		Subject: t.Subject, Status: t.Status, ArchiveReference: t.ArchiveReference,
+		Subject: t.Subject, Status: t.Status, ArchiveReference: t.ArchiveReference, Revision: t.Revision,
 	}
 }
 

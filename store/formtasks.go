@@ -23,6 +23,8 @@ type FormTask struct {
 	ArchiveReference string
 	// RequiredSecurityLevel is the highest SecurityLevel of the service's ProcessSteps.
 	RequiredSecurityLevel int
+	// Revision is the revision last promoted into the message (LastPromotedRevision), 0 for none.
+	Revision int64
 }
 
 // GetFormTask returns a form-task message, or ErrNotFound (also for correspondence).
@@ -31,11 +33,25 @@ func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, 
 	err := q.db.QueryRow(ctx, `SELECT m.id, 'r' || m.reportee_id, m.service_code, m.service_edition, m.subject, m.status,
 			COALESCE(m.archive_reference, ''),
 			COALESCE((SELECT max(p.security_level) FROM process_steps p
-				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0)
+				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0),
+			`+lastPromotedRevision+`
 		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
 		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
-			&t.ArchiveReference, &t.RequiredSecurityLevel)
+			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision)
 	return t, notFound(err)
+}
+
+// lastPromotedRevision is the revision promoted last into message m, 0 for none: promotions of a task
+// run one at a time in its workflow, so the latest promotion is the content the message shows.
+const lastPromotedRevision = `COALESCE((SELECT r.id FROM form_revisions r WHERE r.message_id = m.id AND r.promoted_at IS NOT NULL
+				ORDER BY r.promoted_at DESC, r.id DESC LIMIT 1), 0)`
+
+// LastPromotedRevision is the revision last promoted into a message, 0 for none: with the status, what a
+// change made under If-Match expects of the task's workflow.
+func (q *Queries) LastPromotedRevision(ctx context.Context, messageID string) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `SELECT `+lastPromotedRevision+` FROM messages m WHERE m.id = $1`, messageID).Scan(&id)
+	return id, notFound(err)
 }
 
 // SetFormTaskState records a form task's status and who changed it when. An archived task is never changed.

@@ -111,6 +111,7 @@ const (
 	ErrTaskArchived   = "TaskArchived"              // 409: the task is sent and archived; details: its ArchiveReference
 	ErrWrongState     = "WrongState"                // 409: not possible in the task's status; details: that status
 	ErrRevisionDigest = "RevisionMismatch"          // activities: the revision is not the one referenced
+	ErrPrecondition   = "PreconditionFailed"        // 412: the task is not as the change expects (If-Match)
 )
 
 // TaskState is the workflow's input and what it carries over continue-as-new. A task's first run gets it
@@ -123,6 +124,17 @@ type TaskState struct {
 	Subject          string
 	Status           string
 	ArchiveReference string
+	// Revision is the revision last promoted into the message, 0 for none. Runs started before it was
+	// kept have 0 until their next promotion.
+	Revision int64
+}
+
+// Expectation is what a change made under If-Match expects of the task: the revision last promoted and
+// the status, as the ETag the client sent was made of. The workflow checks it under its mutex, so no other
+// change comes between the check and this one.
+type Expectation struct {
+	Revision int64
+	Status   string
 }
 
 // ChangeRefusal says why the caller may not change the task in this state, or nil when it may: the caller's
@@ -194,6 +206,8 @@ type SubmitInput struct {
 	Revision    RevisionRef
 	Forms       []FormRef
 	Attachments []AttachmentRef
+	// Expect, when set, refuses the submission (ErrPrecondition) unless the task is as expected.
+	Expect *Expectation `json:",omitempty"`
 }
 
 // SubFormInput adds a sub-form (FormID 0 or unknown) or changes the sub-form FormID.

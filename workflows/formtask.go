@@ -215,8 +215,19 @@ func checkAttachment(a AttachmentRef) error {
 	return nil
 }
 
+// checkExpected refuses a change whose expectation (If-Match) the task does not meet.
+func (t *task) checkExpected(e *Expectation) error {
+	if e != nil && (e.Revision != t.state.Revision || e.Status != t.state.Status) {
+		return reject(ErrPrecondition, "the form task has changed since it was read")
+	}
+	return nil
+}
+
 func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 	if err := t.state.ChangeRefusal(in.Caller); err != nil {
+		return err
+	}
+	if err := t.checkExpected(in.Expect); err != nil {
 		return err
 	}
 	if t.state.Status == store.StatusSigning && !(in.Complete && in.Sign) {
@@ -335,6 +346,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 			return Result{}, err
 		}
 		t.state.ArchiveReference = ar.ArchiveReference
+		t.promoted(content.Revision)
 		if err := t.setStatus(ctx, store.StatusArchived); err != nil {
 			return Result{}, err
 		}
@@ -458,7 +470,17 @@ func (t *task) project(ctx workflow.Context, content ContentRef, status, by stri
 	actx := t.queues.project(ctx)
 	err := workflow.ExecuteActivity(actx, ActivityProjectState,
 		ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
+	if err == nil {
+		t.promoted(content.Revision)
+	}
 	return pr.Ref, err
+}
+
+// promoted records the revision now promoted into the message, which changes expect (checkExpected).
+func (t *task) promoted(rev RevisionRef) {
+	if rev.ID != 0 {
+		t.state.Revision = rev.ID
+	}
 }
 
 // discard deletes a revision that will not be applied and returns err. Failing to delete it loses nothing:

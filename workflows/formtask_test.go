@@ -346,3 +346,33 @@ func TestContinueAsNew(t *testing.T) {
 	assert.Equal(t, store.StatusSigning, next.Status)
 	assert.Equal(t, "a3101102", next.MessageID)
 }
+
+// A submission made under If-Match carries what it expects of the task; the check and the change are one
+// step under the mutex: of two submissions made from the same read, the second finds the task changed,
+// whether its validator ran before the first was applied or after. One made from the new state passes.
+func TestExpectationIsCheckedWithTheChange(t *testing.T) {
+	env, f := newEnv(t)
+	f.slow = 20 * time.Millisecond
+	expecting := func(r workflows.RevisionRef, e workflows.Expectation) workflows.SubmitInput {
+		in := submit(signer, false, false, r)
+		in.Expect = &e
+		return in
+	}
+	read := workflows.Expectation{Revision: 0, Status: store.StatusFilling}
+	a := send(env, time.Minute, workflows.UpdateSubmit, expecting(rev, read))
+	b := send(env, time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 2, Digest: rev.Digest}, read))
+	c := send(env, 2*time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 3, Digest: rev.Digest},
+		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+	d := send(env, 3*time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 4, Digest: rev.Digest},
+		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+	run(env, store.StatusFilling)
+
+	require.NoError(t, a.err)
+	assert.Equal(t, workflows.ErrPrecondition, errType(b.err))
+	require.NoError(t, c.err)
+	assert.Equal(t, workflows.ErrPrecondition, errType(d.err), "revision 3 was promoted since")
+	for _, call := range f.Calls() {
+		assert.False(t, strings.HasPrefix(call, workflows.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4")),
+			"a refused submission promotes nothing: %v", f.Calls())
+	}
+}

@@ -182,6 +182,7 @@ var formTaskKinds = map[formtask.Kind]struct {
 	formtask.Unavailable:         {http.StatusServiceUnavailable, "temporal-unavailable"},
 	formtask.BadFileName:         {http.StatusBadRequest, "file-name-not-allowed"},
 	formtask.BadFileContent:      {http.StatusBadRequest, "file-content-not-allowed"},
+	formtask.PreconditionFailed:  {http.StatusPreconditionFailed, "precondition-failed"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
