@@ -54,8 +54,8 @@ func (s *Server) idempotent(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	apiKey := sha256.Sum256([]byte(c.GetHeader("ApiKey")))
-	scope := store.IdempotencyScope{APIKey: apiKey[:], Caller: callerKey(principalOf(c)), Key: key}
+	apiKey, _ := apiKeyOf(c)
+	scope := store.IdempotencyScope{APIKey: apiKey.KeyHash, Caller: callerKey(principalOf(c)), Key: key}
 	claim, kept, ok, err := s.q.ClaimIdempotencyKey(c.Request.Context(), scope, IdempotencyTTL, idempotencyAbandoned)
 	switch {
 	case err != nil:

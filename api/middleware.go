@@ -149,7 +149,7 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 			return
 		}
 		c.Set(ctxAPIKey, key)
-		c.Next()
+		s.limitRate(c, key, area)
 	}
 }
 
@@ -205,7 +205,7 @@ func (s *Server) originRegistered(ctx context.Context, origin string) (bool, err
 func allowOrigin(h http.Header, origin string) {
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Set("Access-Control-Expose-Headers", "Location, X-Request-Id, Retry-After, ETag, Idempotent-Replayed")
+	h.Set("Access-Control-Expose-Headers", "Location, X-Request-Id, Retry-After, ETag, Idempotent-Replayed, RateLimit, RateLimit-Policy")
 	h.Add("Vary", "Origin")
 }
 

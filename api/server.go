@@ -30,6 +30,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// Limits bound slow clients and large headers; the zero value turns them off.
 	Limits ClientLimits
+	// RateLimit limits the requests of each API key per area; the zero value turns it off.
+	RateLimit RateLimit
 	// Tokens verifies bearer tokens; nil trusts no issuer.
 	Tokens *identity.TokenVerifier
 	// Rights answers effective rights; nil makes one without a cache (the caller starts Listen to cache).

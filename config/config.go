@@ -39,8 +39,13 @@ type Config struct {
 	ProgressWindow    time.Duration // POSTBOX_PROGRESS_WINDOW: the window in which bodies must make progress
 	ProgressMinBytes  int64         // POSTBOX_PROGRESS_MIN_BYTES: what a body must bring (or a response take) per window
 	MaxHeaderBytes    int64         // POSTBOX_MAX_HEADER_BYTES: limit of the request line and headers (431 beyond)
-	LogLevel          slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
-	LogFormat         string        // POSTBOX_LOG_FORMAT: json or text
+
+	// Rate limits (see the README, Rate limits): requests each API key may make per window in each area,
+	// unless the key has its own limit for the area; 0 turns limiting off.
+	RateLimit  int           // POSTBOX_RATE_LIMIT
+	RateWindow time.Duration // POSTBOX_RATE_WINDOW: the fixed window the limit counts in
+	LogLevel   slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
+	LogFormat  string        // POSTBOX_LOG_FORMAT: json or text
 
 	// POSTBOX_TOKEN_ISSUER and POSTBOX_TOKEN_JWKS: the trusted token issuers (iss) and their keys (a URL,
 	// cached and refreshed, or a file), as two comma-separated lists of the same length.
@@ -102,6 +107,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		ProgressWindow:         r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
 		ProgressMinBytes:       r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
 		MaxHeaderBytes:         r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
+		RateLimit:              int(r.integer("POSTBOX_RATE_LIMIT", 6000)),
+		RateWindow:             r.duration("POSTBOX_RATE_WINDOW", time.Minute),
 		LogLevel:               r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
 		LogFormat:              r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
@@ -134,6 +141,12 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}
+	}
+	if c.RateLimit < 0 {
+		r.fail("POSTBOX_RATE_LIMIT", "must be 0 (off) or positive")
+	}
+	if c.RateWindow < time.Second || c.RateWindow > 24*time.Hour {
+		r.fail("POSTBOX_RATE_WINDOW", "must be from 1s to 24h")
 	}
 	if c.ProgressMinBytes <= 0 {
 		r.fail("POSTBOX_PROGRESS_MIN_BYTES", "must be positive")

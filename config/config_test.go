@@ -87,6 +87,8 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT":  "0s",
 		"POSTBOX_LIST_TIMEOUT":              "-1s",
 		"POSTBOX_STARTUP_TIMEOUT":           "-1s",
+		"POSTBOX_RATE_LIMIT":                "-1",
+		"POSTBOX_RATE_WINDOW":               "10ms",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)
@@ -141,4 +143,16 @@ func TestABadValueSaysWhatItShouldBe(t *testing.T) {
 		require.Error(t, err, tc.name)
 		assert.Equal(t, tc.name+": "+tc.want, err.Error())
 	}
+}
+
+// Rate limits are on by default, generous, per minute; both can be changed, and 0 turns them off.
+func TestRateLimitSettings(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 6000, c.RateLimit)
+	assert.Equal(t, time.Minute, c.RateWindow)
+	c, err = load(env(map[string]string{"POSTBOX_RATE_LIMIT": "0", "POSTBOX_RATE_WINDOW": "10s"}))
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.RateLimit)
+	assert.Equal(t, 10*time.Second, c.RateWindow)
 }

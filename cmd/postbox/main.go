@@ -348,6 +348,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		TrustProxy:            cfg.TrustProxy,
 		MaxBodyBytes:          cfg.MaxBodyBytes,
 		Limits:                clientLimits(cfg),
+		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
 		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout}),
 		TracerProvider:        svc.tracing.Provider,

@@ -45,6 +45,8 @@ type dsAPIKey struct {
 	Areas            []string
 	Origins          []string
 	ServiceOwnerCode *string
+	// RateLimits are the key's own requests per window by area, over POSTBOX_RATE_LIMIT.
+	RateLimits map[string]int
 }
 
 type dsServiceOwner struct{ Code, Name, OrganizationNumber string }
@@ -289,6 +291,11 @@ func (ds *dataset) validate() error {
 		if k.ServiceOwnerCode != nil && !owners[*k.ServiceOwnerCode] {
 			return bad(rec, "ServiceOwnerCode", "%q is not in ServiceOwners", *k.ServiceOwnerCode)
 		}
+		for area, limit := range k.RateLimits {
+			if !slices.Contains(k.Areas, area) || limit <= 0 {
+				return bad(rec, "RateLimits", "%s: %d must be a positive limit of one of the key's areas", area, limit)
+			}
+		}
 	}
 	parties := map[string]bool{}
 	for i, o := range ds.Organizations {
@@ -520,9 +527,14 @@ func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string)
 		if origins == nil {
 			origins = []string{}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (key_hash, name, areas, origins, service_owner_code) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (key_hash) `+updateChanged("api_keys", "name, areas, origins, service_owner_code"),
-			hash[:], k.Name, k.Areas, origins, k.ServiceOwnerCode); err != nil {
+		limits := k.RateLimits
+		if limits == nil {
+			limits = map[string]int{}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (key_hash, name, areas, origins, service_owner_code, rate_limits)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (key_hash) `+updateChanged("api_keys", "name, areas, origins, service_owner_code, rate_limits"),
+			hash[:], k.Name, k.Areas, origins, k.ServiceOwnerCode, limits); err != nil {
 			return fmt.Errorf("api key %s: %w", k.Name, err)
 		}
 	}

@@ -1,0 +1,66 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/api"
+)
+
+// Each API key has a limit per area, counted in PostgreSQL so that every replica enforces the same one;
+// every keyed answer says where the client stands, and one past the limit is 429 with Retry-After.
+func TestRateLimits(t *testing.T) {
+	_, pool := newServer(t)
+	tokens, err := testTokens()
+	require.NoError(t, err)
+	replica := func() *api.Server {
+		srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+			RateLimit: api.RateLimit{Limit: 3, Window: time.Minute}})
+		require.NoError(t, err)
+		return srv
+	}
+	one, two := replica(), replica()
+	mailbox := "/api/" + orgO1 + "/messages"
+
+	for i, srv := range []*api.Server{one, two, one} {
+		r := getAs(t, srv, ssnP1, mailbox)
+		require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+		assert.Equal(t, `"mailbox";q=3;w=60`, r.Header().Get("RateLimit-Policy"))
+		assert.Regexp(t, `^"mailbox";r=`+strconv.Itoa(2-i)+`;t=([1-9]|[1-5][0-9]|60)$`, r.Header().Get("RateLimit"))
+	}
+	over := getAs(t, two, ssnP1, mailbox)
+	p := requireProblem(t, over, http.StatusTooManyRequests)
+	assert.Equal(t, "urn:postbox:problem:rate-limited", p["type"])
+	after, err := strconv.Atoi(over.Header().Get("Retry-After"))
+	require.NoError(t, err)
+	assert.True(t, after >= 1 && after <= 60, after)
+	assert.Regexp(t, `^"mailbox";r=0;t=`, over.Header().Get("RateLimit"))
+
+	// Another area of the same key counts apart.
+	r := getAs(t, one, ssnP1, "/api/reportees")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, `"reportees";q=3;w=60`, r.Header().Get("RateLimit-Policy"))
+
+	// A key's own limit from the dataset wins over the default.
+	r = get(t, one, mailbox, "ApiKey", keyMailbox, "Authorization", "Bearer "+personToken(t, ssnP1, "platform:enduser"))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, `"mailbox";q=120;w=60`, r.Header().Get("RateLimit-Policy"))
+
+	// The next window starts afresh.
+	_, err = pool.Exec(context.Background(), `UPDATE rate_windows SET window_start = window_start - interval '1 minute'`)
+	require.NoError(t, err)
+	r = getAs(t, two, ssnP1, mailbox)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Regexp(t, `^"mailbox";r=2;`, r.Header().Get("RateLimit"))
+
+	// The open routes have no key to count: a login keeps its own lockout.
+	login := do(t, one, request{method: http.MethodPost, path: "/api/authentication/authenticatewithpassword",
+		header: map[string]string{"Content-Type": "application/json"}, body: `{"UserName":"nobody","UserPassword":"x"}`})
+	assert.Empty(t, login.Header().Get("RateLimit"))
+}
