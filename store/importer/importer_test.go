@@ -149,6 +149,10 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 			"Roles[4] (50005).RoleDefinitionId: 4242 is not in RoleDefinitions"},
 		{"unknown area", func(ds map[string]any) { record(ds, "ApiKeys", 1)["Areas"] = []any{"mailbox", "everything"} },
 			`ApiKeys[1] (Demo-klient (kun meldingsboks)).Areas: unknown area "everything"`},
+		{"rate limit of another area", func(ds map[string]any) { record(ds, "ApiKeys", 1)["RateLimits"] = map[string]any{"reportees": 10} },
+			`ApiKeys[1] (Demo-klient (kun meldingsboks)).RateLimits: reportees: 10 must be a positive limit of one of the key's areas`},
+		{"rate limit of zero", func(ds map[string]any) { record(ds, "ApiKeys", 1)["RateLimits"] = map[string]any{"mailbox": 0} },
+			`ApiKeys[1] (Demo-klient (kun meldingsboks)).RateLimits: mailbox: 0 must be a positive limit of one of the key's areas`},
 		{"bad timestamp", func(ds map[string]any) { record(ds, "Messages", 5)["CreatedDate"] = "yesterday" },
 			`timestamp "yesterday" is not like 2025-03-14T09:30:00`},
 		{"bad base64", func(ds map[string]any) {
