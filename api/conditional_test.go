@@ -70,16 +70,9 @@ func TestRoleDefinitionIfMatch(t *testing.T) {
 	assert.Equal(t, first, etag(), "nothing changed")
 
 	// Two changes from the same read: one wins, the other is 412.
-	var wg sync.WaitGroup
-	codes := make([]int, 2)
-	for i := range codes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes[i] = send(http.MethodPut, first, localRoleBody(fmt.Sprintf("Samtidig %d", i), localRight("4711", "2", "Read"))).Code
-		}()
-	}
-	wg.Wait()
+	codes := twoAtOnce(func(i int) int {
+		return send(http.MethodPut, first, localRoleBody(fmt.Sprintf("Samtidig %d", i), localRight("4711", "2", "Read"))).Code
+	})
 	assert.ElementsMatch(t, []int{http.StatusNoContent, http.StatusPreconditionFailed}, codes)
 	second := etag()
 	assert.NotEqual(t, first, second)
@@ -121,18 +114,24 @@ func TestFormTaskIfMatch(t *testing.T) {
 	assert.Equal(t, second, getAs(t, srv, ssnP1, path).Header().Get("ETag"), "the answer carries the ETag a GET gives")
 	requireProblem(t, put(first), http.StatusPreconditionFailed)
 
+	codes := twoAtOnce(func(int) int { return put(second).Code })
+	assert.ElementsMatch(t, []int{http.StatusOK, http.StatusPreconditionFailed}, codes)
+	assert.Equal(t, http.StatusOK, do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: body,
+		header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+			"Content-Type": "application/hal+json"}}).Code, "without If-Match a PUT works as before")
+}
+
+// twoAtOnce runs send twice at the same time and returns the statuses it got.
+func twoAtOnce(send func(i int) int) []int {
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
 	for i := range codes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i] = put(second).Code
+			codes[i] = send(i)
 		}()
 	}
 	wg.Wait()
-	assert.ElementsMatch(t, []int{http.StatusOK, http.StatusPreconditionFailed}, codes)
-	assert.Equal(t, http.StatusOK, do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: body,
-		header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
-			"Content-Type": "application/hal+json"}}).Code, "without If-Match a PUT works as before")
+	return codes
 }
