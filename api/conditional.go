@@ -60,11 +60,15 @@ func notModified(c *gin.Context, tag string) bool {
 }
 
 // checkIfMatch passes a request without If-Match, or whose If-Match names current (or is *); otherwise it
-// is a 412 problem, answered with the current ETag so the client can read again and decide.
+// is a 412 problem, answered with the current ETag so the client can read again and decide. An empty
+// current is a resource that does not exist, which no If-Match names.
 func checkIfMatch(c *gin.Context, current string) error {
 	h, ok := c.Request.Header["If-Match"]
-	if !ok || tagListed(strings.Join(h, ","), current, true) {
+	if !ok || (current != "" && tagListed(strings.Join(h, ","), current, true)) {
 		return nil
+	}
+	if current == "" {
+		return problem.New(http.StatusPreconditionFailed, "precondition-failed", "If-Match names a resource that does not exist")
 	}
 	c.Header("ETag", current)
 	return problem.New(http.StatusPreconditionFailed, "precondition-failed",

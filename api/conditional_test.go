@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -134,4 +135,34 @@ func twoAtOnce(send func(i int) int) []int {
 	}
 	wg.Wait()
 	return codes
+}
+
+// If-Match on a sub-form PUT is checked against the form's ETag, and by the workflow like a task PUT; a
+// form that does not exist matches no If-Match.
+func TestSubFormIfMatch(t *testing.T) {
+	srv, _ := formTaskServer(t)
+	created := sendAs(t, srv, ssnP1, http.MethodPost, "/api/my/messages", `{"Type":"FormTask","ServiceCode":"5302","ServiceEdition":1}`)
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	task := pathOf(t, created.Header().Get("Location"))
+	sub := demoMessage(t, "a3101116")["Forms"].([]any)[1].(map[string]any)
+	body, err := json.Marshal(map[string]any{"Type": "SubForm", "DataFormatId": sub["DataFormatId"],
+		"DataFormatVersion": sub["DataFormatVersion"], "FormData": sub["FormData"]})
+	require.NoError(t, err)
+	put := func(path, ifMatch string) response {
+		return do(t, srv, request{method: http.MethodPut, path: path, body: string(body), header: map[string]string{
+			"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+			"Content-Type": "application/hal+json", "If-Match": ifMatch}})
+	}
+	requireProblem(t, put(task+"/forms/0", "*"), http.StatusPreconditionFailed)
+	added := sendAs(t, srv, ssnP1, http.MethodPut, task+"/forms/0", string(body))
+	require.Equal(t, http.StatusCreated, added.Code, added.Body.String())
+	form := pathOf(t, added.Header().Get("Location"))
+	tag := getAs(t, srv, ssnP1, form).Header().Get("ETag")
+	require.NotEmpty(t, tag)
+
+	stale := put(form, `"stale"`)
+	requireProblem(t, stale, http.StatusPreconditionFailed)
+	assert.Equal(t, tag, stale.Header().Get("ETag"))
+	assert.Equal(t, http.StatusOK, put(form, tag).Code)
+	assert.Equal(t, http.StatusOK, put(form, "*").Code)
 }

@@ -120,7 +120,9 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	expect, ok := h.expectation(c, &ft)
+	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) {
+		return resourceETag(c, h.mailbox.singleMessage(c, m))
+	})
 	if !ok {
 		return
 	}
@@ -138,10 +140,10 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 }
 
 // expectation turns the If-Match of a change into what the task's workflow must find when it makes the
-// change (nil without If-Match), after checking the ETag against the message as it is now (412 at once
-// when stale). The revision is read before the message: a change between the two reads makes the
-// workflow's check fail, never pass.
-func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall) (*workflows.Expectation, bool) {
+// change (nil without If-Match), after checking the ETag against the resource as it is now (tagOf the
+// message read again; 412 at once when stale). The revision is read before the message: a change between
+// the two reads makes the workflow's check fail, never pass.
+func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf func(store.Message) (string, error)) (*workflows.Expectation, bool) {
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil, true
 	}
@@ -154,7 +156,7 @@ func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall) (*workf
 	if !ok {
 		return nil, false
 	}
-	tag, err := resourceETag(c, h.mailbox.singleMessage(c, m))
+	tag, err := tagOf(m)
 	if err == nil {
 		err = checkIfMatch(c, tag)
 	}
@@ -166,6 +168,26 @@ func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall) (*workf
 	ft.msg, ft.task = m, formtask.TaskOf(m, ft.svc, party.ID)
 	ft.task.Revision = rev // the state a workflow started now begins with
 	return &workflows.Expectation{Revision: rev, Status: m.Status}, true
+}
+
+// formETag is the ETag a GET of the form gives with the request's Accept, "" when the message has no
+// such form (an If-Match then fails).
+func (h *formTaskHandlers) formETag(c *gin.Context, m store.Message, formID int64) (string, error) {
+	if formID == 0 {
+		return "", nil
+	}
+	party, _ := reporteeOf(c)
+	f, err := h.q.GetForm(c.Request.Context(), party.ID, m.MessageID, formID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if mt, ok := render.PickMediaType(c.GetHeader("Accept")); ok {
+		render.SetFormat(c, mt)
+	}
+	return resourceETag(c, formResourceOf(c, f))
 }
 
 // tagCurrent answers a change its workflow refused for a stale If-Match with the message's current ETag.
@@ -317,7 +339,13 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 	if !exists {
 		target = 0
 	}
-	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form)
+	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) {
+		return h.formETag(c, m, target)
+	})
+	if !ok {
+		return
+	}
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form, expect)
 	if err != nil {
 		abort(c, err)
 		return

@@ -159,7 +159,8 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 
 // PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's
 // FormID is the form written.
-func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Caller, formID int64, form store.RevisionForm) (workflows.Result, error) {
+func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Caller, formID int64, form store.RevisionForm,
+	expect *workflows.Expectation) (workflows.Result, error) {
 	if v := CheckSubFormType(form.Type); v != nil {
 		return workflows.Result{}, v.Refusal("")
 	}
@@ -173,7 +174,7 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Ca
 		return workflows.Result{}, err
 	}
 	return s.update(ctx, task, rev.ID, workflows.UpdateSubForm, workflows.SubFormInput{
-		Caller: withLevel(caller, task), FormID: formID, Form: formRef(form), Revision: revisionRef(rev),
+		Caller: withLevel(caller, task), FormID: formID, Form: formRef(form), Revision: revisionRef(rev), Expect: expect,
 	})
 }
 

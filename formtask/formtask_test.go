@@ -77,7 +77,7 @@ func TestRefusedBeforeStoring(t *testing.T) {
 		})
 	}
 	t.Run("sub-form that is a MainForm", func(t *testing.T) {
-		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main)
+		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main, nil)
 		assert.Equal(t, formtask.BadInput, kindOf(t, err))
 	})
 }

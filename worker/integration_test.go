@@ -221,14 +221,14 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	forms, _, err := store.New(pool).MessageContent(ctx, "a3101116")
 	require.NoError(t, err)
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: forms[1].DataFormatID, DataFormatVersion: forms[1].DataFormatVersion, Name: forms[1].Name, FormData: forms[1].FormData}
-	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub, nil)
 	require.NoError(t, err)
 	assert.Equal(t, forms[1].ID, res.FormID)
-	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, 0, sub)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, 0, sub, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, forms[1].ID, res.FormID)
 	assert.Len(t, formsOf(t, pool, "a3101116"), 3)
-	_, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[0].ID, sub)
+	_, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[0].ID, sub, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err), "the main form is not a sub-form")
 }
 

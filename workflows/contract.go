@@ -216,6 +216,8 @@ type SubFormInput struct {
 	FormID   int64
 	Revision RevisionRef
 	Form     FormRef
+	// Expect, when set, refuses the change (ErrPrecondition) unless the task is as expected.
+	Expect *Expectation `json:",omitempty"`
 }
 
 // AttachmentInput adds one attachment.

@@ -269,6 +269,9 @@ func (t *task) validateSubForm(_ workflow.Context, in SubFormInput) error {
 	if err := t.validateFilling(in.Caller, "changing a sub-form"); err != nil {
 		return err
 	}
+	if err := t.checkExpected(in.Expect); err != nil {
+		return err
+	}
 	if err := checkRevision(in.Revision); err != nil {
 		return err
 	}

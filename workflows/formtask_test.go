@@ -365,14 +365,17 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
 	d := send(env, 3*time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 4, Digest: rev.Digest},
 		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+	e := send(env, 4*time.Minute, workflows.UpdateSubForm, workflows.SubFormInput{Caller: signer, Revision: workflows.RevisionRef{ID: 5, Digest: rev.Digest},
+		Form: workflows.FormRef{Type: "SubForm", DataFormatID: "1", DataFormatVersion: 1}, Expect: &read})
 	run(env, store.StatusFilling)
 
 	require.NoError(t, a.err)
 	assert.Equal(t, workflows.ErrPrecondition, errType(b.err))
 	require.NoError(t, c.err)
 	assert.Equal(t, workflows.ErrPrecondition, errType(d.err), "revision 3 was promoted since")
+	assert.Equal(t, workflows.ErrPrecondition, errType(e.err), "a sub-form is held to its expectation too")
 	for _, call := range f.Calls() {
-		assert.False(t, strings.HasPrefix(call, workflows.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4")),
+		assert.False(t, strings.HasPrefix(call, workflows.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4") || strings.HasSuffix(call, " 5")),
 			"a refused submission promotes nothing: %v", f.Calls())
 	}
 }
