@@ -104,7 +104,7 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 			}
 		}
 	}
-	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub); return err }
+	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub, nil); return err }
 	changes["attachment"] = func(c workflows.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf); return err }
 	changes["streamed attachment"] = func(c workflows.Caller) error {
 		_, err := ft.AddStreamedAttachment(ctx, task, c, pdf, strings.NewReader("%PDF-1.4"), 1<<20)
