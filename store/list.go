@@ -123,6 +123,17 @@ func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, l
 	return items, false, nil
 }
 
+// builtPage runs, as queryPage does, a list statement with its arguments as a ...SQL function builds it
+// (benchmarks time those bare), or returns the error that building it met.
+func builtPage[T any](ctx context.Context, q *Queries, limit int, scan pgx.RowToFunc[T]) func(sql string, args []any, err error) ([]T, bool, error) {
+	return func(sql string, args []any, err error) ([]T, bool, error) {
+		if err != nil {
+			return nil, false, err
+		}
+		return queryPage(ctx, q, sql, args, limit, scan)
+	}
+}
+
 // tooBroad turns the cancellation by statement_timeout into a *TooBroadError; a cancellation because the
 // request ended (the same SQLSTATE) stays what it is.
 func (q *Queries) tooBroad(ctx context.Context, err error) error {

@@ -180,14 +180,10 @@ func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Sear
 // ListMessages lists the messages of a reportee that vis lets the caller see and search finds, newest first
 // unless lq orders otherwise; more is true when messages follow the page.
 func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery, search Search) (messages []MessageSummary, more bool, err error) {
-	sql, args, err := ListMessagesSQL(reporteeID, vis, lq, search)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q, sql, args, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
+	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
 		var m MessageSummary
 		return m, row.Scan(summaryTargets(&m)...)
-	})
+	})(ListMessagesSQL(reporteeID, vis, lq, search))
 }
 
 // PartyMessage is a message in the list of every party's messages, with the party it is for.
@@ -245,14 +241,10 @@ func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (s
 // whose messages it sees whole, and each party it holds a role for, whose messages it sees as its roles
 // grant — that search finds, newest first unless lq orders otherwise, in one statement.
 func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, lq ListQuery, search Search) (messages []PartyMessage, more bool, err error) {
-	sql, args, err := ListAllMessagesSQL(s, selfID, lq, search)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q, sql, args, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
+	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
 		var m PartyMessage
 		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)...)
-	})
+	})(ListAllMessagesSQL(s, selfID, lq, search))
 }
 
 // GetMessage returns one message in the reportee's mailbox (not in its trashbin) with its forms and

@@ -122,11 +122,8 @@ func listOrganizationsSQL(search ContactSearch, lq ListQuery, after int64) (stri
 
 // ListOrganizations lists organizations, all of them or those a contact search finds, by party id.
 func (q *Queries) ListOrganizations(ctx context.Context, search ContactSearch, lq ListQuery, after int64) ([]Organization, bool, error) {
-	sql, args, err := listOrganizationsSQL(search, lq, after)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q, sql, args, lq.Limit, func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
+	return builtPage(ctx, q, lq.Limit, func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })(
+		listOrganizationsSQL(search, lq, after))
 }
 
 // GetOrganization returns an organization by party id.
@@ -289,9 +286,6 @@ func ServiceOwnerReporteesSQL(rq ReporteeQuery, lq ListQuery, after int64) (stri
 
 // ListServiceOwnerReportees lists the parties a subject can represent, by party id.
 func (q *Queries) ListServiceOwnerReportees(ctx context.Context, rq ReporteeQuery, lq ListQuery, after int64) ([]Party, bool, error) {
-	sql, args, err := ServiceOwnerReporteesSQL(rq, lq, after)
-	if err != nil {
-		return nil, false, err
-	}
-	return queryPage(ctx, q, sql, args, lq.Limit, func(r pgx.CollectableRow) (Party, error) { return scanParty(r) })
+	return builtPage(ctx, q, lq.Limit, func(r pgx.CollectableRow) (Party, error) { return scanParty(r) })(
+		ServiceOwnerReporteesSQL(rq, lq, after))
 }
