@@ -90,22 +90,20 @@ func heartbeat(ctx context.Context) (stop func()) {
 	if every <= 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
+	beating, stop := context.WithCancel(ctx)
 	go func() {
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
-			case <-done:
-				return
-			case <-ctx.Done():
+			case <-beating.Done():
 				return
 			case <-tick.C:
 				activity.RecordHeartbeat(ctx)
 			}
 		}
 	}()
-	return func() { close(done) }
+	return stop
 }
 
 // revision returns the revision content refers to, checking that it belongs to the message and has the
