@@ -22,11 +22,7 @@ var (
 		BackoffCoefficient: 2,
 		MaximumInterval:    30 * time.Second,
 	}
-	shortActivity = workflow.ActivityOptions{
-		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:            retryPolicy,
-	}
+	shortActivity = retried(30*time.Second, 5*time.Minute)
 	// DiscardRevision is a short write that nobody waits for: as a local activity it runs in the workflow
 	// task that needs it instead of costing server round trips. Before VersionTaskQueues the checks ran
 	// this way too.
@@ -37,19 +33,17 @@ var (
 	}
 	// The checks (XSD validation, attachment rules) are CPU-bound: since VersionTaskQueues they run on the
 	// validation queue (ActivityTaskQueues), whose workers scale with the CPU they need.
-	validationActivity = workflow.ActivityOptions{
-		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:            retryPolicy,
-	}
+	validationActivity = retried(30*time.Second, 2*time.Minute)
 	// Archive and print render a PDF. StartToClose bounds an attempt that heartbeats but never ends; a
 	// worker that dies is noticed by HeartbeatTimeout (from VersionHeartbeats on).
-	renderActivity = workflow.ActivityOptions{
-		StartToCloseTimeout:    2 * time.Minute,
-		ScheduleToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:            retryPolicy,
-	}
+	renderActivity = retried(2*time.Minute, 10*time.Minute)
 )
+
+// retried is the options of an activity whose attempts last at most startToClose, retried by retryPolicy
+// until scheduleToClose.
+func retried(startToClose, scheduleToClose time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{StartToCloseTimeout: startToClose, ScheduleToCloseTimeout: scheduleToClose, RetryPolicy: retryPolicy}
+}
 
 // queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
 // on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
