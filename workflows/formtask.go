@@ -367,29 +367,25 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 }
 
 func (t *task) putSubForm(ctx workflow.Context, in SubFormInput) (Result, error) {
-	if err := t.lock(ctx); err != nil {
-		return Result{}, err
-	}
-	defer t.mu.Unlock()
-	if err := t.validateSubForm(ctx, in); err != nil {
-		return Result{}, t.discard(ctx, in.Revision, err)
-	}
-	return t.addContent(ctx, in.Caller, in.Revision, true, false, func(r *Result, ref int64) { r.FormID = ref })
+	return t.addContent(ctx, in.Caller, in.Revision, func() error { return t.validateSubForm(ctx, in) }, true, false,
+		func(r *Result, ref int64) { r.FormID = ref })
 }
 
 func (t *task) addAttachment(ctx workflow.Context, in AttachmentInput) (Result, error) {
+	return t.addContent(ctx, in.Caller, in.Revision, func() error { return t.validateAttachment(ctx, in) }, false, true,
+		func(r *Result, ref int64) { r.AttachmentID = ref })
+}
+
+// addContent checks and promotes a sub-form or attachment revision of a task in Utfylling. It holds the
+// task's mutex, and validates the update again now that it does; a refused revision is discarded.
+func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, validate func() error, forms, attachments bool, setRef func(*Result, int64)) (Result, error) {
 	if err := t.lock(ctx); err != nil {
 		return Result{}, err
 	}
 	defer t.mu.Unlock()
-	if err := t.validateAttachment(ctx, in); err != nil {
-		return Result{}, t.discard(ctx, in.Revision, err)
+	if err := validate(); err != nil {
+		return Result{}, t.discard(ctx, rev, err)
 	}
-	return t.addContent(ctx, in.Caller, in.Revision, false, true, func(r *Result, ref int64) { r.AttachmentID = ref })
-}
-
-// addContent checks and promotes a sub-form or attachment revision of a task in Utfylling.
-func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, forms, attachments bool, setRef func(*Result, int64)) (Result, error) {
 	content := ContentRef{MessageID: t.state.MessageID, Revision: rev}
 	findings, err := t.check(ctx, content, forms, attachments, false)
 	if err != nil {
