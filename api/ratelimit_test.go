@@ -52,10 +52,11 @@ func TestRateLimits(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	assert.Equal(t, `"mailbox";q=120;w=60`, r.Header().Get("RateLimit-Policy"))
 
-	// The next window starts afresh.
+	// The next window starts afresh (here for a replica that has not seen the full one: a replica that has
+	// refuses until the window's end without asking).
 	_, err = pool.Exec(context.Background(), `UPDATE rate_windows SET window_start = window_start - interval '1 minute'`)
 	require.NoError(t, err)
-	r = getAs(t, two, ssnP1, mailbox)
+	r = getAs(t, replica(), ssnP1, mailbox)
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	assert.Regexp(t, `^"mailbox";r=2;`, r.Header().Get("RateLimit"))
 
@@ -63,4 +64,44 @@ func TestRateLimits(t *testing.T) {
 	login := do(t, one, request{method: http.MethodPost, path: "/api/authentication/authenticatewithpassword",
 		header: map[string]string{"Content-Type": "application/json"}, body: `{"UserName":"nobody","UserPassword":"x"}`})
 	assert.Empty(t, login.Header().Get("RateLimit"))
+}
+
+// A replica leases a share of a larger limit with one upsert and admits that many requests without asking
+// again; the replicas' leases add up in PostgreSQL, so together they never admit more than the limit.
+func TestRateLimitLeases(t *testing.T) {
+	_, pool := newServer(t)
+	tokens, err := testTokens()
+	require.NoError(t, err)
+	replica := func() *api.Server {
+		srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+			RateLimit: api.RateLimit{Limit: 640, Window: time.Minute}}) // leases of 640/64 = 10
+		require.NoError(t, err)
+		return srv
+	}
+	one, two := replica(), replica()
+	counted := func() (n int) {
+		require.NoError(t, pool.QueryRow(context.Background(), `SELECT count FROM rate_windows WHERE area = 'reportees'`).Scan(&n))
+		return n
+	}
+	for i := range 6 {
+		r := getAs(t, one, ssnP1, "/api/reportees")
+		require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+		assert.Regexp(t, `^"reportees";r=`+strconv.Itoa(639-i)+`;`, r.Header().Get("RateLimit"))
+	}
+	assert.Equal(t, 10, counted(), "one lease served six requests")
+	r := getAs(t, two, ssnP1, "/api/reportees")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Regexp(t, `^"reportees";r=629;`, r.Header().Get("RateLimit"), "the other replica's lease counts as used")
+	assert.Equal(t, 20, counted())
+
+	// Near the limit a lease is what is left, and a full window is refused without asking again.
+	_, err = pool.Exec(context.Background(), `UPDATE rate_windows SET count = 636 WHERE area = 'reportees'`)
+	require.NoError(t, err)
+	three := replica()
+	for range 4 {
+		require.Equal(t, http.StatusOK, getAs(t, three, ssnP1, "/api/reportees").Code)
+	}
+	requireProblem(t, getAs(t, three, ssnP1, "/api/reportees"), http.StatusTooManyRequests)
+	requireProblem(t, getAs(t, three, ssnP1, "/api/reportees"), http.StatusTooManyRequests)
+	assert.Equal(t, 646, counted(), "the last lease was the 4 left, and a full window is refused without another upsert")
 }

@@ -68,6 +68,7 @@ type Server struct {
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]
 	parties *partyFinder
+	limiter *rateLimiter
 }
 
 // referenceTTL is how long API keys, origins and parties are kept: a revoked key stops working within it.
@@ -98,6 +99,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
+		limiter: &rateLimiter{q: q, leases: map[rateKey]*lease{}},
 		parties: &partyFinder{q: q, rights: opts.Rights, cache: ttlcache.New[string, store.Party](referenceTTL, 100_000)},
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
