@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,14 +18,7 @@ import (
 // every keyed answer says where the client stands, and one past the limit is 429 with Retry-After.
 func TestRateLimits(t *testing.T) {
 	_, pool := newServer(t)
-	tokens, err := testTokens()
-	require.NoError(t, err)
-	replica := func() *api.Server {
-		srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
-			RateLimit: api.RateLimit{Limit: 3, Window: time.Minute}})
-		require.NoError(t, err)
-		return srv
-	}
+	replica := func() *api.Server { return rateLimited(t, pool, 3) }
 	one, two := replica(), replica()
 	mailbox := "/api/" + orgO1 + "/messages"
 
@@ -70,14 +64,7 @@ func TestRateLimits(t *testing.T) {
 // again; the replicas' leases add up in PostgreSQL, so together they never admit more than the limit.
 func TestRateLimitLeases(t *testing.T) {
 	_, pool := newServer(t)
-	tokens, err := testTokens()
-	require.NoError(t, err)
-	replica := func() *api.Server {
-		srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
-			RateLimit: api.RateLimit{Limit: 640, Window: time.Minute}}) // leases of 640/64 = 10
-		require.NoError(t, err)
-		return srv
-	}
+	replica := func() *api.Server { return rateLimited(t, pool, 640) } // leases of 640/64 = 10
 	one, two := replica(), replica()
 	counted := func() (n int) {
 		require.NoError(t, pool.QueryRow(context.Background(), `SELECT count FROM rate_windows WHERE area = 'reportees'`).Scan(&n))
@@ -95,7 +82,7 @@ func TestRateLimitLeases(t *testing.T) {
 	assert.Equal(t, 20, counted())
 
 	// Near the limit a lease is what is left, and a full window is refused without asking again.
-	_, err = pool.Exec(context.Background(), `UPDATE rate_windows SET count = 636 WHERE area = 'reportees'`)
+	_, err := pool.Exec(context.Background(), `UPDATE rate_windows SET count = 636 WHERE area = 'reportees'`)
 	require.NoError(t, err)
 	three := replica()
 	for range 4 {
@@ -104,4 +91,15 @@ func TestRateLimitLeases(t *testing.T) {
 	requireProblem(t, getAs(t, three, ssnP1, "/api/reportees"), http.StatusTooManyRequests)
 	requireProblem(t, getAs(t, three, ssnP1, "/api/reportees"), http.StatusTooManyRequests)
 	assert.Equal(t, 646, counted(), "the last lease was the 4 left, and a full window is refused without another upsert")
+}
+
+// rateLimited is another API replica on pool, limiting every key to limit requests a minute per area.
+func rateLimited(t *testing.T, pool *pgxpool.Pool, limit int) *api.Server {
+	t.Helper()
+	tokens, err := testTokens()
+	require.NoError(t, err)
+	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+		RateLimit: api.RateLimit{Limit: limit, Window: time.Minute}})
+	require.NoError(t, err)
+	return srv
 }
