@@ -27,7 +27,7 @@ type RateLimit struct {
 // lease not used up by the end of its window is lost, never given twice, so all replicas together never
 // admit more than the limit; a key may be refused up to a lease per replica early.
 const (
-	maxLease   = 16
+	maxLease   = 64
 	leaseShare = 64
 )
 
