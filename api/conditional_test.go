@@ -166,3 +166,14 @@ func TestSubFormIfMatch(t *testing.T) {
 	assert.Equal(t, http.StatusOK, put(form, tag).Code)
 	assert.Equal(t, http.StatusOK, put(form, "*").Code)
 }
+
+// If-Match guards the changes of a message's life (here a delete) against the message as it is, locked.
+func TestMessageDeleteIfMatch(t *testing.T) {
+	f := newLifecycleFixture(t)
+	tag := f.as(t, lifeManager, http.MethodGet, lifePath(lifeRead)).Header().Get("ETag")
+	require.NotEmpty(t, tag)
+	stale := f.as(t, lifeManager, http.MethodDelete, lifePath(lifeRead), "If-Match", `"stale"`)
+	requireProblem(t, stale, http.StatusPreconditionFailed)
+	assert.Equal(t, tag, stale.Header().Get("ETag"))
+	assert.Equal(t, http.StatusNoContent, f.as(t, lifeManager, http.MethodDelete, lifePath(lifeRead), "If-Match", tag).Code)
+}

@@ -61,6 +61,9 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action string, answer 
 		if err != nil {
 			return err
 		}
+		if err := h.checkUnchanged(c, q, party.ID, id); err != nil {
+			return err
+		}
 		summary, err := change(q, m, at)
 		if err != nil {
 			return err
@@ -85,6 +88,26 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action string, answer 
 	default:
 		c.Status(http.StatusNoContent)
 	}
+}
+
+// checkUnchanged holds a change of the locked message to its If-Match, if it has one: the message's ETag
+// as it is now (as a GET answers it; none once it is in the trashbin) must be named.
+func (h *lifecycleHandlers) checkUnchanged(c *gin.Context, q *store.Queries, partyID int64, id string) error {
+	if _, ok := c.Request.Header["If-Match"]; !ok {
+		return nil
+	}
+	m, err := q.GetMessage(c.Request.Context(), partyID, id)
+	tag := ""
+	switch {
+	case err == nil:
+		tag, err = resourceETag(c, h.mailbox.singleMessage(c, m))
+	case errors.Is(err, store.ErrNotFound):
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	return checkIfMatch(c, tag)
 }
 
 // requireRight refuses a change the caller's rights on the message's service do not allow.
