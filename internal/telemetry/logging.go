@@ -141,6 +141,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 	if SecretKey(a.Key) {
 		return slog.String(a.Key, Redacted)
 	}
+	if traceIdentifier(a) {
+		return a
+	}
 	switch a.Value.Kind() {
 	case slog.KindString:
 		return slog.String(a.Key, RedactDigits(a.Value.String()))
@@ -161,6 +164,25 @@ func redactAttr(a slog.Attr) slog.Attr {
 		}
 	}
 	return a
+}
+
+// traceIdentifier reports whether a is the trace or span id ContextHandler adds: hex of a fixed length, in
+// which a run of 11 digits is chance (about one trace in fifty), not an identity number.
+func traceIdentifier(a slog.Attr) bool {
+	want := map[string]int{"trace_id": 32, "span_id": 16}[a.Key]
+	if want == 0 || a.Value.Kind() != slog.KindString {
+		return false
+	}
+	v := a.Value.String()
+	if len(v) != want {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !('0' <= v[i] && v[i] <= '9' || 'a' <= v[i] && v[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // RedactDigits masks every run of exactly 11 digits in s.

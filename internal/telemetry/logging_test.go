@@ -88,6 +88,21 @@ func TestLinesCarryTheRequestAndTraceIDOfTheirContext(t *testing.T) {
 	assert.NotContains(t, l[2], "trace_id")
 }
 
+// A trace or span id whose hex happens to hold a run of 11 digits is logged as it is; the same run in
+// another attribute, or in an id of the wrong shape, is still masked.
+func TestTraceIdentifiersAreNotMistakenForIdentityNumbers(t *testing.T) {
+	var buf bytes.Buffer
+	log := telemetry.NewLogger(&buf, "json", slog.LevelInfo)
+	log.Info("ids", "trace_id", "ab12345678901cdef0123456789abcde", "span_id", "a12345678901bcde",
+		"other", "ab12345678901cdef0123456789abcde", "trace_id_like", "x12345678901")
+	l := lines(t, &buf)
+	require.Len(t, l, 1)
+	assert.Equal(t, "ab12345678901cdef0123456789abcde", l[0]["trace_id"])
+	assert.Equal(t, "a12345678901bcde", l[0]["span_id"])
+	assert.Equal(t, "ab***********cdef0123456789abcde", l[0]["other"])
+	assert.Equal(t, "x***********", l[0]["trace_id_like"])
+}
+
 func TestTextFormat(t *testing.T) {
 	var buf bytes.Buffer
 	telemetry.NewLogger(&buf, "text", slog.LevelInfo).Info("hello", "password", "x")
