@@ -1,0 +1,75 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// expectation turns the If-Match of a change into what the task's workflow must find when it makes the
+// change (nil without If-Match), after checking the ETag against the resource as it is now (tagOf the
+// message read again; 412 at once when stale). The revision is read before the message: a change between
+// the two reads makes the workflow's check fail, never pass.
+func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf func(store.Message) (string, error)) (*workflows.Expectation, bool) {
+	if _, ok := c.Request.Header["If-Match"]; !ok {
+		return nil, true
+	}
+	rev, err := h.q.LastPromotedRevision(c.Request.Context(), ft.msg.MessageID)
+	if err != nil {
+		abort(c, err)
+		return nil, false
+	}
+	m, ok := h.mailbox.loadMessage(c)
+	if !ok {
+		return nil, false
+	}
+	tag, err := tagOf(m)
+	if err == nil {
+		err = checkIfMatch(c, tag)
+	}
+	if err != nil {
+		abort(c, err)
+		return nil, false
+	}
+	party, _ := reporteeOf(c)
+	ft.msg, ft.task = m, formtask.TaskOf(m, ft.svc, party.ID)
+	ft.task.Revision = rev // the state a workflow started now begins with
+	return &workflows.Expectation{Revision: rev, Status: m.Status}, true
+}
+
+// formETag is the ETag a GET of the form gives with the request's Accept, "" when the message has no
+// such form (an If-Match then fails).
+func (h *formTaskHandlers) formETag(c *gin.Context, m store.Message, formID int64) (string, error) {
+	if formID == 0 {
+		return "", nil
+	}
+	party, _ := reporteeOf(c)
+	f, err := h.q.GetForm(c.Request.Context(), party.ID, m.MessageID, formID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if mt, ok := render.PickMediaType(c.GetHeader("Accept")); ok {
+		render.SetFormat(c, mt)
+	}
+	return resourceETag(c, formResourceOf(c, f))
+}
+
+// tagCurrent answers a change its workflow refused for a stale If-Match with the message's current ETag.
+func (h *formTaskHandlers) tagCurrent(c *gin.Context) {
+	party, rights := reporteeOf(c)
+	m, err := h.q.GetMessage(c.Request.Context(), party.ID, c.Param("messageId"))
+	if err != nil || !visibility(rights).Allows(m.Service(), m.Status) {
+		return
+	}
+	if tag, err := resourceETag(c, h.mailbox.singleMessage(c, m)); err == nil {
+		c.Header("ETag", tag)
+	}
+}
