@@ -245,7 +245,7 @@ var (
 // only for being empty or executable.
 var fileFormats = map[string]fileFormat{
 	"pdf": pdfFormat,
-	"png": {name: "PNG", magics: []string{"\x89PNG"}},
+	"png": {name: "PNG", magics: []string{"\x89PNG\r\n\x1a\n"}},
 	"jpg": jpegFormat, "jpeg": jpegFormat, "jpe": jpegFormat, "jfif": jpegFormat,
 	"gif": {name: "GIF", magics: []string{"GIF87a", "GIF89a"}},
 	"tif": tiffFormat, "tiff": tiffFormat,

@@ -114,6 +114,7 @@ func TestCheckFileContent(t *testing.T) {
 		{"pdf that is a Windows executable", "a.pdf", "MZ\x90\x00\x03\x00", "Windows executable"},
 		{"png", "a.PNG", "\x89PNG\r\n\x1a\n\x00\x00", ""},
 		{"png that is text", "a.png", "hello", "PNG"},
+		{"png with half its signature", "a.png", "\x89PNG", "PNG"},
 		{"jpeg", "a.jpeg", "\xff\xd8\xff\xe0\x00\x10JFIF", ""},
 		{"gif", "a.gif", "GIF89a", ""},
 		{"docx", "a.docx", "PK\x03\x04\x14\x00", ""},

@@ -203,7 +203,7 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG")})
+	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG\r\n\x1a\n")})
 	require.NoError(t, err)
 	require.NotZero(t, res.AttachmentID)
 	_, atts, err := store.New(pool).MessageContent(ctx, "a3101067")
