@@ -69,6 +69,10 @@ type Config struct {
 	// for good (POSTBOX_TRASHBIN_RETENTION).
 	TrashbinRetention time.Duration
 
+	// PublicURL is the base URL clients reach the API at (POSTBOX_PUBLIC_URL): events name their
+	// resources as absolute URIs under it.
+	PublicURL string
+
 	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
@@ -127,6 +131,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
 		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
 		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
+
+		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", "http://127.0.0.1:8080"),
 
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
@@ -316,6 +322,17 @@ func (r *reader) queues(name string) []string {
 		r.fail(name, "%q names no queue group; use a comma-separated list of %s", v, strings.Join(QueueGroups, ", "))
 	}
 	return out
+}
+
+// baseURL reads an absolute http:// or https:// URL without query or fragment, returned without a
+// trailing slash.
+func (r *reader) baseURL(name, def string) string {
+	v := r.str(name, def)
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		r.fail(name, "%q is not an http:// or https:// base URL", v)
+	}
+	return strings.TrimRight(v, "/")
 }
 
 // endpoint reads an OTLP/gRPC endpoint: host:port (plain text) or an http:// or https:// URL.

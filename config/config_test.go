@@ -26,6 +26,18 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:9090", c.AdminAddr)
 	assert.Empty(t, c.OTLPEndpoint, "tracing is off by default")
 	assert.False(t, c.TrustClientCertHeader)
+	assert.Equal(t, "http://127.0.0.1:8080", c.PublicURL)
+}
+
+func TestPublicURL(t *testing.T) {
+	c, err := load(env(map[string]string{"POSTBOX_PUBLIC_URL": "https://postbox.example.no/"}))
+	require.NoError(t, err)
+	assert.Equal(t, "https://postbox.example.no", c.PublicURL, "without its trailing slash")
+	for _, bad := range []string{"postbox.example.no", "ftp://postbox.example.no", "https://postbox.example.no/?a=1", "https://u:p@postbox.example.no"} {
+		_, err := load(env(map[string]string{"POSTBOX_PUBLIC_URL": bad}))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "POSTBOX_PUBLIC_URL")
+	}
 }
 
 func TestOperationsSettings(t *testing.T) {

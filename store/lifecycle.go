@@ -38,7 +38,7 @@ type MessageState struct {
 }
 
 // Archived reports whether the message is in an archived state (its rights are the archive rights).
-func (m MessageState) Archived() bool { return messageArchived(m.Status) }
+func (m MessageState) Archived() bool { return ArchivedStatus(m.Status) }
 
 // LockMessage reads a message of the reportee, in its mailbox or its trashbin, and locks it until the
 // transaction ends; ErrNotFound when the reportee has no such message. Call it in a transaction.

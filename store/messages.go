@@ -26,18 +26,18 @@ func (v Visibility) Allows(s ServiceKey, status string) bool {
 	if v.All {
 		return true
 	}
-	if messageArchived(status) {
+	if ArchivedStatus(status) {
 		return slices.Contains(v.ArchiveRead, s)
 	}
 	return slices.Contains(v.Read, s)
 }
 
-// messageArchived reports whether status is an archived state; status names are unique across types.
-func messageArchived(status string) bool {
+// ArchivedStatus reports whether status is an archived state; status names are unique across types.
+func ArchivedStatus(status string) bool {
 	return status == StatusArchived || status == StatusCorrespondenceFiled
 }
 
-// archivedSQL is messageArchived over messages m.
+// archivedSQL is ArchivedStatus over messages m.
 const archivedSQL = `m.status IN ('` + StatusArchived + `', 'Arkivert')`
 
 // visibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.

@@ -1,0 +1,174 @@
+// Package events turns Postbox's state changes into CloudEvents 1.0: the event types, the events each
+// change writes into the outbox (store.AppendEvents, in the transaction of the change) and their wire
+// form. The outbox table and its gap-free sequence are store's; the feeds and deliveries read them here.
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/postbox/postbox/store"
+)
+
+// The event types: reverse-DNS, versioned. A change of a type's data that is not backward compatible
+// gets a new version.
+const (
+	FormTaskCreated         = "no.postbox.formtask.created.v1"
+	FormTaskStatusChanged   = "no.postbox.formtask.status.changed.v1"
+	FormTaskAttachmentAdded = "no.postbox.formtask.attachment.added.v1"
+
+	CorrespondenceCreated   = "no.postbox.correspondence.created.v1"
+	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
+	CorrespondenceConfirmed = "no.postbox.correspondence.confirmed.v1"
+	CorrespondenceArchived  = "no.postbox.correspondence.archived.v1"
+
+	MessageDeleted  = "no.postbox.message.deleted.v1"
+	MessageRestored = "no.postbox.message.restored.v1"
+	MessagePurged   = "no.postbox.message.purged.v1"
+
+	RoleDelegated = "no.postbox.role.delegated.v1"
+	RoleDeleted   = "no.postbox.role.deleted.v1"
+
+	RoleDefinitionCreated = "no.postbox.roledefinition.created.v1"
+	RoleDefinitionChanged = "no.postbox.roledefinition.changed.v1"
+	RoleDefinitionDeleted = "no.postbox.roledefinition.deleted.v1"
+)
+
+// Types lists every event type, e.g. for a subscription's filter to be checked against.
+var Types = []string{
+	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded,
+	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
+	MessageDeleted, MessageRestored, MessagePurged,
+	RoleDelegated, RoleDeleted,
+	RoleDefinitionCreated, RoleDefinitionChanged, RoleDefinitionDeleted,
+}
+
+// SpecVersion is the CloudEvents version of every event.
+const SpecVersion = "1.0"
+
+// CloudEvent is an event as clients get it (structured JSON mode). Sequence is the CloudEvents sequence
+// extension: the outbox seq, which a feed continues after.
+type CloudEvent struct {
+	SpecVersion     string          `json:"specversion"`
+	ID              string          `json:"id"`
+	Source          string          `json:"source"`
+	Type            string          `json:"type"`
+	Subject         string          `json:"subject"`
+	Time            time.Time       `json:"time"`
+	DataContentType string          `json:"datacontenttype"`
+	Sequence        string          `json:"sequence"`
+	Data            json.RawMessage `json:"data"`
+}
+
+// FromStored is the CloudEvent of an outbox event.
+func FromStored(e store.Event) CloudEvent {
+	return CloudEvent{SpecVersion: SpecVersion, ID: e.ID, Source: e.Source, Type: e.Type, Subject: e.Subject,
+		Time: e.Time.UTC(), DataContentType: e.DataContentType, Sequence: strconv.FormatInt(e.Seq, 10), Data: e.Data}
+}
+
+// Message is a message after a change: the data of every message event. It names the message and its
+// state, never its content.
+type Message struct {
+	MessageID        string `json:"MessageId"`
+	ReporteeID       int64  `json:"-"`
+	Type             string `json:"Type"` // FormTask or Correspondence
+	ServiceCode      string `json:"ServiceCode"`
+	ServiceEdition   int    `json:"ServiceEdition"`
+	Status           string `json:"Status"`
+	ArchiveReference string `json:"ArchiveReference,omitempty"`
+}
+
+// Attachment is the data of FormTaskAttachmentAdded.
+type Attachment struct {
+	Message
+	AttachmentID   int64  `json:"AttachmentId"`
+	AttachmentType string `json:"AttachmentType"`
+}
+
+// Role is the data of RoleDelegated and RoleDeleted: the role of the reportee held by a party.
+type Role struct {
+	RoleID           int64 `json:"RoleId"`
+	RoleDefinitionID int   `json:"RoleDefinitionId"`
+	ReporteeID       int64 `json:"-"`
+	HolderPartyID    int64 `json:"-"` // shown as HolderId "r…", never an identity number
+}
+
+// RoleDefinition is the data of the role-definition events: a local role definition of the reportee.
+type RoleDefinition struct {
+	RoleDefinitionID int    `json:"RoleDefinitionId"`
+	ReporteeID       int64  `json:"-"`
+	Name             string `json:"Name"`
+}
+
+// Builder makes the outbox events of changes, with sources under the service's public base URL.
+type Builder struct{ base string }
+
+// NewBuilder returns a builder whose sources start with publicURL (config.PublicURL).
+func NewBuilder(publicURL string) Builder { return Builder{base: strings.TrimRight(publicURL, "/")} }
+
+func reporteeID(id int64) string { return "r" + strconv.FormatInt(id, 10) }
+
+func subject(reportee int64) string { return "/party/" + reporteeID(reportee) }
+
+func (b Builder) messageSource(m Message) string {
+	return fmt.Sprintf("%s/api/%s/messages/%s", b.base, reporteeID(m.ReporteeID), m.MessageID)
+}
+
+func (b Builder) event(eventType, source string, reportee int64, data any) store.Event {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		panic(fmt.Sprintf("events: the data of %s does not marshal: %v", eventType, err)) // fixed structs of plain fields
+	}
+	return store.Event{Type: eventType, Source: source, Subject: subject(reportee), Data: raw, ReporteeID: reportee,
+		DataContentType: "application/json"}
+}
+
+func (b Builder) onMessage(e store.Event, m Message) store.Event {
+	e.MessageID, e.Service = m.MessageID, store.ServiceKey{Code: m.ServiceCode, Edition: m.ServiceEdition}
+	e.Archived = store.ArchivedStatus(m.Status)
+	return e
+}
+
+// MessageEvent is the event eventType (a form-task, correspondence or message type) of message m as it
+// is after the change.
+func (b Builder) MessageEvent(eventType string, m Message) store.Event {
+	data := struct {
+		Message
+		ReporteeID string `json:"ReporteeId"`
+	}{m, reporteeID(m.ReporteeID)}
+	return b.onMessage(b.event(eventType, b.messageSource(m), m.ReporteeID, data), m)
+}
+
+// AttachmentAdded is the event of attachment a added to form task a.Message.
+func (b Builder) AttachmentAdded(a Attachment) store.Event {
+	source := fmt.Sprintf("%s/attachments/%d", b.messageSource(a.Message), a.AttachmentID)
+	data := struct {
+		Attachment
+		ReporteeID string `json:"ReporteeId"`
+	}{a, reporteeID(a.ReporteeID)}
+	return b.onMessage(b.event(FormTaskAttachmentAdded, source, a.ReporteeID, data), a.Message)
+}
+
+// RoleEvent is the event eventType (RoleDelegated or RoleDeleted) of role r.
+func (b Builder) RoleEvent(eventType string, r Role) store.Event {
+	source := fmt.Sprintf("%s/api/%s/authorization/roles/%d", b.base, reporteeID(r.ReporteeID), r.RoleID)
+	data := struct {
+		Role
+		ReporteeID string `json:"ReporteeId"`
+		HolderID   string `json:"HolderId"`
+	}{r, reporteeID(r.ReporteeID), reporteeID(r.HolderPartyID)}
+	return b.event(eventType, source, r.ReporteeID, data)
+}
+
+// RoleDefinitionEvent is the event eventType (RoleDefinitionCreated, …Changed or …Deleted) of d.
+func (b Builder) RoleDefinitionEvent(eventType string, d RoleDefinition) store.Event {
+	source := fmt.Sprintf("%s/api/%s/authorization/roledefinitions/%d", b.base, reporteeID(d.ReporteeID), d.RoleDefinitionID)
+	data := struct {
+		RoleDefinition
+		ReporteeID string `json:"ReporteeId"`
+	}{d, reporteeID(d.ReporteeID)}
+	return b.event(eventType, source, d.ReporteeID, data)
+}
