@@ -139,12 +139,22 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 	h.renderChanged(c, http.StatusOK, ft.msg, res)
 }
 
-// postFormTask is POST /api/{who}/messages: a new form task of a service, empty or with content, kept in
-// Utfylling until a PUT completes it.
+// postFormTask is POST /api/{who}/messages?complete=&sign=: a new form task of a service, empty or with
+// content; kept in Utfylling without complete and sign, else moved by them as a PUT would (the content is
+// then required).
 func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	tasks, ok := h.formTasksOrUnavailable(c)
 	if !ok {
 		return
+	}
+	// Without complete and sign the new task stays in Utfylling; with either, they move it as on a PUT.
+	complete, sign, err := formTaskParams(c, c.Query("complete") != "" || c.Query("sign") != "")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if !complete {
+		sign = false
 	}
 	var body formTaskBody
 	if err := bindJSON(c, &body); err != nil {
@@ -179,7 +189,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	p := principalOf(c)
 	who := caller(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
-	id, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Forms: forms, Attachments: attachments})
+	id, res, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
 	if err != nil {
 		abort(c, err)
 		return
@@ -189,7 +199,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	created := store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName, Type: "FormTask",
 		ServiceOwner: svc.ServiceOwnerName, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition,
 		CreatedDate: store.Local(now), LastChangedDateTime: store.Local(now)}}
-	h.renderChanged(c, http.StatusCreated, created, workflows.Result{Status: store.StatusFilling})
+	h.renderChanged(c, http.StatusCreated, created, res)
 }
 
 // rereadBackoff are the pauses between reads of a message a change has just been applied to.

@@ -173,15 +173,20 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	assert.Equal(t, "application/pdf", pdf.Header().Get("Content-Type"))
 	assert.True(t, strings.HasPrefix(pdf.Body.String(), "%PDF-"))
 
-	// A repeated submission learns the outcome from the problem's members, in JSON and in XML.
+	// The same submission repeated (its answer was lost) is answered as it was the first time.
 	again := sendAs(t, srv, ssnP1, http.MethodPut, path, putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil))
-	p := requireProblem(t, again, http.StatusConflict)
+	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
+	assert.Equal(t, m["ArchiveReference"], again.json(t)["ArchiveReference"])
+	assert.Equal(t, "Sendt og arkivert", again.json(t)["Status"])
+
+	// Another submission learns the outcome from the problem's members, in JSON and in XML.
+	other := putBody(t, []map[string]any{mainForm(strings.Replace(demoFormData(t, "a3101102"), "</Skjema>", "<Merknad>Endret</Merknad></Skjema>", 1))}, nil)
+	p := requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPut, path, other), http.StatusConflict)
 	assert.Equal(t, m["ArchiveReference"], p["archiveReference"])
 	assert.Equal(t, "Sendt og arkivert", p["taskStatus"])
 	hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
 		"Content-Type": "application/hal+json", "Accept": "application/hal+xml"}
-	againXML := do(t, srv, request{method: http.MethodPut, path: path, header: hdr,
-		body: putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil)})
+	againXML := do(t, srv, request{method: http.MethodPut, path: path, header: hdr, body: other})
 	require.Equal(t, http.StatusConflict, againXML.Code, againXML.Body.String())
 	assert.Equal(t, "application/problem+xml; charset=utf-8", againXML.Header().Get("Content-Type"))
 	var px struct {
@@ -272,13 +277,24 @@ func TestRepeatedStepsAnswerWhereTheTaskIs(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	ref := r.json(t)["ArchiveReference"]
 	require.NotEmpty(t, ref)
+	// The step that archived it (sign as it is, or sign with the content it was archived from) repeated is
+	// answered as it was; every other step learns where the task is, as does a signing by P3, who may not sign.
 	for _, query := range []string{"", "?complete=true&sign=true", "?sign=false", "?complete=false", "?complete=false&sign=false"} {
 		for _, b := range []string{"", body} {
 			t.Run(fmt.Sprintf("archived, PUT%s with %d bytes", query, len(b)), func(t *testing.T) {
-				requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPut, path+query, b), "Sendt og arkivert", ref)
+				r := sendAs(t, srv, ssnP1, http.MethodPut, path+query, b)
+				if query == "" || query == "?complete=true&sign=true" {
+					require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+					assert.Equal(t, ref, r.json(t)["ArchiveReference"])
+					return
+				}
+				requireWhere(t, r, "Sendt og arkivert", ref)
 			})
 		}
 	}
+	requireWhere(t, sendAs(t, srv, ssnP3, http.MethodPut, path, body), "Sendt og arkivert", ref)
+	other := putBody(t, []map[string]any{mainForm(strings.Replace(demoFormData(t, "a3101102"), "</Skjema>", "<Merknad>Annet</Merknad></Skjema>", 1))}, nil)
+	requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPut, path, other), "Sendt og arkivert", ref)
 	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"))
 	requireWhere(t, sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments",
 		`{"FileName":"a.pdf","AttachmentType":"Dokumentasjon","Data":"`+pdf+`"}`), "Sendt og arkivert", ref)

@@ -5,7 +5,9 @@
 package formtask
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -98,6 +100,14 @@ type Submission struct {
 // Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
 // result with Outcome Invalid or SignRefused comes with an *Error (Invalid, SignRefused).
 func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
+	res, err := s.submit(ctx, task, caller, sub)
+	if err != nil {
+		return s.repeatedSigning(ctx, task, caller, sub, res, err)
+	}
+	return res, nil
+}
+
+func (s *Service) submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return workflows.Result{}, err
 	}
@@ -129,32 +139,87 @@ func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller
 	return s.update(ctx, task, rev.ID, workflows.UpdateSubmit, in)
 }
 
-// Create makes a new form task of a service for a reportee, kept in Utfylling, and stores the content
-// sub carries (if any) as a submission that neither completes nor signs. The caller needs what every change
-// of the task needs (workflows.Caller.WriteRefusal: the Write right and the service's security level). A
-// refused submission takes the new task away again: it never existed for the client. It returns the new
-// task's message id.
-func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, error) {
+// repeatedSigning answers a signing submission refused because the task is archived as the submission that
+// archived it was answered, when it is its repeat (its answer was lost, a client retried): the same
+// parameters (complete and sign), a caller who may sign, and the same content as the archive holds, or no
+// content (signing the task as it is). Any other refusal stays what it is.
+func (s *Service) repeatedSigning(ctx context.Context, task Task, caller workflows.Caller, sub Submission, res workflows.Result, refused error) (workflows.Result, error) {
+	var e *Error
+	caller = withLevel(caller, task)
+	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != store.StatusArchived || !sub.Complete || !sub.Sign ||
+		!caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
+		return res, refused
+	}
+	a, err := s.store.GetArchive(ctx, task.MessageID)
+	if errors.Is(err, store.ErrNotFound) { // archived before Postbox kept archives: nothing to compare with
+		return res, refused
+	}
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	if (len(sub.Forms) > 0 || len(sub.Attachments) > 0) && !archivedFrom(a, sub) {
+		return res, refused
+	}
+	return workflows.Result{Outcome: workflows.OutcomeArchived, Status: store.StatusArchived, ArchiveReference: a.ArchiveReference}, nil
+}
+
+// archivedFrom reports whether archive a holds exactly the forms and attachments of sub, in their order.
+func archivedFrom(a store.Archive, sub Submission) bool {
+	if len(a.Forms) != len(sub.Forms) || len(a.Attachments) != len(sub.Attachments) {
+		return false
+	}
+	for i, f := range sub.Forms {
+		g := a.Forms[i]
+		if f.Type != g.Type || f.DataFormatID != g.DataFormatID || f.DataFormatVersion != g.DataFormatVersion || f.FormData != g.FormData {
+			return false
+		}
+	}
+	for i, at := range sub.Attachments {
+		g, sum := a.Attachments[i], sha256.Sum256(at.Data)
+		if at.FileName != g.FileName || at.AttachmentType != g.AttachmentType || !bytes.Equal(sum[:], g.SHA256) {
+			return false
+		}
+	}
+	return true
+}
+
+// Create makes a new form task of a service for a reportee and stores the content sub carries (if any) as
+// its first submission, which moves the task as sub.Complete and sub.Sign say (both false keep it in
+// Utfylling). The caller needs what every change of the task needs (workflows.Caller.WriteRefusal: the
+// Write right and the service's security level), and to sign one at once the Sign right too: without it
+// nothing is created (SignRefused), where a PUT would leave the task in Signering. A refused submission
+// takes the new task away again: it never existed for the client. It returns the new task's message id and
+// the submission's result.
+func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, workflows.Result, error) {
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
 		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if err := refusal(ctx, task, caller); err != nil {
-		return "", err
+		return "", workflows.Result{}, err
+	}
+	if c := withLevel(caller, task); sub.Complete && sub.Sign && (!c.Sign || c.SecurityLevel < c.RequiredLevel) {
+		return "", workflows.Result{}, refuse(SignRefused,
+			"signing needs the Sign right on service %s/%d and its security level; nothing was created", svc.ServiceCode, svc.ServiceEdition)
+	}
+	if sub.Complete && len(sub.Forms) == 0 {
+		return "", workflows.Result{}, refuse(BadInput, "a form task completed at its creation needs its forms")
 	}
 	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()))
 	if err != nil {
-		return "", err
+		return "", workflows.Result{}, err
 	}
+	created := workflows.Result{Outcome: workflows.OutcomeSaved, Status: store.StatusFilling}
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
-		return id, nil
+		return id, created, nil
 	}
 	task.MessageID = id
-	if _, err := s.Submit(ctx, task, caller, Submission{Forms: sub.Forms, Attachments: sub.Attachments}); err != nil {
+	res, err := s.Submit(ctx, task, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments})
+	if err != nil {
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
 			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
 		}
-		return "", err
+		return "", workflows.Result{}, err
 	}
-	return id, nil
+	return id, res, nil
 }
 
 // PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's

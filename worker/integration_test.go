@@ -384,8 +384,11 @@ func TestDevServerRestart(t *testing.T) {
 	res, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
-	_, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", true, true))
-	assert.Equal(t, formtask.Conflict, kind(t, err))
+	_, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", false, false))
+	assert.Equal(t, formtask.Conflict, kind(t, err), "an archived task takes no draft")
+	res, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", true, true))
+	require.NoError(t, err, "its signing repeated is answered as it was")
+	assert.Equal(t, readModel(t, pool, "a3101151").ArchiveReference, res.ArchiveReference)
 	var archives int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM archives`).Scan(&archives))
 	assert.Equal(t, 3, archives, fmt.Sprint(states))
