@@ -85,9 +85,10 @@ func TestRefusedBeforeStoring(t *testing.T) {
 // A change of a task the store says is archived — the repetition of a submission whose answer was lost —
 // is refused as the workflow refuses it, before anything is stored or sent: a Conflict that carries the
 // status and the ArchiveReference, whatever the change and whether or not it has content; a caller without
-// the Write right is still Forbidden first.
+// the Write right is still Forbidden first. (A signing submission looks for the archive it may repeat:
+// this task has none in the store.)
 func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
-	ft := formtask.New(nil, nil, formtask.Options{})
+	ft := formtask.New(nil, store.New(storetest.New(t)), formtask.Options{})
 	ctx := context.Background()
 	task := formtask.Task{MessageID: "a3101263", ServiceCode: "4711", ServiceEdition: 2,
 		Status: store.StatusArchived, ArchiveReference: "AR7000001"}
