@@ -5,14 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/loadtest"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -24,46 +23,16 @@ const benchClients = 32
 // latency percentiles.
 func loadRun(b *testing.B, do func() error) (perSecond float64) {
 	b.Helper()
-	var (
-		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, b.N)
-		next      = make(chan struct{}, b.N)
-		wg        sync.WaitGroup
-	)
-	for range b.N {
-		next <- struct{}{}
-	}
-	close(next)
 	b.ResetTimer()
-	start := time.Now()
-	for range benchClients {
-		wg.Go(func() {
-			mine := make([]time.Duration, 0, b.N/benchClients+1)
-			for range next {
-				t := time.Now()
-				if err := do(); err != nil {
-					b.Error(err)
-					return
-				}
-				mine = append(mine, time.Since(t))
-			}
-			mu.Lock()
-			latencies = append(latencies, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	r, err := loadtest.Run(benchClients, b.N, 0, do)
 	b.StopTimer()
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
+	if err != nil {
+		b.Fatal(err)
 	}
-	perSecond = float64(len(latencies)) / elapsed.Seconds()
-	b.ReportMetric(perSecond, "req/s")
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	return perSecond
+	b.ReportMetric(r.Rate, "req/s")
+	b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
+	return r.Rate
 }
 
 // BenchmarkMailboxList times GET /api/{who}/messages?$top=50 with a filter on a mailbox of 100,000

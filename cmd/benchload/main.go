@@ -16,15 +16,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/loadtest"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/scaledata"
@@ -213,48 +212,8 @@ func attack(target, token string, clients int, d time.Duration) (result, error) 
 
 // hammer runs query from clients goroutines, back to back, for d.
 func hammer(ctx context.Context, pool *pgxpool.Pool, query func(context.Context, *pgxpool.Pool) error, clients int, d time.Duration) (result, error) {
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		firstErr  error
-		wg        sync.WaitGroup
-	)
-	began := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for time.Since(began) < d {
-				t := time.Now()
-				if err := query(ctx, pool); err != nil {
-					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
-					mu.Unlock()
-					return
-				}
-				mine = append(mine, time.Since(t))
-			}
-			mu.Lock()
-			latencies = append(latencies, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return result{}, firstErr
-	}
-	elapsed := time.Since(began)
-	slices.Sort(latencies)
-	pct := func(p float64) time.Duration { return latencies[int(p*float64(len(latencies)-1))] }
-	return result{rate: float64(len(latencies)) / elapsed.Seconds(), p50: pct(0.50), p99: pct(0.99)}, nil
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
+	r, err := loadtest.Run(clients, 0, d, func() error { return query(ctx, pool) })
+	return result{rate: r.Rate, p50: r.P50, p99: r.P99}, err
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
