@@ -85,7 +85,7 @@ func main() {
 	case "token":
 		err = runToken(cfg, args)
 	case "gen":
-		err = runGen(ctx, cfg, args)
+		err = runGen(ctx, cfg, log, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -129,7 +129,7 @@ func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 	return nil
 }
 
-func runGen(ctx context.Context, cfg config.Config, args []string) error {
+func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	shape := scaledata.Full
 	fs.IntVar(&shape.Messages, "messages", shape.Messages, "messages to add")
@@ -140,7 +140,7 @@ func runGen(ctx context.Context, cfg config.Config, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -230,7 +230,15 @@ func TestWorkerWaitsForTheDatabaseAndTemporal(t *testing.T) {
 // A process that does not get a dependency within POSTBOX_STARTUP_TIMEOUT exits with an error that names
 // it.
 func TestStartupTimeout(t *testing.T) {
-	for name, run := range map[string]func(context.Context, config.Config, *slog.Logger) error{"api": runAPI, "worker": runWorker} {
+	for name, run := range map[string]func(context.Context, config.Config, *slog.Logger) error{
+		"api": runAPI, "worker": runWorker, "migrate": runMigrate,
+		"seed": func(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+			return runSeed(ctx, cfg, log, []string{"--file", storetest.DemoDataset()})
+		},
+		"gen": func(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+			return runGen(ctx, cfg, log, nil)
+		},
+	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := startupConfig(t, newDownDatabase(t).url, storetest.UnusedAddr(t), 300*time.Millisecond)
 			logs := &logRecords{}
