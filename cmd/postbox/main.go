@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
@@ -50,6 +52,9 @@ commands:
   gen            migrate and add a large synthetic mailbox (COPY): [--messages 1000000] [--parties 1000]
                  [--services 200] [--owners 20] [--seed 1]; one person (scaledata.PersonSSN) represents
                  every generated organization with rights on about half of the services
+  webhook-echo   a tiny local webhook receiver: answers the handshake, checks signatures with the secret in
+                 --secret-file (read on every delivery; none: unchecked), prints each delivery;
+                 [--addr 127.0.0.1:9999] [--secret-file .data/webhook-secret]
 
 Settings come from POSTBOX_* environment variables; see README.md.
 `
@@ -86,6 +91,8 @@ func main() {
 		err = runToken(cfg, args)
 	case "gen":
 		err = runGen(ctx, cfg, log, args)
+	case "webhook-echo":
+		err = runWebhookEcho(ctx, cfg, log, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -474,6 +481,22 @@ func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, srv *ht
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+// runWebhookEcho serves webhook.Echo until ctx ends.
+func runWebhookEcho(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
+	fs := flag.NewFlagSet("webhook-echo", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:9999", "where to listen")
+	secretFile := fs.String("secret-file", ".data/webhook-secret", "file holding the subscription's Secret")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	echo := &webhook.Echo{Out: os.Stdout, Secret: func() string {
+		b, _ := os.ReadFile(*secretFile)
+		return strings.TrimSpace(string(b))
+	}}
+	fmt.Printf("webhook-echo: deliveries to http://%s/ (secret from %s)\n", *addr, *secretFile)
+	return httpServe(ctx, cfg, log, newHTTPServer(cfg, *addr, echo))
 }
 
 func runToken(cfg config.Config, args []string) error {
