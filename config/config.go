@@ -73,20 +73,31 @@ type Config struct {
 	// resources as absolute URIs under it.
 	PublicURL string
 
+	// Webhook deliveries (see the README, Events): POSTBOX_WEBHOOK_ALLOW_PRIVATE lets endpoints be plain
+	// http and resolve to private, loopback and link-local addresses (local receivers only);
+	// POSTBOX_WEBHOOK_RETRIES are the waits before each further attempt of a failed delivery, after the last
+	// of which the event is dead-lettered; POSTBOX_WEBHOOK_TIMEOUT cuts one request to an endpoint;
+	// POSTBOX_WEBHOOK_PAUSE_AFTER pauses a subscription whose endpoint has failed for that long.
+	WebhookAllowPrivate bool
+	WebhookRetries      []time.Duration
+	WebhookTimeout      time.Duration
+	WebhookPauseAfter   time.Duration
+
 	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
 
 // Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, and the
-// archiving and read-model writes. Each maps to a Temporal task queue (worker.TaskQueueOf).
+// archiving and read-model writes, and the webhook deliveries. Each maps to a Temporal task queue (worker.TaskQueueOf).
 const (
 	QueueFormTask   = "formtask"
 	QueueValidation = "validation"
 	QueueArchive    = "archive"
+	QueueEvents     = "events"
 )
 
 // QueueGroups are all queue groups, the default of POSTBOX_WORKER_QUEUES.
-var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive}
+var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive, QueueEvents}
 
 // Load reads the environment. A malformed value is an error that names its variable.
 func Load() (Config, error) {
@@ -134,6 +145,11 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 
 		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", "http://127.0.0.1:8080"),
 
+		WebhookAllowPrivate: r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
+		WebhookRetries:      r.durations("POSTBOX_WEBHOOK_RETRIES", "10s,30s,1m,5m,10m,30m,1h,3h,6h,12h"),
+		WebhookTimeout:      r.duration("POSTBOX_WEBHOOK_TIMEOUT", 10*time.Second),
+		WebhookPauseAfter:   r.duration("POSTBOX_WEBHOOK_PAUSE_AFTER", 24*time.Hour),
+
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
 	}
@@ -143,7 +159,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	for name, d := range map[string]time.Duration{"POSTBOX_READ_HEADER_TIMEOUT": c.ReadHeaderTimeout,
 		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow,
 		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout, "POSTBOX_LIST_TIMEOUT": c.ListTimeout,
-		"POSTBOX_TRASHBIN_RETENTION": c.TrashbinRetention} {
+		"POSTBOX_TRASHBIN_RETENTION": c.TrashbinRetention, "POSTBOX_WEBHOOK_TIMEOUT": c.WebhookTimeout,
+		"POSTBOX_WEBHOOK_PAUSE_AFTER": c.WebhookPauseAfter} {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}
@@ -237,6 +254,21 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		}
 		return d, err
 	}, "a duration like 30s or 2m")
+}
+
+// durations reads a comma-separated list of positive durations.
+func (r *reader) durations(name, def string) []time.Duration {
+	v := r.str(name, def)
+	var out []time.Duration
+	for _, part := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			r.fail(name, "%q is not a comma-separated list of durations like 10s,1m,1h", v)
+			return nil
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func (r *reader) level(name string, def slog.Level) slog.Level {

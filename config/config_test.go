@@ -22,7 +22,7 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Equal(t, slog.LevelInfo, c.LogLevel)
 	assert.Equal(t, 16, c.WorkerMaxActivities)
 	assert.Equal(t, 16, c.WorkerMaxWorkflowTasks)
-	assert.Equal(t, []string{"formtask", "validation", "archive"}, c.WorkerQueues)
+	assert.Equal(t, []string{"formtask", "validation", "archive", "events"}, c.WorkerQueues)
 	assert.Equal(t, "127.0.0.1:9090", c.AdminAddr)
 	assert.Empty(t, c.OTLPEndpoint, "tracing is off by default")
 	assert.False(t, c.TrustClientCertHeader)
@@ -38,6 +38,24 @@ func TestPublicURL(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "POSTBOX_PUBLIC_URL")
 	}
+}
+
+// Webhook deliveries retry on Altinn's schedule by default; tests run it in milliseconds.
+func TestWebhookSettings(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.False(t, c.WebhookAllowPrivate)
+	assert.Equal(t, []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute,
+		30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour}, c.WebhookRetries)
+	assert.Equal(t, 10*time.Second, c.WebhookTimeout)
+	assert.Equal(t, 24*time.Hour, c.WebhookPauseAfter)
+	c, err = load(env(map[string]string{"POSTBOX_WEBHOOK_ALLOW_PRIVATE": "true", "POSTBOX_WEBHOOK_RETRIES": "5ms, 10ms",
+		"POSTBOX_WEBHOOK_TIMEOUT": "2s", "POSTBOX_WEBHOOK_PAUSE_AFTER": "1h"}))
+	require.NoError(t, err)
+	assert.True(t, c.WebhookAllowPrivate)
+	assert.Equal(t, []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}, c.WebhookRetries)
+	assert.Equal(t, 2*time.Second, c.WebhookTimeout)
+	assert.Equal(t, time.Hour, c.WebhookPauseAfter)
 }
 
 func TestOperationsSettings(t *testing.T) {
@@ -57,7 +75,7 @@ func TestOperationsSettings(t *testing.T) {
 		"POSTBOX_OTLP_ENDPOINT": "https://collector.example.org:4317"}))
 	require.NoError(t, err)
 	assert.Empty(t, c.AdminAddr, "set but empty turns the admin listener off")
-	assert.Equal(t, []string{"formtask", "validation", "archive"}, c.WorkerQueues)
+	assert.Equal(t, []string{"formtask", "validation", "archive", "events"}, c.WorkerQueues)
 	assert.Equal(t, "https://collector.example.org:4317", c.OTLPEndpoint)
 }
 
@@ -101,6 +119,10 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_STARTUP_TIMEOUT":           "-1s",
 		"POSTBOX_RATE_LIMIT":                "-1",
 		"POSTBOX_RATE_WINDOW":               "10ms",
+		"POSTBOX_WEBHOOK_ALLOW_PRIVATE":     "sometimes",
+		"POSTBOX_WEBHOOK_RETRIES":           "10s,,1m",
+		"POSTBOX_WEBHOOK_TIMEOUT":           "0s",
+		"POSTBOX_WEBHOOK_PAUSE_AFTER":       "a day",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)

@@ -53,6 +53,11 @@ func (r RightSet) Services(a Action) []store.ServiceKey {
 	return out
 }
 
+// Visibility is which of the reportee's messages (and their events) the set lets its holder see.
+func (r RightSet) Visibility() store.Visibility {
+	return store.Visibility{All: r.All, Read: r.Services(Read), ArchiveRead: r.Services(ArchiveRead)}
+}
+
 // HoldsRole tells whether one of the subject's roles for the reportee has the role definition code.
 func (r RightSet) HoldsRole(code string) bool {
 	return slices.Contains(r.roleCodes, code)
@@ -99,6 +104,15 @@ func (r *Rights) For(ctx context.Context, p Principal, reporteeID int64) (RightS
 		return RightSet{All: true}, nil
 	}
 	return r.ForSubject(ctx, p.Subject(), reporteeID)
+}
+
+// ForSubscriber returns the rights of subject for the reportee as For does for the caller it was: all of
+// them where it acts for itself. A webhook subscription keeps its subscriber as a subject.
+func (r *Rights) ForSubscriber(ctx context.Context, s store.Subject, reporteeID int64) (RightSet, error) {
+	if s.PartyID != 0 && s.PartyID == reporteeID {
+		return RightSet{All: true}, nil
+	}
+	return r.ForSubject(ctx, s, reporteeID)
 }
 
 // ForSubject returns the rights a subject's roles give for the reportee.

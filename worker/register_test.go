@@ -11,6 +11,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/workflows"
 )
 
@@ -38,10 +39,12 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 			"workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
 		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
 		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
+		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityHandshake, webhook.ActivityNextEvents,
+			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 	}
 	for _, g := range config.QueueGroups {
 		var got names
-		register(&got, g, &activities.Activities{})
+		register(&got, g, &activities.Activities{}, &webhook.Deliveries{})
 		sort.Strings(got)
 		assert.Equal(t, want[g], []string(got), g)
 	}

@@ -6,6 +6,7 @@
 //	formtask    workflows.TaskQueue           the FormTask workflow and every activity (see below)
 //	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint
 //	archive     workflows.TaskQueueArchive    Archive, ProjectState
+//	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
 // The formtask workers register every activity: DiscardRevision runs as a local activity inside their
 // workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues) keep their
@@ -17,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +35,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -48,6 +51,9 @@ type Options struct {
 	MaxConcurrentWorkflowTasks int
 	// StopTimeout is how long running activities may finish once the worker stops polling.
 	StopTimeout time.Duration
+	// Deliveries are the webhook deliveries of the events group; without them the events group is not
+	// polled unless named in Queues, which then panics.
+	Deliveries *webhook.Deliveries
 }
 
 // TaskQueueOf is the task queue of a queue group, "" for an unknown group.
@@ -59,6 +65,8 @@ func TaskQueueOf(group string) string {
 		return workflows.TaskQueueValidation
 	case config.QueueArchive:
 		return workflows.TaskQueueArchive
+	case config.QueueEvents:
+		return webhook.TaskQueue
 	}
 	return ""
 }
@@ -67,6 +75,9 @@ func TaskQueueOf(group string) string {
 // on every one of them (tests use this to replace activities); a workflow goes to the formtask worker.
 type Workers struct {
 	list []queueWorker
+	// deliveries run beside an events worker (Run): the listener and the supervisor.
+	deliveries *webhook.Deliveries
+	client     client.Client
 }
 
 type queueWorker struct {
@@ -80,13 +91,23 @@ var _ worker.Registry = (*Workers)(nil)
 func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 	groups := opts.Queues
 	if len(groups) == 0 {
-		groups = config.QueueGroups
+		for _, g := range config.QueueGroups {
+			if g != config.QueueEvents || opts.Deliveries != nil {
+				groups = append(groups, g)
+			}
+		}
 	}
-	ws := &Workers{}
+	ws := &Workers{client: c}
 	for _, g := range groups {
 		tq := TaskQueueOf(g)
 		if tq == "" {
 			panic(fmt.Sprintf("worker: unknown queue group %q", g))
+		}
+		if g == config.QueueEvents {
+			if opts.Deliveries == nil {
+				panic("worker: the events group needs Options.Deliveries")
+			}
+			ws.deliveries = opts.Deliveries
 		}
 		w := worker.New(c, tq, worker.Options{
 			MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
@@ -96,13 +117,17 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 			// (the SDK's own throttle would leave a fifth of it).
 			MaxHeartbeatThrottleInterval: workflows.HeartbeatTimeout / 5,
 		})
-		register(w, g, acts)
+		register(w, g, acts, opts.Deliveries)
 		ws.list = append(ws.list, queueWorker{group: g, taskQueue: tq, w: w})
 	}
 	return ws
 }
 
-func register(r worker.Registry, group string, acts *activities.Activities) {
+func register(r worker.Registry, group string, acts *activities.Activities, deliveries *webhook.Deliveries) {
+	if group == config.QueueEvents {
+		deliveries.Register(r)
+		return
+	}
 	fns := map[string]any{
 		workflows.ActivityValidateForms:    acts.ValidateForms,
 		workflows.ActivityCheckAttachments: acts.CheckAttachments,
@@ -240,12 +265,15 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 // Serve runs the workers of opts.Queues until ctx ends: the workflow and the activities over pool. The
 // search attributes must be registered (RegisterSearchAttributes; postbox worker waits for Temporal to do
 // it). On stop it stops polling and lets running activities finish within opts.StopTimeout.
-func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Options, log *slog.Logger) error {
+func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Options, webhooks webhook.Options, log *slog.Logger) error {
 	acts, err := activities.New(pool)
 	if err != nil {
 		return err
 	}
 	defer acts.Schemas.Close()
+	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
+		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
+	}
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 
@@ -292,12 +320,22 @@ const (
 	StaleRevisionSweep = time.Hour
 )
 
-// Run runs ws until ctx ends, and meanwhile deletes stale revisions and expired idempotent answers.
+// Run runs ws until ctx ends, and meanwhile deletes stale revisions and expired idempotent answers; beside
+// an events worker it runs the deliveries' listener and supervisor.
 func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger) error {
 	if err := ws.Start(); err != nil {
 		return err
 	}
 	log.Info("worker started", "task_queues", ws.TaskQueues())
+	if ws.deliveries != nil {
+		deliveriesCtx, stopDeliveries := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ws.deliveries.Run(deliveriesCtx, ws.client, log)
+		}()
+		defer func() { stopDeliveries(); <-done }()
+	}
 	defer func() {
 		log.Info("worker stopping: no new tasks; running activities may finish")
 		ws.Stop()

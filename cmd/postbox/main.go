@@ -45,7 +45,7 @@ commands:
   migrate        apply pending database migrations
   seed --file F  import a dataset (see deploy/demo/README.md); idempotent
   worker         run the Temporal workers of the queue groups in POSTBOX_WORKER_QUEUES (form-task workflows,
-                 validation and print, archiving)
+                 validation and print, archiving, webhook deliveries)
   dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the workers of
                  every queue group, for local use
   token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
@@ -296,7 +296,7 @@ func serveWorker(ctx context.Context, svc *services) error {
 	}); err != nil {
 		return err
 	}
-	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), svc.log)
+	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), webhookOptions(cfg), svc.log)
 }
 
 func workerOptions(cfg config.Config) worker.Options {
@@ -306,6 +306,11 @@ func workerOptions(cfg config.Config) worker.Options {
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
 		StopTimeout:                cfg.ShutdownTimeout,
 	}
+}
+
+func webhookOptions(cfg config.Config) webhook.Options {
+	return webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate, PublicURL: cfg.PublicURL, Policy: webhook.Policy{
+		Retries: cfg.WebhookRetries, PauseAfter: cfg.WebhookPauseAfter, AttemptTimeout: cfg.WebhookTimeout, PollTimeout: webhook.PollTimeout}}
 }
 
 // dialTemporal returns a client that connects on first use, so the API starts (and says it is not
@@ -362,6 +367,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
 		ListTimeout:           cfg.ListTimeout,
+		Webhooks:              webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 	}
 	if cfg.TrustClientCertHeader {
 		cas, err := clientCAs(cfg)

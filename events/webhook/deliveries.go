@@ -1,0 +1,71 @@
+package webhook
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+)
+
+// Options are the delivery settings of an events worker (POSTBOX_WEBHOOK_*).
+type Options struct {
+	// AllowPrivate lets endpoints be http and private (local receivers only).
+	AllowPrivate bool
+	// PublicURL is Postbox's base URL; its host is the origin the handshake names.
+	PublicURL string
+	Policy    Policy
+}
+
+// Deliveries are what an events worker runs: the workflow and its activities, the listener that wakes
+// the long polls and the supervisor that starts the workflows.
+type Deliveries struct {
+	pool       *pgxpool.Pool
+	policy     Policy
+	listener   *Listener
+	activities *Activities
+}
+
+// NewDeliveries returns the deliveries over pool.
+func NewDeliveries(pool *pgxpool.Pool, opts Options, log *slog.Logger) *Deliveries {
+	origin := opts.PublicURL
+	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
+		origin = u.Hostname()
+	}
+	q := store.New(pool)
+	l := NewListener()
+	sender := NewSender(Guard{AllowPrivate: opts.AllowPrivate}, opts.Policy.AttemptTimeout, origin)
+	return &Deliveries{pool: pool, policy: opts.Policy, listener: l,
+		activities: NewActivities(q, identity.NewRights(q, log), sender, l)}
+}
+
+// Register registers the workflow and the activities on an events worker.
+func (d *Deliveries) Register(r worker.Registry) {
+	r.RegisterWorkflowWithOptions(Subscription, workflow.RegisterOptions{Name: SubscriptionWorkflow})
+	a := d.activities
+	for name, fn := range map[string]any{
+		ActivityHandshake:     a.WebhookHandshake,
+		ActivityNextEvents:    a.WebhookNextEvents,
+		ActivityDeliverEvents: a.WebhookDeliverEvents,
+		ActivityDeadLetter:    a.WebhookDeadLetter,
+		ActivitySetStatus:     a.WebhookSetStatus,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+}
+
+// Run listens and supervises until ctx ends.
+func (d *Deliveries) Run(ctx context.Context, c client.Client, log *slog.Logger) {
+	var wg sync.WaitGroup
+	wg.Go(func() { d.listener.Run(ctx, d.pool, log) })
+	wg.Go(func() { Supervise(ctx, c, store.New(d.pool), d.listener, d.policy, log) })
+	wg.Wait()
+}

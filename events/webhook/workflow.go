@@ -1,0 +1,282 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Delivery runs as one workflow per subscription (id SubscriptionWorkflowID), on its own task queue, so an
+// operator finds a subscription's deliveries, attempts and failures in the Temporal UI and scales delivery
+// apart from the form tasks. The workflow holds no cursor and no event: PostgreSQL does (the
+// subscription's cursor, the outbox, the dead letters), so a lost or reset workflow starts again where
+// deliveries stopped, and history stays small (continue-as-new when the server suggests it).
+//
+// The loop: handshake until the endpoint allows deliveries; then NextEvents waits (long poll) for outbox
+// events after the cursor that the subscriber may see, and replays asked for; DeliverEvents sends them in
+// order, one after the other, and stops at the first failure. A failed event is tried again after each
+// interval of Policy.Retries, then dead-lettered, and delivery goes on with the next one. An endpoint
+// that fails for Policy.PauseAfter pauses the subscription. Events are delivered in outbox order, so in
+// order per subject; at least once: an attempt cut short (a worker dies) is sent again with the same
+// webhook-id.
+const (
+	// TaskQueue is the task queue of the delivery workflows and their activities (queue group "events").
+	TaskQueue = "postbox-events"
+	// SubscriptionWorkflow is the registered name of Subscription.
+	SubscriptionWorkflow = "WebhookSubscription"
+	// SubscriptionWorkflowIDPrefix starts the id of every subscription's workflow: "subscription/<id>".
+	SubscriptionWorkflowIDPrefix = "subscription/"
+)
+
+// SubscriptionWorkflowID is the id of the delivery workflow of a subscription.
+func SubscriptionWorkflowID(id int64) string {
+	return SubscriptionWorkflowIDPrefix + strconv.FormatInt(id, 10)
+}
+
+// Activity names; the methods of Activities carry the same names.
+const (
+	ActivityHandshake     = "WebhookHandshake"
+	ActivityNextEvents    = "WebhookNextEvents"
+	ActivityDeliverEvents = "WebhookDeliverEvents"
+	ActivityDeadLetter    = "WebhookDeadLetter"
+	ActivitySetStatus     = "WebhookSetStatus"
+)
+
+// ErrEndpointFailed is the type of the (non-retryable) activity error of an endpoint's refusal or
+// failure; its message is the reason the subscriber is shown. Other activity errors are Postbox's own
+// (the database away) and are retried by the activity's retry policy, not counted against the endpoint.
+const ErrEndpointFailed = "EndpointFailed"
+
+// Policy is how a subscription's workflow retries and when it gives up; tests run it in milliseconds.
+type Policy struct {
+	// Retries are the waits before each further attempt of a failed delivery (or handshake).
+	Retries []time.Duration
+	// PauseAfter pauses a subscription whose endpoint has failed for this long without a success.
+	PauseAfter time.Duration
+	// AttemptTimeout cuts one request to the endpoint.
+	AttemptTimeout time.Duration
+	// PollTimeout is how long NextEvents waits for events before it returns empty (PollTimeout).
+	PollTimeout time.Duration
+}
+
+// PollTimeout is how long a NextEvents long poll waits in production: an idle subscription costs an
+// activity a minute.
+const PollTimeout = time.Minute
+
+// SubscriptionInput starts a subscription's workflow and is carried over continue-as-new.
+type SubscriptionInput struct {
+	SubscriptionID int64
+	Policy         Policy
+	// Validated is set once the endpoint has passed the handshake.
+	Validated bool
+	// FailingSince is when the endpoint began failing (zero while it succeeds).
+	FailingSince time.Time
+}
+
+// Subscription statuses, as stored and shown.
+const (
+	StatusPending = "pending" // the endpoint has not passed the handshake yet; Reason says why
+	StatusActive  = "active"
+	StatusPaused  = "paused" // the endpoint failed for Policy.PauseAfter; a replay resumes it
+	StatusEnded   = "ended"  // DELETE ended it
+)
+
+// EventRef is one event to deliver: its outbox sequence and id; Replay marks a dead letter sent again.
+type EventRef struct {
+	Seq    int64
+	ID     string
+	Replay bool
+}
+
+// NextEventsResult is what NextEvents found: the subscription's status (a workflow of a subscription no
+// longer active ends) and the events to deliver, in order.
+type NextEventsResult struct {
+	Status string
+	Events []EventRef
+}
+
+// DeliverInput asks DeliverEvents to send events in order, stopping at the first failure.
+type DeliverInput struct {
+	SubscriptionID int64
+	Events         []EventRef
+}
+
+// DeliverResult says how many of the events were delivered (the rest were not tried after a failure) and
+// whether the subscription ended meanwhile.
+type DeliverResult struct {
+	Delivered int
+	Ended     bool
+}
+
+// DeadLetterInput puts one event aside after its last attempt failed.
+type DeadLetterInput struct {
+	SubscriptionID int64
+	Event          EventRef
+	Attempts       int
+	Reason         string
+}
+
+// StatusInput sets a subscription's status and reason (pending with the handshake's failure, active,
+// paused with the endpoint's).
+type StatusInput struct {
+	SubscriptionID int64
+	Status         string
+	Reason         string
+}
+
+var (
+	// Activities that only touch PostgreSQL are retried until it answers.
+	storeRetry = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+	// An endpoint's failure is not retried by Temporal: the workflow waits out Policy.Retries itself.
+	endpointRetry = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+		NonRetryableErrorTypes: []string{ErrEndpointFailed}}
+)
+
+func storeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: TaskQueue,
+		StartToCloseTimeout: 30 * time.Second, RetryPolicy: storeRetry})
+}
+
+// endpointOptions are those of the activities that call the endpoint: n requests, each cut at the
+// policy's timeout; a worker that dies in one is noticed by the heartbeat.
+func endpointOptions(ctx workflow.Context, p Policy, n int) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: TaskQueue,
+		StartToCloseTimeout: time.Duration(n)*(p.AttemptTimeout+time.Second) + 10*time.Second,
+		HeartbeatTimeout:    p.AttemptTimeout + 10*time.Second, RetryPolicy: endpointRetry})
+}
+
+// endpointFailure is the reason of an endpoint's failure, or "" when err is something else.
+func endpointFailure(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == ErrEndpointFailed {
+		return app.Message()
+	}
+	return ""
+}
+
+// Subscription is the delivery workflow of one subscription.
+func Subscription(ctx workflow.Context, in SubscriptionInput) error {
+	w := &subscriptionRun{in: in}
+	return w.run(ctx)
+}
+
+type subscriptionRun struct {
+	in SubscriptionInput
+}
+
+// errStop ends the run: the subscription ended or was paused.
+var errStop = errors.New("stop")
+
+func (w *subscriptionRun) run(ctx workflow.Context) error {
+	for attempt := 0; !w.in.Validated; attempt++ {
+		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy, 1), ActivityHandshake, w.in.SubscriptionID).Get(ctx, &w.in.Validated)
+		if reason := endpointFailure(err); reason != "" {
+			if err := w.failed(ctx, attempt, reason); err != nil {
+				return stopped(err)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !w.in.Validated { // the subscription ended meanwhile
+			return nil
+		}
+		w.in.FailingSince = time.Time{}
+	}
+	for {
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return workflow.NewContinueAsNewError(ctx, Subscription, w.in)
+		}
+		var next NextEventsResult
+		pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: TaskQueue,
+			StartToCloseTimeout: w.in.Policy.PollTimeout + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: storeRetry})
+		if err := workflow.ExecuteActivity(pollCtx, ActivityNextEvents,
+			NextEventsInput{SubscriptionID: w.in.SubscriptionID, Wait: w.in.Policy.PollTimeout}).Get(ctx, &next); err != nil {
+			return err
+		}
+		if next.Status != StatusActive {
+			return nil
+		}
+		if err := w.deliver(ctx, next.Events); err != nil {
+			return stopped(err)
+		}
+	}
+}
+
+func stopped(err error) error {
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// deliver sends events in order: all at once while the endpoint takes them, then the first that failed
+// alone on the retry schedule, dead-lettering it after the last attempt.
+func (w *subscriptionRun) deliver(ctx workflow.Context, events []EventRef) error {
+	attempts := 0
+	for len(events) > 0 {
+		batch := events
+		if attempts > 0 {
+			batch = events[:1]
+		}
+		var res DeliverResult
+		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy, len(batch)), ActivityDeliverEvents,
+			DeliverInput{SubscriptionID: w.in.SubscriptionID, Events: batch}).Get(ctx, &res)
+		reason := endpointFailure(err)
+		if err != nil && reason == "" {
+			return err
+		}
+		if res.Ended {
+			return errStop
+		}
+		if err == nil {
+			events, attempts, w.in.FailingSince = events[len(batch):], 0, time.Time{}
+			continue
+		}
+		// The activity's error carries how many went through before the failure.
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) && app.HasDetails() {
+			_ = app.Details(&res)
+		}
+		if res.Delivered > 0 {
+			events, attempts, w.in.FailingSince = events[res.Delivered:], 0, time.Time{}
+		}
+		attempts++
+		if attempts > len(w.in.Policy.Retries) {
+			if err := workflow.ExecuteActivity(storeOptions(ctx), ActivityDeadLetter, DeadLetterInput{
+				SubscriptionID: w.in.SubscriptionID, Event: events[0], Attempts: attempts, Reason: reason}).Get(ctx, nil); err != nil {
+				return err
+			}
+			events, attempts = events[1:], 0
+			continue
+		}
+		if err := w.failed(ctx, attempts-1, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed notes a failure of the endpoint and waits the retry interval of attempt, or pauses the
+// subscription (errStop) when the endpoint has failed for too long.
+func (w *subscriptionRun) failed(ctx workflow.Context, attempt int, reason string) error {
+	now := workflow.Now(ctx)
+	if w.in.FailingSince.IsZero() {
+		w.in.FailingSince = now
+	}
+	if now.Sub(w.in.FailingSince) >= w.in.Policy.PauseAfter {
+		reason = fmt.Sprintf("paused: the endpoint has failed since %s; last: %s", w.in.FailingSince.UTC().Format(time.RFC3339), reason)
+		if err := workflow.ExecuteActivity(storeOptions(ctx), ActivitySetStatus,
+			StatusInput{SubscriptionID: w.in.SubscriptionID, Status: StatusPaused, Reason: reason}).Get(ctx, nil); err != nil {
+			return err
+		}
+		return errStop
+	}
+	retries := w.in.Policy.Retries
+	return workflow.Sleep(ctx, retries[min(attempt, len(retries)-1)])
+}

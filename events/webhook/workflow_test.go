@@ -1,0 +1,155 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/events/webhook"
+)
+
+// endpoint stands in for the activities: an outbox of events, an endpoint that fails a number of times, and
+// a record of what was delivered, dead-lettered and set.
+type endpoint struct {
+	mu        sync.Mutex
+	outbox    []webhook.EventRef
+	next      int
+	failures  map[int64]int // seq → attempts to fail
+	handshake int           // handshakes to fail
+	delivered []string
+	dead      []string
+	statuses  []string
+	polls     int
+	// attempts are the workflow clock's times of the attempts of each event.
+	attempts map[string][]time.Time
+	env      *testsuite.TestWorkflowEnvironment
+}
+
+func (e *endpoint) register(env *testsuite.TestWorkflowEnvironment) {
+	e.env, e.attempts = env, map[string][]time.Time{}
+	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
+	reg(func(ctx context.Context, id int64) (bool, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.handshake > 0 {
+			e.handshake--
+			return false, temporal.NewNonRetryableApplicationError("handshake: no", webhook.ErrEndpointFailed, nil)
+		}
+		return true, nil
+	}, webhook.ActivityHandshake)
+	reg(func(ctx context.Context, in webhook.NextEventsInput) (webhook.NextEventsResult, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.polls++
+		if e.next >= len(e.outbox) {
+			return webhook.NextEventsResult{Status: webhook.StatusEnded}, nil
+		}
+		batch := e.outbox[e.next:min(e.next+3, len(e.outbox))]
+		e.next += len(batch)
+		return webhook.NextEventsResult{Status: webhook.StatusActive, Events: batch}, nil
+	}, webhook.ActivityNextEvents)
+	reg(func(ctx context.Context, in webhook.DeliverInput) (webhook.DeliverResult, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for i, ev := range in.Events {
+			e.attempts[ev.ID] = append(e.attempts[ev.ID], e.env.Now())
+			if e.failures[ev.Seq] > 0 {
+				e.failures[ev.Seq]--
+				return webhook.DeliverResult{Delivered: i}, temporal.NewNonRetryableApplicationError("the endpoint answered 500",
+					webhook.ErrEndpointFailed, nil, webhook.DeliverResult{Delivered: i})
+			}
+			e.delivered = append(e.delivered, ev.ID)
+		}
+		return webhook.DeliverResult{Delivered: len(in.Events)}, nil
+	}, webhook.ActivityDeliverEvents)
+	reg(func(ctx context.Context, in webhook.DeadLetterInput) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.dead = append(e.dead, fmt.Sprintf("%s after %d: %s", in.Event.ID, in.Attempts, in.Reason))
+		return nil
+	}, webhook.ActivityDeadLetter)
+	reg(func(ctx context.Context, in webhook.StatusInput) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.statuses = append(e.statuses, in.Status+": "+in.Reason)
+		return nil
+	}, webhook.ActivitySetStatus)
+}
+
+func events(n int) []webhook.EventRef {
+	out := make([]webhook.EventRef, n)
+	for i := range out {
+		out[i] = webhook.EventRef{Seq: int64(i + 1), ID: fmt.Sprintf("e%d", i+1)}
+	}
+	return out
+}
+
+var testPolicy = webhook.Policy{Retries: []time.Duration{10 * time.Second, 30 * time.Second, time.Minute},
+	PauseAfter: 24 * time.Hour, AttemptTimeout: time.Second, PollTimeout: time.Second}
+
+func run(t *testing.T, e *endpoint, in webhook.SubscriptionInput) (*testsuite.TestWorkflowEnvironment, error) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(webhook.Subscription, workflow.RegisterOptions{Name: webhook.SubscriptionWorkflow})
+	e.register(env)
+	env.ExecuteWorkflow(webhook.SubscriptionWorkflow, in)
+	require.True(t, env.IsWorkflowCompleted())
+	return env, env.GetWorkflowError()
+}
+
+func TestDeliversEveryEventInOrder(t *testing.T) {
+	e := &endpoint{outbox: events(7)}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2", "e3", "e4", "e5", "e6", "e7"}, e.delivered)
+	assert.Empty(t, e.dead)
+}
+
+// A failing event is retried on the schedule, alone, and the events after it wait: order holds.
+func TestRetriesOnTheScheduleThenDeadLetters(t *testing.T) {
+	e := &endpoint{outbox: events(5), failures: map[int64]int{2: 2, 4: 10}}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2", "e3", "e5"}, e.delivered, "e2 went through on its third attempt; e4 never")
+	assert.Equal(t, []string{"e4 after 4: the endpoint answered 500"}, e.dead, "four attempts: the first and one per retry")
+	// The workflow's clock shows the schedule: 10 s, then 30 s, then 1 min after each failure.
+	gaps := func(id string) []time.Duration {
+		var out []time.Duration
+		for i := 1; i < len(e.attempts[id]); i++ {
+			out = append(out, e.attempts[id][i].Sub(e.attempts[id][i-1]))
+		}
+		return out
+	}
+	assert.Equal(t, []time.Duration{10 * time.Second, 30 * time.Second}, gaps("e2"))
+	assert.Equal(t, []time.Duration{10 * time.Second, 30 * time.Second, time.Minute}, gaps("e4"))
+}
+
+func TestAnEndpointFailingTooLongPausesTheSubscription(t *testing.T) {
+	e := &endpoint{outbox: events(3), failures: map[int64]int{1: 1000, 2: 1000, 3: 1000}}
+	policy := testPolicy
+	policy.PauseAfter = 2 * time.Minute
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: policy})
+	require.NoError(t, err)
+	assert.Empty(t, e.delivered)
+	require.Len(t, e.statuses, 1)
+	assert.Contains(t, e.statuses[0], "paused: the endpoint has failed since")
+	assert.Contains(t, e.statuses[0], "the endpoint answered 500")
+	assert.Equal(t, []string{"e1 after 4: the endpoint answered 500"}, e.dead, "e1 was dead-lettered after 1m40s; e2 failed on until 2 min")
+}
+
+func TestTheHandshakeIsRetriedBeforeTheFirstDelivery(t *testing.T) {
+	e := &endpoint{outbox: events(2), handshake: 5}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2"}, e.delivered)
+	assert.Zero(t, e.handshake)
+}

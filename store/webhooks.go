@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Subscription is a webhook subscription: of a reportee, made by a caller whose rights decide what it
+// gets, or of a service owner, for the events of its services.
+type Subscription struct {
+	ID               int64
+	ReporteeID       int64   // the party of a reportee's subscription; 0 for a service owner's
+	Subscriber       Subject // whose rights count, for a reportee's subscription
+	ServiceOwnerCode string  // the owner of a service owner's subscription; "" for a reportee's
+	EndPoint         string
+	Secret           string
+	Types            []string // nil: every type
+	Status           string   // pending, active, paused or ended (webhook.Status*)
+	StatusReason     string
+	Cursor           int64 // the seq of the last event delivered or passed over
+	Created          time.Time
+	Ended            time.Time // zero while it runs
+}
+
+// The channels the delivery workers LISTEN on: postbox_events when a commit adds events (a trigger),
+// postbox_webhooks with a subscription's id when it is made, ended or asked to replay.
+const (
+	ChannelEvents   = "postbox_events"
+	ChannelWebhooks = "postbox_webhooks"
+)
+
+const subscriptionColumns = `s.id, COALESCE(s.reportee_id, 0), s.subject_party_id, s.subject_login_id, COALESCE(s.service_owner_code, ''),
+	s.endpoint, s.secret, s.types, s.status, s.status_reason, s.cursor, s.created, COALESCE(s.ended, 'epoch')`
+
+func scanSubscription(row pgx.CollectableRow) (Subscription, error) {
+	var s Subscription
+	err := row.Scan(&s.ID, &s.ReporteeID, &s.Subscriber.PartyID, &s.Subscriber.LoginID, &s.ServiceOwnerCode,
+		&s.EndPoint, &s.Secret, &s.Types, &s.Status, &s.StatusReason, &s.Cursor, &s.Created, &s.Ended)
+	if s.Ended.Equal(time.Unix(0, 0)) {
+		s.Ended = time.Time{}
+	}
+	return s, err
+}
+
+func (q *Queries) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
+	rows, err := q.db.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions s WHERE `+where+` ORDER BY s.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanSubscription)
+}
+
+// notifyWebhook tells the delivery workers that subscription id changed, when the transaction commits.
+func (q *Queries) notifyWebhook(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelWebhooks, strconv.FormatInt(id, 10))
+	return err
+}
+
+// CreateSubscription stores s as pending, to get the events committed from now on, and returns it as
+// stored.
+func (q *Queries) CreateSubscription(ctx context.Context, s Subscription) (Subscription, error) {
+	var out Subscription
+	err := q.inTx(ctx, func(q *Queries) error {
+		var reportee *int64
+		var owner *string
+		if s.ServiceOwnerCode != "" {
+			owner = &s.ServiceOwnerCode
+		} else {
+			reportee = &s.ReporteeID
+		}
+		// The last committed seq: an event committed later gets a higher one (the counter is locked to commit).
+		rows, err := q.db.Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
+				service_owner_code, endpoint, secret, types, cursor)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT last_seq FROM event_sequence))
+			RETURNING `+subscriptionColumns,
+			reportee, s.Subscriber.PartyID, s.Subscriber.LoginID, owner, s.EndPoint, s.Secret, s.Types)
+		if err != nil {
+			return err
+		}
+		if out, err = pgx.CollectExactlyOneRow(rows, scanSubscription); err != nil {
+			return err
+		}
+		return q.notifyWebhook(ctx, out.ID)
+	})
+	return out, err
+}
+
+// GetSubscription returns subscription id, ErrNotFound when there is none.
+func (q *Queries) GetSubscription(ctx context.Context, id int64) (Subscription, error) {
+	subs, err := q.subscriptions(ctx, `s.id = $1`, id)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if len(subs) == 0 {
+		return Subscription{}, ErrNotFound
+	}
+	return subs[0], nil
+}
+
+// ReporteeSubscriptions lists the subscriptions subscriber made for reportee that have not ended.
+func (q *Queries) ReporteeSubscriptions(ctx context.Context, reportee int64, subscriber Subject) ([]Subscription, error) {
+	return q.subscriptions(ctx, `s.reportee_id = $1 AND s.subject_party_id = $2 AND s.subject_login_id = $3 AND s.status <> 'ended'`,
+		reportee, subscriber.PartyID, subscriber.LoginID)
+}
+
+// ServiceOwnerSubscriptions lists the subscriptions of a service owner that have not ended.
+func (q *Queries) ServiceOwnerSubscriptions(ctx context.Context, owner string) ([]Subscription, error) {
+	return q.subscriptions(ctx, `s.service_owner_code = $1 AND s.status <> 'ended'`, owner)
+}
+
+// RunningSubscriptions lists the ids of the subscriptions whose workflow should run (pending or active).
+func (q *Queries) RunningSubscriptions(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, `SELECT id FROM webhook_subscriptions WHERE status IN ('pending', 'active') ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// EndSubscription ends subscription id (its workflow stops at its next step); ending an ended one is
+// no change. ErrNotFound when there is none.
+func (q *Queries) EndSubscription(ctx context.Context, id int64) error {
+	return q.inTx(ctx, func(q *Queries) error {
+		tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'ended', status_reason = '', ended = COALESCE(ended, now())
+			WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return q.notifyWebhook(ctx, id)
+	})
+}
+
+// SetSubscriptionStatus sets the status and reason of a subscription that has not ended, and tells
+// whether it has not.
+func (q *Queries) SetSubscriptionStatus(ctx context.Context, id int64, status, reason string) (bool, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = $2, status_reason = $3 WHERE id = $1 AND status <> 'ended'`,
+		id, status, reason)
+	return tag.RowsAffected() == 1, err
+}
+
+// AdvanceSubscription moves the cursor of subscription id up to seq (never back).
+func (q *Queries) AdvanceSubscription(ctx context.Context, id, seq int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET cursor = GREATEST(cursor, $2) WHERE id = $1`, id, seq)
+	return err
+}
+
+// DeadLetter is an event whose last attempt failed.
+type DeadLetter struct {
+	Seq      int64
+	EventID  string
+	Attempts int
+	Reason   string
+	Dead     time.Time
+	Replay   bool // a replay was asked for and has not gone through yet
+}
+
+// AddDeadLetter puts the event seq aside for subscription id and moves the cursor past it, in one
+// transaction; a replayed one that failed again is updated.
+func (q *Queries) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) error {
+	return q.inTx(ctx, func(q *Queries) error {
+		if _, err := q.db.Exec(ctx, `INSERT INTO webhook_dead_letters (subscription_id, seq, event_id, attempts, reason)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (subscription_id, seq) DO UPDATE SET attempts = webhook_dead_letters.attempts + EXCLUDED.attempts,
+				reason = EXCLUDED.reason, dead = now(), replay = false`, id, d.Seq, d.EventID, d.Attempts, d.Reason); err != nil {
+			return err
+		}
+		return q.AdvanceSubscription(ctx, id, d.Seq)
+	})
+}
+
+// DeadLetters lists the dead letters of subscription id, oldest event first.
+func (q *Queries) DeadLetters(ctx context.Context, id int64) ([]DeadLetter, error) {
+	return q.deadLetters(ctx, `subscription_id = $1`, id)
+}
+
+// ReplaysAsked lists the dead letters of subscription id whose replay was asked for, oldest event first.
+func (q *Queries) ReplaysAsked(ctx context.Context, id int64) ([]DeadLetter, error) {
+	return q.deadLetters(ctx, `subscription_id = $1 AND replay`, id)
+}
+
+func (q *Queries) deadLetters(ctx context.Context, where string, args ...any) ([]DeadLetter, error) {
+	rows, err := q.db.Query(ctx, `SELECT seq, event_id, attempts, reason, dead, replay FROM webhook_dead_letters
+		WHERE `+where+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[DeadLetter])
+}
+
+// ErrSubscriptionEnded is the answer to a replay of an ended subscription.
+var ErrSubscriptionEnded = errors.New("the subscription has ended")
+
+// AskReplay asks for the dead letters of subscription id to be sent again and resumes it if it was
+// paused; it returns how many there are.
+func (q *Queries) AskReplay(ctx context.Context, id int64) (int, error) {
+	var n int
+	err := q.inTx(ctx, func(q *Queries) error {
+		var status string
+		if err := q.db.QueryRow(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if status == "ended" {
+			return ErrSubscriptionEnded
+		}
+		tag, err := q.db.Exec(ctx, `UPDATE webhook_dead_letters SET replay = true WHERE subscription_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		n = int(tag.RowsAffected())
+		if _, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'pending', status_reason = 'resumed: waiting for the handshake'
+			WHERE id = $1 AND status = 'paused'`, id); err != nil {
+			return err
+		}
+		return q.notifyWebhook(ctx, id)
+	})
+	return n, err
+}
+
+// ReplayDelivered removes the dead letter seq of subscription id once its replay went through.
+func (q *Queries) ReplayDelivered(ctx context.Context, id, seq int64) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE subscription_id = $1 AND seq = $2`, id, seq)
+	return err
+}
+
+// EventFilter is what a subscription may see: the events of a reportee as Visibility allows (events of no
+// service, of its roles and role definitions, need All), or those of a service owner's services; of the
+// Types only, unless nil.
+type EventFilter struct {
+	ReporteeID       int64
+	Visibility       Visibility
+	ServiceOwnerCode string
+	Types            []string
+}
+
+// LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.
+func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := q.db.QueryRow(ctx, `SELECT last_seq FROM event_sequence`).Scan(&seq)
+	return seq, err
+}
+
+// EventsFor returns up to limit events with after < seq <= through that f lets through, oldest first.
+func (q *Queries) EventsFor(ctx context.Context, f EventFilter, after, through int64, limit int) ([]Event, error) {
+	where, args := `e.seq > $1 AND e.seq <= $2 AND ($3::text[] IS NULL OR e.type = ANY($3))`, []any{after, through, f.Types}
+	if f.ServiceOwnerCode != "" {
+		where += ` AND (e.service_code, e.service_edition) IN (SELECT service_code, service_edition FROM services WHERE service_owner_code = $4)`
+		args = append(args, f.ServiceOwnerCode)
+	} else {
+		vis, visArgs := visibilitySQL(f.Visibility, 5)
+		where += ` AND e.reportee_id = $4 AND ` + strings.NewReplacer("m.service_code", "e.service_code",
+			"m.service_edition", "e.service_edition", archivedSQL, "e.archived").Replace(vis)
+		args = append(append(args, f.ReporteeID), visArgs...)
+	}
+	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE `+where+` ORDER BY e.seq LIMIT `+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanEvent)
+}
+
+// EventsBySeq returns the events of seqs by their seq.
+func (q *Queries) EventsBySeq(ctx context.Context, seqs []int64) (map[int64]Event, error) {
+	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq = ANY($1)`, seqs)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, scanEvent)
+	out := make(map[int64]Event, len(list))
+	for _, e := range list {
+		out[e.Seq] = e
+	}
+	return out, err
+}
