@@ -78,7 +78,7 @@ type formResource struct {
 
 // visibility is which of the reportee's messages rights let the caller see.
 func visibility(r identity.RightSet) store.Visibility {
-	return store.Visibility{All: r.All, Read: r.Services(identity.Read), ArchiveRead: r.Services(identity.ArchiveRead)}
+	return r.Visibility()
 }
 
 // messagesURL is the mailbox address for {who} as the client wrote it, so links stay in its terms.

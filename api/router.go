@@ -43,6 +43,7 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
+	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks}
 
 	root := t.open(&r.RouterGroup)
 	root.get("/healthz", nil, s.healthz)
@@ -99,6 +100,10 @@ func (s *Server) routes() http.Handler {
 	messages.get("/:messageId/signingtext", read, s.negotiate, mb.getSigningText)
 	messages.get("/:messageId/custommessagedata", read, s.negotiate, mb.getCustomMessageData)
 
+	// Webhook subscriptions of {who}: they get the events the caller may read in the mailbox.
+	subscriptions := t.area(areaMailbox, mailboxGroup.Group("/:who/events/subscriptions", s.resolveWho, s.negotiate))
+	subscriptionRoutes(subscriptions, subs, meta, read)
+
 	// Authorization (user-facing): roles, rights, delegations, deletions and the audit log, and the local
 	// role definitions of {who}. Role deletes resolve {who} themselves: it may also be a user name.
 	authz := t.area(areaAuthorization, api.Group("/:who/authorization", s.requireKey(areaAuthorization), s.negotiate, s.authenticate))
@@ -132,9 +137,22 @@ func (s *Server) routes() http.Handler {
 	owners.get("/roledefinitions", anyScope, so.soListRoleDefinitions)
 	owners.get("/roledefinitions/:roleDefinitionId", anyScope, so.soGetRoleDefinition)
 	owners.get("/reportees", anyOf(scopeSOReportees), so.soListReportees)
+	soEvents := anyOf(scopeSOEvents)
+	subscriptionRoutes(t.area(areaServiceOwner, owners.group.Group("/events/subscriptions")), subs, soEvents, soEvents)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)
+}
+
+// subscriptionRoutes registers the webhook subscription routes on g (…/events/subscriptions): reading
+// with the scopes list, changing with change.
+func subscriptionRoutes(g routeGroup, h *subscriptionHandlers, list, change []string) {
+	g.create("", change, h.createSubscription)
+	g.get("", list, h.listSubscriptions)
+	g.get("/:subscriptionId", list, h.getSubscription)
+	g.delete("/:subscriptionId", change, h.deleteSubscription)
+	g.get("/:subscriptionId/deadletters", list, h.listDeadLetters)
+	g.post("/:subscriptionId/deadletters/replay", change, h.replayDeadLetters)
 }
 
 // Route is one registered route, as the router serves it: the list of them is what an OpenAPI

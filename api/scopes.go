@@ -24,6 +24,7 @@ const (
 	scopeSOOrganizations  = "platform:serviceowner/organizations"
 	scopeSOReportees      = "platform:serviceowner/reportees"
 	scopeSORolesAndRights = "platform:serviceowner/rolesandrights"
+	scopeSOEvents         = "platform:serviceowner/events"
 )
 
 // generalScopes are the scopes that open every route of an area: platform:serviceowner the service-owner

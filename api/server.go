@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
@@ -49,6 +50,8 @@ type Options struct {
 	ClientCAs *x509.CertPool
 	// ListTimeout bounds each list statement; a list cut off is 400 query-too-broad. Zero: unbounded.
 	ListTimeout time.Duration
+	// Webhooks checks the endpoints of webhook subscriptions (POSTBOX_WEBHOOK_ALLOW_PRIVATE).
+	Webhooks webhook.Guard
 }
 
 // Server holds what the handlers depend on.
