@@ -52,6 +52,7 @@ var formTaskEnv struct {
 
 // stopFormTaskEnv ends what formTaskServer started; TestMain calls it, so no dev server outlives the tests.
 func stopFormTaskEnv() {
+	stopWebhookEnv() // its worker polls the dev server
 	e := &formTaskEnv
 	if e.worker != nil {
 		e.worker.Stop()

@@ -150,7 +150,7 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			"serviceCode": "4711", "serviceEdition": "2", "dataFormatId": "3106", "dataFormatVersion": "21845",
 			"name": "Landkoder", "version": "1", "roleDefinitionId": fmt.Sprint(roleHADM),
 			// No role or right has these ids: the walk's own DELETE, were it let through, would remove nothing.
-			"roleId": "59999", "rightId": "59999",
+			"roleId": "59999", "rightId": "59999", "subscriptionId": "59999",
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},

@@ -1,17 +1,22 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
 )
 
 // halMediaTypes are the four media types every resource is rendered in.
@@ -31,7 +36,7 @@ var notResources = []string{
 // answers with a resource, the field names of the JSON forms (keys, recursively, with the items of
 // _embedded lists and of arrays) are the element names of the XML forms.
 func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
-	srv, _ := newServer(t)
+	srv, pool := newServer(t)
 	// A delegation, so the delegations, the audit log and the personal contacts have entries to compare.
 	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA)).Code)
 	formTasks, _ := formTaskServer(t)
@@ -52,6 +57,22 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	trashed := "/api/" + orgO1 + "/messages/a3100241"
 	require.Equal(t, http.StatusNoContent, do(t, srv, request{method: http.MethodDelete, path: trashed, header: map[string]string{
 		"ApiKey": keyAll, "Authorization": bearer(t, ssnP1)[3]}}).Code)
+
+	// Webhook subscriptions of a person and of a service owner, each with a dead letter.
+	subscription := func(path string, header map[string]string) string {
+		r := do(t, srv, request{method: http.MethodPost, path: path, header: header, body: `{"EndPoint": "https://93.184.215.14/hook"}`})
+		require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+		return pathOf(t, r.Header().Get("Location"))
+	}
+	personSub := subscription("/api/my/events/subscriptions", asPerson(t, ssnP1))
+	ownerSub := subscription("/api/serviceowner/events/subscriptions", map[string]string{"ApiKey": keyFJE,
+		"Authorization": "Bearer " + fjeToken(t).token, "Content-Type": "application/json"})
+	for _, sub := range []string{personSub, ownerSub} {
+		id, err := strconv.ParseInt(path.Base(sub), 10, 64)
+		require.NoError(t, err)
+		require.NoError(t, store.New(pool).AddDeadLetter(context.Background(), id, store.DeadLetter{Seq: 1,
+			EventID: "0b3d3c0e-5b0c-4c55-9a1f-2f1d8f9c1a11", Attempts: 11, Reason: "the endpoint answered 503 Service Unavailable"}))
+	}
 
 	cases := []struct {
 		route string
@@ -92,6 +113,12 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/roledefinitions", []string{"/api/serviceowner/roledefinitions"}, owner},
 		{"/api/serviceowner/roledefinitions/:roleDefinitionId", []string{fmt.Sprintf("/api/serviceowner/roledefinitions/%d", roleREGNA)}, owner},
 		{"/api/serviceowner/reportees", []string{"/api/serviceowner/reportees?subject=" + ssnP1}, owner},
+		{"/api/:who/events/subscriptions", []string{"/api/my/events/subscriptions"}, person(srv)},
+		{"/api/:who/events/subscriptions/:subscriptionId", []string{personSub}, person(srv)},
+		{"/api/:who/events/subscriptions/:subscriptionId/deadletters", []string{personSub + "/deadletters"}, person(srv)},
+		{"/api/serviceowner/events/subscriptions", []string{"/api/serviceowner/events/subscriptions"}, owner},
+		{"/api/serviceowner/events/subscriptions/:subscriptionId", []string{ownerSub}, owner},
+		{"/api/serviceowner/events/subscriptions/:subscriptionId/deadletters", []string{ownerSub + "/deadletters"}, owner},
 	}
 
 	covered := append([]string(nil), notResources...)

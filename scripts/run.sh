@@ -37,6 +37,8 @@ for _ in $(seq 1 60); do
 done
 echo "Temporal Web UI: http://127.0.0.1:8233"
 
+# Webhook subscriptions may deliver to local receivers (postbox webhook-echo): plain http, private addresses.
+export POSTBOX_WEBHOOK_ALLOW_PRIVATE=${POSTBOX_WEBHOOK_ALLOW_PRIVATE:-true}
 # Enterprise certificates need TLS: the demo's server certificate, client certificates from its test CA.
 export POSTBOX_TLS_ADDR=${POSTBOX_TLS_ADDR-127.0.0.1:8443}
 bin/postbox dev --file deploy/demo/demo.json &
