@@ -109,8 +109,12 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 			}
 			ws.deliveries = opts.Deliveries
 		}
+		maxActivities := opts.MaxConcurrentActivities
+		if g == config.QueueEvents {
+			maxActivities = webhook.MaxConcurrentActivities
+		}
 		w := worker.New(c, tq, worker.Options{
-			MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
+			MaxConcurrentActivityExecutionSize:     maxActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
 			WorkerStopTimeout:                      opts.StopTimeout,
 			// Heartbeats reach the server at least this often, well within workflows.HeartbeatTimeout

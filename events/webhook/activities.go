@@ -32,6 +32,10 @@ func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, li
 // notification delays a delivery by at most this.
 const FallbackPoll = 2 * time.Second
 
+// MaxConcurrentActivities is what an events worker runs at once: the long poll of every idle subscription
+// holds an activity slot while it waits (a parked goroutine and no connection), so the slots are many.
+const MaxConcurrentActivities = 1000
+
 // BatchSize bounds the events one NextEvents returns (and one DeliverEvents sends).
 const BatchSize = 100
 
