@@ -171,3 +171,79 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 	b.Logf("submit %.1f tasks/s (p99 %v), bare workflow %.1f tasks/s (p99 %v), ratio %.2f (target ≥ 0.5)",
 		submitRate, p99(submitLat), bareRate, p99(bareLat), submitRate/bareRate)
 }
+
+func p50(lat []time.Duration) time.Duration {
+	slices.Sort(lat)
+	return lat[(len(lat)-1)/2]
+}
+
+// BenchmarkFormTaskLatency is one client on an idle worker: per task a validation, a save (complete=false)
+// and a submission to Sendt og arkivert, one after the other, and in the same run a bare workflow's update
+// (one no-op activity) per task; it prints the p50 of each. What a user waits for, without queueing.
+func BenchmarkFormTaskLatency(b *testing.B) {
+	const tasks = 30
+	ctx := context.Background()
+	pool := storetest.New(b)
+	c := dial(b, devServer.FrontendHostPort(), nsBench)
+	startWorker(b, c, pool, func(w sdkworker.Registry, _ *activities.Activities) {
+		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
+		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
+	})
+	ft := formtask.New(c, store.New(pool), formtask.Options{})
+	forms := formsOf(b, pool, "a3101102")
+	timed := func(lat *[]time.Duration, do func() error) {
+		t0 := time.Now()
+		require.NoError(b, do())
+		*lat = append(*lat, time.Since(t0))
+	}
+	var validate, save, archive, bare []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		ids := copyMessages(b, pool, 500+i, tasks)
+		b.StartTimer()
+		for _, id := range ids {
+			task, err := ft.Load(ctx, id)
+			require.NoError(b, err)
+			timed(&validate, func() error {
+				v, err := ft.Validate(ctx, task, signer)
+				if err == nil && !v.Success {
+					err = fmt.Errorf("validation failed: %+v", v)
+				}
+				return err
+			})
+			timed(&save, func() error {
+				_, err := ft.Submit(ctx, task, signer, formtask.Submission{Complete: false, Sign: true, Forms: forms})
+				return err
+			})
+			timed(&archive, func() error {
+				res, err := ft.Submit(ctx, task, signer, formtask.Submission{Complete: true, Sign: true, Forms: forms})
+				if err == nil && res.Outcome != workflows.OutcomeArchived {
+					err = fmt.Errorf("outcome %s", res.Outcome)
+				}
+				return err
+			})
+			timed(&bare, func() error {
+				start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+					ID: "bare/" + id, TaskQueue: workflows.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+				}, "BareTask")
+				h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+					StartWorkflowOperation: start,
+					UpdateOptions:          client.UpdateWorkflowOptions{UpdateName: "run", WaitForStage: client.WorkflowUpdateStageCompleted},
+				})
+				if err != nil {
+					return err
+				}
+				return h.Get(ctx, nil)
+			})
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(p50(validate)), "validate-p50-ms")
+	b.ReportMetric(ms(p50(save)), "save-p50-ms")
+	b.ReportMetric(ms(p50(archive)), "archive-p50-ms")
+	b.ReportMetric(ms(p50(bare)), "bare-p50-ms")
+	b.Logf("p50: validate %v, save %v, submit to archive %v; a bare workflow's update %v (targets: validate ≤ 40 ms, archive ≤ 80 ms)",
+		p50(validate), p50(save), p50(archive), p50(bare))
+}
