@@ -155,6 +155,16 @@ func (q *Queries) GetFormSchema(ctx context.Context, code string, edition int, d
 	return content, notFound(err)
 }
 
+// GetAttachmentRuleSchema returns the XSD attachments of a rule of the service edition must be valid
+// against; ErrNotFound when there is no such rule or it requires no XSD validation.
+func (q *Queries) GetAttachmentRuleSchema(ctx context.Context, code string, edition, ruleID int) (string, error) {
+	var content string
+	err := q.db.QueryRow(ctx, `SELECT xsd FROM attachment_rules
+		WHERE service_code = $1 AND service_edition = $2 AND attachment_rule_id = $3 AND is_xsd_validation_required AND xsd IS NOT NULL`,
+		code, edition, ruleID).Scan(&content)
+	return content, notFound(err)
+}
+
 // CodeListFields are the fields of a code list entry that clients can filter and order on.
 var CodeListFields = odatasql.Fields{
 	"Name":     {Column: "name", Kind: odatasql.String},

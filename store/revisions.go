@@ -21,11 +21,15 @@ import (
 // RevisionKind says what a revision changes.
 type RevisionKind string
 
-// Kinds of revision: a PUT of the whole form set, a PUT of one sub-form, a POST of one attachment.
+// Kinds of revision: a PUT of the whole form set, a PUT of one sub-form, a POST of one attachment, and
+// the changes of one existing form or attachment (content_changes.go).
 const (
-	RevisionKindReplace    RevisionKind = "Replace"
-	RevisionKindSubForm    RevisionKind = "SubForm"
-	RevisionKindAttachment RevisionKind = "Attachment"
+	RevisionKindReplace           RevisionKind = "Replace"
+	RevisionKindSubForm           RevisionKind = "SubForm"
+	RevisionKindAttachment        RevisionKind = "Attachment"
+	RevisionKindDeleteForm        RevisionKind = "DeleteForm"
+	RevisionKindDeleteAttachment  RevisionKind = "DeleteAttachment"
+	RevisionKindReplaceAttachment RevisionKind = "ReplaceAttachment"
 )
 
 // RevisionForm is a form as submitted.
@@ -49,9 +53,14 @@ type RevisionAttachment struct {
 type NewRevision struct {
 	MessageID    string
 	Kind         RevisionKind
-	TargetFormID int64 // SubForm: the form to change; 0 adds one
-	Forms        []RevisionForm
-	Attachments  []RevisionAttachment
+	TargetFormID int64 // SubForm: the form to change, 0 adds one; DeleteForm: the form to delete
+	// TargetAttachmentID is the attachment a DeleteAttachment or ReplaceAttachment changes.
+	TargetAttachmentID int64
+	Forms              []RevisionForm
+	Attachments        []RevisionAttachment
+	// Audit, when set, is written to the message audit log when the revision is promoted, in that
+	// transaction and at that time.
+	Audit *MessageAuditEntry
 }
 
 // Revision is a stored revision without its payload.
@@ -60,9 +69,11 @@ type Revision struct {
 	MessageID    string
 	Kind         RevisionKind
 	TargetFormID int64
-	Digest       []byte
-	Promoted     bool
-	PromotedRef  int64 // the form or attachment id written, once promoted
+	// TargetAttachmentID is the attachment a DeleteAttachment or ReplaceAttachment changes.
+	TargetAttachmentID int64
+	Digest             []byte
+	Promoted           bool
+	PromotedRef        int64 // the form or attachment id written, once promoted
 }
 
 // DigestHex is the digest as the workflow carries it.
@@ -77,6 +88,9 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 	case nr.Kind == RevisionKindReplace:
 	case nr.Kind == RevisionKindSubForm && len(nr.Forms) == 1 && len(nr.Attachments) == 0:
 	case nr.Kind == RevisionKindAttachment && len(nr.Forms) == 0 && len(nr.Attachments) == 1:
+	case nr.Kind == RevisionKindDeleteForm && nr.TargetFormID > 0 && len(nr.Forms) == 0 && len(nr.Attachments) == 0:
+	case nr.Kind == RevisionKindDeleteAttachment && nr.TargetAttachmentID > 0 && len(nr.Forms) == 0 && len(nr.Attachments) == 0:
+	case nr.Kind == RevisionKindReplaceAttachment && nr.TargetAttachmentID > 0 && len(nr.Forms) == 0 && len(nr.Attachments) == 1:
 	default:
 		return Revision{}, fmt.Errorf("%w: kind %q with %d forms and %d attachments", ErrBadRevision, nr.Kind, len(nr.Forms), len(nr.Attachments))
 	}
@@ -85,10 +99,11 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 		sum := sha256.Sum256(a.Data)
 		sums[i] = sum[:]
 	}
-	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, Digest: revisionDigest(nr, sums)}
+	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, TargetAttachmentID: nr.TargetAttachmentID,
+		Digest: revisionDigest(nr, sums)}
 	err := q.inTx(ctx, func(q *Queries) error {
-		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, digest)
-			VALUES ($1, $2, NULLIF($3, 0), $4) RETURNING id`, nr.MessageID, nr.Kind, nr.TargetFormID, r.Digest).Scan(&r.ID); err != nil {
+		var err error
+		if r.ID, err = q.insertRevision(ctx, nr, r.Digest); err != nil {
 			return err
 		}
 		for i, f := range nr.Forms {
@@ -118,6 +133,10 @@ func revisionDigest(nr NewRevision, sums [][]byte) []byte {
 	put(h, nr.MessageID)
 	put(h, string(nr.Kind))
 	put(h, fmt.Sprint(nr.TargetFormID))
+	if nr.TargetAttachmentID != 0 { // only the kinds that have one, so the digests of the others stay as they were
+		put(h, "target-attachment")
+		put(h, fmt.Sprint(nr.TargetAttachmentID))
+	}
 	for _, f := range nr.Forms {
 		put(h, "form")
 		put(h, f.Type)
@@ -175,22 +194,22 @@ func (q *Queries) insertRevisionAttachment(ctx context.Context, revisionID int64
 	return size, sum, err
 }
 
-// CreateAttachmentRevision stores one attachment whose bytes are streamed from body, in one transaction,
-// as a revision of kind Attachment. Past maxSize bytes it stops with ErrTooLarge and keeps nothing.
-func (q *Queries) CreateAttachmentRevision(ctx context.Context, messageID string, a RevisionAttachment, body io.Reader, maxSize int64) (Revision, int64, error) {
-	nr := NewRevision{MessageID: messageID, Kind: RevisionKindAttachment, Attachments: []RevisionAttachment{a}}
-	r := Revision{MessageID: messageID, Kind: nr.Kind}
+// CreateAttachmentRevision stores a revision of one attachment (kind Attachment or ReplaceAttachment, the
+// attachment described by nr.Attachments[0]) whose bytes are streamed from body, in one transaction. Past
+// maxSize bytes it stops with ErrTooLarge and keeps nothing.
+func (q *Queries) CreateAttachmentRevision(ctx context.Context, nr NewRevision, body io.Reader, maxSize int64) (Revision, int64, error) {
+	if (nr.Kind != RevisionKindAttachment && nr.Kind != RevisionKindReplaceAttachment) || len(nr.Attachments) != 1 || len(nr.Forms) != 0 {
+		return Revision{}, 0, fmt.Errorf("%w: a streamed attachment revision of kind %q with %d attachments", ErrBadRevision, nr.Kind, len(nr.Attachments))
+	}
+	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetAttachmentID: nr.TargetAttachmentID}
 	var size int64
 	err := q.inTx(ctx, func(q *Queries) error {
-		if err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, digest) VALUES ($1, $2, '') RETURNING id`,
-			messageID, nr.Kind).Scan(&r.ID); err != nil {
+		var err error
+		if r.ID, err = q.insertRevision(ctx, nr, nil); err != nil {
 			return err
 		}
-		var (
-			sum []byte
-			err error
-		)
-		if size, sum, err = q.insertRevisionAttachment(ctx, r.ID, 0, a, body, maxSize); err != nil {
+		var sum []byte
+		if size, sum, err = q.insertRevisionAttachment(ctx, r.ID, 0, nr.Attachments[0], body, maxSize); err != nil {
 			return err
 		}
 		r.Digest = revisionDigest(nr, [][]byte{sum})
@@ -200,13 +219,25 @@ func (q *Queries) CreateAttachmentRevision(ctx context.Context, messageID string
 	return r, size, err
 }
 
+// insertRevision writes the row of a revision (its digest may follow, as the streamed one's does).
+func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
+	if digest == nil {
+		digest = []byte{}
+	}
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
+		VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id`,
+		nr.MessageID, nr.Kind, nr.TargetFormID, nr.TargetAttachmentID, digest, nr.Audit).Scan(&id)
+	return id, err
+}
+
 // GetRevision returns a revision without its payload, or ErrNotFound.
 func (q *Queries) GetRevision(ctx context.Context, id int64) (Revision, error) {
 	var r Revision
-	err := q.db.QueryRow(ctx, `SELECT id, message_id, kind, COALESCE(target_form_id, 0), digest, promoted_at IS NOT NULL,
-			COALESCE(promoted_ref, 0)
+	err := q.db.QueryRow(ctx, `SELECT id, message_id, kind, COALESCE(target_form_id, 0), COALESCE(target_attachment_id, 0), digest,
+			promoted_at IS NOT NULL, COALESCE(promoted_ref, 0)
 		FROM form_revisions WHERE id = $1`, id).
-		Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.Digest, &r.Promoted, &r.PromotedRef)
+		Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef)
 	return r, notFound(err)
 }
 
@@ -292,11 +323,15 @@ func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, 
 func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) {
 	var ref int64
 	err := q.inTx(ctx, func(q *Queries) error {
-		var r Revision
+		var (
+			r     Revision
+			audit *MessageAuditEntry
+		)
 		// The lock orders promotions of one revision; the message lock orders writers of one message.
-		err := q.db.QueryRow(ctx, `SELECT r.message_id, r.kind, COALESCE(r.target_form_id, 0), r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0)
+		err := q.db.QueryRow(ctx, `SELECT r.message_id, r.kind, COALESCE(r.target_form_id, 0), COALESCE(r.target_attachment_id, 0),
+				r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0), r.audit
 			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
-			Scan(&r.MessageID, &r.Kind, &r.TargetFormID, &r.Promoted, &r.PromotedRef)
+			Scan(&r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Promoted, &r.PromotedRef, &audit)
 		if err != nil {
 			return notFound(err)
 		}
@@ -311,9 +346,21 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) 
 			ref, err = q.putSubForm(ctx, id, r.MessageID, r.TargetFormID)
 		case RevisionKindAttachment:
 			ref, err = q.appendAttachment(ctx, id, 0, r.MessageID)
+		case RevisionKindDeleteForm:
+			ref, err = r.TargetFormID, q.deleteSubForm(ctx, r.MessageID, r.TargetFormID)
+		case RevisionKindDeleteAttachment:
+			ref, err = r.TargetAttachmentID, q.deleteAttachment(ctx, r.MessageID, r.TargetAttachmentID)
+		case RevisionKindReplaceAttachment:
+			ref, err = r.TargetAttachmentID, q.replaceAttachment(ctx, id, r.MessageID, r.TargetAttachmentID)
 		}
 		if err != nil {
 			return err
+		}
+		if audit != nil {
+			audit.MessageID, audit.At = r.MessageID, Local(time.Now())
+			if err := q.AppendMessageAudit(ctx, *audit); err != nil {
+				return err
+			}
 		}
 		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
 		return err

@@ -105,6 +105,9 @@ type dsService struct {
 	AttachmentRules []struct {
 		AttachmentRuleID int `json:"AttachmentRuleId"`
 		store.AttachmentRule
+		// XsdFile is the schema of a rule with IsXsdValidationRequired (and only of such a rule).
+		XsdFile string
+		xsd     string // its content, read by readSchemas
 	}
 	// SigningTexts are the texts a signer confirms, by language id ("1044"); optional.
 	SigningTexts map[string]string
@@ -386,6 +389,13 @@ func (ds *dataset) validate() error {
 			if r.AttachmentTypeName == "" || r.MinAttachmentCount < 0 || r.MaxAttachmentCount < r.MinAttachmentCount || r.MaxFileSize <= 0 {
 				return bad(rec, fmt.Sprintf("AttachmentRules[%d]", j), "needs an AttachmentTypeName, 0 <= Min <= Max count and a positive MaxFileSize")
 			}
+			field := fmt.Sprintf("AttachmentRules[%d].XsdFile", j)
+			switch {
+			case r.IsXsdValidationRequired != (r.XsdFile != ""):
+				return bad(rec, field, "is required exactly when IsXsdValidationRequired is true")
+			case filepath.IsAbs(r.XsdFile) || strings.Contains(r.XsdFile, ".."):
+				return bad(rec, field, "must be a path inside the dataset's folder")
+			}
 		}
 		services[key] = s
 	}
@@ -508,6 +518,17 @@ func (ds *dataset) readSchemas(dir string) (map[xsdKey]string, error) {
 					Field: fmt.Sprintf("FormsMetaData[%d].XsdFile", j), Msg: fmt.Sprintf("cannot read %s", f.XsdFile)}
 			}
 			xsds[xsdKey{f.DataFormatID, f.DataFormatVersion}] = string(b)
+		}
+		for j, r := range s.AttachmentRules {
+			if r.XsdFile == "" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, r.XsdFile))
+			if err != nil {
+				return nil, &Error{Record: fmt.Sprintf("Services[%d] (%s/%d)", i, s.ServiceCode, s.ServiceEditionCode),
+					Field: fmt.Sprintf("AttachmentRules[%d].XsdFile", j), Msg: fmt.Sprintf("cannot read %s", r.XsdFile)}
+			}
+			ds.Services[i].AttachmentRules[j].xsd = string(b)
 		}
 	}
 	return xsds, nil
@@ -694,13 +715,13 @@ func writeService(ctx context.Context, tx pgx.Tx, s dsService) error {
 	for _, r := range s.AttachmentRules {
 		if _, err := tx.Exec(ctx, `INSERT INTO attachment_rules (attachment_rule_id, service_code, service_edition,
 				allowed_file_types, attachment_type_name, attachment_type_name_language, is_check_sum_allowed,
-				is_xsd_validation_required, max_attachment_count, min_attachment_count, max_file_size)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+				is_xsd_validation_required, max_attachment_count, min_attachment_count, max_file_size, xsd)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12, ''))
 			ON CONFLICT (attachment_rule_id) `+updateChanged("attachment_rules", `service_code, service_edition, allowed_file_types,
 				attachment_type_name, attachment_type_name_language, is_check_sum_allowed, is_xsd_validation_required,
-				max_attachment_count, min_attachment_count, max_file_size`),
+				max_attachment_count, min_attachment_count, max_file_size, xsd`),
 			r.AttachmentRuleID, code, ed, r.AllowedFileTypes, r.AttachmentTypeName, r.AttachmentTypeNameLanguage,
-			r.IsCheckSumAllowed, r.IsXsdValidationRequired, r.MaxAttachmentCount, r.MinAttachmentCount, r.MaxFileSize); err != nil {
+			r.IsCheckSumAllowed, r.IsXsdValidationRequired, r.MaxAttachmentCount, r.MinAttachmentCount, r.MaxFileSize, r.xsd); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The changes of one existing form or attachment of a form task, made by promoting a revision
+// (PromoteRevision): a sub-form deleted, an attachment deleted, an attachment given new content.
+
+// ErrContentGone is returned when the form or attachment a revision changes is no longer on the message
+// (another change removed it after the revision was made).
+var ErrContentGone = errors.New("the form or attachment is no longer on the message")
+
+// deleteSubForm deletes a sub-form of a message; the main form is never deleted.
+func (q *Queries) deleteSubForm(ctx context.Context, messageID string, formID int64) error {
+	var typ string
+	err := q.db.QueryRow(ctx, `DELETE FROM forms WHERE id = $1 AND message_id = $2 AND type = 'SubForm' RETURNING type`,
+		formID, messageID).Scan(&typ)
+	if err == nil {
+		return nil
+	}
+	if err = notFound(err); !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	err = q.db.QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, formID, messageID).Scan(&typ)
+	if err == nil {
+		return fmt.Errorf("%w: form %d is the %s", ErrBadRevision, formID, typ)
+	}
+	if errors.Is(notFound(err), ErrNotFound) {
+		return fmt.Errorf("%w: form %d", ErrContentGone, formID)
+	}
+	return err
+}
+
+// deleteAttachment deletes an attachment of a message with its bytes.
+func (q *Queries) deleteAttachment(ctx context.Context, messageID string, attachmentID int64) error {
+	tag, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE id = $1 AND message_id = $2`, attachmentID, messageID)
+	if err == nil && tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+	}
+	return err
+}
+
+// replaceAttachment gives an attachment of a message the name and bytes of the revision's attachment; it
+// keeps its id, its place among the attachments and its type.
+func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messageID string, attachmentID int64) error {
+	var fileName string
+	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = 0`, revisionID).Scan(&fileName)
+	if err != nil {
+		return notFound(err)
+	}
+	tag, err := q.db.Exec(ctx, `UPDATE attachments a SET name = r.name, file_name = r.file_name, content_type = $4,
+			file_size = r.file_size, sha256 = r.sha256
+		FROM revision_attachments r WHERE r.revision_id = $1 AND r.ordinal = 0 AND a.id = $3 AND a.message_id = $2`,
+		revisionID, messageID, attachmentID, ContentTypeOf(fileName))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+	}
+	if _, err := q.db.Exec(ctx, `DELETE FROM attachment_chunks WHERE attachment_id = $1`, attachmentID); err != nil {
+		return err
+	}
+	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
+		SELECT $2, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = 0`, revisionID, attachmentID)
+	return err
+}
+
+// RevisionAttachmentData returns the bytes of attachment ordinal of a revision, at most limit of them: the
+// whole file for checks that need all of it, such as XSD validation.
+func (q *Queries) RevisionAttachmentData(ctx context.Context, revisionID int64, ordinal int, limit int64) ([]byte, error) {
+	rows, err := q.db.Query(ctx, `SELECT data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2
+		AND seq <= $3 / `+strconv.Itoa(AttachmentChunkSize)+` ORDER BY seq`, revisionID, ordinal, limit)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		data  []byte
+		chunk []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&chunk}, func() error {
+		data = append(data, chunk...)
+		return nil
+	})
+	return data[:min(int64(len(data)), limit)], err
+}
+
+// The actions of the message audit log that change the content of a form task.
+const (
+	AuditPutSubForm        = "PutSubForm"
+	AuditDeleteForm        = "DeleteForm"
+	AuditAddAttachment     = "AddAttachment"
+	AuditReplaceAttachment = "ReplaceAttachment"
+	AuditDeleteAttachment  = "DeleteAttachment"
+)
