@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +54,31 @@ type loadError struct{ err error }
 func (e loadError) Error() string { return e.err.Error() }
 func (e loadError) Unwrap() error { return e.err }
 
-// SchemaLoader loads schemas by "DataFormatId/DataFormatVersion" from the xsd_schemas table.
+// attachmentRuleKeyPrefix starts the schema key of an attachment rule (AttachmentRuleSchemaKey); the keys
+// of form schemas never hold a colon.
+const attachmentRuleKeyPrefix = "attachmentrule:"
+
+// AttachmentRuleSchemaKey is the schema key of an attachment rule of a service edition.
+func AttachmentRuleSchemaKey(serviceCode string, serviceEdition, ruleID int) string {
+	return fmt.Sprintf("%s%d/%d/%s", attachmentRuleKeyPrefix, serviceEdition, ruleID, serviceCode)
+}
+
+// SchemaLoader loads schemas by "DataFormatId/DataFormatVersion" from the xsd_schemas table, and those of
+// attachment rules (AttachmentRuleSchemaKey) from attachment_rules.
 func SchemaLoader(pool *pgxpool.Pool) xsd.Loader {
 	return func(ctx context.Context, key string) ([]byte, error) {
+		if rest, ok := strings.CutPrefix(key, attachmentRuleKeyPrefix); ok {
+			var edition, ruleID int
+			var code string
+			if _, err := fmt.Sscanf(rest, "%d/%d/%s", &edition, &ruleID, &code); err != nil {
+				return nil, fmt.Errorf("schema key %q: %w", key, err)
+			}
+			s, err := store.New(pool).GetAttachmentRuleSchema(ctx, code, edition, ruleID)
+			if err != nil {
+				return nil, loadError{err}
+			}
+			return []byte(s), nil
+		}
 		id, v, _ := strings.Cut(key, "/")
 		version, err := strconv.Atoi(v)
 		if err != nil {
@@ -189,7 +212,7 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 			fail(v)
 			continue
 		}
-		issues, err := a.validateXML(ctx, form)
+		issues, err := a.validateForm(ctx, form)
 		if err != nil {
 			return workflows.Findings{}, err
 		}
@@ -207,8 +230,18 @@ func findings(vs ...*formtask.Violation) workflows.Findings {
 	return f
 }
 
-func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (workflows.Findings, error) {
-	schema, err := a.Schemas.Get(ctx, form.DataFormatID+"/"+strconv.Itoa(form.DataFormatVersion))
+func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (workflows.Findings, error) {
+	key := form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)
+	f, err := a.validateXML(ctx, key, []byte(form.FormData), func(message string) string { return message })
+	if len(f.Errors) > 0 {
+		telemetry.ValidationFailures.WithLabelValues(key).Inc()
+	}
+	return f, err
+}
+
+// validateXML validates doc against the schema the cache holds under key; message words each issue.
+func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, message func(string) string) (workflows.Findings, error) {
+	schema, err := a.Schemas.Get(ctx, key)
 	if err != nil {
 		var le loadError
 		if errors.As(err, &le) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -216,19 +249,16 @@ func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (w
 		}
 		return workflows.Findings{}, permanent(ErrInvalidSchema, err)
 	}
-	res, err := schema.Validate([]byte(form.FormData))
+	res, err := schema.Validate(doc)
 	if err != nil {
 		return workflows.Findings{}, err
 	}
 	var f workflows.Findings
-	if len(res.Errors) > 0 {
-		telemetry.ValidationFailures.WithLabelValues(form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)).Inc()
-	}
 	for _, is := range res.Errors {
-		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: is.ErrorMessage, FieldXPath: is.FieldXPath})
+		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
 	}
 	for _, is := range res.Warnings {
-		f.Warnings = append(f.Warnings, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: is.ErrorMessage, FieldXPath: is.FieldXPath})
+		f.Warnings = append(f.Warnings, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
 	}
 	return f, nil
 }
@@ -236,29 +266,31 @@ func (a *Activities) validateXML(ctx context.Context, form store.FormContent) (w
 // CheckAttachments checks the attachments the content would leave on the message against the service's
 // AttachmentRules: the type must be known, the file name must match AllowedFileTypes, the size must not
 // exceed MaxFileSize and the count per type must not exceed MaxAttachmentCount (nor, when final, fall
-// below MinAttachmentCount).
+// below MinAttachmentCount). The attachments the content adds of a type with IsXsdValidationRequired must
+// be XML valid against the rule's schema.
 func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
 	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	var (
-		atts []store.AttachmentInfo
-		err  error
+		atts  []store.AttachmentInfo
+		added []store.AttachmentInfo // of the revision, by ordinal
+		rev   store.Revision
+		err   error
 	)
 	if in.Content.Revision.ID != 0 {
-		rev, err := a.revision(ctx, q, in.Content)
-		if err != nil {
+		if rev, err = a.revision(ctx, q, in.Content); err != nil {
 			return workflows.Findings{}, err
 		}
 		switch rev.Kind {
-		case store.RevisionKindSubForm:
+		case store.RevisionKindSubForm, store.RevisionKindDeleteForm, store.RevisionKindDeleteAttachment:
 			return workflows.Findings{}, nil
-		case store.RevisionKindAttachment: // added to those the message has
+		case store.RevisionKindAttachment, store.RevisionKindReplaceAttachment: // beside those the message has
 			if _, atts, err = q.MessageContent(ctx, in.Content.MessageID); err != nil {
 				return workflows.Findings{}, err
 			}
+			atts = slices.DeleteFunc(atts, func(att store.AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
 		}
-		_, added, err := q.RevisionContent(ctx, rev.ID)
-		if err != nil {
+		if _, added, err = q.RevisionContent(ctx, rev.ID); err != nil {
 			return workflows.Findings{}, err
 		}
 		atts = append(atts, added...)
@@ -272,7 +304,32 @@ func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAtt
 	if err != nil {
 		return workflows.Findings{}, err
 	}
-	return findings(formtask.CheckAttachments(svc, atts, in.Final)...), nil
+	f := findings(formtask.CheckAttachments(svc, atts, in.Final)...)
+	for ordinal, att := range added {
+		rule, ok := store.RuleFor(svc.AttachmentRules, att.AttachmentType)
+		if !ok || !rule.IsXsdValidationRequired {
+			continue
+		}
+		issues, err := a.validateAttachmentXML(ctx, q, svc, rule, rev.ID, ordinal, att.FileName)
+		if err != nil {
+			return workflows.Findings{}, err
+		}
+		f = f.Join(issues)
+	}
+	return f, nil
+}
+
+// validateAttachmentXML validates attachment ordinal of a revision against the schema of its rule.
+func (a *Activities) validateAttachmentXML(ctx context.Context, q *store.Queries, svc store.ServiceDetail, rule store.AttachmentRule,
+	revisionID int64, ordinal int, fileName string) (workflows.Findings, error) {
+	data, err := q.RevisionAttachmentData(ctx, revisionID, ordinal, xsd.DefaultMaxBytes+1) // more is refused as too large
+	if err != nil {
+		return workflows.Findings{}, err
+	}
+	return a.validateXML(ctx, AttachmentRuleSchemaKey(svc.ServiceCode, svc.ServiceEdition, rule.AttachmentRuleID), data,
+		func(message string) string {
+			return fmt.Sprintf("attachment %s (%s): %s", fileName, rule.AttachmentTypeName, message)
+		})
 }
 
 // printVersion is part of every document digest, so a change of the print layout renders anew.
@@ -401,6 +458,9 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.
 	id, err := q.PromoteRevision(ctx, c.Revision.ID)
 	if errors.Is(err, store.ErrBadRevision) {
 		return permanent(workflows.ErrBadInput, err)
+	}
+	if errors.Is(err, store.ErrContentGone) {
+		return permanent(workflows.ErrContentGone, err)
 	}
 	if err == nil && ref != nil {
 		*ref = id

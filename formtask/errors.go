@@ -82,6 +82,8 @@ func updateError(ctx context.Context, task Task, err error) error {
 			return e
 		case workflows.ErrPrecondition:
 			return refuse(PreconditionFailed, "%s", appErr.Message())
+		case workflows.ErrContentGone:
+			return refuse(NotFound, "%s; another change removed it", appErr.Message())
 		case workflows.ErrWrongState:
 			e := refuse(Conflict, "%s", appErr.Message())
 			e.Status = task.Status

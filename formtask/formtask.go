@@ -223,9 +223,9 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 }
 
 // PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's
-// FormID is the form written.
+// FormID is the form written. The audit entry, if any, is written with the change.
 func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Caller, formID int64, form store.RevisionForm,
-	expect *workflows.Expectation) (workflows.Result, error) {
+	expect *workflows.Expectation, audit *store.MessageAuditEntry) (workflows.Result, error) {
 	if v := CheckSubFormType(form.Type); v != nil {
 		return workflows.Result{}, v.Refusal("")
 	}
@@ -233,7 +233,7 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Ca
 		return workflows.Result{}, err
 	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form},
+		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form}, Audit: audit,
 	})
 	if err != nil {
 		return workflows.Result{}, err
@@ -244,13 +244,13 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Ca
 }
 
 // AddAttachment adds an attachment to a form task in Utfylling; the result's AttachmentID is the new
-// attachment.
-func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment) (workflows.Result, error) {
+// attachment. The audit entry, if any, is written with the change.
+func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, audit *store.MessageAuditEntry) (workflows.Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return workflows.Result{}, err
 	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a},
+		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a}, Audit: audit,
 	})
 	if err != nil {
 		return workflows.Result{}, err
@@ -261,23 +261,33 @@ func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows
 }
 
 // AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
-// does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing.
-func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64) (workflows.Result, error) {
+// does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing. The audit
+// entry, if any, is written with the change.
+func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64,
+	audit *store.MessageAuditEntry) (workflows.Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return workflows.Result{}, err
 	}
-	rev, size, err := s.store.CreateAttachmentRevision(ctx, task.MessageID, a, body, maxSize)
-	if errors.Is(err, store.ErrTooLarge) {
-		return workflows.Result{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
-	}
+	rev, ref, err := s.streamAttachment(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindAttachment,
+		Attachments: []store.RevisionAttachment{a}, Audit: audit}, body, maxSize)
 	if err != nil {
 		return workflows.Result{}, err
 	}
-	ref := attachmentRef(a)
-	ref.Size = size
 	return s.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
 		Caller: withLevel(caller, task), Attachment: ref, Revision: revisionRef(rev),
 	})
+}
+
+// streamAttachment stores the revision of one attachment, its bytes streamed from body (TooLarge past
+// maxSize), and returns it with the attachment's reference.
+func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, workflows.AttachmentRef, error) {
+	rev, size, err := s.store.CreateAttachmentRevision(ctx, nr, body, maxSize)
+	if errors.Is(err, store.ErrTooLarge) {
+		return rev, workflows.AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+	}
+	ref := attachmentRef(nr.Attachments[0])
+	ref.Size = size
+	return rev, ref, err
 }
 
 // Validate validates the current forms of a form task in Utfylling; errors in the forms are a result with

@@ -77,7 +77,7 @@ func TestRefusedBeforeStoring(t *testing.T) {
 		})
 	}
 	t.Run("sub-form that is a MainForm", func(t *testing.T) {
-		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main, nil)
+		_, err := ft.PutSubForm(ctx, task, ingrid, 0, main, nil, nil)
 		assert.Equal(t, formtask.BadInput, kindOf(t, err))
 	})
 }
@@ -105,10 +105,10 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 			}
 		}
 	}
-	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub, nil); return err }
-	changes["attachment"] = func(c workflows.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf); return err }
+	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub, nil, nil); return err }
+	changes["attachment"] = func(c workflows.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf, nil); return err }
 	changes["streamed attachment"] = func(c workflows.Caller) error {
-		_, err := ft.AddStreamedAttachment(ctx, task, c, pdf, strings.NewReader("%PDF-1.4"), 1<<20)
+		_, err := ft.AddStreamedAttachment(ctx, task, c, pdf, strings.NewReader("%PDF-1.4"), 1<<20, nil)
 		return err
 	}
 	for name, change := range changes {

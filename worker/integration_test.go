@@ -203,7 +203,7 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG\r\n\x1a\n")})
+	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG\r\n\x1a\n")}, nil)
 	require.NoError(t, err)
 	require.NotZero(t, res.AttachmentID)
 	_, atts, err := store.New(pool).MessageContent(ctx, "a3101067")
@@ -211,24 +211,24 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	require.Len(t, atts, 1)
 	assert.Equal(t, res.AttachmentID, atts[0].ID)
 
-	res, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")})
+	res, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")}, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err))
 	assert.Equal(t, "anim.gif", res.Validation.ValidationErrors[0].FieldName)
-	_, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")})
+	_, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")}, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err), "unknown attachment type")
 
 	// P1's own 5302/1: change the sub-form, then add another.
 	forms, _, err := store.New(pool).MessageContent(ctx, "a3101116")
 	require.NoError(t, err)
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: forms[1].DataFormatID, DataFormatVersion: forms[1].DataFormatVersion, Name: forms[1].Name, FormData: forms[1].FormData}
-	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub, nil)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, forms[1].ID, res.FormID)
-	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, 0, sub, nil)
+	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, 0, sub, nil, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, forms[1].ID, res.FormID)
 	assert.Len(t, formsOf(t, pool, "a3101116"), 3)
-	_, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[0].ID, sub, nil)
+	_, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[0].ID, sub, nil, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err), "the main form is not a sub-form")
 }
 

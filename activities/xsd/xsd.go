@@ -55,8 +55,10 @@ type Limits struct {
 	MaxDepth int // element nesting; default and maximum 256
 }
 
+// DefaultMaxBytes is the largest document Limits admit by default.
+const DefaultMaxBytes = 10 << 20
+
 const (
-	defaultMaxBytes = 10 << 20
 	// libxml2 refuses deeper documents itself unless XML_PARSE_HUGE, with
 	// a message that suggests that option; our check must fire first.
 	maxDepth = 256
@@ -69,7 +71,7 @@ const (
 
 func (l Limits) normalize() Limits {
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = defaultMaxBytes
+		l.MaxBytes = DefaultMaxBytes
 	}
 	l.MaxBytes = min(l.MaxBytes, math.MaxInt32) // libxml2 takes an int length
 	if l.MaxDepth <= 0 || l.MaxDepth > maxDepth {
