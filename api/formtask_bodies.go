@@ -1,9 +1,14 @@
 package api
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -39,6 +44,8 @@ type attachmentBody struct {
 	FileName       jsonText
 	AttachmentType jsonText
 	Data           jsonText
+	// CheckSum is the SHA-256 of the decoded Data, in hex, for attachment types with IsCheckSumAllowed.
+	CheckSum jsonText
 }
 
 // bindFormTaskBody reads an optional JSON body: a PUT that only signs may come without one.
@@ -90,7 +97,7 @@ func (h *formTaskHandlers) revisionContent(c *gin.Context, svc store.ServiceDeta
 	}
 	attachments := make([]store.RevisionAttachment, 0, len(b.Embedded.Attachments))
 	for i, a := range b.Embedded.Attachments {
-		att, err := revisionAttachment(a, fmt.Sprintf("_embedded.attachments[%d]", i))
+		att, err := revisionAttachment(svc, a, fmt.Sprintf("_embedded.attachments[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -114,7 +121,7 @@ func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.Revi
 		Name: meta.FormName, FormData: string(f.FormData)}, nil
 }
 
-func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachment, error) {
+func revisionAttachment(svc store.ServiceDetail, a attachmentBody, where string) (store.RevisionAttachment, error) {
 	name, typ := string(a.FileName), string(a.AttachmentType)
 	if v := formtask.CheckFileName(name); v != nil {
 		return store.RevisionAttachment{}, v.Refusal(where + ".FileName")
@@ -129,14 +136,72 @@ func revisionAttachment(a attachmentBody, where string) (store.RevisionAttachmen
 	if v := formtask.CheckFileContent(name, data, int64(len(data))); v != nil {
 		return store.RevisionAttachment{}, v.Refusal(where + ".Data")
 	}
+	if a.CheckSum != "" {
+		want, err := hex.DecodeString(string(a.CheckSum))
+		if err != nil || len(want) != sha256.Size {
+			return store.RevisionAttachment{}, problem.New(http.StatusBadRequest, "bad-checksum",
+				"%s.CheckSum must be the SHA-256 of the data in hex (64 hexadecimal digits)", where)
+		}
+		if err := checkDigest(svc, typ, want, sha256.Sum256(data), where+".CheckSum"); err != nil {
+			return store.RevisionAttachment{}, err
+		}
+	}
 	return store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ, Data: data}, nil
 }
 
+// checkDigest verifies the SHA-256 a client sent with an attachment of a type: the type's rule must allow
+// checksums (IsCheckSumAllowed), and the sum must be that of the bytes received.
+func checkDigest(svc store.ServiceDetail, attachmentType string, want []byte, got [sha256.Size]byte, where string) error {
+	rule, v := formtask.AttachmentRuleOf(svc, attachmentType)
+	if v != nil {
+		return v.Refusal(where)
+	}
+	if !rule.IsCheckSumAllowed {
+		return problem.New(http.StatusBadRequest, "checksum-not-allowed",
+			"%s: attachment type %s does not take a checksum (IsCheckSumAllowed is false); send the attachment without one", where, attachmentType)
+	}
+	if !bytes.Equal(want, got[:]) {
+		return problem.New(http.StatusBadRequest, "checksum-mismatch",
+			"%s: the SHA-256 of the %s received is %x, not the %x sent; nothing was kept", where, attachmentType, got, want)
+	}
+	return nil
+}
+
+// contentDigestHeader carries the SHA-256 of a streamed attachment, as RFC 9530 writes it:
+// `Content-Digest: sha-256=:<base64>:`. Other algorithms in it are ignored.
+const contentDigestHeader = "Content-Digest"
+
+// contentDigest is the sha-256 of the request's Content-Digest, nil when it names none.
+func contentDigest(c *gin.Context) ([]byte, error) {
+	for _, member := range strings.Split(strings.Join(c.Request.Header.Values(contentDigestHeader), ","), ",") {
+		algorithm, value, _ := strings.Cut(strings.TrimSpace(member), "=")
+		if !strings.EqualFold(algorithm, "sha-256") {
+			continue
+		}
+		sum, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(value, ":"), ":"))
+		if err != nil || len(sum) != sha256.Size || !strings.HasPrefix(value, ":") || !strings.HasSuffix(value, ":") {
+			return nil, problem.New(http.StatusBadRequest, "bad-checksum", "%s: sha-256 must be a base64 byte sequence of 32 bytes, as sha-256=:<base64>:", contentDigestHeader)
+		}
+		return sum, nil
+	}
+	return nil, nil
+}
+
 // checkedBody passes a streamed attachment on while the check of its content accepts it; a refusal ends
-// the read, so the store keeps nothing of a file refused on its first bytes.
+// the read, so the store keeps nothing of a file refused on its first bytes. With a digest (the client's
+// Content-Digest) the bytes must also have that SHA-256, else the read ends at their end.
 type checkedBody struct {
-	body  io.Reader
-	check *formtask.ContentCheck
+	body   io.Reader
+	check  *formtask.ContentCheck
+	digest *streamDigest
+}
+
+// streamDigest verifies a streamed attachment's SHA-256 against the one its client sent.
+type streamDigest struct {
+	svc            store.ServiceDetail
+	attachmentType string
+	want           []byte
+	sum            hash.Hash
 }
 
 func (b checkedBody) Read(p []byte) (int, error) {
@@ -145,11 +210,38 @@ func (b checkedBody) Read(p []byte) (int, error) {
 		if _, refused := b.check.Write(p[:n]); refused != nil {
 			return 0, refusal(refused)
 		}
+		if b.digest != nil {
+			b.digest.sum.Write(p[:n])
+		}
 	}
 	if err == io.EOF {
 		if refused := b.check.Close(); refused != nil {
 			return 0, refusal(refused)
 		}
+		if d := b.digest; d != nil {
+			if err := checkDigest(d.svc, d.attachmentType, d.want, [sha256.Size]byte(d.sum.Sum(nil)), contentDigestHeader); err != nil {
+				return 0, err
+			}
+		}
 	}
 	return n, err
+}
+
+// newCheckedBody checks the request body as an attachment named name of a type, and its SHA-256 against the
+// Content-Digest, if the request has one.
+func newCheckedBody(c *gin.Context, svc store.ServiceDetail, name, attachmentType string) (checkedBody, error) {
+	b := checkedBody{body: c.Request.Body, check: formtask.NewContentCheck(name)}
+	want, err := contentDigest(c)
+	if err != nil || want == nil {
+		return b, err
+	}
+	rule, v := formtask.AttachmentRuleOf(svc, attachmentType)
+	switch {
+	case v != nil:
+		return b, v.Refusal("")
+	case !rule.IsCheckSumAllowed: // refused before a byte is read
+		return b, checkDigest(svc, attachmentType, want, [sha256.Size]byte{}, contentDigestHeader)
+	}
+	b.digest = &streamDigest{svc: svc, attachmentType: attachmentType, want: want, sum: sha256.New()}
+	return b, nil
 }

@@ -258,18 +258,8 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var body formBody
-	if err := bindJSON(c, &body); err != nil {
-		abort(c, err)
-		return
-	}
-	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
-		abort(c, v.Refusal(""))
-		return
-	}
-	form, err := revisionForm(ft.svc, body, "body")
-	if err != nil {
-		abort(c, err)
+	form, ok := subFormOf(c, ft.svc)
+	if !ok {
 		return
 	}
 	target, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
@@ -292,7 +282,8 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form, expect)
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form, expect,
+		messageAudit(c, store.AuditPutSubForm, "sub-form %s/%d written", form.DataFormatID, form.DataFormatVersion))
 	if err != nil {
 		abort(c, err)
 		return

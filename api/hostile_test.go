@@ -151,6 +151,7 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			"name": "Landkoder", "version": "1", "roleDefinitionId": fmt.Sprint(roleHADM),
 			// No role or right has these ids: the walk's own DELETE, were it let through, would remove nothing.
 			"roleId": "59999", "rightId": "59999", "subscriptionId": "59999",
+			"ruleId": "901",
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},

@@ -26,6 +26,7 @@ var halMediaTypes = []string{"application/hal+json", "application/json", "applic
 var notResources = []string{
 	"/healthz", "/readyz",
 	"/api/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd",
+	"/api/metadata/formtask/:serviceCode/:serviceEdition/attachmentrules/:ruleId/xsd",
 	"/api/:who/messages/:messageId/print",
 	"/api/:who/messages/:messageId/forms/:formId/formdata",
 	"/api/:who/messages/:messageId/attachments/:attachmentId",
@@ -92,6 +93,8 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/:who/messages", []string{"/api/" + orgO1 + "/messages"}, person(srv)},
 		{"/api/:who/messages/:messageId", []string{formTask, correspondence}, person(srv)},
 		{"/api/:who/messages/:messageId/forms/:formId", []string{form}, person(srv)},
+		{"/api/:who/messages/:messageId/forms", []string{formTask + "/forms"}, person(srv)},
+		{"/api/:who/messages/:messageId/attachments", []string{formTask + "/attachments", correspondence + "/attachments"}, person(srv)},
 		{"/api/:who/messages/trashbin", []string{"/api/" + orgO1 + "/messages/trashbin"}, person(srv)},
 		{"/api/:who/messages/trashbin/:messageId", []string{"/api/" + orgO1 + "/messages/trashbin/a3100241"}, person(srv)},
 		{"/api/:who/messages/:messageId/signingtext", []string{formTask + "/signingtext"}, person(srv)},

@@ -164,6 +164,29 @@ func (h *metadataHandlers) getFormSchema(c *gin.Context) {
 	c.Data(http.StatusOK, "application/xml; charset=utf-8", []byte(xsd))
 }
 
+// getAttachmentRuleSchema is GET …/attachmentrules/{ruleId}/xsd: the schema attachments of a rule with
+// IsXsdValidationRequired must be valid against; 404 for a rule that requires no XSD validation.
+func (h *metadataHandlers) getAttachmentRuleSchema(c *gin.Context) {
+	code, edition, err := serviceParams(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ruleID, err := strconv.Atoi(c.Param("ruleId"))
+	if err != nil {
+		abort(c, problem.NotFound("service %s edition %d has no attachment rule %q", code, edition, c.Param("ruleId")))
+		return
+	}
+	xsd, err := h.q.GetAttachmentRuleSchema(c.Request.Context(), code, edition, ruleID)
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("service %s edition %d has no attachment rule %d that requires XSD validation", code, edition, ruleID)
+	}) {
+		return
+	}
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="attachmentrule-%d.xsd"`, ruleID))
+	c.Data(http.StatusOK, "application/xml; charset=utf-8", []byte(xsd))
+}
+
 func (h *metadataHandlers) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
 	var links render.Links
 	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})

@@ -60,6 +60,7 @@ func (s *Server) routes() http.Handler {
 	hal.get("/metadata/codelists", nil, md.listCodeLists)
 	hal.get("/metadata/codelists/:name/:version", nil, md.getCodeList)
 	open.get("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", nil, md.getFormSchema)
+	open.get("/metadata/formtask/:serviceCode/:serviceEdition/attachmentrules/:ruleId/xsd", nil, md.getAttachmentRuleSchema)
 	open.post("/authentication/authenticatewithpassword", nil, id.authenticateWithPassword)
 	open.post("/authentication/logout", nil, id.logout)
 	open.delete("/authentication/logout", nil, id.logout)
@@ -88,6 +89,13 @@ func (s *Server) routes() http.Handler {
 	messages.get("/:messageId/forms/:formId", read, s.negotiate, mb.getForm)
 	messages.get("/:messageId/forms/:formId/formdata", read, mb.getFormData)
 	messages.get("/:messageId/attachments/:attachmentId", read, mb.getAttachment)
+	// The forms and attachments of a message, and the changes of one of them.
+	messages.get("/:messageId/forms", read, s.negotiate, mb.listForms)
+	messages.create("/:messageId/forms", write, ft.postForm)
+	messages.delete("/:messageId/forms/:formId", write, ft.deleteForm)
+	messages.get("/:messageId/attachments", read, s.negotiate, mb.listAttachments)
+	messages.post("/:messageId/attachments/:attachmentId", write, ft.replaceAttachment)
+	messages.delete("/:messageId/attachments/:attachmentId", write, ft.deleteAttachment)
 	messages.get("/:messageId/portalview", read, mb.getPortalView)
 	// The life of a message: archive, confirm, the trashbin ("trashbin" is a literal, never a message id).
 	messages.put("/:messageId/archive", write, s.negotiate, lc.archiveMessage)

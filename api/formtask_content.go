@@ -1,0 +1,171 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
+)
+
+// The forms and attachments of a message as collections, and the changes of one form of a form task in
+// Utfylling; the changes go through the task's workflow, each promoted with its audit entry in one
+// transaction (store.PromoteRevision).
+
+// attachmentResource is an attachment of a message in the collection of its attachments; its self link is
+// the attachment link the message shows.
+type attachmentResource struct {
+	AttachmentID    int64 `json:"AttachmentId"`
+	Name            string
+	FileName        string
+	AttachmentType  string
+	FileSize        int64
+	Encrypted       bool
+	SigningLocked   bool
+	SignedByDefault bool
+	Links           render.Links `json:"_links"`
+}
+
+// messageURL is the address of the message of the path.
+func messageURL(c *gin.Context) string {
+	return messagesURL(c) + "/" + url.PathEscape(c.Param("messageId"))
+}
+
+// formsOf is the collection of the forms of a form task.
+func formsOf(c *gin.Context, m store.Message) render.Collection {
+	forms := make([]formResource, len(m.Forms))
+	for i, f := range m.Forms {
+		forms[i] = formResourceOf(c, f)
+	}
+	var links render.Links
+	links.Add("self", render.Link{Href: messageURL(c) + "/forms"})
+	links.Add("message", render.Link{Href: messageURL(c)})
+	return render.Collection{Links: links, Embedded: render.EmbedList("forms", forms)}
+}
+
+// listForms is GET …/forms: the forms of a form task (a correspondence has none: 409).
+func (h *mailboxHandlers) listForms(c *gin.Context) {
+	m, ok := h.loadMessage(c)
+	if !ok {
+		return
+	}
+	if m.Type != store.TypeFormTask {
+		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s: only a form task has forms", m.MessageID, m.Type))
+		return
+	}
+	respondTagged(c, formsOf(c, m))
+}
+
+// listAttachments is GET …/attachments: the attachments of a message of either type.
+func (h *mailboxHandlers) listAttachments(c *gin.Context) {
+	m, ok := h.loadMessage(c)
+	if !ok {
+		return
+	}
+	self := h.singleMessage(c, m).Links.Attachment
+	items := make([]attachmentResource, len(m.Attachments))
+	for i, a := range m.Attachments {
+		items[i] = attachmentResource{AttachmentID: a.ID, Name: a.Name, FileName: a.FileName, AttachmentType: a.AttachmentType,
+			FileSize: a.FileSize, Encrypted: a.Encrypted, SigningLocked: a.SigningLocked, SignedByDefault: a.SignedByDefault}
+		items[i].Links.Add("self", self[i])
+	}
+	var links render.Links
+	links.Add("self", render.Link{Href: messageURL(c) + "/attachments"})
+	links.Add("message", render.Link{Href: messageURL(c)})
+	respondTagged(c, render.Collection{Links: links, Embedded: render.EmbedList("attachments", items)})
+}
+
+// messageAudit is the audit entry of a change of the message of the path, written with the change.
+func messageAudit(c *gin.Context, action, format string, args ...any) *store.MessageAuditEntry {
+	party, _ := reporteeOf(c)
+	e := store.MessageAuditEntry{AuditEntry: auditEntry(c, party.ID, action, time.Time{}), MessageID: c.Param("messageId")}
+	e.Summary = fmt.Sprintf(format, args...)
+	return &e
+}
+
+// subFormOf reads the body of a sub-form change.
+func subFormOf(c *gin.Context, svc store.ServiceDetail) (store.RevisionForm, bool) {
+	var body formBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return store.RevisionForm{}, false
+	}
+	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
+		abort(c, v.Refusal(""))
+		return store.RevisionForm{}, false
+	}
+	form, err := revisionForm(svc, body, "body")
+	if err != nil {
+		abort(c, err)
+		return store.RevisionForm{}, false
+	}
+	return form, true
+}
+
+// postForm is POST …/forms: a new sub-form (201, Location of the form). If-Match names the forms
+// collection as it was read.
+func (h *formTaskHandlers) postForm(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	form, ok := subFormOf(c, ft.svc)
+	if !ok {
+		return
+	}
+	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return resourceETag(c, formsOf(c, m)) })
+	if !ok {
+		return
+	}
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, 0, form, expect,
+		messageAudit(c, store.AuditPutSubForm, "sub-form %s/%d added", form.DataFormatID, form.DataFormatVersion))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", fmt.Sprintf("%s/forms/%d", messageURL(c), res.FormID))
+	c.Status(http.StatusCreated)
+}
+
+// deleteForm is DELETE …/forms/{formId}: a sub-form leaves the form task (204); the main form cannot (409).
+func (h *formTaskHandlers) deleteForm(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	id, ok := pathID(c, "formId", "form")
+	if !ok {
+		return
+	}
+	var form *store.Form
+	for i, f := range ft.msg.Forms {
+		if f.ID == id {
+			form = &ft.msg.Forms[i]
+		}
+	}
+	switch {
+	case form == nil:
+		abort(c, problem.NotFound("there is no form %d on message %s", id, ft.msg.MessageID))
+		return
+	case form.Type != formtask.SubForm:
+		abort(c, problem.New(http.StatusConflict, "main-form", "form %d is the %s of message %s; only a sub-form can be deleted", id, form.Type, ft.msg.MessageID))
+		return
+	}
+	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return h.formETag(c, m, id) })
+	if !ok {
+		return
+	}
+	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.task, ft.caller, id, expect,
+		messageAudit(c, store.AuditDeleteForm, "sub-form %d (%s) deleted", id, form.Name))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
