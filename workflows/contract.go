@@ -21,13 +21,15 @@ import (
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
 //
-//   - TaskQueue: the form-task workflows (workflow tasks), and the local activity DiscardRevision, which runs
-//     inside the workflow task. Runs begun before the queues were split (workflow.GetVersion change
-//     VersionTaskQueues at DefaultVersion) keep running all their activities here, the checks as local
-//     activities, so the workers of this queue register every activity.
-//   - TaskQueueValidation: the CPU-bound activities: XSD validation (ValidateForms), attachment rules
-//     (CheckAttachments) and print rendering (RenderPrint).
-//   - TaskQueueArchive: archiving (Archive) and the read model (ProjectState), bound by PostgreSQL.
+//   - TaskQueue: the form-task workflows (workflow tasks), and the local activities, which run inside the
+//     workflow task: DiscardRevision, and since VersionLocalWork the checks and ProjectState. Runs begun
+//     before the queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep
+//     running all their activities here, the checks as local activities, so the workers of this queue
+//     register every activity.
+//   - TaskQueueValidation: print rendering (RenderPrint), CPU-bound, and the checks (ValidateForms,
+//     CheckAttachments) of runs begun between VersionTaskQueues and VersionLocalWork.
+//   - TaskQueueArchive: archiving (Archive), bound by PostgreSQL, and the read model (ProjectState) of runs
+//     begun between VersionTaskQueues and VersionLocalWork.
 const (
 	TaskQueue           = "postbox-formtasks"
 	TaskQueueValidation = "postbox-validation"
@@ -44,6 +46,17 @@ const VersionTaskQueues = "activity-task-queues"
 // HeartbeatTimeout, so that the attempt of a worker that dies in them goes to another worker within
 // seconds instead of at StartToClose; runs begun before (DefaultVersion) keep the options they began with.
 const VersionHeartbeats = "activity-heartbeats"
+
+// VersionLocalWork is the workflow.GetVersion change id of local checks and projection: from version 1 the
+// checks (ValidateForms, CheckAttachments) and ProjectState run as local activities in the workflow task
+// of the update that needs them, on the formtask workers, instead of as activities on TaskQueueValidation
+// and TaskQueueArchive. Each is short (an XSD validation takes well under a millisecond) and idempotent,
+// and each remote activity cost the update two server round trips (schedule, then a new workflow task
+// with its result): validate and save now take one workflow task, a submission one plus Archive. A worker
+// that dies in one is noticed at the workflow task's timeout (10 s) and the task re-runs on another;
+// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats. Runs begun before
+// (DefaultVersion) keep the queues they began with.
+const VersionLocalWork = "local-checks-and-projection"
 
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
 // the attempt to another worker (after the retry policy's first interval, 1 s). The activities heartbeat

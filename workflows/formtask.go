@@ -23,16 +23,16 @@ var (
 		MaximumInterval:    30 * time.Second,
 	}
 	shortActivity = retried(30*time.Second, 5*time.Minute)
-	// DiscardRevision is a short write that nobody waits for: as a local activity it runs in the workflow
-	// task that needs it instead of costing server round trips. Before VersionTaskQueues the checks ran
-	// this way too.
-	checkActivity = workflow.LocalActivityOptions{
+	// Short idempotent work runs as local activities, in the workflow task that needs it, instead of
+	// costing two server round trips each: DiscardRevision always; the checks before VersionTaskQueues;
+	// the checks and ProjectState from VersionLocalWork on.
+	localActivity = workflow.LocalActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:            retryPolicy,
 	}
-	// The checks (XSD validation, attachment rules) are CPU-bound: since VersionTaskQueues they run on the
-	// validation queue (ActivityTaskQueues), whose workers scale with the CPU they need.
+	// The checks (XSD validation, attachment rules): from VersionTaskQueues to VersionLocalWork they ran
+	// on the validation queue (ActivityTaskQueues).
 	validationActivity = retried(30*time.Second, 2*time.Minute)
 	// Archive and print render a PDF. StartToClose bounds an attempt that heartbeats but never ends; a
 	// worker that dies is noticed by HeartbeatTimeout (from VersionHeartbeats on).
@@ -47,11 +47,15 @@ func retried(startToClose, scheduleToClose time.Duration) workflow.ActivityOptio
 
 // queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
 // on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
-// VersionHeartbeats on.
+// VersionHeartbeats on; the checks and the projection local from VersionLocalWork on.
 type queues struct {
 	split     bool
 	heartbeat bool
+	local     bool
 }
+
+// localChecks says whether the checks run as local activities: before the split and since VersionLocalWork.
+func (q queues) localChecks() bool { return !q.split || q.local }
 
 // heartbeating adds the HeartbeatTimeout to the options of a long activity in runs from VersionHeartbeats.
 func (q queues) heartbeating(opts workflow.ActivityOptions) workflow.ActivityOptions {
@@ -62,14 +66,14 @@ func (q queues) heartbeating(opts workflow.ActivityOptions) workflow.ActivityOpt
 }
 
 func (q queues) checks(ctx workflow.Context) workflow.Context {
-	if !q.split {
-		return workflow.WithLocalActivityOptions(ctx, checkActivity)
+	if q.localChecks() {
+		return workflow.WithLocalActivityOptions(ctx, localActivity)
 	}
 	return workflow.WithActivityOptions(ctx, q.heartbeating(validationActivity))
 }
 
 func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.Future {
-	if !q.split {
+	if q.localChecks() {
 		return workflow.ExecuteLocalActivity(ctx, name, arg)
 	}
 	return workflow.ExecuteActivity(workflow.WithTaskQueue(ctx, ActivityTaskQueues[name]), name, arg)
@@ -84,8 +88,11 @@ func (q queues) archive(ctx workflow.Context) workflow.Context {
 	return q.on(ctx, q.heartbeating(renderActivity), ActivityArchive)
 }
 
-func (q queues) project(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, shortActivity, ActivityProjectState)
+func (q queues) project(ctx workflow.Context, in ProjectInput) workflow.Future {
+	if q.local {
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityProjectState, in)
+	}
+	return workflow.ExecuteActivity(q.on(ctx, shortActivity, ActivityProjectState), ActivityProjectState, in)
 }
 
 func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, activity string) workflow.Context {
@@ -101,7 +108,8 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 	// Decided once per run, before any command: a run keeps the queues it began with.
 	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
 	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
-	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: split >= 1, heartbeat: heartbeat >= 1}}
+	local := workflow.GetVersion(ctx, VersionLocalWork, workflow.DefaultVersion, 1)
+	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: split >= 1, heartbeat: heartbeat >= 1, local: local >= 1}}
 	if err := t.register(ctx); err != nil {
 		return err
 	}
@@ -461,9 +469,7 @@ func (t *task) check(ctx workflow.Context, content ContentRef, forms, attachment
 // project writes the read model: promotes content's revision and sets status and last change.
 func (t *task) project(ctx workflow.Context, content ContentRef, status, by string) (int64, error) {
 	var pr ProjectResult
-	actx := t.queues.project(ctx)
-	err := workflow.ExecuteActivity(actx, ActivityProjectState,
-		ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
+	err := t.queues.project(ctx, ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
 	if err == nil {
 		t.promoted(content.Revision)
 	}
@@ -483,7 +489,7 @@ func (t *task) discard(ctx workflow.Context, rev RevisionRef, err error) error {
 	if rev.ID == 0 {
 		return err
 	}
-	actx := workflow.WithLocalActivityOptions(ctx, checkActivity)
+	actx := workflow.WithLocalActivityOptions(ctx, localActivity)
 	if derr := workflow.ExecuteLocalActivity(actx, ActivityDiscardRevision,
 		ContentRef{MessageID: t.state.MessageID, Revision: rev}).Get(ctx, nil); derr != nil {
 		workflow.GetLogger(ctx).Warn("discarding a revision failed", "revision", rev.ID, "err", derr)

@@ -29,10 +29,12 @@ import (
 // formtask-v0 before the task queues were split (every activity on postbox-formtasks, the checks as local
 // activities) — submit, validate, sub-form, attachment, print, an invalid submission (discarded revision),
 // to signing, signed and archived; formtask-v1 after the split, before heartbeats (VersionHeartbeats) —
-// submit, validate, attachment, print, an invalid submission, to signing, signed and archived. The current
-// code must replay them, so workflows running during an upgrade go on.
+// submit, validate, attachment, print, an invalid submission, to signing, signed and archived; formtask-v2
+// with heartbeats, before the local checks and projection (VersionLocalWork) — validate, save, attachment,
+// print, an invalid submission, to signing, signed and archived. The current code must replay them, so
+// workflows running during an upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
-	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json"} {
+	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
@@ -42,8 +44,8 @@ func TestReplaysRecordedHistories(t *testing.T) {
 	}
 }
 
-// New runs schedule the long activities with a HeartbeatTimeout, so a dead worker's attempt moves on within
-// seconds; the short projection keeps none.
+// New runs schedule the long (remote) activities with a HeartbeatTimeout, so a dead worker's attempt moves
+// on within seconds.
 func TestLongActivitiesHeartbeat(t *testing.T) {
 	env, _ := newEnv(t)
 	var mu sync.Mutex
@@ -60,16 +62,14 @@ func TestLongActivitiesHeartbeat(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	assert.Equal(t, map[string]time.Duration{
-		workflows.ActivityValidateForms:    workflows.HeartbeatTimeout,
-		workflows.ActivityCheckAttachments: workflows.HeartbeatTimeout,
-		workflows.ActivityRenderPrint:      workflows.HeartbeatTimeout,
-		workflows.ActivityArchive:          workflows.HeartbeatTimeout,
-		workflows.ActivityProjectState:     0,
+		workflows.ActivityRenderPrint: workflows.HeartbeatTimeout,
+		workflows.ActivityArchive:     workflows.HeartbeatTimeout,
 	}, heartbeats)
 }
 
-// New runs put every activity on the queue of its group; only DiscardRevision stays local.
-func TestActivitiesRunOnTheQueueOfTheirGroup(t *testing.T) {
+// New runs run the short activities (the checks, ProjectState, DiscardRevision) locally, in the workflow
+// task, and put the PDF-rendering ones on the queue of their group.
+func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 	env, _ := newEnv(t)
 	var mu sync.Mutex
 	queues := map[string]string{}
@@ -93,10 +93,10 @@ func TestActivitiesRunOnTheQueueOfTheirGroup(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	assert.Equal(t, map[string]string{
-		workflows.ActivityValidateForms:    workflows.TaskQueueValidation,
-		workflows.ActivityCheckAttachments: workflows.TaskQueueValidation,
+		workflows.ActivityValidateForms:    "local",
+		workflows.ActivityCheckAttachments: "local",
 		workflows.ActivityRenderPrint:      workflows.TaskQueueValidation,
-		workflows.ActivityProjectState:     workflows.TaskQueueArchive,
+		workflows.ActivityProjectState:     "local",
 		workflows.ActivityArchive:          workflows.TaskQueueArchive,
 		workflows.ActivityDiscardRevision:  "local",
 	}, queues)

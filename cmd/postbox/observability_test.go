@@ -199,9 +199,10 @@ func TestMetricsAfterASubmission(t *testing.T) {
 		`postbox_db_pool_idle_conns `,
 		`postbox_db_pool_max_conns `,
 		`postbox_db_pool_acquire_wait_seconds_total `,
-		// The SDK's own series, by task queue: the activities ran on the queues of their groups.
-		`temporal_activity_schedule_to_start_latency_seconds_bucket{activity_type="ValidateForms",`,
-		`task_queue="postbox-validation"`,
+		// The SDK's own series, by task queue: the checks ran locally in the workflow task, Archive on the
+		// queue of its group.
+		`temporal_local_activity_execution_latency_seconds_bucket{activity_type="ValidateForms",`,
+		`task_queue="postbox-formtasks"`,
 		`temporal_activity_execution_latency_seconds_bucket{activity_type="Archive",`,
 		`task_queue="postbox-archive"`,
 		`temporal_worker_task_slots_available{`,
