@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
@@ -37,20 +38,29 @@ func main() {
 	binary := flag.String("postbox", "bin/postbox", "the postbox binary to serve the API with")
 	clients := flag.Int("clients", 32, "concurrent clients")
 	duration := flag.Duration("duration", 10*time.Second, "how long each endpoint and each bare query is driven")
+	only := flag.String("only", "", "drive only the endpoints whose name contains this (e.g. \"one message\")")
+	words := flag.String("search", "fiskerikvote", "the words of the search= endpoints")
+	explain := flag.Bool("explain", false, "print EXPLAIN (ANALYZE, BUFFERS) of each list statement instead of driving the API")
 	flag.Parse()
-	if err := run(context.Background(), *database, *binary, *clients, *duration); err != nil {
+	if err := run(context.Background(), *database, *binary, *words, *only, *explain, *clients, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
 		os.Exit(1)
 	}
 }
 
-// target is one endpoint and the statement it runs.
+// benchRateLimit is the API's rate limit per key and minute under load: far above what the run sends, so
+// every request is admitted while the limiter still does its work (a lease per 64 requests).
+const benchRateLimit = 1_000_000_000
+
+// target is one endpoint and the statement it runs (sql and args for the list statements, for --explain).
 type target struct {
 	name, path string
+	sql        string
+	args       []any
 	bare       func(ctx context.Context, pool *pgxpool.Pool) error
 }
 
-func run(ctx context.Context, database, binary string, clients int, duration time.Duration) error {
+func run(ctx context.Context, database, binary, words, only string, explain bool, clients int, duration time.Duration) error {
 	if database == "" {
 		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
 	}
@@ -60,9 +70,12 @@ func run(ctx context.Context, database, binary string, clients int, duration tim
 		return err
 	}
 	defer pool.Close()
-	targets, token, err := targetsOf(ctx, pool)
+	targets, token, err := targetsOf(ctx, pool, words)
 	if err != nil {
 		return err
+	}
+	if explain {
+		return explainAll(ctx, pool, targets, only)
 	}
 	addr, err := freeAddr()
 	if err != nil {
@@ -70,7 +83,7 @@ func run(ctx context.Context, database, binary string, clients int, duration tim
 	}
 	api := exec.Command(binary, "api")
 	api.Env = append(os.Environ(), "POSTBOX_DATABASE_URL="+withPoolSize(database, clients), "POSTBOX_HTTP_ADDR="+addr,
-		"POSTBOX_ADMIN_ADDR=", "POSTBOX_LOG_LEVEL=warn")
+		"POSTBOX_ADMIN_ADDR=", "POSTBOX_LOG_LEVEL=warn", fmt.Sprintf("POSTBOX_RATE_LIMIT=%d", benchRateLimit))
 	api.Stdout, api.Stderr = os.Stderr, os.Stderr
 	if err := api.Start(); err != nil {
 		return fmt.Errorf("start %s api: %w", binary, err)
@@ -84,6 +97,9 @@ func run(ctx context.Context, database, binary string, clients int, duration tim
 	fmt.Printf("%d clients, %s per run; API: postbox api (pid %d) on %s\n\n", clients, duration, api.Process.Pid, addr)
 	fmt.Printf("%-34s %10s %9s %9s | %10s %9s %9s | %6s %6s\n", "endpoint", "API req/s", "p50", "p99", "SQL req/s", "p50", "p99", "ratio", "p99×")
 	for _, t := range targets {
+		if !strings.Contains(t.name, only) {
+			continue
+		}
 		web, err := attack(base+t.path, token, clients, duration)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
@@ -102,7 +118,7 @@ func run(ctx context.Context, database, binary string, clients int, duration tim
 
 // targetsOf builds the endpoints for the generated person: one organization's list with a filter, the
 // list of all parties, search in one party and in all, and one message.
-func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error) {
+func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string) ([]target, string, error) {
 	q := store.New(pool)
 	var person, org int64
 	var messageID string
@@ -117,7 +133,7 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	vis := store.Visibility{Read: rights.Services(identity.Read), ArchiveRead: rights.Services(identity.ArchiveRead)}
+	vis := rights.Visibility()
 	// A form task the person may read, so that reading it writes nothing (unread correspondence is marked read).
 	if err := pool.QueryRow(ctx, `SELECT m.id FROM messages m WHERE m.reportee_id = $1 AND m.type = 'FormTask'
 		AND m.service_code = ANY ($2) ORDER BY m.created_date DESC LIMIT 1`, org, codes(vis.Read)).Scan(&messageID); err != nil {
@@ -125,7 +141,6 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error
 	}
 	who := fmt.Sprintf("r%d", org)
 	filter := "Status eq 'Sendt og arkivert' and CreatedDate gt DateTime'2024-01-01T00:00:00'"
-	word := "fiskerikvote"
 	list := func(f string) store.ListQuery {
 		lq := store.ListQuery{Page: store.Page{Limit: 50}}
 		if f != "" {
@@ -133,10 +148,15 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error
 		}
 		return lq
 	}
-	search, _ := store.ParseSearch(word)
+	search, err := store.ParseSearch(words)
+	if err != nil {
+		return nil, "", err
+	}
 	subject := p.Subject()
-	bareList := func(sql string, args []any, err error) func(context.Context, *pgxpool.Pool) error {
-		return func(ctx context.Context, pool *pgxpool.Pool) error {
+	// listTarget is an endpoint whose bare statement is a list statement as a ...SQL function builds it.
+	listTarget := func(name, path string, build func() (string, []any, error)) target {
+		sql, args, err := build()
+		return target{name: name, path: path, sql: sql, args: args, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			if err != nil {
 				return err
 			}
@@ -146,20 +166,20 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error
 			}
 			rows.Close()
 			return rows.Err()
-		}
+		}}
 	}
-	one := func(f string, s store.Search) func(context.Context, *pgxpool.Pool) error {
-		return bareList(store.ListMessagesSQL(org, vis, list(f), s))
+	oneSQL := func(f string, s store.Search) func() (string, []any, error) {
+		return func() (string, []any, error) { return store.ListMessagesSQL(org, vis, list(f), s) }
 	}
-	all := func(s store.Search) func(context.Context, *pgxpool.Pool) error {
-		return bareList(store.ListAllMessagesSQL(subject, person, list(""), s))
+	allSQL := func(s store.Search) func() (string, []any, error) {
+		return func() (string, []any, error) { return store.ListAllMessagesSQL(subject, person, list(""), s) }
 	}
 	targets := []target{
-		{"one party, $filter", "/api/" + who + "/messages?$filter=" + url.QueryEscape(filter), one(filter, store.Search{})},
-		{"all parties", "/api/all/messages", all(store.Search{})},
-		{"search in one party", "/api/" + who + "/messages?search=" + word, one("", search)},
-		{"search in all parties", "/api/all/messages?search=" + word, all(search)},
-		{"one message", "/api/" + who + "/messages/" + messageID, func(ctx context.Context, pool *pgxpool.Pool) error {
+		listTarget("one party, $filter", "/api/"+who+"/messages?$filter="+url.QueryEscape(filter), oneSQL(filter, store.Search{})),
+		listTarget("all parties", "/api/all/messages", allSQL(store.Search{})),
+		listTarget("search in one party", "/api/"+who+"/messages?search="+url.QueryEscape(words), oneSQL("", search)),
+		listTarget("search in all parties", "/api/all/messages?search="+url.QueryEscape(words), allSQL(search)),
+		{name: "one message", path: "/api/" + who + "/messages/" + messageID, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			_, err := store.New(pool).GetMessage(ctx, org, messageID)
 			return err
 		}},
@@ -169,6 +189,25 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool) ([]target, string, error
 		return nil, "", fmt.Errorf("mint a token: %w", err)
 	}
 	return targets, strings.TrimSpace(string(out)), nil
+}
+
+// explainAll prints the plan of each list statement as PostgreSQL runs it, with the buffers it touched.
+func explainAll(ctx context.Context, pool *pgxpool.Pool, targets []target, only string) error {
+	for _, t := range targets {
+		if t.sql == "" || !strings.Contains(t.name, only) {
+			continue
+		}
+		rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+t.sql, t.args...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		fmt.Printf("%s (%s)\n  %s\n\n", t.name, t.path, strings.Join(plan, "\n  "))
+	}
+	return nil
 }
 
 func codes(keys []store.ServiceKey) []string {
