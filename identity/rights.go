@@ -29,6 +29,9 @@ type RightSet struct {
 	All       bool
 	rights    map[store.ServiceKey]actionMask
 	roleCodes []string
+	// visibility is Visibility, sorted once when the set is made: every mailbox request needs it, and the
+	// set is cached.
+	visibility store.Visibility
 }
 
 // Has tells whether the set allows action a on service s.
@@ -55,7 +58,10 @@ func (r RightSet) Services(a Action) []store.ServiceKey {
 
 // Visibility is which of the reportee's messages (and their events) the set lets its holder see.
 func (r RightSet) Visibility() store.Visibility {
-	return store.Visibility{All: r.All, Read: r.Services(Read), ArchiveRead: r.Services(ArchiveRead)}
+	if r.All {
+		return store.Visibility{All: true}
+	}
+	return r.visibility
 }
 
 // HoldsRole tells whether one of the subject's roles for the reportee has the role definition code.
@@ -142,6 +148,7 @@ func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int
 			set.rights[k] |= maskOf(Action(row.Action))
 		}
 	}
+	set.visibility = store.Visibility{Read: set.Services(Read), ArchiveRead: set.Services(ArchiveRead)}
 	if caching {
 		r.mu.Lock()
 		// A change that arrived while we read may have made these rows stale: keep them only if none did.
