@@ -36,6 +36,9 @@ type Activities struct {
 	Pool     *pgxpool.Pool
 	Schemas  *xsd.Cache
 	Renderer *printpdf.Renderer
+	// FormTasks sends the scheduled purge's deletions of form tasks in progress to their workflows;
+	// without it they wait for a worker that has it (worker.Serve sets it).
+	FormTasks *formtask.Service
 }
 
 // New returns activities over pool, with a schema cache that loads from the xsd_schemas table.

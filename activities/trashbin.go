@@ -14,8 +14,9 @@ import (
 const purgeBatch = 200
 
 // PurgeTrashbin deletes for good every message moved to a trashbin before in.Before, a batch per
-// transaction, each with its audit entry naming the schedule's run, and returns how many it deleted. A
-// retried attempt finds only what is left.
+// transaction, each with its audit entry naming the schedule's run, then the form tasks in progress
+// through their workflows (purgeDueTasks), and returns how many it deleted. A retried attempt finds only
+// what is left.
 func (a *Activities) PurgeTrashbin(ctx context.Context, in workflows.PurgeTrashbinActivityInput) (int, error) {
 	info := activity.GetInfo(ctx)
 	actor := store.AuditEntry{At: store.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
@@ -24,9 +25,14 @@ func (a *Activities) PurgeTrashbin(ctx context.Context, in workflows.PurgeTrashb
 	for {
 		n, err := store.New(a.Pool).PurgeTrashbin(ctx, in.Before, purgeBatch, actor)
 		total += n
-		if err != nil || n < purgeBatch {
+		if err != nil {
 			return total, err
+		}
+		if n < purgeBatch {
+			break
 		}
 		activity.RecordHeartbeat(ctx, total)
 	}
+	n, err := a.purgeDueTasks(ctx, in.Before, actor)
+	return total + n, err
 }

@@ -49,7 +49,7 @@ func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey
 		id = "org:" + p.OrganizationNumber
 	}
 	return workflows.Caller{Name: p.Name, ID: id, Write: rights.Has(identity.Write, svc), Sign: rights.Has(identity.Sign, svc),
-		SecurityLevel: p.SecurityLevel}
+		Delete: rights.Has(identity.Delete, svc), SecurityLevel: p.SecurityLevel}
 }
 
 // formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
@@ -77,8 +77,16 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	if !ok {
 		return formTaskCall{}, false
 	}
-	m, ok := h.mailbox.loadMessage(c)
-	if !ok {
+	party, rights := reporteeOf(c)
+	id := c.Param("messageId")
+	m, err := h.q.GetMessage(c.Request.Context(), party.ID, id)
+	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
+		err = store.ErrNotFound
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		err = h.refuseTrashedTask(c, party.ID, rights, id)
+	}
+	if !found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) }) {
 		return formTaskCall{}, false
 	}
 	if m.Type != "FormTask" {
@@ -90,7 +98,6 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 		abort(c, err)
 		return formTaskCall{}, false
 	}
-	party, rights := reporteeOf(c)
 	return formTaskCall{tasks: tasks, msg: m, svc: svc, task: formtask.TaskOf(m, svc, party.ID),
 		caller: caller(principalOf(c), rights, m.Service())}, true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
 )
 
 // The life of a message in the mailbox: archive, confirm, the trashbin, restore and the delete for good.
@@ -26,14 +27,15 @@ import (
 // in progress is a 409. Moving to the trashbin, restoring and deleting for good need Delete, and
 // ArchiveDelete for an archived message.
 //
-// Form tasks in progress (Utfylling, Signering) have a running workflow that owns their state; the
-// workflow offers no deletion yet, so deleting one is refused (409) rather than changed behind the
-// workflow's back. A sent and archived task's workflow has ended: it moves like a correspondence.
+// Form tasks in progress (Utfylling, Signering) have a running workflow that owns their state: their
+// trashbin, restore and delete for good go through it (lifecycle_formtask.go). A sent and archived task's
+// workflow has ended: it moves like a correspondence.
 
 // lifecycleHandlers serve the changes of a message's place and state, and the trashbin.
 type lifecycleHandlers struct {
 	pool    *pgxpool.Pool
-	mailbox *mailboxHandlers // the views a change answers with
+	mailbox *mailboxHandlers  // the views a change answers with
+	tasks   *formTaskHandlers // the workflows of form tasks in progress
 }
 
 // changeMessage runs one change of a message and its audit entry in one transaction, on the message locked
@@ -190,6 +192,9 @@ func (h *lifecycleHandlers) confirmMessage(c *gin.Context) {
 
 // deleteMessage moves a message to the reportee's trashbin.
 func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
+	if h.changeTaskPlace(c, workflows.UpdateTrash) {
+		return
+	}
 	h.changeMessage(c, store.AuditDelete, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if err := inMailbox(m); err != nil {
 			return "", err
@@ -197,15 +202,15 @@ func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
 		if err := requireRight(c, m, deleteRight(m)); err != nil {
 			return "", err
 		}
-		if m.Type == store.TypeFormTask && !m.Archived() {
-			return "", taskInProgress(m, "form task %s is %s: a form task in progress cannot be deleted yet (its workflow offers no deletion); complete it or leave it", m.ID, m.Status)
-		}
-		return fmt.Sprintf("moved %s (%s) to the trashbin", m.ID, m.Status), q.MoveToTrashbin(c.Request.Context(), m.ID, principalOf(c).Name, at)
+		return trashedSummary(m.ID, m.Status), q.MoveToTrashbin(c.Request.Context(), m.ID, principalOf(c).Name, at)
 	})
 }
 
 // restoreMessage puts a message of the trashbin back into the mailbox, in the status it had.
 func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
+	if h.changeTaskPlace(c, workflows.UpdateRestore) {
+		return
+	}
 	h.changeMessage(c, store.AuditRestore, true, func(q *store.Queries, m store.MessageState, _ time.Time) (string, error) {
 		if err := requireRight(c, m, deleteRight(m)); err != nil {
 			return "", err
@@ -213,13 +218,16 @@ func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
 		if !m.InTrashbin {
 			return "", problem.New(http.StatusConflict, "not-in-trashbin", "message %s is in the mailbox, not in the trashbin", m.ID)
 		}
-		return fmt.Sprintf("restored %s (%s) from the trashbin", m.ID, m.Status), q.RestoreFromTrashbin(c.Request.Context(), m.ID)
+		return restoredSummary(m.ID, m.Status), q.RestoreFromTrashbin(c.Request.Context(), m.ID)
 	})
 }
 
 // purgeMessage deletes a message of the trashbin for good. The archive of a sent form task is not the
 // message's and stays.
 func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
+	if h.changeTaskPlace(c, workflows.UpdatePurge) {
+		return
+	}
 	h.changeMessage(c, store.AuditDeleteForGood, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if !m.InTrashbin {
 			return "", problem.NotFound("there is no message %s in the trashbin", m.ID)
@@ -227,7 +235,7 @@ func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
 		if err := requireRight(c, m, deleteRight(m)); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("deleted %s (%s) for good", m.ID, m.Status), q.PurgeMessage(c.Request.Context(), m.ID, at)
+		return purgedSummary(m.ID, m.Status), q.PurgeMessage(c.Request.Context(), m.ID, at)
 	})
 }
 

@@ -244,8 +244,11 @@ func TestTrashbinLifecycle(t *testing.T) {
 	p := requireProblem(t, f.as(t, lifeReader, http.MethodDelete, lifePath(lifeUnread)), http.StatusForbidden)
 	assert.Equal(t, "urn:postbox:problem:missing-right", p["type"])
 	requireProblem(t, f.as(t, lifeDeleter, http.MethodDelete, lifePath(lifeFiled)), http.StatusForbidden) // archived: ArchiveDelete
-	p = requireProblem(t, f.as(t, lifeManager, http.MethodDelete, lifePath(lifeFilling)), http.StatusConflict)
-	assert.Equal(t, "Utfylling", p["taskStatus"])
+	// A form task in progress goes through its workflow (lifecycle_formtask_test.go): this API has no Temporal.
+	r := f.as(t, lifeManager, http.MethodDelete, lifePath(lifeFilling))
+	p = requireProblem(t, r, http.StatusServiceUnavailable)
+	assert.Equal(t, "urn:postbox:problem:temporal-unavailable", p["type"])
+	assert.NotEmpty(t, r.Header().Get("Retry-After"))
 	requireProblem(t, f.as(t, lifeManager, http.MethodDelete, lifePath("a8899999")), http.StatusNotFound)
 	requireProblem(t, f.as(t, lifeManager, http.MethodPut, lifePath(lifeUnread, "/restore")), http.StatusConflict)
 	requireProblem(t, f.as(t, lifeManager, http.MethodDelete, lifePath("trashbin/"+lifeUnread)), http.StatusNotFound)
@@ -272,7 +275,7 @@ func TestTrashbinLifecycle(t *testing.T) {
 	// its rights let it see (the deleter may not read form tasks).
 	assert.Equal(t, []string{lifeSent, lifeRead, lifeUnread}, f.mailboxIDs(t, lifeManager, true))
 	assert.Equal(t, []string{lifeRead, lifeUnread}, f.mailboxIDs(t, lifeDeleter, true))
-	r := f.as(t, lifeManager, http.MethodGet, "/api/"+lifeOrg+"/messages/TrashBin?$top=1&$filter=Type%20eq%20'Correspondence'")
+	r = f.as(t, lifeManager, http.MethodGet, "/api/"+lifeOrg+"/messages/TrashBin?$top=1&$filter=Type%20eq%20'Correspondence'")
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	items := r.embedded(t, "messages")
 	require.Len(t, items, 1)

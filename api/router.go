@@ -40,7 +40,7 @@ func (s *Server) routes() http.Handler {
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
 	mb := &mailboxHandlers{q: s.q, rights: s.rights}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
-	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb}
+	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks}

@@ -32,6 +32,8 @@ const (
 	BadFileName                         // an attachment's file name that could not be a plain file name
 	BadFileContent                      // an attachment's content that is empty, executable or not what its name says
 	PreconditionFailed                  // the task is not as the change expects (If-Match)
+	InTrashbin                          // the task is in the trashbin: restore it first; see Error.Status
+	NotInTrashbin                       // restore or purge of a task that is in the mailbox
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.
@@ -84,14 +86,22 @@ func updateError(ctx context.Context, task Task, err error) error {
 			return refuse(PreconditionFailed, "%s", appErr.Message())
 		case workflows.ErrContentGone:
 			return refuse(NotFound, "%s; another change removed it", appErr.Message())
-		case workflows.ErrWrongState:
-			e := refuse(Conflict, "%s", appErr.Message())
+		case workflows.ErrWrongState, workflows.ErrInTrashbin:
+			kind := Conflict
+			if appErr.Type() == workflows.ErrInTrashbin {
+				kind = InTrashbin
+			}
+			e := refuse(kind, "%s", appErr.Message())
 			e.Status = task.Status
 			var status string // the workflow's own, which may be ahead of the task as it was loaded
 			if appErr.HasDetails() && appErr.Details(&status) == nil && status != "" {
 				e.Status = status
 			}
 			return e
+		case workflows.ErrNotInTrashbin:
+			return refuse(NotInTrashbin, "%s", appErr.Message())
+		case workflows.ErrPurged:
+			return refuse(NotFound, "%s", appErr.Message())
 		}
 		return err
 	}

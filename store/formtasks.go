@@ -25,6 +25,8 @@ type FormTask struct {
 	RequiredSecurityLevel int
 	// Revision is the revision last promoted into the message (LastPromotedRevision), 0 for none.
 	Revision int64
+	// InTrashbin says the message is in the reportee's trashbin.
+	InTrashbin bool
 }
 
 // GetFormTask returns a form-task message, or ErrNotFound (also for correspondence).
@@ -34,10 +36,10 @@ func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, 
 			COALESCE(m.archive_reference, ''),
 			COALESCE((SELECT max(p.security_level) FROM process_steps p
 				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0),
-			`+lastPromotedRevision+`
+			`+lastPromotedRevision+`, m.deleted_at IS NOT NULL
 		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
 		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
-			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision)
+			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision, &t.InTrashbin)
 	return t, notFound(err)
 }
 

@@ -35,6 +35,7 @@ type MessageState struct {
 	IsConfirmationNeeded bool
 	Confirmed            bool
 	InTrashbin           bool
+	DeletedAt            time.Time // when it went to the trashbin; zero in the mailbox
 }
 
 // Archived reports whether the message is in an archived state (its rights are the archive rights).
@@ -43,11 +44,17 @@ func (m MessageState) Archived() bool { return ArchivedStatus(m.Status) }
 // LockMessage reads a message of the reportee, in its mailbox or its trashbin, and locks it until the
 // transaction ends; ErrNotFound when the reportee has no such message. Call it in a transaction.
 func (q *Queries) LockMessage(ctx context.Context, reporteeID int64, messageID string) (MessageState, error) {
-	var m MessageState
+	var (
+		m         MessageState
+		deletedAt *time.Time
+	)
 	err := q.db.QueryRow(ctx, `SELECT id, type, status, service_code, service_edition, is_confirmation_needed,
-			confirmed_at IS NOT NULL, deleted_at IS NOT NULL
+			confirmed_at IS NOT NULL, deleted_at
 		FROM messages WHERE id = $1 AND reportee_id = $2 FOR UPDATE`, messageID, reporteeID).
-		Scan(&m.ID, &m.Type, &m.Status, &m.Service.Code, &m.Service.Edition, &m.IsConfirmationNeeded, &m.Confirmed, &m.InTrashbin)
+		Scan(&m.ID, &m.Type, &m.Status, &m.Service.Code, &m.Service.Edition, &m.IsConfirmationNeeded, &m.Confirmed, &deletedAt)
+	if deletedAt != nil {
+		m.InTrashbin, m.DeletedAt = true, *deletedAt
+	}
 	return m, notFound(err)
 }
 
@@ -172,14 +179,23 @@ func (d ServiceDetail) SigningText(language int) string {
 	return DefaultSigningTexts[language]
 }
 
+// PurgeSummary is the audit summary of a message the scheduled purge deleted for good.
+func PurgeSummary(messageID, status string, deletedAt time.Time) string {
+	return fmt.Sprintf("purged %s (%s) from the trashbin, where it was since %s", messageID, status, deletedAt.Format(LocalTimeLayout))
+}
+
+// taskInProgress is true of a message row that is a form task in progress: its workflow owns its place.
+const taskInProgress = `(type = '` + TypeFormTask + `' AND status <> '` + StatusArchived + `')`
+
 // PurgeTrashbin deletes for good, in one transaction, up to limit messages that were moved to the trashbin
 // before before (oldest first), each with its audit entry: actor with its Action and Summary filled in per
-// message. Messages another transaction holds are left for the next round. It returns how many it purged.
+// message. Messages another transaction holds are left for the next round, and form tasks in progress to
+// their workflows (DueTasksInTrashbin). It returns how many it purged.
 func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor AuditEntry) (int, error) {
 	n := 0
 	err := q.inTx(ctx, func(q *Queries) error {
 		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, status, deleted_at FROM messages
-			WHERE deleted_at < $1 ORDER BY deleted_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, before, limit)
+			WHERE deleted_at < $1 AND NOT `+taskInProgress+` ORDER BY deleted_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, before, limit)
 		if err != nil {
 			return err
 		}
@@ -199,7 +215,7 @@ func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int
 			}
 			e := MessageAuditEntry{AuditEntry: actor, MessageID: m.ID}
 			e.ReporteeID, e.Action = m.ReporteeID, AuditPurge
-			e.Summary = fmt.Sprintf("purged %s (%s) from the trashbin, where it was since %s", m.ID, m.Status, m.DeletedAt.Format(LocalTimeLayout))
+			e.Summary = PurgeSummary(m.ID, m.Status, m.DeletedAt)
 			if err := q.AppendMessageAudit(ctx, e); err != nil {
 				return err
 			}
@@ -208,4 +224,23 @@ func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int
 		return nil
 	})
 	return n, err
+}
+
+// TrashedTask is a form task in progress in a trashbin, as the scheduled purge finds it.
+type TrashedTask struct {
+	ID         string
+	ReporteeID int64
+	Status     string
+	DeletedAt  time.Time
+}
+
+// DueTasksInTrashbin lists the form tasks in progress moved to a trashbin before before, at most limit of
+// them after the id after (for paging), by id: the scheduled purge deletes them through their workflows.
+func (q *Queries) DueTasksInTrashbin(ctx context.Context, before time.Time, after string, limit int) ([]TrashedTask, error) {
+	rows, err := q.db.Query(ctx, `SELECT id, reportee_id, status, deleted_at FROM messages
+		WHERE deleted_at < $1 AND `+taskInProgress+` AND id > $2 ORDER BY id LIMIT $3`, before, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[TrashedTask])
 }

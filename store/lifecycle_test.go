@@ -50,3 +50,33 @@ func TestPurgeTrashbin(t *testing.T) {
 	assert.Equal(t, 4, audited)
 	assert.Equal(t, 1, archives, "the archive of a form task outlives its message")
 }
+
+// A form task in progress in the trashbin is its workflow's to purge: the batch purge leaves it, and lists
+// it as due.
+func TestPurgeTrashbinLeavesTasksInProgressToTheirWorkflows(t *testing.T) {
+	pool := storetest.New(t)
+	ctx := context.Background()
+	now := store.Local(time.Now())
+	for id, days := range map[string]int{"a3101179": 40, "a3101109": 40, "a3100115": 40, "a3101151": 1} {
+		_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, now.Add(-time.Duration(days)*24*time.Hour))
+		require.NoError(t, err)
+	}
+	q := store.New(pool)
+	before := now.Add(-30 * 24 * time.Hour)
+	n, err := q.PurgeTrashbin(ctx, before, 10, store.AuditEntry{At: now, ActorName: "Postbox"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "only the correspondence")
+	ids := func(after string) []string {
+		due, err := q.DueTasksInTrashbin(ctx, before, after, 10)
+		require.NoError(t, err)
+		var out []string
+		for _, d := range due {
+			assert.Equal(t, "Utfylling", d.Status)
+			assert.True(t, d.DeletedAt.Before(before))
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"a3101109", "a3101179"}, ids(""))
+	assert.Equal(t, []string{"a3101179"}, ids("a3101109"), "the page after a3101109")
+}

@@ -84,6 +84,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer acts.Schemas.Close()
+	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
 	w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 16, MaxConcurrentWorkflowTasks: 8})
 	shared.log = &recorder{}
 	shared.log.wrap(w, acts)

@@ -34,11 +34,11 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 // formtask workers register everything, for runs begun before the split.
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
-		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
+		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
 			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityRenderPrint, workflows.ActivityValidateForms,
 			"workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
 		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
-		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
+		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityHandshake, webhook.ActivityNextEvents,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 	"github.com/postbox/postbox/workflows"
@@ -23,6 +24,8 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 	c := devServer.Client()
 	const old, recent = "a3100101", "a3100122" // correspondence
 	now := store.Local(time.Now())
+	// Two form tasks in progress in the trashbin, put there through their workflows.
+	oldTask, recentTask := trashedTask(t, now.Add(-31*24*time.Hour)), trashedTask(t, now.Add(-29*24*time.Hour))
 	for id, at := range map[string]time.Time{old: now.Add(-31 * 24 * time.Hour), recent: now.Add(-29 * 24 * time.Hour)} {
 		_, err := shared.pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, at)
 		require.NoError(t, err)
@@ -50,11 +53,45 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1`, old).Scan(&n))
 		return n == 0
 	}, 30*time.Second, 100*time.Millisecond, "the scheduled run purges the message deleted 31 days ago")
-	var kept int
-	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1 AND deleted_at IS NOT NULL`, recent).Scan(&kept))
-	assert.Equal(t, 1, kept, "a message deleted 29 days ago stays in the trashbin")
-	var action2, actor string
-	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT action, actor_name FROM message_audit WHERE message_id = $1`, old).Scan(&action2, &actor))
-	assert.Equal(t, store.AuditPurge, action2)
-	assert.Equal(t, "Postbox", actor)
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1`, oldTask).Scan(&n))
+		return n == 0
+	}, 30*time.Second, 100*time.Millisecond, "the scheduled run purges the task in progress deleted 31 days ago, through its workflow")
+	for _, id := range []string{recent, recentTask} {
+		var kept int
+		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1 AND deleted_at IS NOT NULL`, id).Scan(&kept))
+		assert.Equal(t, 1, kept, "a message deleted 29 days ago stays in the trashbin")
+	}
+	for _, id := range []string{old, oldTask} {
+		var action2, actor string
+		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT action, actor_name FROM message_audit WHERE message_id = $1 AND action <> 'Delete'`, id).Scan(&action2, &actor))
+		assert.Equal(t, store.AuditPurge, action2)
+		assert.Equal(t, "Postbox", actor)
+	}
+	_, running := searchStatus(t, c, oldTask)
+	assert.False(t, running, "the purged task's workflow ends")
+	_, running = searchStatus(t, c, recentTask)
+	assert.True(t, running, "the task kept in the trashbin keeps its workflow")
+}
+
+// trashedTask creates a form task of O1 and moves it to the trashbin through its workflow, as deleted at at.
+func trashedTask(t *testing.T, at time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	q := store.New(shared.pool)
+	svc, err := q.GetService(ctx, "4711", 2)
+	require.NoError(t, err)
+	var o1 int64
+	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&o1))
+	id, _, err := shared.tasks.Create(ctx, o1, svc, signer, formtask.Submission{Forms: formsOf(t, shared.pool, "a3101102")})
+	require.NoError(t, err)
+	task := load(t, shared.tasks, id)
+	deleter := signer
+	deleter.Delete = true
+	res, err := shared.tasks.ChangePlace(ctx, task, workflows.UpdateTrash, workflows.PlaceInput{Caller: deleter,
+		Audit: store.AuditEntry{At: at, ReporteeID: o1, ActorName: deleter.Name, Action: store.AuditDelete}})
+	require.NoError(t, err)
+	require.Equal(t, workflows.OutcomeTrashed, res.Outcome)
+	return id
 }

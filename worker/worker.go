@@ -36,6 +36,7 @@ import (
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -140,6 +141,7 @@ func register(r worker.Registry, group string, acts *activities.Activities, deli
 		workflows.ActivityProjectState:     acts.ProjectState,
 		workflows.ActivityDiscardRevision:  acts.DiscardRevision,
 		workflows.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
+		workflows.ActivityChangePlace:      acts.ChangePlace,
 	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
@@ -278,6 +280,7 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
 	}
+	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 

@@ -106,6 +106,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityProjectState:     TaskQueueArchive,
 	ActivityDiscardRevision:  TaskQueue,
 	ActivityPurgeTrashbin:    TaskQueueArchive,
+	ActivityChangePlace:      TaskQueueArchive,
 }
 
 // Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no
@@ -141,6 +142,8 @@ type TaskState struct {
 	// Revision is the revision last promoted into the message, 0 for none. Runs started before it was
 	// kept have 0 until their next promotion.
 	Revision int64
+	// InTrashbin says the task is in the reportee's trashbin (formtask_lifecycle.go).
+	InTrashbin bool `json:",omitempty"`
 }
 
 // Expectation is what a change made under If-Match expects of the task: the revision last promoted and
@@ -152,18 +155,27 @@ type Expectation struct {
 }
 
 // ChangeRefusal says why the caller may not change the task in this state, or nil when it may: the caller's
-// WriteRefusal, or ErrTaskArchived once the task is archived (with its ArchiveReference as the error's
-// details too, so the caller learns the outcome without parsing the message). The workflow's validators
-// apply it to every change, and formtask to a task the store says is archived, so both refuse alike.
+// WriteRefusal, ErrTaskArchived once the task is archived (with its ArchiveReference as the error's
+// details too, so the caller learns the outcome without parsing the message), or ErrInTrashbin while it is
+// in the trashbin. The workflow's validators apply it to every change of the content, and formtask to a
+// task as the store has it, so both refuse alike.
 func (s TaskState) ChangeRefusal(c Caller) error {
 	if err := c.WriteRefusal(s.ServiceCode, s.ServiceEdition); err != nil {
 		return err
 	}
 	if s.Status == store.StatusArchived {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the form task is sent and archived (%s)", s.ArchiveReference),
-			ErrTaskArchived, nil, s.ArchiveReference)
+		return s.archived()
+	}
+	if s.InTrashbin {
+		return s.inTrashbinRefusal()
 	}
 	return nil
+}
+
+// archived is the refusal of a change of an archived task.
+func (s TaskState) archived() error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the form task is sent and archived (%s)", s.ArchiveReference),
+		ErrTaskArchived, nil, s.ArchiveReference)
 }
 
 // Caller is what the API knows about who sends an update: the workflow enforces the rights, it does not
@@ -173,6 +185,7 @@ type Caller struct {
 	ID            string // login or party id, for the log; never an identity number
 	Write         bool   // holds Write on the service for the reportee
 	Sign          bool   // holds Sign on the service for the reportee
+	Delete        bool   // holds Delete on the service for the reportee: moves the task to and from the trashbin
 	SecurityLevel int    // of the caller's authentication
 	RequiredLevel int    // the highest SecurityLevel of the service's ProcessSteps
 }

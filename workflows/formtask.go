@@ -117,7 +117,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 		return err
 	}
 	if err := workflow.Await(ctx, func() bool {
-		return t.state.Status == store.StatusArchived || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		return t.state.Status == store.StatusArchived || t.purged || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	}); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
-	if t.state.Status == store.StatusArchived {
+	if t.state.Status == store.StatusArchived || t.purged {
 		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, FormTask, t.state)
@@ -136,6 +136,7 @@ type task struct {
 	mu      workflow.Mutex // one update at a time past its validator: they read and write the same message
 	handled int            // updates of this run
 	queues  queues         // where this run's activities go
+	purged  bool           // the task was deleted for good: the run ends
 }
 
 func (t *task) register(ctx workflow.Context) error {
@@ -156,7 +157,7 @@ func (t *task) register(ctx workflow.Context) error {
 			return fmt.Errorf("register update %s: %w", h.name, err)
 		}
 	}
-	return nil
+	return t.registerPlaceChanges(ctx)
 }
 
 // publish makes the task findable: search attributes and the subject as memo.
@@ -218,6 +219,15 @@ func checkAttachment(a AttachmentRef) error {
 	return nil
 }
 
+// changeRefusal is the state's ChangeRefusal, and the refusal of every change once the task is deleted
+// for good.
+func (t *task) changeRefusal(c Caller) error {
+	if err := t.gone(); err != nil {
+		return err
+	}
+	return t.state.ChangeRefusal(c)
+}
+
 // checkExpected refuses a change whose expectation (If-Match) the task does not meet.
 func (t *task) checkExpected(e *Expectation) error {
 	if e != nil && (e.Revision != t.state.Revision || e.Status != t.state.Status) {
@@ -227,7 +237,7 @@ func (t *task) checkExpected(e *Expectation) error {
 }
 
 func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
-	if err := t.state.ChangeRefusal(in.Caller); err != nil {
+	if err := t.changeRefusal(in.Caller); err != nil {
 		return err
 	}
 	if err := t.checkExpected(in.Expect); err != nil {
@@ -259,7 +269,7 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 }
 
 func (t *task) validateFilling(c Caller, what string) error {
-	if err := t.state.ChangeRefusal(c); err != nil {
+	if err := t.changeRefusal(c); err != nil {
 		return err
 	}
 	if t.state.Status != store.StatusFilling {
@@ -292,6 +302,12 @@ func (t *task) validateAttachment(_ workflow.Context, in AttachmentInput) error 
 }
 
 func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
+	if err := t.gone(); err != nil {
+		return err
+	}
+	if t.state.InTrashbin {
+		return t.state.inTrashbinRefusal()
+	}
 	if t.state.Status != store.StatusFilling {
 		return t.wrongState("validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
 	}

@@ -183,6 +183,8 @@ var formTaskKinds = map[formtask.Kind]struct {
 	formtask.BadFileName:         {http.StatusBadRequest, "file-name-not-allowed"},
 	formtask.BadFileContent:      {http.StatusBadRequest, "file-content-not-allowed"},
 	formtask.PreconditionFailed:  {http.StatusPreconditionFailed, "precondition-failed"},
+	formtask.InTrashbin:          {http.StatusConflict, "in-trashbin"},
+	formtask.NotInTrashbin:       {http.StatusConflict, "not-in-trashbin"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/workflows"
+)
+
+// A form task in progress (Utfylling, Signering) belongs to its workflow: moving it to the trashbin,
+// restoring it and deleting it for good are updates of the workflow (workflows/formtask_lifecycle.go),
+// which makes the change and its audit entry in one transaction of its activity. The answers are those of
+// the plain changes of changeMessage, so a client cannot tell the two ways apart.
+
+// Audit summaries of the place changes, the same whichever way a message takes.
+func trashedSummary(id, status string) string {
+	return fmt.Sprintf("moved %s (%s) to the trashbin", id, status)
+}
+func restoredSummary(id, status string) string {
+	return fmt.Sprintf("restored %s (%s) from the trashbin", id, status)
+}
+func purgedSummary(id, status string) string {
+	return fmt.Sprintf("deleted %s (%s) for good", id, status)
+}
+
+// placeChanges are, per workflow update, the audit action, the summary, and the refusal of a task that is
+// not where the change takes it from (as changeMessage refuses it).
+var placeChanges = map[string]struct {
+	action   string
+	summary  func(id, status string) string
+	misplace func(id string) error
+}{
+	workflows.UpdateTrash: {store.AuditDelete, trashedSummary, func(id string) error {
+		return problem.NotFound("there is no message %s in this mailbox; it is in the trashbin", id)
+	}},
+	workflows.UpdateRestore: {store.AuditRestore, restoredSummary, func(id string) error {
+		return problem.New(http.StatusConflict, "not-in-trashbin", "message %s is in the mailbox, not in the trashbin", id)
+	}},
+	workflows.UpdatePurge: {store.AuditDeleteForGood, purgedSummary, func(id string) error {
+		return problem.NotFound("there is no message %s in the trashbin", id)
+	}},
+}
+
+// changeTaskPlace makes change (a workflows.Update* of placeChanges) of the path's message through its
+// workflow when it is a form task in progress the caller can see, and answers the request: 204, or 200
+// with the message for a restore. It returns false, having answered nothing, for any other message — and
+// for a task archived meanwhile, whose workflow has ended: changeMessage's transaction then makes the change.
+func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool {
+	ctx := c.Request.Context()
+	party, rights := reporteeOf(c)
+	id := c.Param("messageId")
+	task, err := h.mailbox.q.GetFormTask(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false
+	case err != nil:
+		abort(c, err)
+		return true
+	}
+	svc := store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition}
+	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == store.StatusArchived || !visibility(rights).Allows(svc, task.Status) {
+		return false
+	}
+	tasks, ok := h.tasks.formTasksOrUnavailable(c)
+	if !ok {
+		return true
+	}
+	p := placeChanges[change]
+	state := store.MessageState{ID: id, Type: store.TypeFormTask, Status: task.Status, Service: svc, InTrashbin: task.InTrashbin}
+	if err := h.placeRefusal(c, change, state); err != nil {
+		abort(c, err)
+		return true
+	}
+	var expect *workflows.Expectation
+	if _, ok := c.Request.Header["If-Match"]; ok {
+		// task.Revision was read with the status before the ETag is checked: a change in between makes the
+		// workflow's check fail, never pass.
+		if err := h.checkUnchanged(c, h.mailbox.q, party.ID, id); err != nil {
+			abort(c, err)
+			return true
+		}
+		expect = &workflows.Expectation{Revision: task.Revision, Status: task.Status}
+	}
+	audit := auditEntry(c, party.ID, p.action, store.Local(time.Now()))
+	audit.Summary = p.summary(id, task.Status)
+	_, err = tasks.ChangePlace(ctx, task, change, workflows.PlaceInput{
+		Caller: caller(principalOf(c), rights, svc), Audit: audit, Expect: expect})
+	var refused *formtask.Error
+	if errors.As(err, &refused) {
+		switch refused.Kind {
+		case formtask.Conflict:
+			if refused.Status == store.StatusArchived {
+				return false
+			}
+		case formtask.InTrashbin, formtask.NotInTrashbin:
+			err = p.misplace(id)
+		case formtask.PreconditionFailed:
+			h.tasks.tagCurrent(c)
+		}
+	}
+	if err != nil {
+		abort(c, err)
+		return true
+	}
+	if change != workflows.UpdateRestore {
+		c.Status(http.StatusNoContent)
+		return true
+	}
+	m, ok := h.mailbox.loadMessage(c)
+	if ok {
+		respond(c, http.StatusOK, h.mailbox.singleMessage(c, m))
+	}
+	return true
+}
+
+// placeRefusal refuses, as changeMessage would, a place change of a task in progress that the caller may
+// not make (Delete on the service) or that the task's place does not allow; the workflow checks both again
+// in the step that makes the change.
+func (h *lifecycleHandlers) placeRefusal(c *gin.Context, change string, m store.MessageState) error {
+	misplaced := m.InTrashbin
+	if change != workflows.UpdateTrash {
+		misplaced = !m.InTrashbin
+	}
+	if change == workflows.UpdateRestore { // restore names the right first, as changeMessage does
+		if err := requireRight(c, m, identity.Delete); err != nil {
+			return err
+		}
+	}
+	if misplaced {
+		return placeChanges[change].misplace(m.ID)
+	}
+	return requireRight(c, m, identity.Delete)
+}
+
+// refuseTrashedTask answers a change of a form task that is in the trashbin, which the mailbox no longer
+// shows: 409 in-trashbin, with the status it keeps, rather than the 404 of a message that does not exist.
+// It returns store.ErrNotFound for any other message.
+func (h *formTaskHandlers) refuseTrashedTask(c *gin.Context, partyID int64, rights identity.RightSet, id string) error {
+	m, err := h.q.GetTrashedMessage(c.Request.Context(), partyID, id)
+	if err != nil {
+		return err
+	}
+	if m.Type != store.TypeFormTask || !visibility(rights).Allows(m.Service(), m.Status) {
+		return store.ErrNotFound
+	}
+	p := problem.New(http.StatusConflict, "in-trashbin", "form task %s is in the trashbin; restore it (PUT …/messages/%s/restore) before changing it", id, id)
+	p.TaskStatus = m.Status
+	return p
+}
