@@ -31,10 +31,13 @@ import (
 // to signing, signed and archived; formtask-v1 after the split, before heartbeats (VersionHeartbeats) —
 // submit, validate, attachment, print, an invalid submission, to signing, signed and archived; formtask-v2
 // with heartbeats, before the local checks and projection (VersionLocalWork) — validate, save, attachment,
-// print, an invalid submission, to signing, signed and archived. The current code must replay them, so
+// print, an invalid submission, to signing, signed and archived; formtask-v2-lifecycle of the same code
+// with the place updates (VersionLifecycle) — a draft, to the trashbin, restored, to signing, to the
+// trashbin, restored, to the trashbin and deleted for good. The current code must replay them, so
 // workflows running during an upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
-	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json"} {
+	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json",
+		"testdata/formtask-v2-lifecycle.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
