@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,6 +40,7 @@ func place(t *testing.T, pool *pgxpool.Pool, id string) string {
 	return "mailbox"
 }
 
+// auditOf returns the actions the message audit log holds for a message, oldest first.
 func auditOf(t *testing.T, pool *pgxpool.Pool, id string) []string {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `SELECT action FROM message_audit WHERE message_id = $1 ORDER BY id`, id)
@@ -52,6 +52,7 @@ func auditOf(t *testing.T, pool *pgxpool.Pool, id string) []string {
 		require.NoError(t, rows.Scan(&a))
 		out = append(out, a)
 	}
+	require.NoError(t, rows.Err())
 	return out
 }
 
@@ -182,58 +183,17 @@ func TestFormTaskTrashbinMediaTypesAndIfMatch(t *testing.T) {
 func TestFormTaskConcurrentPlaceChanges(t *testing.T) {
 	srv, pool := formTaskServer(t)
 	path, id := newTask(t, srv, "?complete=false")
-	type call struct{ method, path string }
-	calls := []call{{http.MethodDelete, path}, {http.MethodPut, path + "/restore"}, {http.MethodPut, path + "/archive"}}
-	token := personToken(t, ssnP1, "platform:enduser")
-	var (
-		mu    sync.Mutex
-		codes = map[call][]int{}
-		wg    sync.WaitGroup
-	)
-	for range 6 {
-		for _, cl := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := do(t, srv, request{method: cl.method, path: cl.path, header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + token}})
-				mu.Lock()
-				codes[cl] = append(codes[cl], r.Code)
-				mu.Unlock()
-			}()
-		}
-	}
-	wg.Wait()
-	succeeded := func(cl call) int {
-		n := 0
-		for _, code := range codes[cl] {
-			switch code {
-			case http.StatusOK, http.StatusNoContent:
-				n++
-			case http.StatusNotFound, http.StatusConflict:
-			default:
-				t.Errorf("%s %s answered %d", cl.method, cl.path, code)
-			}
-		}
-		return n
-	}
-	deletes, restores := succeeded(calls[0]), succeeded(calls[1])
-	assert.Zero(t, succeeded(calls[2]), "a task in progress is never archived by the archive route")
+	succeeded := race(t, srv, map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser")}, 6,
+		[]lifecycleCall{{http.MethodDelete, path}, {http.MethodPut, path + "/restore"}, {http.MethodPut, path + "/archive"}})
+	deletes, restores := succeeded[0], succeeded[1]
+	assert.Zero(t, succeeded[2], "a task in progress is never archived by the archive route")
 	require.GreaterOrEqual(t, deletes, 1)
 	actions := auditOf(t, pool, id)
-	count := func(a string) int {
-		n := 0
-		for _, x := range actions {
-			if x == a {
-				n++
-			}
-		}
-		return n
-	}
-	assert.Equal(t, deletes, count("Delete"))
-	assert.Equal(t, restores, count("Restore"))
-	assert.Contains(t, []int{restores, restores + 1}, deletes, "deletes and restores alternate")
+	assert.Equal(t, deletes, countOf(actions, "Delete"))
+	assert.Equal(t, restores, countOf(actions, "Restore"))
 
-	// The workflow agrees with the read model: it takes the change that leaves the place it is in.
+	// Deletes and restores alternate, and the workflow agrees with the read model: it takes the change
+	// that leaves the place the message is in.
 	if place(t, pool, id) == "trashbin" {
 		assert.Equal(t, restores+1, deletes)
 		require.Equal(t, http.StatusOK, sendAs(t, srv, ssnP1, http.MethodPut, path+"/restore", "").Code)

@@ -120,16 +120,7 @@ func lifePath(id string, rest ...string) string {
 // audit returns the actions the message audit log holds for a message, oldest first.
 func (f lifecycleFixture) audit(t *testing.T, id string) []string {
 	t.Helper()
-	rows, err := f.pool.Query(context.Background(), `SELECT action FROM message_audit WHERE message_id = $1 ORDER BY id`, id)
-	require.NoError(t, err)
-	var out []string
-	for rows.Next() {
-		var a string
-		require.NoError(t, rows.Scan(&a))
-		out = append(out, a)
-	}
-	require.NoError(t, rows.Err())
-	return out
+	return auditOf(t, f.pool, id)
 }
 
 // mailboxIDs lists the ids the caller sees in the mailbox (in) or the trashbin (trashbin).
@@ -357,66 +348,70 @@ func TestLifecycleMediaTypes(t *testing.T) {
 // success.
 func TestLifecycleConcurrentChanges(t *testing.T) {
 	f := newLifecycleFixture(t)
-	const rounds = 8
-	type call struct{ method, path string }
-	calls := []call{
+	hdr := bearer(t, lifeManager)
+	succeeded := race(t, f.h, map[string]string{hdr[0]: hdr[1], hdr[2]: hdr[3]}, 8, []lifecycleCall{
 		{http.MethodDelete, lifePath(lifeContended)},
 		{http.MethodPut, lifePath(lifeContended, "/restore")},
 		{http.MethodPut, lifePath(lifeContended, "/archive")},
-	}
-	hdr := bearer(t, lifeManager)
-	var (
-		mu    sync.Mutex
-		codes = map[call][]int{}
-		wg    sync.WaitGroup
-	)
-	for range rounds {
-		for _, cl := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := do(t, f.h, request{method: cl.method, path: cl.path, header: map[string]string{hdr[0]: hdr[1], hdr[2]: hdr[3]}})
-				mu.Lock()
-				codes[cl] = append(codes[cl], r.Code)
-				mu.Unlock()
-			}()
-		}
-	}
-	wg.Wait()
-	succeeded := func(cl call) int {
-		n := 0
-		for _, code := range codes[cl] {
-			switch code {
-			case http.StatusOK, http.StatusNoContent:
-				n++
-			case http.StatusNotFound, http.StatusConflict: // it was somewhere else at that moment
-			default:
-				t.Errorf("%s %s answered %d", cl.method, cl.path, code)
-			}
-		}
-		return n
-	}
-	deletes, restores := succeeded(calls[0]), succeeded(calls[1])
+	})
+	deletes, restores := succeeded[0], succeeded[1]
 	require.GreaterOrEqual(t, deletes, 1)
 	actions := f.audit(t, lifeContended)
-	count := func(a string) int {
-		n := 0
-		for _, x := range actions {
-			if x == a {
-				n++
-			}
-		}
-		return n
-	}
-	assert.Equal(t, deletes, count("Delete"))
-	assert.Equal(t, restores, count("Restore"))
-	assert.LessOrEqual(t, count("Archive"), 1, "archived once at most")
+	assert.Equal(t, deletes, countOf(actions, "Delete"))
+	assert.Equal(t, restores, countOf(actions, "Restore"))
+	assert.LessOrEqual(t, countOf(actions, "Archive"), 1, "archived once at most")
 	// Deletes and restores alternate: the message ends in the trashbin exactly when one more delete succeeded.
 	inTrash := deletes == restores+1
 	require.True(t, inTrash || deletes == restores, "deletes %d, restores %d: %v", deletes, restores, actions)
 	mailbox, trash := f.mailboxIDs(t, lifeManager, false), f.mailboxIDs(t, lifeManager, true)
 	assert.Equal(t, inTrash, contains(trash, lifeContended), fmt.Sprint(trash))
 	assert.Equal(t, !inTrash, contains(mailbox, lifeContended), fmt.Sprint(mailbox))
+}
+
+// lifecycleCall is a change a concurrency test sends.
+type lifecycleCall struct{ method, path string }
+
+// race sends every call rounds times, all at once, with header, and returns how many of each succeeded
+// (200, 204); 404 and 409 are the answers of a message that was somewhere else at that moment, any other
+// fails the test.
+func race(t *testing.T, h http.Handler, header map[string]string, rounds int, calls []lifecycleCall) []int {
+	t.Helper()
+	var (
+		mu        sync.Mutex
+		succeeded = make([]int, len(calls))
+		wg        sync.WaitGroup
+	)
+	for range rounds {
+		for i, cl := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := do(t, h, request{method: cl.method, path: cl.path, header: header})
+				mu.Lock()
+				defer mu.Unlock()
+				switch r.Code {
+				case http.StatusOK, http.StatusNoContent:
+					succeeded[i]++
+				case http.StatusNotFound, http.StatusConflict:
+				default:
+					t.Errorf("%s %s answered %d: %s", cl.method, cl.path, r.Code, r.Body.String())
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return succeeded
+}
+
+// countOf counts the audit actions a.
+func countOf(actions []string, a string) int {
+	n := 0
+	for _, x := range actions {
+		if x == a {
+			n++
+		}
+	}
+	return n
 }
 
 func contains(ids []string, id string) bool {
