@@ -133,7 +133,7 @@ func (t *task) changePlace(ctx workflow.Context, change string, validate func() 
 	}
 	workflow.GetVersion(ctx, VersionLifecycle, workflow.DefaultVersion, 1)
 	var r ChangePlaceResult
-	err := workflow.ExecuteActivity(t.queues.on(ctx, shortActivity, ActivityChangePlace), ActivityChangePlace, ChangePlaceInput{
+	err := t.queues.changePlace(ctx, ChangePlaceInput{
 		MessageID: t.state.MessageID, Change: change, Audit: in.Audit, DeletedBefore: in.DeletedBefore,
 	}).Get(ctx, &r)
 	if err != nil {
@@ -157,6 +157,15 @@ func (t *task) changePlace(ctx workflow.Context, change string, validate func() 
 	}
 	workflow.GetLogger(ctx).Info("form task "+string(res.Outcome), "caller", in.Caller.ID)
 	return res, nil
+}
+
+// changePlace runs ChangePlace, a short write like the projection: a local activity in runs from
+// VersionLocalWork on, else on the archive queue.
+func (q queues) changePlace(ctx workflow.Context, in ChangePlaceInput) workflow.Future {
+	if q.local {
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityChangePlace, in)
+	}
+	return workflow.ExecuteActivity(q.on(ctx, shortActivity, ActivityChangePlace), ActivityChangePlace, in)
 }
 
 // gone refuses every update of a task deleted for good.

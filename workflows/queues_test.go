@@ -32,12 +32,13 @@ import (
 // submit, validate, attachment, print, an invalid submission, to signing, signed and archived; formtask-v2
 // with heartbeats, before the local checks and projection (VersionLocalWork) — validate, save, attachment,
 // print, an invalid submission, to signing, signed and archived; formtask-v2-lifecycle of the same code
-// with the place updates (VersionLifecycle) — a draft, to the trashbin, restored, to signing, to the
-// trashbin, restored, to the trashbin and deleted for good. The current code must replay them, so
+// with the place updates (VersionLifecycle, ChangePlace on postbox-archive) — a draft, to the trashbin,
+// restored, to signing, to the trashbin, restored, to the trashbin and deleted for good; formtask-v3-lifecycle
+// the same with the local work (ChangePlace a local activity). The current code must replay them, so
 // workflows running during an upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
 	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json",
-		"testdata/formtask-v2-lifecycle.json"} {
+		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
