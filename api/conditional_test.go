@@ -12,29 +12,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Single messages, forms, form data, attachments and role definitions carry a strong ETag of what is
-// returned; If-None-Match naming it answers 304 without a body.
+// Single messages, forms, form data, attachments and role definitions (the user-facing and the
+// service-owner view) carry a strong ETag of what is returned; If-None-Match naming it answers 304
+// without a body.
 func TestETagAndIfNoneMatch(t *testing.T) {
 	msg := "/api/" + orgO1 + "/messages/a3100129"
 	m := getAs(t, shared, ssnP1, msg)
 	require.Equal(t, http.StatusOK, m.Code, m.Body.String())
 	form := pathOf(t, m.json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string))
 	attachment := pathOf(t, m.json(t)["_links"].(map[string]any)["attachment"].([]any)[0].(map[string]any)["href"].(string))
-	for _, path := range []string{msg, form, form + "/formdata", attachment,
-		fmt.Sprintf("/api/%s/authorization/roledefinitions/%d", orgO1, roleREGNA)} {
-		r := getAs(t, shared, ssnP1, path)
+	person := func(path string, header ...string) response { return getAs(t, shared, ssnP1, path, header...) }
+	owner := func(path string, header ...string) response { return fjeToken(t).get(t, shared, path, header...) }
+	resources := []struct {
+		path string
+		get  func(path string, header ...string) response
+	}{
+		{msg, person}, {form, person}, {form + "/formdata", person}, {attachment, person},
+		{fmt.Sprintf("/api/%s/authorization/roledefinitions/%d", orgO1, roleREGNA), person},
+		{fmt.Sprintf("/api/serviceowner/roledefinitions/%d", roleREGNA), owner},
+	}
+	for _, res := range resources {
+		path, get := res.path, res.get
+		r := get(path)
 		require.Equal(t, http.StatusOK, r.Code, "%s: %s", path, r.Body.String())
 		tag := r.Header().Get("ETag")
 		require.Regexp(t, `^"[^"]+"$`, tag, "a strong ETag on %s", path)
-		assert.Equal(t, tag, getAs(t, shared, ssnP1, path).Header().Get("ETag"), "stable on %s", path)
+		assert.Equal(t, tag, get(path).Header().Get("ETag"), "stable on %s", path)
 
 		for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
-			nm := getAs(t, shared, ssnP1, path, "If-None-Match", inm)
+			nm := get(path, "If-None-Match", inm)
 			assert.Equal(t, http.StatusNotModified, nm.Code, "%s with If-None-Match %s", path, inm)
 			assert.Empty(t, nm.Body.String())
 			assert.Equal(t, tag, nm.Header().Get("ETag"))
 		}
-		assert.Equal(t, http.StatusOK, getAs(t, shared, ssnP1, path, "If-None-Match", `"other"`).Code, path)
+		assert.Equal(t, http.StatusOK, get(path, "If-None-Match", `"other"`).Code, path)
 	}
 	// Another representation is another ETag.
 	xml := getAs(t, shared, ssnP1, msg, "Accept", "application/hal+xml")

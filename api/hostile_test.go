@@ -145,7 +145,7 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 	w := &hostileWalk{
 		srv: srv,
 		params: map[string]string{
-			"who": orgO1, "reporteeId": orgO1, "person": ssnP1,
+			"who": orgO1, "reporteeId": orgO1, "person": ssnP1, "organizationNumber": orgO1,
 			"messageId": hostileMessage, "formId": fmt.Sprint(formID), "attachmentId": fmt.Sprint(attachmentID),
 			"serviceCode": "4711", "serviceEdition": "2", "dataFormatId": "3106", "dataFormatVersion": "21845",
 			"name": "Landkoder", "version": "1", "roleDefinitionId": fmt.Sprint(roleHADM),
@@ -278,7 +278,7 @@ var hostilePathValues = []struct{ name, raw string }{
 }
 
 // hostileQueryNames are the query parameters some handler reads; each gets the hostile values alone.
-var hostileQueryNames = []string{"search", "serviceCode", "serviceEdition", "complete", "sign", "fileName", "attachmentType",
+var hostileQueryNames = []string{"search", "serviceCode", "serviceEdition", "serviceEditionCode", "complete", "sign", "fileName", "attachmentType",
 	"continuation", "subject", "reportee", "email", "phoneNumber", "roleDefinitionCode", "roleDefinitionId",
 	"showConsentReportees", "language", "receiverId", "ForceEIAuthentication"}
 

@@ -59,6 +59,7 @@ func (s *Server) routes() http.Handler {
 	hal.get("/metadata/correspondence/:serviceCode/:serviceEdition", nil, md.getCorrespondenceService)
 	hal.get("/metadata/codelists", nil, md.listCodeLists)
 	hal.get("/metadata/codelists/:name/:version", nil, md.getCodeList)
+	hal.get("/metadata/rolerequirements", nil, md.listRoleRequirements)
 	open.get("/metadata/formtask/:serviceCode/:serviceEdition/forms/:dataFormatId/:dataFormatVersion/xsd", nil, md.getFormSchema)
 	open.get("/metadata/formtask/:serviceCode/:serviceEdition/attachmentrules/:ruleId/xsd", nil, md.getAttachmentRuleSchema)
 	open.post("/authentication/authenticatewithpassword", nil, id.authenticateWithPassword)
@@ -69,6 +70,10 @@ func (s *Server) routes() http.Handler {
 	reportees.get("", anyOf(scopeReportees), id.listReportees)
 	reportees.get("/:reporteeId", anyOf(scopeReportees), id.getReportee)
 	reportees.post("/reporteeconversion", anyOf(scopeReportees), id.convertReportee)
+	// The organizations the caller may represent, in the reportees area: they are the organizations of its reportees.
+	organizations := t.area(areaReportees, api.Group("/organizations", s.requireKey(areaReportees), s.negotiate, s.authenticate))
+	organizations.get("", anyOf(scopeReportees), id.listOrganizations)
+	organizations.get("/:organizationNumber", anyOf(scopeReportees), id.getOrganization)
 
 	read, meta, write := anyOf(scopeInstancesRead), anyOf(scopeInstancesMeta, scopeInstancesRead), anyOf(scopeInstancesWrite)
 	mailboxGroup := api.Group("", s.requireKey(areaMailbox), s.authenticate)

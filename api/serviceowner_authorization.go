@@ -198,7 +198,8 @@ func (h *serviceOwnerHandlers) soListRoleDefinitions(c *gin.Context) {
 		func(d store.RoleDefinition) int64 { return int64(d.ID) })
 }
 
-// soGetRoleDefinition shows a role definition with the rights it grants on the caller's services.
+// soGetRoleDefinition shows a role definition with the rights it grants on the caller's services, with its
+// ETag (If-None-Match answers 304).
 func (h *serviceOwnerHandlers) soGetRoleDefinition(c *gin.Context) {
 	raw := c.Param("roleDefinitionId")
 	id, err := strconv.Atoi(raw)
@@ -215,7 +216,7 @@ func (h *serviceOwnerHandlers) soGetRoleDefinition(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusOK, soRoleDefinitionDetail{soRoleDefinitionResource: h.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
+	respondTagged(c, soRoleDefinitionDetail{soRoleDefinitionResource: h.soRoleDefinitionResource(c, d), Rights: rightResources(d.Rights)})
 }
 
 // soListReportees lists the parties subject can represent, optionally narrowed to a service of the

@@ -225,3 +225,17 @@ func (q *Queries) HoldsRoleFor(ctx context.Context, s Subject, reporteeID int64)
 		reporteeID, s.PartyID, s.LoginID).Scan(&ok)
 	return ok, err
 }
+
+// ListRepresentedOrganizations lists the organizations a subject may represent, as ListReportees finds
+// them (selfID, when an organization, and every organization it holds a role for), by name.
+func (q *Queries) ListRepresentedOrganizations(ctx context.Context, s Subject, selfID int64, lq ListQuery) ([]Organization, bool, error) {
+	where, tail, more, err := listClauses(lq, OrganizationFields, listOrder{byDefault: "p.name, p.id", tieBreaker: "p.id"}, 4)
+	if err != nil {
+		return nil, false, err
+	}
+	return queryPage(ctx, q, `SELECT `+organizationColumns+` FROM parties p
+		WHERE p.kind = 'Organization' AND (p.id = $3 OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id
+			AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)))
+		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, more...), lq.Limit,
+		func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
+}

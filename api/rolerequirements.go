@@ -1,0 +1,69 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/store"
+)
+
+// roleRequirement is a platform role definition that grants rights on a service, with those rights: what
+// a user must be given to use the service.
+type roleRequirement struct {
+	RoleType           string
+	RoleDefinitionID   int `json:"RoleDefinitionId"`
+	RoleDefinitionCode string
+	RoleName           string
+	RoleDescription    string
+	Rights             []rightResource `xmlitem:"Right"`
+}
+
+// roleRequirementService reads the required serviceCode and serviceEditionCode of the role requirements.
+func roleRequirementService(c *gin.Context) (store.ServiceKey, error) {
+	code, edition := c.Query("serviceCode"), c.Query("serviceEditionCode")
+	switch {
+	case code == "":
+		return store.ServiceKey{}, problem.BadRequest("serviceCode is required")
+	case !serviceCodePattern.MatchString(code):
+		return store.ServiceKey{}, problem.BadRequest("serviceCode %q is not a service code (letters, digits, '-' or '_', at most 64)", code)
+	case edition == "":
+		return store.ServiceKey{}, problem.BadRequest("serviceEditionCode is required")
+	}
+	n, err := strconv.Atoi(edition)
+	if err != nil || n <= 0 || n > math.MaxInt32 {
+		return store.ServiceKey{}, problem.BadRequest("serviceEditionCode must be a positive integer")
+	}
+	return store.ServiceKey{Code: code, Edition: n}, nil
+}
+
+// listRoleRequirements lists the platform role definitions that grant a right on a service edition, each
+// with the rights it grants there; the collection links to the service.
+func (h *metadataHandlers) listRoleRequirements(c *gin.Context) {
+	key, err := roleRequirementService(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	svc, err := h.q.GetService(c.Request.Context(), key.Code, key.Edition)
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("there is no service %s edition %d", key.Code, key.Edition)
+	}) {
+		return
+	}
+	coll, ok := listPage(c, "rolerequirements", func(lq store.ListQuery) ([]store.RoleDefinition, bool, error) {
+		return h.q.RoleRequirements(c.Request.Context(), key, lq)
+	}, func(d store.RoleDefinition) roleRequirement {
+		return roleRequirement{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleDefinitionCode: d.Code, RoleName: d.Name,
+			RoleDescription: d.Description, Rights: rightResources(d.Rights)}
+	})
+	if !ok {
+		return
+	}
+	coll.Links.Add("service", render.Link{Href: h.serviceEntry(c, svc.Service).Links.Self()})
+	respond(c, http.StatusOK, coll)
+}
