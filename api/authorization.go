@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -160,9 +159,8 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
 func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]store.RoleDefinition, error) {
-	party, rights := reporteeOf(c)
+	party, _ := reporteeOf(c)
 	ctx := c.Request.Context()
-	subject := principalOf(c).Subject()
 	defs := make([]store.RoleDefinition, 0, len(ids))
 	for _, id := range ids {
 		d, err := h.q.GetRoleDefinition(ctx, id, "", "")
@@ -176,32 +174,46 @@ func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]s
 		if d.RoleType == "External" {
 			return nil, problem.New(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
 		}
-		if !rights.MainAdministrator() {
-			held, err := h.q.HoldsRoleDefinition(ctx, subject, party.ID, d.ID)
-			if err != nil {
-				return nil, err
-			}
-			if !held {
-				return nil, problem.New(http.StatusForbidden, "role-not-held", "only a main administrator may delegate a role they do not hold: you do not hold role %s", label)
-			}
-			missing, err := h.q.MissingDelegatableRights(ctx, subject, party.ID, d.ID)
-			if err != nil {
-				return nil, err
-			}
-			if len(missing) > 0 {
-				labels := make([]string, len(missing))
-				for i, r := range missing {
-					labels[i] = rightLabel(r)
-				}
-				pr := problem.New(http.StatusForbidden, "rights-not-held", "you may delegate role %s only if you hold all its rights as delegatable rights; you lack %s",
-					label, strings.Join(labels, ", "))
-				pr.Errors = labels
-				return nil, pr
-			}
+		if err := h.mayDelegate(c, d.ID, label); err != nil {
+			return nil, err
 		}
 		defs = append(defs, d)
 	}
 	return defs, nil
+}
+
+// mayDelegate checks that the caller may delegate the role definition id (named label) for the reportee,
+// or take it away from someone: a main administrator may; anyone else must hold the role and all its
+// rights as delegatable rights.
+func (h *authorizationHandlers) mayDelegate(c *gin.Context, id int, label string) error {
+	party, rights := reporteeOf(c)
+	if rights.MainAdministrator() {
+		return nil
+	}
+	ctx := c.Request.Context()
+	subject := principalOf(c).Subject()
+	held, err := h.q.HoldsRoleDefinition(ctx, subject, party.ID, id)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return problem.New(http.StatusForbidden, "role-not-held", "only a main administrator may delegate or take away a role they do not hold: you do not hold role %s", label)
+	}
+	missing, err := h.q.MissingDelegatableRights(ctx, subject, party.ID, id)
+	if err != nil {
+		return err
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	labels := make([]string, len(missing))
+	for i, r := range missing {
+		labels[i] = rightLabel(r)
+	}
+	pr := problem.New(http.StatusForbidden, "rights-not-held", "you may delegate or take away role %s only if you hold all its rights as delegatable rights; you lack %s",
+		label, strings.Join(labels, ", "))
+	pr.Errors = labels
+	return pr
 }
 
 // delegationResource is a role someone holds for the reportee, as the reportee's access managers see it.
@@ -248,9 +260,8 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 	}
 }
 
-// delegationFilter reads the filters of the delegations list. receiverId is a reportee id (r…) or an
-// organization number; a national identity number is refused, since the list shows persons by name and
-// would tell whose number it is. A receiver that does not exist narrows the list to nothing.
+// delegationFilter reads the filters of the delegations list; receiverId as findReceiver reads it. A
+// receiver that does not exist narrows the list to nothing.
 func (h *authorizationHandlers) delegationFilter(c *gin.Context) (store.DelegationFilter, error) {
 	var (
 		f   store.DelegationFilter
@@ -259,25 +270,26 @@ func (h *authorizationHandlers) delegationFilter(c *gin.Context) (store.Delegati
 	if f.Service, err = serviceFilterOf(c); err != nil {
 		return f, err
 	}
-	receiver, ok := c.GetQuery("receiverId")
-	switch {
-	case !ok:
-	case reporteeIDPattern.MatchString(receiver):
-		f.ReceiverPartyID, err = strconv.ParseInt(receiver[1:], 10, 64)
-		if err != nil {
-			return f, problem.BadRequest("receiverId %q is not a reportee id", receiver)
-		}
-	case store.OrganizationNumberPattern.MatchString(receiver):
-		p, err := h.parties.find(c.Request.Context(), receiver)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if raw, ok := c.GetQuery("receiverId"); ok {
+		p, err := h.findReceiver(c.Request.Context(), raw)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			f.ReceiverPartyID = -1 // no such receiver: no delegations
+		case err != nil:
 			return f, err
-		}
-		f.ReceiverPartyID = -1 // no such organization: no delegations
-		if err == nil {
+		default:
 			f.ReceiverPartyID = p.ID
 		}
-	default:
-		return f, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
 	}
 	return f, nil
+}
+
+// findReceiver finds the party a receiverId names: a reportee id (r…) or an organization number. A
+// national identity number is refused, since the answers show persons by name and would tell whose
+// number it is.
+func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (store.Party, error) {
+	if !reporteeIDPattern.MatchString(raw) && !store.OrganizationNumberPattern.MatchString(raw) {
+		return store.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
+	}
+	return h.parties.find(ctx, raw)
 }

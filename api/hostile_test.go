@@ -151,7 +151,10 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			"name": "Landkoder", "version": "1", "roleDefinitionId": fmt.Sprint(roleHADM),
 			// No role or right has these ids: the walk's own DELETE, were it let through, would remove nothing.
 			"roleId": "59999", "rightId": "59999", "subscriptionId": "59999",
+			// An attachment rule of the metadata, and no RightID: a receiver's right delete removes nothing.
 			"ruleId": "901",
+			// P3 holds roles for O1: the receiver routes get past their checks.
+			"receiverId": selfReporteeID(t, ssnP3),
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},
@@ -280,7 +283,7 @@ var hostilePathValues = []struct{ name, raw string }{
 // hostileQueryNames are the query parameters some handler reads; each gets the hostile values alone.
 var hostileQueryNames = []string{"search", "serviceCode", "serviceEdition", "serviceEditionCode", "complete", "sign", "fileName", "attachmentType",
 	"continuation", "subject", "reportee", "email", "phoneNumber", "roleDefinitionCode", "roleDefinitionId",
-	"showConsentReportees", "language", "receiverId", "ForceEIAuthentication"}
+	"showConsentReportees", "language", "receiverId", "roleId", "authzRuleId", "messageId", "attachmentId", "ForceEIAuthentication"}
 
 var hostileQueryValues = []struct{ name, raw string }{
 	{"huge number", "99999999999999999999999"},

@@ -48,7 +48,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	owner := func(t *testing.T, path, accept string) response {
 		return fjeToken(t).get(t, srv, path, "Accept", accept)
 	}
-	p1 := selfReporteeID(t, ssnP1)
+	p1, p5 := selfReporteeID(t, ssnP1), selfReporteeID(t, ssnP5)
 	formTask, correspondence := "/api/"+orgO1+"/messages/a3100129", "/api/"+orgO1+"/messages/a3100150"
 	form := pathOf(t, getAs(t, srv, ssnP1, formTask).json(t)["_links"].(map[string]any)["form"].([]any)[0].(map[string]any)["href"].(string))
 	contacts := owner(t, "/api/serviceowner/organizations/"+orgO1+"/personalcontacts", "").embedded(t, "personalcontacts")
@@ -107,6 +107,11 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/:who/authorization/rights", []string{"/api/" + orgO1 + "/authorization/rights"}, person(srv)},
 		{"/api/:who/authorization/delegations", []string{"/api/" + orgO1 + "/authorization/delegations"}, person(srv)},
 		{"/api/:who/authorization/auditlog", []string{"/api/" + orgO1 + "/authorization/auditlog"}, person(srv)},
+		{"/api/:who/authorization/delegations/:receiverId", []string{"/api/" + orgO1 + "/authorization/delegations/" + p5}, person(srv)},
+		{"/api/:who/authorization/delegations/:receiverId/roles", []string{"/api/" + orgO1 + "/authorization/delegations/" + p5 + "/roles"}, person(srv)},
+		{"/api/:who/authorization/delegations/:receiverId/rights", []string{"/api/" + orgO1 + "/authorization/delegations/" + p5 + "/rights"}, person(srv)},
+		{"/api/:who/authorization/reportee/:receiverId", []string{"/api/" + orgO1 + "/authorization/reportee/" + p5, "/api/my/authorization/reportee/" + p1}, person(srv)},
+		{"/api/:who/authorization/attachments/:receiverId", []string{"/api/" + orgO1 + "/authorization/attachments/" + p5 + "?messageId=a3100297&attachmentId=" + firstAttachmentID(t, "a3100297")}, person(srv)},
 		{"/api/:who/authorization/roledefinitions", []string{"/api/" + orgO1 + "/authorization/roledefinitions"}, person(srv)},
 		{"/api/:who/authorization/roledefinitions/:roleDefinitionId", []string{fmt.Sprintf("/api/%s/authorization/roledefinitions/%d", orgO1, roleREGNA)}, person(srv)},
 		{"/api/serviceowner/organizations", []string{"/api/serviceowner/organizations"}, owner},

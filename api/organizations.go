@@ -11,21 +11,12 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// organizationResource is an organization the caller may represent, with the fields of the service-owner
-// view of an organization that an end user may see; its contact data stay in the service-owner area.
-type organizationResource struct {
-	Name               string
-	OrganizationNumber string
-	Type               string
-	LastChanged        *render.Timestamp
-	LastConfirmed      *render.Timestamp
-	Links              render.Links `json:"_links"`
-}
-
-func organizationResourceOf(c *gin.Context, o store.Organization) organizationResource {
+// organizationResourceOf is an organization the caller may represent: the service-owner view of an
+// organization, which holds nothing an end user may not see, with the links of the end-user area; its
+// contact data stay in the service-owner area.
+func organizationResourceOf(c *gin.Context, o store.Organization) soOrganizationResource {
 	base, id := baseURL(c), reporteeID(o.ID)
-	r := organizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
-		LastChanged: render.TimestampOrNull(o.LastChanged), LastConfirmed: render.TimestampOrNull(o.LastConfirmed)}
+	r := organizationView(o)
 	r.Links.Add("self", render.Link{Href: base + "/api/organizations/" + o.OrganizationNumber})
 	r.Links.Add("reportee", render.Link{Href: base + "/api/reportees/" + id})
 	r.Links.Add("messages", render.Link{Href: base + "/api/" + id + "/messages"})
@@ -37,7 +28,7 @@ func (h *identityHandlers) listOrganizations(c *gin.Context) {
 	p := principalOf(c)
 	coll, ok := listPage(c, "organizations", func(lq store.ListQuery) ([]store.Organization, bool, error) {
 		return h.q.ListRepresentedOrganizations(c.Request.Context(), p.Subject(), p.Self(), lq)
-	}, func(o store.Organization) organizationResource { return organizationResourceOf(c, o) })
+	}, func(o store.Organization) soOrganizationResource { return organizationResourceOf(c, o) })
 	if !ok {
 		return
 	}

@@ -83,10 +83,20 @@ func (h *authorizationHandlers) roleDefinitionURL(c *gin.Context, id int) string
 	return h.authorizationURL(c) + "/roledefinitions/" + strconv.Itoa(id)
 }
 
-// listUserRoles lists the roles the logged-in user holds for {who}, the automatic base role first.
-func (h *authorizationHandlers) listUserRoles(c *gin.Context) {
+// userHolding is what the logged-in user holds for {who}.
+func userHolding(c *gin.Context) store.Holding {
 	party, rights := reporteeOf(c)
-	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+	return store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+}
+
+// listUserRoles lists the roles the logged-in user holds for {who}, the automatic base role first.
+func (h *authorizationHandlers) listUserRoles(c *gin.Context) { h.listHeldRoles(c, userHolding(c)) }
+
+// listUserRights lists the rights the logged-in user has for {who} through its roles.
+func (h *authorizationHandlers) listUserRights(c *gin.Context) { h.listHeldRights(c, userHolding(c)) }
+
+// listHeldRoles answers with a page of the roles of holding, the automatic base role first.
+func (h *authorizationHandlers) listHeldRoles(c *gin.Context, holding store.Holding) {
 	definitions := h.authorizationURL(c) + "/roledefinitions/"
 	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
 		return h.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
@@ -96,10 +106,8 @@ func (h *authorizationHandlers) listUserRoles(c *gin.Context) {
 	}
 }
 
-// listUserRights lists the rights the logged-in user has for {who} through its roles.
-func (h *authorizationHandlers) listUserRights(c *gin.Context) {
-	party, rights := reporteeOf(c)
-	holding := store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+// listHeldRights answers with a page of the rights of holding.
+func (h *authorizationHandlers) listHeldRights(c *gin.Context, holding store.Holding) {
 	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
 		return h.q.ListHeldRights(c.Request.Context(), holding, lq)
 	}, rightResourceOf)
@@ -232,15 +240,31 @@ func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
 			return
 		}
 	}
+	h.deleteRole(c, role, nil)
+}
+
+// deleteRole deletes a role in one transaction with its audit entry, when allowed (if not nil) lets the
+// caller. Roles from the business register (RoleType External) are not deleted here.
+func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedRole, allowed func(label string) error) {
 	label := roleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
 	if role.RoleType == "External" {
-		abort(c, problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label))
+		abort(c, roleFromRegister(role.RoleID, label))
 		return
 	}
+	if allowed != nil {
+		if err := allowed(label); err != nil {
+			abort(c, err)
+			return
+		}
+	}
 	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, time.Now())
-	e.RoleID, e.RoleDefinitionID, e.RightHolder = id, role.RoleDefinitionID, role.HolderName
+	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
 	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteDelegatedRole(ctx, id) })
+	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
+}
+
+func roleFromRegister(id int64, label string) *problem.Problem {
+	return problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label)
 }
 
 // deleteUserRight deletes a right. Every right comes from a role definition (RightSourceType

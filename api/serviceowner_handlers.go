@@ -66,12 +66,17 @@ func (h *serviceOwnerHandlers) soURL(c *gin.Context, path string) string {
 
 func (h *serviceOwnerHandlers) soOrganizationResource(c *gin.Context, o store.Organization) soOrganizationResource {
 	self := h.soURL(c, "/organizations/"+o.OrganizationNumber)
-	r := soOrganizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
-		LastChanged: render.TimestampOrNull(o.LastChanged), LastConfirmed: render.TimestampOrNull(o.LastConfirmed)}
+	r := organizationView(o)
 	r.Links.Add("self", render.Link{Href: self})
 	r.Links.Add("personalcontacts", render.Link{Href: self + "/personalcontacts"})
 	r.Links.Add("officialcontacts", render.Link{Href: self + "/officialcontacts"})
 	return r
+}
+
+// organizationView is an organization without its links (which differ by area).
+func organizationView(o store.Organization) soOrganizationResource {
+	return soOrganizationResource{Name: o.Name, OrganizationNumber: o.OrganizationNumber, Type: o.OrganizationForm,
+		LastChanged: render.TimestampOrNull(o.LastChanged), LastConfirmed: render.TimestampOrNull(o.LastConfirmed)}
 }
 
 // soOrganization resolves {who}: an organization number or the reportee id of an organization.

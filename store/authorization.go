@@ -289,11 +289,12 @@ const delegatedRoleFrom = ` FROM roles ro JOIN role_definitions d ON d.id = ro.r
 
 const delegatedRoleSelect = `SELECT ` + delegatedRoleColumns + delegatedRoleFrom
 
-func scanDelegatedRole(row pgx.Row) (DelegatedRole, error) {
+// scanDelegatedRole scans the delegatedRoleColumns of a row, and the columns after them into extra.
+func scanDelegatedRole(row pgx.Row, extra ...any) (DelegatedRole, error) {
 	var r DelegatedRole
-	err := row.Scan(&r.RoleID, &r.ReporteeID, &r.HolderPartyID, &r.HolderLoginID, &r.RoleDefinitionID, &r.RoleType,
+	err := row.Scan(append([]any{&r.RoleID, &r.ReporteeID, &r.HolderPartyID, &r.HolderLoginID, &r.RoleDefinitionID, &r.RoleType,
 		&r.RoleDefinitionCode, &r.RoleName, &r.RoleDescription, &r.Delegator, &r.DelegatedTime,
-		&r.HolderType, &r.HolderName, &r.HolderOrganizationNumber, &r.HolderUserName)
+		&r.HolderType, &r.HolderName, &r.HolderOrganizationNumber, &r.HolderUserName}, extra...)...)
 	return r, err
 }
 

@@ -1,0 +1,315 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+)
+
+// One receiver of {who}'s delegations, as the reportee's access managers see it (Altinn 2's delegation
+// routes): what was delegated to it, its effective roles and rights, whether it may read an attachment,
+// and the removal of a role or a right from it. A receiver is a party, named by receiverId as
+// findReceiver reads it. Only access managers (ADMAI) and main administrators (HADM) of {who} are
+// answered; anyone else gets the same 403 before anything is looked up. A receiver that holds nothing for
+// {who} is answered like one that does not exist (404).
+
+// receiverResource is a receiver with the roles it holds for {who} and the rights they give.
+type receiverResource struct {
+	RightHolderID      string `json:"RightHolderId"`
+	Name               string
+	Type               string          // Person or Organization
+	OrganizationNumber string          `json:",omitempty"`
+	Roles              []roleResource  `xmlitem:"Role"`
+	Rights             []rightResource `xmlitem:"Right"`
+	Links              render.Links    `json:"_links"`
+}
+
+// receiverHolding resolves receiverId for an access manager of {who}: the receiver and what it holds
+// for {who} through its roles and, with self, as the person {who} itself (the automatic base role).
+func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (store.Party, store.Holding, bool) {
+	party, ok := managedReportee(c)
+	if !ok {
+		return store.Party{}, store.Holding{}, false
+	}
+	ctx := c.Request.Context()
+	raw := c.Param("receiverId")
+	receiver, err := h.findReceiver(ctx, raw)
+	holding := store.Holding{Holder: store.Subject{PartyID: receiver.ID}, ReporteeID: party.ID,
+		Self: self && receiver.Kind == "Person" && receiver.ID == party.ID}
+	if err == nil && !holding.Self {
+		var holds bool
+		if holds, err = h.q.HoldsRoleFor(ctx, holding.Holder, party.ID); err == nil && !holds {
+			err = store.ErrNotFound
+		}
+	}
+	return receiver, holding, found(c, err, func() *problem.Problem {
+		return problem.NotFound("%q holds no role for %q", raw, c.Param("who"))
+	})
+}
+
+// showReceiver answers with the receiver of the path, its roles and rights: the delegated ones, or with
+// effective the base role too.
+func (h *authorizationHandlers) showReceiver(c *gin.Context, effective bool) {
+	receiver, holding, ok := h.receiverHolding(c, effective)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	roles, _, err := h.q.ListHeldRoles(ctx, holding, store.Unpaged, -1)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	rights, _, err := h.q.ListHeldRights(ctx, holding, store.Unpaged)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := receiverResource{RightHolderID: reporteeID(receiver.ID), Name: receiver.Name, Type: receiver.Kind,
+		OrganizationNumber: receiver.OrganizationNumber, Roles: make([]roleResource, len(roles)), Rights: rightResources(rights)}
+	definitions := h.authorizationURL(c) + "/roledefinitions/"
+	for i, role := range roles {
+		r.Roles[i] = roleResourceOf(role, definitions, false)
+	}
+	delegations := h.authorizationURL(c) + "/delegations/" + url.PathEscape(c.Param("receiverId"))
+	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
+	r.Links.Add("roles", render.Link{Href: delegations + "/roles"})
+	r.Links.Add("rights", render.Link{Href: delegations + "/rights"})
+	respond(c, http.StatusOK, r)
+}
+
+// getReceiverDelegations shows what was delegated to the receiver: its roles for {who} and their rights.
+func (h *authorizationHandlers) getReceiverDelegations(c *gin.Context) { h.showReceiver(c, false) }
+
+// getReceiverReportee shows the receiver's effective roles and rights for {who}: its delegated roles and,
+// for the person {who} itself, the automatic base role.
+func (h *authorizationHandlers) getReceiverReportee(c *gin.Context) { h.showReceiver(c, true) }
+
+func (h *authorizationHandlers) listReceiverRoles(c *gin.Context) {
+	if _, holding, ok := h.receiverHolding(c, false); ok {
+		h.listHeldRoles(c, holding)
+	}
+}
+
+func (h *authorizationHandlers) listReceiverRights(c *gin.Context) {
+	if _, holding, ok := h.receiverHolding(c, false); ok {
+		h.listHeldRights(c, holding)
+	}
+}
+
+// attachmentAccessResource tells whether a receiver may read an attachment: with Action (Read, or
+// ArchiveRead for an archived message) on the message's service.
+type attachmentAccessResource struct {
+	RightHolderID      string `json:"RightHolderId"`
+	MessageID          string `json:"MessageId"`
+	AttachmentID       int64  `json:"AttachmentId"`
+	ServiceCode        string
+	ServiceEditionCode int
+	Action             string
+	IsAuthorized       bool
+	Links              render.Links `json:"_links"`
+}
+
+var messageIDPattern = regexp.MustCompile(`^a[0-9]{1,18}$`)
+
+// getAttachmentAccess tells whether the receiver may read an attachment of a message of {who}: by the
+// same rule as the mailbox, its rights on the message's service (ArchiveRead when archived). Only a
+// message the caller sees itself is answered for; any other is not there (404).
+func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
+	receiver, holding, ok := h.receiverHolding(c, true)
+	if !ok {
+		return
+	}
+	messageID, rawAttachment := c.Query("messageId"), c.Query("attachmentId")
+	attachmentID, err := strconv.ParseInt(rawAttachment, 10, 64)
+	switch {
+	case messageID == "":
+		abort(c, problem.BadRequest("messageId is required"))
+		return
+	case !messageIDPattern.MatchString(messageID):
+		abort(c, problem.BadRequest("messageId must be a message id (a followed by digits)"))
+		return
+	case rawAttachment == "":
+		abort(c, problem.BadRequest("attachmentId is required"))
+		return
+	case err != nil || attachmentID <= 0:
+		abort(c, problem.BadRequest("attachmentId must be a positive integer"))
+		return
+	}
+	ctx := c.Request.Context()
+	party, callerRights := reporteeOf(c)
+	m, err := h.q.GetMessage(ctx, party.ID, messageID)
+	if err == nil && !visibility(callerRights).Allows(m.Service(), m.Status) {
+		err = store.ErrNotFound
+	}
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("there is no message %s for %q", messageID, c.Param("who"))
+	}) {
+		return
+	}
+	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == attachmentID }) {
+		abort(c, problem.NotFound("there is no attachment %d on message %s", attachmentID, messageID))
+		return
+	}
+	rights := identity.RightSet{All: holding.Self}
+	if !holding.Self {
+		if rights, err = h.rights.ForSubject(ctx, holding.Holder, party.ID); err != nil {
+			abort(c, err)
+			return
+		}
+	}
+	r := attachmentAccessResource{RightHolderID: reporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
+		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(identity.Read),
+		IsAuthorized: visibility(rights).Allows(m.Service(), m.Status)}
+	if store.ArchivedStatus(m.Status) {
+		r.Action = string(identity.ArchiveRead)
+	}
+	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
+	r.Links.Add("attachment", render.Link{Href: fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), m.MessageID, attachmentID)})
+	r.Links.Add("rightholder", render.Link{Href: h.authorizationURL(c) + "/reportee/" + url.PathEscape(c.Param("receiverId"))})
+	respond(c, http.StatusOK, r)
+}
+
+// Removals. A role is taken from a receiver on the same terms as it is delegated (mayDelegate); roles from
+// the business register are not taken here. Each removal is one transaction with its audit entries.
+
+func (h *authorizationHandlers) deleteReceiverRole(c *gin.Context) {
+	h.removeRole(c, c.Param("receiverId"), c.Param("roleId"))
+}
+
+func (h *authorizationHandlers) deleteReceiverRight(c *gin.Context) {
+	h.removeRight(c, c.Param("receiverId"), c.Param("ruleId"))
+}
+
+// deleteRightOfReceiver is DELETE rights/{receiverId}/rights/{ruleId}. The router gives the segment after
+// /rights one name on every route, the rightId of DELETE rights/{rightId}: here it names the receiver.
+func (h *authorizationHandlers) deleteRightOfReceiver(c *gin.Context) {
+	h.removeRight(c, c.Param("rightId"), c.Param("ruleId"))
+}
+
+// deleteDelegation is the query form of the removals: ?receiverId=&roleId= or ?receiverId=&authzRuleId=.
+func (h *authorizationHandlers) deleteDelegation(c *gin.Context) {
+	receiver, roleID, ruleID := c.Query("receiverId"), c.Query("roleId"), c.Query("authzRuleId")
+	switch {
+	case receiver == "":
+		abort(c, problem.BadRequest("receiverId is required"))
+	case (roleID == "") == (ruleID == ""):
+		abort(c, problem.BadRequest("name one thing to remove: roleId (a RoleId) or authzRuleId (a RightID)"))
+	case roleID != "":
+		h.removeRole(c, receiver, roleID)
+	default:
+		h.removeRight(c, receiver, ruleID)
+	}
+}
+
+// removeRole takes the role RoleId rawRole from the receiver rawReceiver.
+func (h *authorizationHandlers) removeRole(c *gin.Context, rawReceiver, rawRole string) {
+	party, ok := managedReportee(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	receiver, err := h.findReceiver(ctx, rawReceiver)
+	var role store.DelegatedRole
+	if err == nil {
+		role, err = h.q.GetDelegatedRole(ctx, positiveID(rawRole))
+	}
+	if err == nil && (role.ReporteeID != party.ID || role.HolderPartyID != receiver.ID) {
+		err = store.ErrNotFound
+	}
+	if !found(c, err, func() *problem.Problem {
+		return problem.NotFound("%q holds no role %s for %q", rawReceiver, rawRole, c.Param("who"))
+	}) {
+		return
+	}
+	h.deleteRole(c, role, func(label string) error { return h.mayDelegate(c, role.RoleDefinitionID, label) })
+}
+
+// positiveID reads an id of a path or query; anything else is 0, which names nothing.
+func positiveID(raw string) int64 {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0
+	}
+	return id
+}
+
+// removeRight takes the right RightID rawRule from the receiver rawReceiver. A right reaches a receiver
+// only with its roles (RightSourceType RoleTypeRights): the right of rawRule (its service edition and
+// action, whichever role definition's RightID names it) is taken by deleting the receiver's roles that
+// give it. When one of them gives other rights too, that is 409 naming the role: the removal never takes
+// more than was asked, and the client can delete the role if that is what it wants.
+func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule string) {
+	party, ok := managedReportee(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	notThere := func() *problem.Problem {
+		return problem.NotFound("%q holds no right %s for %q", rawReceiver, rawRule, c.Param("who"))
+	}
+	receiver, err := h.findReceiver(ctx, rawReceiver)
+	var right store.DefinedRight
+	if err == nil {
+		right, err = h.q.GetDefinedRight(ctx, positiveID(rawRule))
+	}
+	if !found(c, err, notThere) {
+		return
+	}
+	now := time.Now()
+	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
+		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.ID}, party.ID, right.Right)
+		if err != nil {
+			return err
+		}
+		if len(roles) == 0 {
+			return notThere()
+		}
+		for _, r := range roles {
+			label := roleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName)
+			switch {
+			case r.RoleType == "External":
+				return roleFromRegister(r.RoleID, label)
+			case r.Rights > 1:
+				return problem.New(http.StatusConflict, "right-comes-with-role",
+					"%s comes to %s with role %d %s, which gives other rights too: delete that role to take them all", rightLabel(right.Right), r.HolderName, r.RoleID, label)
+			}
+			if err := h.mayDelegate(c, r.RoleDefinitionID, label); err != nil {
+				return err
+			}
+		}
+		for _, r := range roles {
+			if err := q.DeleteDelegatedRole(ctx, r.RoleID); err != nil {
+				return err
+			}
+			e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
+			e.RightID, e.RoleID, e.RoleDefinitionID, e.RightHolder = right.RightID, r.RoleID, r.RoleDefinitionID, r.HolderName
+			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", rightLabel(right.Right), r.HolderName,
+				roleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName))
+			if err := q.AppendAudit(ctx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		err = notThere()
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
