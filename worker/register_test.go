@@ -39,7 +39,7 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 			"workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
 		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
 		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
-		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityHandshake, webhook.ActivityNextEvents,
+		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 	}
 	for _, g := range config.QueueGroups {

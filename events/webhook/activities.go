@@ -36,8 +36,12 @@ const FallbackPoll = 2 * time.Second
 // holds an activity slot while it waits (a parked goroutine and no connection), so the slots are many.
 const MaxConcurrentActivities = 1000
 
-// BatchSize bounds the events one NextEvents returns (and one DeliverEvents sends).
-const BatchSize = 100
+// BatchSize bounds the events read at once; MaxPerActivity those one DeliverNext delivers (its result
+// lists them, for the Temporal UI).
+const (
+	BatchSize      = 100
+	MaxPerActivity = 1000
+)
 
 func endpointError(reason string, delivered int) error {
 	return temporal.NewNonRetryableApplicationError(reason, ErrEndpointFailed, nil, DeliverResult{Delivered: delivered})
@@ -70,22 +74,38 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// NextEventsInput asks for the next events of a subscription, waiting up to Wait for some.
-type NextEventsInput struct {
+// DeliverNextInput asks for the next events of a subscription to be delivered, waiting up to Wait for some.
+type DeliverNextInput struct {
 	SubscriptionID int64
 	Wait           time.Duration
 }
 
-// WebhookNextEvents returns the replays asked for, else the next events after the cursor that the
-// subscription may see, waiting (heartbeating) until there are some or in.Wait has passed. Events it may
-// not see are passed over: the cursor moves past them.
-func (a *Activities) WebhookNextEvents(ctx context.Context, in NextEventsInput) (NextEventsResult, error) {
+// WebhookDeliverNext delivers the subscription's next events as they come, until in.Wait has passed,
+// MaxPerActivity events went through or the endpoint failed one: it waits (heartbeating) until there are
+// replays asked for or events after the cursor that the subscription may see, sends them in order, and
+// waits again. Waiting and sending in one activity that goes on keeps a committed event's way to the
+// endpoint free of Temporal round trips: the poll is woken by the commit's notification and POSTs at once.
+// Events the subscription may not see are passed over: the cursor moves past them.
+func (a *Activities) WebhookDeliverNext(ctx context.Context, in DeliverNextInput) (NextResult, error) {
 	deadline := time.Now().Add(in.Wait)
+	var res NextResult
 	for {
 		woken := a.listener.Changed()
-		res, err := a.nextEvents(ctx, in.SubscriptionID)
-		if err != nil || res.Status != StatusActive || len(res.Events) > 0 {
+		sub, refs, err := a.nextEvents(ctx, in.SubscriptionID)
+		res.Status = sub.Status
+		if err != nil || sub.Status != StatusActive {
 			return res, err
+		}
+		if len(refs) > 0 {
+			n, failed, err := a.send(ctx, sub, refs)
+			res.Delivered = append(res.Delivered, refs[:n]...)
+			if failed != nil {
+				res.Failed, res.Reason = &refs[n], failed.Reason
+			}
+			if err != nil || failed != nil || len(res.Delivered) >= MaxPerActivity {
+				return res, err
+			}
+			continue
 		}
 		wait := min(FallbackPoll, time.Until(deadline))
 		if wait <= 0 {
@@ -104,46 +124,48 @@ func (a *Activities) WebhookNextEvents(ctx context.Context, in NextEventsInput) 
 	}
 }
 
-func (a *Activities) nextEvents(ctx context.Context, id int64) (NextEventsResult, error) {
+// nextEvents returns the subscription and, while it is active, the replays asked for or else the next
+// events after its cursor that it may see (moving the cursor past those it may not).
+func (a *Activities) nextEvents(ctx context.Context, id int64) (store.Subscription, []EventRef, error) {
 	sub, err := a.q.GetSubscription(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return NextEventsResult{Status: StatusEnded}, nil
+		return store.Subscription{Status: StatusEnded}, nil, nil
 	}
 	if err != nil || sub.Status != StatusActive {
-		return NextEventsResult{Status: sub.Status}, err
+		return sub, nil, err
 	}
-	res := NextEventsResult{Status: sub.Status}
+	var refs []EventRef
 	replays, err := a.q.ReplaysAsked(ctx, id)
 	if err != nil {
-		return res, err
+		return sub, nil, err
 	}
 	for _, d := range replays[:min(len(replays), BatchSize)] {
-		res.Events = append(res.Events, EventRef{Seq: d.Seq, ID: d.EventID, Replay: true})
+		refs = append(refs, EventRef{Seq: d.Seq, ID: d.EventID, Replay: true})
 	}
-	if len(res.Events) > 0 {
-		return res, nil
+	if len(refs) > 0 {
+		return sub, refs, nil
 	}
 	// Everything up to the last committed seq is committed (seqs are given in commit order): what the
 	// subscription may not see up to there is passed over.
 	through, err := a.q.LastEventSeq(ctx)
 	if err != nil || through <= sub.Cursor {
-		return res, err
+		return sub, nil, err
 	}
 	filter, err := a.filter(ctx, sub)
 	if err != nil {
-		return res, err
+		return sub, nil, err
 	}
 	found, err := a.q.EventsFor(ctx, filter, sub.Cursor, through, BatchSize)
 	if err != nil {
-		return res, err
+		return sub, nil, err
 	}
 	if len(found) == 0 {
-		return res, a.q.AdvanceSubscription(ctx, id, through)
+		return sub, nil, a.q.AdvanceSubscription(ctx, id, through)
 	}
 	for _, e := range found {
-		res.Events = append(res.Events, EventRef{Seq: e.Seq, ID: e.ID})
+		refs = append(refs, EventRef{Seq: e.Seq, ID: e.ID})
 	}
-	return res, nil
+	return sub, refs, nil
 }
 
 // filter is what the subscription may see: a service owner's services, or what the subscriber's rights
@@ -158,9 +180,9 @@ func (a *Activities) filter(ctx context.Context, sub store.Subscription) (store.
 	return f, err
 }
 
-// WebhookDeliverEvents sends the events in order and stops at the first the endpoint fails, an
-// ErrEndpointFailed error whose details say how many went through. Each one delivered moves the cursor
-// (or clears its dead letter), so a retried attempt does not send again what was acknowledged.
+// WebhookDeliverEvents sends the events in order (a failed event's further attempts) and stops at the
+// first the endpoint fails: an ErrEndpointFailed error whose details say how many went through, so the
+// attempt shows as failed, with the endpoint's answer, in the Temporal UI.
 func (a *Activities) WebhookDeliverEvents(ctx context.Context, in DeliverInput) (DeliverResult, error) {
 	sub, err := a.q.GetSubscription(ctx, in.SubscriptionID)
 	if errors.Is(err, store.ErrNotFound) || sub.Status == StatusEnded {
@@ -169,50 +191,63 @@ func (a *Activities) WebhookDeliverEvents(ctx context.Context, in DeliverInput) 
 	if err != nil {
 		return DeliverResult{}, err
 	}
-	seqs := make([]int64, len(in.Events))
-	for i, e := range in.Events {
+	n, failed, err := a.send(ctx, sub, in.Events)
+	if err == nil && failed != nil {
+		err = endpointError(failed.Reason, n)
+	}
+	return DeliverResult{Delivered: n}, err
+}
+
+// send POSTs the events in order and returns how many went through and, when the endpoint failed the
+// next one, why. The cursor moves past what was acknowledged once per call (a replay's dead letter goes at
+// once), so a retried attempt does not send again what was acknowledged before it, except what a worker
+// that died in the middle had sent (at least once: the same webhook-id again). A failure is shown on the
+// subscription until the next success.
+func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []EventRef) (delivered int, failed *Failure, err error) {
+	var acknowledged int64
+	defer func() {
+		if acknowledged > 0 {
+			if advanced := a.q.AdvanceSubscription(context.WithoutCancel(ctx), sub.ID, acknowledged); err == nil {
+				err = advanced
+			}
+		}
+	}()
+	seqs := make([]int64, len(refs))
+	for i, e := range refs {
 		seqs[i] = e.Seq
 	}
 	stored, err := a.q.EventsBySeq(ctx, seqs)
 	if err != nil {
-		return DeliverResult{}, err
+		return 0, nil, err
 	}
-	for i, ref := range in.Events {
+	for i, ref := range refs {
 		activity.RecordHeartbeat(ctx, i)
-		if !ref.Replay && ref.Seq <= sub.Cursor {
-			continue
-		}
 		e, ok := stored[ref.Seq]
-		if !ok { // an event is never deleted; should it be, there is nothing to send
+		if (!ref.Replay && ref.Seq <= sub.Cursor) || !ok { // acknowledged before a retry; or an event deleted
 			continue
 		}
 		body, err := json.Marshal(events.FromStored(e))
 		if err != nil {
-			return DeliverResult{Delivered: i}, err
+			return i, nil, err
 		}
 		if err := a.sender.Deliver(ctx, sub.EndPoint, sub.Secret, e.ID, body); err != nil {
 			var f *Failure
 			if !errors.As(err, &f) {
-				return DeliverResult{Delivered: i}, err
+				return i, nil, err
 			}
-			if _, err := a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "failing: "+f.Reason); err != nil {
-				return DeliverResult{Delivered: i}, err
-			}
-			return DeliverResult{Delivered: i}, endpointError(f.Reason, i)
+			_, err := a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "failing: "+f.Reason)
+			return i, f, err
 		}
-		if ref.Replay {
-			err = a.q.ReplayDelivered(ctx, sub.ID, ref.Seq)
-		} else {
-			err = a.q.AdvanceSubscription(ctx, sub.ID, ref.Seq)
-		}
-		if err != nil {
-			return DeliverResult{Delivered: i}, err
+		if !ref.Replay {
+			acknowledged = ref.Seq
+		} else if err := a.q.ReplayDelivered(ctx, sub.ID, ref.Seq); err != nil {
+			return i, nil, err
 		}
 	}
 	if sub.StatusReason != "" {
 		_, err = a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "")
 	}
-	return DeliverResult{Delivered: len(in.Events)}, err
+	return len(refs), nil, err
 }
 
 // WebhookDeadLetter puts an event aside after its last attempt, and moves the cursor past it.

@@ -53,7 +53,7 @@ func (d *Deliveries) Register(r worker.Registry) {
 	a := d.activities
 	for name, fn := range map[string]any{
 		ActivityHandshake:     a.WebhookHandshake,
-		ActivityNextEvents:    a.WebhookNextEvents,
+		ActivityDeliverNext:   a.WebhookDeliverNext,
 		ActivityDeliverEvents: a.WebhookDeliverEvents,
 		ActivityDeadLetter:    a.WebhookDeadLetter,
 		ActivitySetStatus:     a.WebhookSetStatus,

@@ -13,7 +13,7 @@ import (
 )
 
 // Listener keeps one connection LISTENing for committed events and changed subscriptions, wakes the long
-// polls of NextEvents on either and hands the changed subscriptions' ids to Supervise. It only shortens
+// polls of DeliverNext on either and hands the changed subscriptions' ids to Supervise. It only shortens
 // waits: a poll looks at the outbox every FallbackPoll anyway, and Supervise sweeps every SweepInterval.
 type Listener struct {
 	mu      sync.Mutex

@@ -16,9 +16,9 @@ import (
 // subscription's cursor, the outbox, the dead letters), so a lost or reset workflow starts again where
 // deliveries stopped, and history stays small (continue-as-new when the server suggests it).
 //
-// The loop: handshake until the endpoint allows deliveries; then NextEvents waits (long poll) for outbox
-// events after the cursor that the subscriber may see, and replays asked for; DeliverEvents sends them in
-// order, one after the other, and stops at the first failure. A failed event is tried again after each
+// The loop: handshake until the endpoint allows deliveries; then DeliverNext waits (long poll) for outbox
+// events after the cursor that the subscriber may see, or replays asked for, and sends them in order, one
+// after the other, as they come, for up to Policy.PollTimeout, stopping at the first failure. A failed event is tried again (DeliverEvents) after each
 // interval of Policy.Retries, then dead-lettered, and delivery goes on with the next one. An endpoint
 // that fails for Policy.PauseAfter pauses the subscription. Events are delivered in outbox order, so in
 // order per subject; at least once: an attempt cut short (a worker dies) is sent again with the same
@@ -40,7 +40,7 @@ func SubscriptionWorkflowID(id int64) string {
 // Activity names; the methods of Activities carry the same names.
 const (
 	ActivityHandshake     = "WebhookHandshake"
-	ActivityNextEvents    = "WebhookNextEvents"
+	ActivityDeliverNext   = "WebhookDeliverNext"
 	ActivityDeliverEvents = "WebhookDeliverEvents"
 	ActivityDeadLetter    = "WebhookDeadLetter"
 	ActivitySetStatus     = "WebhookSetStatus"
@@ -59,11 +59,11 @@ type Policy struct {
 	PauseAfter time.Duration
 	// AttemptTimeout cuts one request to the endpoint.
 	AttemptTimeout time.Duration
-	// PollTimeout is how long NextEvents waits for events before it returns empty (PollTimeout).
+	// PollTimeout is how long DeliverNext waits for events before it returns empty (PollTimeout).
 	PollTimeout time.Duration
 }
 
-// PollTimeout is how long a NextEvents long poll waits in production: an idle subscription costs an
+// PollTimeout is how long a DeliverNext long poll waits in production: an idle subscription costs an
 // activity a minute.
 const PollTimeout = time.Minute
 
@@ -92,14 +92,17 @@ type EventRef struct {
 	Replay bool
 }
 
-// NextEventsResult is what NextEvents found: the subscription's status (a workflow of a subscription no
-// longer active ends) and the events to deliver, in order.
-type NextEventsResult struct {
-	Status string
-	Events []EventRef
+// NextResult is what DeliverNext did: the subscription's status (a workflow of a subscription no longer
+// active ends), the events delivered, in order, and the one the endpoint failed next, with why.
+type NextResult struct {
+	Status    string
+	Delivered []EventRef
+	Failed    *EventRef
+	Reason    string
 }
 
-// DeliverInput asks DeliverEvents to send events in order, stopping at the first failure.
+// DeliverInput asks DeliverEvents to send events in order (a failed one's further attempts), stopping at
+// the first failure.
 type DeliverInput struct {
 	SubscriptionID int64
 	Events         []EventRef
@@ -141,11 +144,11 @@ func storeOptions(ctx workflow.Context) workflow.Context {
 		StartToCloseTimeout: 30 * time.Second, RetryPolicy: storeRetry})
 }
 
-// endpointOptions are those of the activities that call the endpoint: n requests, each cut at the
-// policy's timeout; a worker that dies in one is noticed by the heartbeat.
-func endpointOptions(ctx workflow.Context, p Policy, n int) workflow.Context {
+// endpointOptions are those of the activities that call the endpoint: a wait of up to wait, then n
+// requests, each cut at the policy's timeout; a worker that dies in one is noticed by the heartbeat.
+func endpointOptions(ctx workflow.Context, wait time.Duration, p Policy, n int) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: TaskQueue,
-		StartToCloseTimeout: time.Duration(n)*(p.AttemptTimeout+time.Second) + 10*time.Second,
+		StartToCloseTimeout: wait + time.Duration(n)*(p.AttemptTimeout+time.Second) + 10*time.Second,
 		HeartbeatTimeout:    p.AttemptTimeout + 10*time.Second, RetryPolicy: endpointRetry})
 }
 
@@ -173,7 +176,7 @@ var errStop = errors.New("stop")
 
 func (w *subscriptionRun) run(ctx workflow.Context) error {
 	for attempt := 0; !w.in.Validated; attempt++ {
-		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy, 1), ActivityHandshake, w.in.SubscriptionID).Get(ctx, &w.in.Validated)
+		err := workflow.ExecuteActivity(endpointOptions(ctx, 0, w.in.Policy, 1), ActivityHandshake, w.in.SubscriptionID).Get(ctx, &w.in.Validated)
 		if reason := endpointFailure(err); reason != "" {
 			if err := w.failed(ctx, attempt, reason); err != nil {
 				return stopped(err)
@@ -192,18 +195,22 @@ func (w *subscriptionRun) run(ctx workflow.Context) error {
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			return workflow.NewContinueAsNewError(ctx, Subscription, w.in)
 		}
-		var next NextEventsResult
-		pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: TaskQueue,
-			StartToCloseTimeout: w.in.Policy.PollTimeout + 30*time.Second, HeartbeatTimeout: 10 * time.Second, RetryPolicy: storeRetry})
-		if err := workflow.ExecuteActivity(pollCtx, ActivityNextEvents,
-			NextEventsInput{SubscriptionID: w.in.SubscriptionID, Wait: w.in.Policy.PollTimeout}).Get(ctx, &next); err != nil {
+		var next NextResult
+		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy.PollTimeout, w.in.Policy, MaxPerActivity), ActivityDeliverNext,
+			DeliverNextInput{SubscriptionID: w.in.SubscriptionID, Wait: w.in.Policy.PollTimeout}).Get(ctx, &next)
+		if err != nil {
 			return err
 		}
 		if next.Status != StatusActive {
 			return nil
 		}
-		if err := w.deliver(ctx, next.Events); err != nil {
-			return stopped(err)
+		if len(next.Delivered) > 0 {
+			w.in.FailingSince = time.Time{}
+		}
+		if next.Failed != nil {
+			if err := w.retry(ctx, *next.Failed, next.Reason); err != nil {
+				return stopped(err)
+			}
 		}
 	}
 }
@@ -215,51 +222,31 @@ func stopped(err error) error {
 	return err
 }
 
-// deliver sends events in order: all at once while the endpoint takes them, then the first that failed
-// alone on the retry schedule, dead-lettering it after the last attempt.
-func (w *subscriptionRun) deliver(ctx workflow.Context, events []EventRef) error {
-	attempts := 0
-	for len(events) > 0 {
-		batch := events
-		if attempts > 0 {
-			batch = events[:1]
-		}
-		var res DeliverResult
-		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy, len(batch)), ActivityDeliverEvents,
-			DeliverInput{SubscriptionID: w.in.SubscriptionID, Events: batch}).Get(ctx, &res)
-		reason := endpointFailure(err)
-		if err != nil && reason == "" {
-			return err
-		}
-		if res.Ended {
-			return errStop
-		}
-		if err == nil {
-			events, attempts, w.in.FailingSince = events[len(batch):], 0, time.Time{}
-			continue
-		}
-		// The activity's error carries how many went through before the failure.
-		var app *temporal.ApplicationError
-		if errors.As(err, &app) && app.HasDetails() {
-			_ = app.Details(&res)
-		}
-		if res.Delivered > 0 {
-			events, attempts, w.in.FailingSince = events[res.Delivered:], 0, time.Time{}
-		}
-		attempts++
+// retry tries a failed event again after each interval of the retry schedule, and dead-letters it when
+// the last attempt fails; the events after it wait.
+func (w *subscriptionRun) retry(ctx workflow.Context, event EventRef, reason string) error {
+	for attempts := 1; ; attempts++ {
 		if attempts > len(w.in.Policy.Retries) {
-			if err := workflow.ExecuteActivity(storeOptions(ctx), ActivityDeadLetter, DeadLetterInput{
-				SubscriptionID: w.in.SubscriptionID, Event: events[0], Attempts: attempts, Reason: reason}).Get(ctx, nil); err != nil {
-				return err
-			}
-			events, attempts = events[1:], 0
-			continue
+			return workflow.ExecuteActivity(storeOptions(ctx), ActivityDeadLetter, DeadLetterInput{
+				SubscriptionID: w.in.SubscriptionID, Event: event, Attempts: attempts, Reason: reason}).Get(ctx, nil)
 		}
 		if err := w.failed(ctx, attempts-1, reason); err != nil {
 			return err
 		}
+		var res DeliverResult
+		err := workflow.ExecuteActivity(endpointOptions(ctx, 0, w.in.Policy, 1), ActivityDeliverEvents,
+			DeliverInput{SubscriptionID: w.in.SubscriptionID, Events: []EventRef{event}}).Get(ctx, &res)
+		if res.Ended {
+			return errStop
+		}
+		if err == nil {
+			w.in.FailingSince = time.Time{}
+			return nil
+		}
+		if reason = endpointFailure(err); reason == "" {
+			return err
+		}
 	}
-	return nil
 }
 
 // failed notes a failure of the endpoint and waits the retry interval of attempt, or pauses the

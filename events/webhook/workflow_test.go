@@ -46,30 +46,32 @@ func (e *endpoint) register(env *testsuite.TestWorkflowEnvironment) {
 		}
 		return true, nil
 	}, webhook.ActivityHandshake)
-	reg(func(ctx context.Context, in webhook.NextEventsInput) (webhook.NextEventsResult, error) {
+	reg(func(ctx context.Context, in webhook.DeliverNextInput) (webhook.NextResult, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.polls++
 		if e.next >= len(e.outbox) {
-			return webhook.NextEventsResult{Status: webhook.StatusEnded}, nil
+			return webhook.NextResult{Status: webhook.StatusEnded}, nil
 		}
 		batch := e.outbox[e.next:min(e.next+3, len(e.outbox))]
+		n, failed := e.send(batch)
 		e.next += len(batch)
-		return webhook.NextEventsResult{Status: webhook.StatusActive, Events: batch}, nil
-	}, webhook.ActivityNextEvents)
+		res := webhook.NextResult{Status: webhook.StatusActive, Delivered: batch[:n]}
+		if failed {
+			res.Failed, res.Reason = &batch[n], "the endpoint answered 500"
+			e.next -= len(batch) - n - 1 // the workflow retries it; the rest is fetched again
+		}
+		return res, nil
+	}, webhook.ActivityDeliverNext)
 	reg(func(ctx context.Context, in webhook.DeliverInput) (webhook.DeliverResult, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		for i, ev := range in.Events {
-			e.attempts[ev.ID] = append(e.attempts[ev.ID], e.env.Now())
-			if e.failures[ev.Seq] > 0 {
-				e.failures[ev.Seq]--
-				return webhook.DeliverResult{Delivered: i}, temporal.NewNonRetryableApplicationError("the endpoint answered 500",
-					webhook.ErrEndpointFailed, nil, webhook.DeliverResult{Delivered: i})
-			}
-			e.delivered = append(e.delivered, ev.ID)
+		n, failed := e.send(in.Events)
+		if failed {
+			return webhook.DeliverResult{Delivered: n}, temporal.NewNonRetryableApplicationError("the endpoint answered 500",
+				webhook.ErrEndpointFailed, nil, webhook.DeliverResult{Delivered: n})
 		}
-		return webhook.DeliverResult{Delivered: len(in.Events)}, nil
+		return webhook.DeliverResult{Delivered: n}, nil
 	}, webhook.ActivityDeliverEvents)
 	reg(func(ctx context.Context, in webhook.DeadLetterInput) error {
 		e.mu.Lock()
@@ -83,6 +85,19 @@ func (e *endpoint) register(env *testsuite.TestWorkflowEnvironment) {
 		e.statuses = append(e.statuses, in.Status+": "+in.Reason)
 		return nil
 	}, webhook.ActivitySetStatus)
+}
+
+// send delivers events in order up to the first that fails.
+func (e *endpoint) send(events []webhook.EventRef) (delivered int, failed bool) {
+	for i, ev := range events {
+		e.attempts[ev.ID] = append(e.attempts[ev.ID], e.env.Now())
+		if e.failures[ev.Seq] > 0 {
+			e.failures[ev.Seq]--
+			return i, true
+		}
+		e.delivered = append(e.delivered, ev.ID)
+	}
+	return len(events), false
 }
 
 func events(n int) []webhook.EventRef {
