@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/store"
@@ -172,46 +172,26 @@ func (r *Rights) Invalidate() {
 	r.mu.Unlock()
 }
 
-// Listen keeps a connection LISTENing for rights changes until ctx ends, reconnecting after failures.
+// Listen keeps a connection LISTENing for rights changes until ctx ends, reconnecting after failures;
+// the cache is on only while it listens.
 func (r *Rights) Listen(ctx context.Context, pool *pgxpool.Pool) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := r.listenOnce(ctx, pool)
+	off := func() {
 		r.listening.Store(false)
 		r.Invalidate()
-		if ctx.Err() != nil {
-			return
-		}
-		r.log.WarnContext(ctx, "rights change listener lost its connection; caching off until it is back", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
 	}
-}
-
-func (r *Rights) listenOnce(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN postbox_rights_changed"); err != nil {
-		return err
-	}
-	// Anything cached before the LISTEN took effect may have missed a change.
-	r.Invalidate()
-	r.listening.Store(true)
-	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
-			// The connection may be mid-wait; do not hand it back to the pool.
-			_ = conn.Conn().Close(context.Background())
-			return err
-		}
-		r.Invalidate()
-	}
+	defer off()
+	store.Listen(ctx, pool, []string{"postbox_rights_changed"}, store.ListenHandler{
+		Connected: func() {
+			// Anything cached before the LISTEN took effect may have missed a change.
+			r.Invalidate()
+			r.listening.Store(true)
+		},
+		Notified: func(*pgconn.Notification) { r.Invalidate() },
+		Lost: func(err error) {
+			off()
+			r.log.WarnContext(ctx, "rights change listener lost its connection; caching off until it is back", "err", err)
+		},
+	})
 }
 
 // Listening tells whether the cache is on; tests wait for it.

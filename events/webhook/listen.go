@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/store"
@@ -44,49 +44,22 @@ func (l *Listener) wake() {
 
 // Run listens until ctx ends, reconnecting after failures.
 func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := l.listenOnce(ctx, pool)
-		if ctx.Err() != nil {
-			return
-		}
-		log.WarnContext(ctx, "webhook listener lost its connection; deliveries poll until it is back", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
-}
-
-func (l *Listener) listenOnce(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	for _, ch := range []string{store.ChannelEvents, store.ChannelWebhooks} {
-		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
-			return err
-		}
-	}
-	l.wake() // anything committed before the LISTEN took effect
-	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			// The connection may be mid-wait; do not hand it back to the pool.
-			_ = conn.Conn().Close(context.Background())
-			return err
-		}
-		l.wake()
-		if n.Channel == store.ChannelWebhooks {
+	store.Listen(ctx, pool, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
+		Connected: l.wake, // anything committed before the LISTEN took effect
+		Notified: func(n *pgconn.Notification) {
+			l.wake()
+			if n.Channel != store.ChannelWebhooks {
+				return
+			}
 			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
 				select {
 				case l.Subscriptions <- id:
 				default:
 				}
 			}
-		}
-	}
+		},
+		Lost: func(err error) {
+			log.WarnContext(ctx, "webhook listener lost its connection; deliveries poll until it is back", "err", err)
+		},
+	})
 }
