@@ -3,8 +3,10 @@
 // submit form tasks as integrators do (retrying on 503, timeouts and broken connections), crashes every
 // component at random — and each once while an Archive transaction is open — and then checks every task:
 // archived exactly once, one print, the stored form data byte-equal to what was sent, no workflow failed
-// or still running, and every 5xx answer a 503 with Retry-After. It exits non-zero on any loss, double or
-// other 5xx.
+// or still running, and every 5xx answer a 503 with Retry-After. Meanwhile a webhook subscription of the
+// integrator gets the reportee's events (a producer commits one every 100 ms) at a receiver in this
+// process: every event must arrive at least once, repeats with the same body (webhooks.go). It exits
+// non-zero on any loss, double or other 5xx.
 //
 // Settings (environment): CHAOS_SEED (default: the clock; printed), CHAOS_TASKS (300), CHAOS_CLIENTS (8),
 // CHAOS_LIMIT (the whole run, 10m at most), CHAOS_POSTBOX (the postbox binary, default bin/postbox),
@@ -173,6 +175,9 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 		"POSTBOX_ADMIN_ADDR":       "",
 		"POSTBOX_TLS_ADDR":         "",
 		"POSTBOX_LOG_LEVEL":        "info",
+		// The events part delivers to a receiver in this process.
+		"POSTBOX_WEBHOOK_ALLOW_PRIVATE": "true",
+		"POSTBOX_WEBHOOK_TIMEOUT":       "5s",
 	})
 	for _, args := range [][]string{{"migrate"}, {"seed", "--file", "deploy/demo/demo.json"}} {
 		cmd := exec.CommandContext(ctx, cfg.postbox, args...)
@@ -268,11 +273,18 @@ func exec1(ctx context.Context, url, sql string) error {
 	return err
 }
 
-// campaign runs the clients and the crashes, then the checks.
+// campaign runs the clients, the events' producer and the crashes, then the checks.
 func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.Time) (*report, error) {
 	token, err := exec.CommandContext(ctx, cfg.postbox, "token", "--pid", integratorPID, "--scope", "platform:enduser").Output()
 	if err != nil {
 		return nil, fmt.Errorf("postbox token: %w", err)
+	}
+	hooks, err := startHooks(ctx, st, strings.TrimSpace(string(token)))
+	if hooks != nil {
+		defer hooks.stop()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	db, err := pgx.Connect(ctx, st.pg.url("postbox"))
 	if err != nil {
@@ -307,12 +319,15 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	}
 	clientsDone := make(chan struct{})
 	go func() { wg.Wait(); close(clientsDone) }()
+	producerDone := make(chan struct{})
+	go func() { hooks.produce(ctx, st, clientsDone); close(producerDone) }()
 
 	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
 	killerDone := make(chan struct{})
 	go func() { k.loop(ctx, clientsDone); close(killerDone) }()
 	<-clientsDone
 	<-killerDone
+	<-producerDone
 	clientsEnded := time.Now()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, errors.New("interrupted; no checks")
@@ -345,6 +360,9 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, err
 	}
 	if err := checkWorkflows(checkCtx, tc, tasks, v); err != nil {
+		return nil, err
+	}
+	if err := hooks.check(checkCtx, db, v, hard); err != nil {
 		return nil, err
 	}
 	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, verdict: v,

@@ -89,6 +89,7 @@ func (r *report) print(w io.Writer, st *stack) {
 		wfs = append(wfs, fmt.Sprintf("%s %d", strings.TrimPrefix(status, "WORKFLOW_EXECUTION_STATUS_"), v.workflows[status]))
 	}
 	fmt.Fprintf(w, "workflows: %s\n", strings.Join(wfs, ", "))
+	fmt.Fprintf(w, "webhooks: %s\n", v.webhooks)
 
 	if len(s.bad5xx) > 0 {
 		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))
