@@ -47,6 +47,11 @@ type Config struct {
 	LogLevel   slog.Level    // POSTBOX_LOG_LEVEL: debug, info, warn or error
 	LogFormat  string        // POSTBOX_LOG_FORMAT: json or text
 
+	// APIGCPercent is the API's garbage-collection target (runtime/debug.SetGCPercent), from
+	// POSTBOX_API_GC_PERCENT; 0 leaves the Go runtime's own (GOGC, 100 unless set). The API's live heap is
+	// small and it allocates with every response, so the default collects a fifth as often.
+	APIGCPercent int
+
 	// POSTBOX_TOKEN_ISSUER and POSTBOX_TOKEN_JWKS: the trusted token issuers (iss) and their keys (a URL,
 	// cached and refreshed, or a file), as two comma-separated lists of the same length.
 	TokenIssuers    []TokenIssuer
@@ -124,6 +129,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		MaxHeaderBytes:         r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
 		RateLimit:              int(r.integer("POSTBOX_RATE_LIMIT", 6000)),
 		RateWindow:             r.duration("POSTBOX_RATE_WINDOW", time.Minute),
+		APIGCPercent:           int(r.integer("POSTBOX_API_GC_PERCENT", 400)),
 		LogLevel:               r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
 		LogFormat:              r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
@@ -167,6 +173,9 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.RateLimit < 0 {
 		r.fail("POSTBOX_RATE_LIMIT", "must be 0 (off) or positive")
+	}
+	if c.APIGCPercent < 0 {
+		r.fail("POSTBOX_API_GC_PERCENT", "must be 0 (the runtime's GOGC) or positive")
 	}
 	if c.RateWindow < time.Second || c.RateWindow > 24*time.Hour {
 		r.fail("POSTBOX_RATE_WINDOW", "must be from 1s to 24h")

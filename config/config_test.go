@@ -119,6 +119,7 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_STARTUP_TIMEOUT":           "-1s",
 		"POSTBOX_RATE_LIMIT":                "-1",
 		"POSTBOX_RATE_WINDOW":               "10ms",
+		"POSTBOX_API_GC_PERCENT":            "-1",
 		"POSTBOX_WEBHOOK_ALLOW_PRIVATE":     "sometimes",
 		"POSTBOX_WEBHOOK_RETRIES":           "10s,,1m",
 		"POSTBOX_WEBHOOK_TIMEOUT":           "0s",
@@ -189,4 +190,14 @@ func TestRateLimitSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, c.RateLimit)
 	assert.Equal(t, 10*time.Second, c.RateWindow)
+}
+
+// The API collects garbage less often than Go's default unless told otherwise; 0 leaves GOGC alone.
+func TestAPIGCPercent(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 400, c.APIGCPercent)
+	c, err = load(env(map[string]string{"POSTBOX_API_GC_PERCENT": "0"}))
+	require.NoError(t, err)
+	assert.Zero(t, c.APIGCPercent)
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -387,6 +388,9 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 // waited for: the API serves without it, form-task changes answer 503 while it is away.
 func serveAPI(ctx context.Context, svc *services) error {
 	cfg, log := svc.cfg, svc.log
+	if cfg.APIGCPercent > 0 {
+		debug.SetGCPercent(cfg.APIGCPercent)
+	}
 	srv, listenRights, err := newAPI(ctx, svc)
 	if err != nil {
 		return err
