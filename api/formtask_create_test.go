@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,17 +91,18 @@ func TestCreateFormTaskAndCompleteIsIdempotent(t *testing.T) {
 	path := "/api/" + orgO1 + "/messages?complete=true&sign=true"
 	body := putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil)
 	archives := func() int { return countRows(t, pool, `SELECT count(*) FROM archives`) }
+	key := fmt.Sprintf("create-and-sign-%d", time.Now().UnixNano()) // the server's keys outlive a test run
 	before := archives()
-	first := createAs(t, srv, ssnP1, path, "application/hal+json", body, "create-and-sign-1")
+	first := createAs(t, srv, ssnP1, path, "application/hal+json", body, key)
 	require.Equal(t, http.StatusCreated, first.Code, first.Body.String())
-	again := createAs(t, srv, ssnP1, path, "application/hal+json", body, "create-and-sign-1")
+	again := createAs(t, srv, ssnP1, path, "application/hal+json", body, key)
 	require.Equal(t, http.StatusCreated, again.Code, again.Body.String())
 	assert.Equal(t, "true", again.Header().Get("Idempotent-Replayed"))
 	assert.Equal(t, first.Header().Get("Location"), again.Header().Get("Location"))
 	assert.Equal(t, first.json(t)["ArchiveReference"], again.json(t)["ArchiveReference"])
 	assert.Equal(t, before+1, archives())
 
-	other := createAs(t, srv, ssnP1, "/api/"+orgO1+"/messages?complete=false", "application/hal+json", body, "create-and-sign-1")
+	other := createAs(t, srv, ssnP1, "/api/"+orgO1+"/messages?complete=false", "application/hal+json", body, key)
 	requireProblem(t, other, http.StatusUnprocessableEntity)
 	assert.Equal(t, before+1, archives())
 }
