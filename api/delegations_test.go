@@ -306,3 +306,35 @@ func TestReceiverRightRemoval(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM authorization_audit WHERE action = 'DeleteRight'`).Scan(&n))
 	assert.Equal(t, 2, n)
 }
+
+// Removals racing for one role or one right: exactly one takes it, the others find nothing there (404),
+// and exactly one audit entry is written for each.
+func TestReceiverRemovalsRace(t *testing.T) {
+	srv, pool := newServer(t)
+	p5 := selfReporteeID(t, ssnP5)
+	created := authzDo(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/roledefinitions", "application/json",
+		localRoleBody("Skatteforhold, lese", localRight("7102", "1", "Read")))
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	var local int
+	_, err := fmt.Sscan(path.Base(created.Header().Get("Location")), &local)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA, local)).Code)
+	regna := authzRoleID(t, srv, ssnP5, orgO1, roleREGNA)
+	var rightID int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM role_definition_rights WHERE role_definition_id = $1`, local).Scan(&rightID))
+
+	header := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser")}
+	got := race(t, srv, header, 4, []lifecycleCall{
+		{http.MethodDelete, receiverURL(orgO1, "delegations", p5, "roles", regna)},
+		{http.MethodDelete, receiverURL(orgO1, "delegations") + fmt.Sprintf("?receiverId=%s&roleId=%d", p5, regna)},
+		{http.MethodDelete, receiverURL(orgO1, "delegations", p5, "rights", rightID)},
+		{http.MethodDelete, receiverURL(orgO1, "rights", p5, "rights", rightID)},
+	})
+	assert.Equal(t, 1, got[0]+got[1], "the role is taken once")
+	assert.Equal(t, 1, got[2]+got[3], "the right is taken once")
+	var roles, rights int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE action = 'DeleteRole'),
+		count(*) FILTER (WHERE action = 'DeleteRight') FROM authorization_audit`).Scan(&roles, &rights))
+	assert.Equal(t, []int{1, 1}, []int{roles, rights})
+	requireProblem(t, authzDo(t, srv, ssnP1, http.MethodGet, receiverURL(orgO1, "delegations", p5), "", ""), http.StatusNotFound)
+}
