@@ -235,15 +235,22 @@ func TestReceiverRoleRemoval(t *testing.T) {
 	assert.Equal(t, "Eivind Brekke", entries[1]["RightHolder"])
 }
 
+// oneRightRole makes a local role of O1 that gives only Read on edition 1 of service, and returns its id.
+func oneRightRole(t *testing.T, h http.Handler, name, service string) int {
+	t.Helper()
+	created := authzDo(t, h, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/roledefinitions", "application/json",
+		localRoleBody(name, localRight(service, "1", "Read")))
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	var id int
+	_, err := fmt.Sscan(path.Base(created.Header().Get("Location")), &id)
+	require.NoError(t, err)
+	return id
+}
+
 func TestReceiverRightRemoval(t *testing.T) {
 	srv, pool := newServer(t)
 	p5 := selfReporteeID(t, ssnP5)
-	created := authzDo(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/roledefinitions", "application/json",
-		localRoleBody("Lønnsstatistikk, lese", localRight("6120", "1", "Read")))
-	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
-	var local int
-	_, err := fmt.Sscan(path.Base(created.Header().Get("Location")), &local)
-	require.NoError(t, err)
+	local := oneRightRole(t, srv, "Lønnsstatistikk, lese", "6120")
 	delegateBoth := func() {
 		require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), local)).Code)
 	}
@@ -312,12 +319,7 @@ func TestReceiverRightRemoval(t *testing.T) {
 func TestReceiverRemovalsRace(t *testing.T) {
 	srv, pool := newServer(t)
 	p5 := selfReporteeID(t, ssnP5)
-	created := authzDo(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/roledefinitions", "application/json",
-		localRoleBody("Skatteforhold, lese", localRight("7102", "1", "Read")))
-	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
-	var local int
-	_, err := fmt.Sscan(path.Base(created.Header().Get("Location")), &local)
-	require.NoError(t, err)
+	local := oneRightRole(t, srv, "Skatteforhold, lese", "7102")
 	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA, local)).Code)
 	regna := authzRoleID(t, srv, ssnP5, orgO1, roleREGNA)
 	var rightID int64
