@@ -83,7 +83,7 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) && c.Request.Method != http.MethodGet { // a read finds nothing there
 		err = h.refuseTrashedTask(c, party.ID, rights, id)
 	}
 	if !found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) }) {

@@ -141,8 +141,9 @@ func (h *lifecycleHandlers) placeRefusal(c *gin.Context, change string, m store.
 }
 
 // refuseTrashedTask answers a change of a form task that is in the trashbin, which the mailbox no longer
-// shows: 409 in-trashbin, with the status it keeps, rather than the 404 of a message that does not exist.
-// It returns store.ErrNotFound for any other message.
+// shows: 409 in-trashbin, with the status it keeps, rather than the 404 of a message that does not exist
+// (which its reads, validate and print, still answer: they belong to the mailbox). It returns
+// store.ErrNotFound for any other message.
 func (h *formTaskHandlers) refuseTrashedTask(c *gin.Context, partyID int64, rights identity.RightSet, id string) error {
 	m, err := h.q.GetTrashedMessage(c.Request.Context(), partyID, id)
 	if err != nil {

@@ -91,11 +91,14 @@ func TestFormTaskInProgressTrashbin(t *testing.T) {
 		{http.MethodPut, path + "?complete=false", body},
 		{http.MethodPut, path, body},
 		{http.MethodPost, path + "/attachments", `{"FileName":"a.pdf","AttachmentType":"Dokumentasjon","Data":"JVBERi0xLjQK"}`},
-		{http.MethodGet, path + "/validate", ""},
+		{http.MethodPost, path + "/forms", `{"Type":"SubForm","DataFormatId":"5571","DataFormatVersion":"41234","FormData":"<Skjema/>"}`},
 	} {
 		p := requireProblem(t, sendAs(t, srv, ssnP1, change.method, change.path, change.body), http.StatusConflict)
 		assert.Equal(t, "urn:postbox:problem:in-trashbin", p["type"], change.method+" "+change.path)
 		assert.Equal(t, "Utfylling", p["taskStatus"])
+	}
+	for _, read := range []string{"/validate", "/print"} { // reads of the mailbox: gone while in the trashbin
+		requireProblem(t, getAs(t, srv, ssnP1, path+read), http.StatusNotFound)
 	}
 	requireProblem(t, sendAs(t, srv, ssnP3, http.MethodPut, path+"/restore", ""), http.StatusForbidden)
 
