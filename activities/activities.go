@@ -387,6 +387,15 @@ func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.
 // RenderPrint stores the print of a message's current content and returns its digest (hex). The same
 // content is rendered once.
 func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflows.PrintResult, error) {
+	return a.renderContent(ctx, messageID, func(forms []store.FormContent, atts []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error) {
+		return forms, atts, nil
+	})
+}
+
+// renderContent stores the print of what pick takes of a message's current forms and attachments and
+// returns its digest (hex).
+func (a *Activities) renderContent(ctx context.Context, messageID string,
+	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (workflows.PrintResult, error) {
 	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	h, err := q.GetPrintHeader(ctx, messageID)
@@ -397,6 +406,9 @@ func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflo
 		return workflows.PrintResult{}, err
 	}
 	forms, atts, err := q.MessageContent(ctx, messageID)
+	if err == nil {
+		forms, atts, err = pick(forms, atts)
+	}
 	if err != nil {
 		return workflows.PrintResult{}, err
 	}

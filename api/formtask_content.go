@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -133,27 +135,32 @@ func (h *formTaskHandlers) postForm(c *gin.Context) {
 	c.Status(http.StatusCreated)
 }
 
-// deleteForm is DELETE …/forms/{formId}: a sub-form leaves the form task (204); the main form cannot (409).
-func (h *formTaskHandlers) deleteForm(c *gin.Context) {
+// beginForm is beginFormTask for a change of the form of the path, which it finds on the task (else 404).
+func (h *formTaskHandlers) beginForm(c *gin.Context) (formTaskCall, store.Form, bool) {
 	ft, ok := h.beginFormTask(c)
 	if !ok {
-		return
+		return ft, store.Form{}, false
 	}
 	id, ok := pathID(c, "formId", "form")
 	if !ok {
-		return
+		return ft, store.Form{}, false
 	}
-	var form *store.Form
-	for i, f := range ft.msg.Forms {
-		if f.ID == id {
-			form = &ft.msg.Forms[i]
-		}
-	}
-	switch {
-	case form == nil:
+	i := slices.IndexFunc(ft.msg.Forms, func(f store.Form) bool { return f.ID == id })
+	if i < 0 {
 		abort(c, problem.NotFound("there is no form %d on message %s", id, ft.msg.MessageID))
+		return ft, store.Form{}, false
+	}
+	return ft, ft.msg.Forms[i], true
+}
+
+// deleteForm is DELETE …/forms/{formId}: a sub-form leaves the form task (204); the main form cannot (409).
+func (h *formTaskHandlers) deleteForm(c *gin.Context) {
+	ft, form, ok := h.beginForm(c)
+	if !ok {
 		return
-	case form.Type != formtask.SubForm:
+	}
+	id := form.ID
+	if form.Type != formtask.SubForm {
 		abort(c, problem.New(http.StatusConflict, "main-form", "form %d is the %s of message %s; only a sub-form can be deleted", id, form.Type, ft.msg.MessageID))
 		return
 	}
@@ -168,4 +175,21 @@ func (h *formTaskHandlers) deleteForm(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// getFormPrint is GET …/forms/{formId}/print: the PDF of one form of a form task, as it is now.
+func (h *formTaskHandlers) getFormPrint(c *gin.Context) {
+	ft, form, ok := h.beginForm(c)
+	if !ok {
+		return
+	}
+	id := form.ID
+	pdf, err := ft.tasks.PrintForm(c.Request.Context(), ft.task, ft.caller, id)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	name := fmt.Sprintf("%s-%d.pdf", ft.msg.MessageID, id)
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s"`, name))
+	http.ServeContent(c.Writer, c.Request, name, ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/activities/printpdf/pdftext"
 	"github.com/postbox/postbox/api"
 )
 
@@ -168,6 +169,16 @@ func TestFormsOfAFormTask(t *testing.T) {
 	assert.Equal(t, "SubForm", form.json(t)["Type"])
 	assert.Len(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/forms"), "").embedded(t, "forms"), 2)
 
+	// The print of one form holds that form alone; the reader may have it.
+	print := e.send(t, contentReader, http.MethodGet, subPath+"/print", "")
+	require.Equal(t, http.StatusOK, print.Code, print.Body.String())
+	assert.Equal(t, "application/pdf", print.Header().Get("Content-Type"))
+	text, err := pdftext.Text(print.Body.Bytes())
+	require.NoError(t, err)
+	assert.Contains(t, text, "NS-5302B Budsjettspesifikasjon")
+	assert.NotContains(t, text, "NS-5302 Søknad om næringstilskudd")
+	requireProblem(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/forms/9/print"), ""), http.StatusNotFound)
+
 	// The main form stays; the sub-form goes, under If-Match of its own ETag.
 	p := requireProblem(t, e.send(t, contentWriter, http.MethodDelete, mainPath, ""), http.StatusConflict)
 	assert.Equal(t, "urn:postbox:problem:main-form", p["type"])
@@ -187,6 +198,7 @@ func TestFormsOfAFormTask(t *testing.T) {
 	requireProblem(t, e.send(t, ssnP1, http.MethodGet, correspondence+"/forms", ""), http.StatusConflict)
 	requireProblem(t, e.send(t, ssnP1, http.MethodPost, correspondence+"/forms", jsonOf(t, sub)), http.StatusConflict)
 	requireProblem(t, e.send(t, ssnP1, http.MethodDelete, correspondence+"/forms/1", ""), http.StatusConflict)
+	requireProblem(t, e.send(t, ssnP1, http.MethodGet, correspondence+"/forms/1/print", ""), http.StatusConflict)
 
 	signing := e.newTask(t, "5302", 1, []map[string]any{main, sub}, nil)
 	e.toSigning(t, signing, "5302", 1, []map[string]any{main, sub})

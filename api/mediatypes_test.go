@@ -29,6 +29,7 @@ var notResources = []string{
 	"/api/metadata/formtask/:serviceCode/:serviceEdition/attachmentrules/:ruleId/xsd",
 	"/api/:who/messages/:messageId/print",
 	"/api/:who/messages/:messageId/forms/:formId/formdata",
+	"/api/:who/messages/:messageId/forms/:formId/print",
 	"/api/:who/messages/:messageId/attachments/:attachmentId",
 	"/api/:who/messages/:messageId/portalview",
 }

@@ -98,6 +98,7 @@ func (s *Server) routes() http.Handler {
 	messages.get("/:messageId/forms", read, s.negotiate, mb.listForms)
 	messages.create("/:messageId/forms", write, ft.postForm)
 	messages.delete("/:messageId/forms/:formId", write, ft.deleteForm)
+	messages.get("/:messageId/forms/:formId/print", read, ft.getFormPrint)
 	messages.get("/:messageId/attachments", read, s.negotiate, mb.listAttachments)
 	messages.post("/:messageId/attachments/:attachmentId", write, ft.replaceAttachment)
 	messages.delete("/:messageId/attachments/:attachmentId", write, ft.deleteAttachment)

@@ -321,7 +321,18 @@ func (s *Service) print(ctx context.Context, task Task, caller workflows.Caller)
 		}
 		// Archived before Postbox kept archives: print what the message holds.
 	}
-	res, err := s.update(ctx, task, 0, workflows.UpdatePrint, workflows.ReadInput{Caller: withLevel(caller, task)})
+	return s.renderedPrint(ctx, task, workflows.ReadInput{Caller: withLevel(caller, task)})
+}
+
+// PrintForm returns the PDF of one form of a form task as the task holds it now, rendered by the
+// workflow's activity once per content; NotFound when the task has no such form.
+func (s *Service) PrintForm(ctx context.Context, task Task, caller workflows.Caller, formID int64) ([]byte, error) {
+	return s.renderedPrint(ctx, task, workflows.ReadInput{Caller: withLevel(caller, task), FormID: formID})
+}
+
+// renderedPrint asks the task's workflow for the print in asks for and reads it from the store.
+func (s *Service) renderedPrint(ctx context.Context, task Task, in workflows.ReadInput) ([]byte, error) {
+	res, err := s.update(ctx, task, 0, workflows.UpdatePrint, in)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,11 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
 		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
-			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityRenderPrint, workflows.ActivityValidateForms,
-			"workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
-		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderPrint, workflows.ActivityValidateForms},
-		config.QueueArchive:    {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
+			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityRenderFormPrint, workflows.ActivityRenderPrint,
+			workflows.ActivityValidateForms, "workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
+		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderFormPrint, workflows.ActivityRenderPrint,
+			workflows.ActivityValidateForms},
+		config.QueueArchive: {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 	}

@@ -4,7 +4,7 @@
 //
 //	group       task queue                    registered
 //	formtask    workflows.TaskQueue           the FormTask workflow and every activity (see below)
-//	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint
+//	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint, RenderFormPrint
 //	archive     workflows.TaskQueueArchive    Archive, ProjectState
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
@@ -137,6 +137,7 @@ func register(r worker.Registry, group string, acts *activities.Activities, deli
 		workflows.ActivityValidateForms:    acts.ValidateForms,
 		workflows.ActivityCheckAttachments: acts.CheckAttachments,
 		workflows.ActivityRenderPrint:      acts.RenderPrint,
+		workflows.ActivityRenderFormPrint:  acts.RenderFormPrint,
 		workflows.ActivityArchive:          acts.Archive,
 		workflows.ActivityProjectState:     acts.ProjectState,
 		workflows.ActivityDiscardRevision:  acts.DiscardRevision,

@@ -107,6 +107,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityDiscardRevision:  TaskQueue,
 	ActivityPurgeTrashbin:    TaskQueueArchive,
 	ActivityChangePlace:      TaskQueueArchive,
+	ActivityRenderFormPrint:  TaskQueueValidation, // as RenderPrint: print uses the options of both
 }
 
 // Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no
@@ -257,6 +258,8 @@ type AttachmentInput struct {
 // ReadInput is the input of the read-only updates (validate, print).
 type ReadInput struct {
 	Caller Caller
+	// FormID is the one form a print is of (GET forms/{formId}/print); 0 prints the whole task.
+	FormID int64 `json:",omitempty"`
 }
 
 // Outcome says what an update did.

@@ -445,14 +445,18 @@ func (t *task) validate(ctx workflow.Context, _ ReadInput) (Result, error) {
 	return Result{Outcome: OutcomeValidated, Status: t.state.Status, Validation: &v}, nil
 }
 
-func (t *task) print(ctx workflow.Context, _ ReadInput) (Result, error) {
+func (t *task) print(ctx workflow.Context, in ReadInput) (Result, error) {
 	if err := t.lock(ctx); err != nil {
 		return Result{}, err
 	}
 	defer t.mu.Unlock()
 	var pr PrintResult
 	actx := t.queues.print(ctx)
-	if err := workflow.ExecuteActivity(actx, ActivityRenderPrint, t.state.MessageID).Get(ctx, &pr); err != nil {
+	activity, arg := ActivityRenderPrint, any(t.state.MessageID)
+	if in.FormID != 0 && workflow.GetVersion(ctx, VersionFormPrint, workflow.DefaultVersion, 1) == 1 {
+		activity, arg = ActivityRenderFormPrint, FormPrintInput{MessageID: t.state.MessageID, FormID: in.FormID}
+	}
+	if err := workflow.ExecuteActivity(actx, activity, arg).Get(ctx, &pr); err != nil {
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomePrinted, Status: t.state.Status, PrintDigest: pr.Digest}, nil

@@ -12,6 +12,20 @@ const UpdateChangeContent = "change-content"
 // version 1, so that a later change of what it does can tell the changes handled before it.
 const VersionContentChanges = "content-changes"
 
+// ActivityRenderFormPrint stores the print of one form of a task (GET forms/{formId}/print) and returns
+// its digest, as RenderPrint does for the whole task.
+const ActivityRenderFormPrint = "RenderFormPrint"
+
+// VersionFormPrint is the workflow.GetVersion change id of the print of one form: from version 1 a print
+// update with a FormID renders that form alone.
+const VersionFormPrint = "form-print"
+
+// FormPrintInput names the form RenderFormPrint prints.
+type FormPrintInput struct {
+	MessageID string
+	FormID    int64
+}
+
 // ErrContentGone is the error type of a change whose form or attachment another change removed after the
 // caller looked (404).
 const ErrContentGone = "ContentGone"

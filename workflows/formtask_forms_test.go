@@ -1,11 +1,13 @@
 package workflows_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
@@ -75,4 +77,24 @@ func TestContentChangeValidators(t *testing.T) {
 			assert.Empty(t, f.Calls(), "a rejected update runs nothing")
 		})
 	}
+}
+
+// A print with a FormID renders that form alone (RenderFormPrint); without one, the whole task.
+func TestFormPrint(t *testing.T) {
+	env, f := newEnv(t)
+	var printed []workflows.FormPrintInput
+	env.RegisterActivityWithOptions(func(in workflows.FormPrintInput) (workflows.PrintResult, error) {
+		printed = append(printed, in)
+		return workflows.PrintResult{Digest: strings.Repeat("ef", 32)}, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityRenderFormPrint})
+	one := send(env, time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer, FormID: 200129})
+	all := send(env, 2*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+	run(env, store.StatusFilling)
+
+	require.NoError(t, one.err)
+	assert.Equal(t, strings.Repeat("ef", 32), one.res.PrintDigest)
+	assert.Equal(t, []workflows.FormPrintInput{{MessageID: "a3101102", FormID: 200129}}, printed)
+	require.NoError(t, all.err)
+	assert.Equal(t, strings.Repeat("cd", 32), all.res.PrintDigest)
+	assert.Equal(t, []string{"RenderPrint 0"}, f.Calls())
 }
