@@ -23,6 +23,7 @@ import (
 
 	"github.com/postbox/postbox/activities/printpdf"
 	"github.com/postbox/postbox/activities/xsd"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
@@ -39,6 +40,9 @@ type Activities struct {
 	// FormTasks sends the scheduled purge's deletions of form tasks in progress to their workflows;
 	// without it they wait for a worker that has it (worker.Serve sets it).
 	FormTasks *formtask.Service
+	// Events makes the events of the changes the activities write (form-task status, attachments added,
+	// messages purged), each in the transaction of its change.
+	Events events.Builder
 }
 
 // New returns activities over pool, with a schema cache that loads from the xsd_schemas table.
@@ -435,10 +439,10 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 	)
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if err := a.promote(ctx, q, in.Content, nil); err != nil {
+		added, err := a.promote(ctx, q, in.Content, nil)
+		if err != nil {
 			return err
 		}
-		var err error
 		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, store.Local(in.At),
 			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
 				digest, pdf, err := a.render(ctx, q, document(h, ar.Forms, ar.Attachments))
@@ -447,7 +451,10 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 				}
 				return digest, pdf, err
 			})
-		return err
+		if err != nil || !created {
+			return err
+		}
+		return a.appendTaskEvents(ctx, q, in.Content.MessageID, added, true)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
@@ -461,38 +468,70 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 	return workflows.ArchiveResult{ArchiveReference: ar.ArchiveReference, PrintDigest: hex.EncodeToString(ar.PrintDigest)}, nil
 }
 
-// promote makes content's revision, if it has one, the message's content (a no-op when it is already) and
-// sets *ref to the form or attachment it wrote.
-func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) error {
+// promote makes content's revision, if it has one, the message's content (a no-op when it is already),
+// sets *ref to the form or attachment it wrote and returns the attachments it added.
+func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) ([]store.AttachmentInfo, error) {
 	if c.Revision.ID == 0 {
-		return nil
+		return nil, nil
 	}
 	if _, err := a.revision(ctx, q, c); err != nil {
-		return err
+		return nil, err
 	}
-	id, err := q.PromoteRevision(ctx, c.Revision.ID)
+	id, added, err := q.PromoteRevision(ctx, c.Revision.ID)
 	if errors.Is(err, store.ErrBadRevision) {
-		return permanent(workflows.ErrBadInput, err)
+		return nil, permanent(workflows.ErrBadInput, err)
 	}
 	if errors.Is(err, store.ErrContentGone) {
-		return permanent(workflows.ErrContentGone, err)
+		return nil, permanent(workflows.ErrContentGone, err)
 	}
 	if err == nil && ref != nil {
 		*ref = id
 	}
-	return err
+	return added, err
+}
+
+// appendTaskEvents writes the events of one projection of a form task: an attachment added per attachment,
+// then, when statusChanged, the new status (with the ArchiveReference once archived). Call it last in the
+// projection's transaction, so the task is read as the projection left it.
+func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, added []store.AttachmentInfo, statusChanged bool) error {
+	if len(added) == 0 && !statusChanged {
+		return nil
+	}
+	t, err := q.GetFormTask(ctx, messageID)
+	if err != nil {
+		return err
+	}
+	reportee, err := strconv.ParseInt(strings.TrimPrefix(t.ReporteeID, "r"), 10, 64)
+	if err != nil {
+		return err
+	}
+	m := events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask, ServiceCode: t.ServiceCode,
+		ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}
+	evs := make([]store.Event, 0, len(added)+1)
+	for _, att := range added {
+		evs = append(evs, a.Events.AttachmentAdded(events.Attachment{Message: m, AttachmentID: att.ID, AttachmentType: att.AttachmentType}))
+	}
+	if statusChanged {
+		evs = append(evs, a.Events.MessageEvent(events.FormTaskStatusChanged, m))
+	}
+	return q.AppendEvents(ctx, evs...)
 }
 
 // ProjectState writes the read model in one transaction: promotes the content's revision (if any) and sets
-// the status, LastChangedBy and LastChangedDateTime.
+// the status, LastChangedBy and LastChangedDateTime, with the events of what changed.
 func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput) (workflows.ProjectResult, error) {
 	var res workflows.ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if err := a.promote(ctx, q, in.Content, &res.Ref); err != nil {
+		added, err := a.promote(ctx, q, in.Content, &res.Ref)
+		if err != nil {
 			return err
 		}
-		return q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, store.Local(in.At))
+		changed, err := q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, store.Local(in.At))
+		if err != nil {
+			return err
+		}
+		return a.appendTaskEvents(ctx, q, in.Content.MessageID, added, changed)
 	})
 	return res, err
 }

@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/activities/printpdf/pdftext"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/workflows"
@@ -31,6 +33,7 @@ func newFixture(t *testing.T) *fixture {
 	pool := storetest.New(t)
 	acts, err := activities.New(pool)
 	require.NoError(t, err)
+	acts.Events = events.NewBuilder("https://postbox.test")
 	t.Cleanup(acts.Schemas.Close)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
@@ -158,7 +161,7 @@ func TestCheckAttachments(t *testing.T) {
 
 	// Three pictures on the message already: a fourth is one too many.
 	for range 3 {
-		_, err := f.q.PromoteRevision(context.Background(), f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
+		_, _, err := f.q.PromoteRevision(context.Background(), f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
 			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte(pngBytes)}}}).Revision.ID)
 		require.NoError(t, err)
 	}
@@ -196,7 +199,8 @@ func TestRenderPrintCachedByContent(t *testing.T) {
 	assert.Contains(t, text, "Innsender/Navn")
 
 	// Another status is other content.
-	require.NoError(t, f.q.SetFormTaskState(ctx, "a3101102", store.StatusSigning, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC)))
+	_, err := f.q.SetFormTaskState(ctx, "a3101102", store.StatusSigning, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
 	var third workflows.PrintResult
 	require.NoError(t, f.run(t, &third, f.acts.RenderPrint, "a3101102"))
 	assert.NotEqual(t, first.Digest, third.Digest)
@@ -222,6 +226,12 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	_, atts, err := f.q.MessageContent(ctx, "a3101151")
 	require.NoError(t, err)
 	require.Len(t, atts, 1, "promoted once")
+	evs := f.events(t)
+	require.Len(t, evs, 1, "the attachment added, once; the status stayed")
+	assert.Equal(t, events.FormTaskAttachmentAdded, evs[0].Type)
+	assert.Equal(t, fmt.Sprintf("https://postbox.test/api/%s/messages/a3101151/attachments/%d", f.reportee(t, "a3101151"), atts[0].ID), evs[0].Source)
+	assert.JSONEq(t, fmt.Sprintf(`{"MessageId":"a3101151","ReporteeId":%q,"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2,
+		"Status":"Utfylling","AttachmentId":%d,"AttachmentType":"Revisjonsberetning"}`, f.reportee(t, "a3101151"), atts[0].ID), string(evs[0].Data))
 
 	archive := workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: "a3101151"}, By: "Ingrid Fjellheim", At: at}
 	var first, again workflows.ArchiveResult
@@ -229,6 +239,12 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	require.NoError(t, f.run(t, &again, f.acts.Archive, archive))
 	assert.Equal(t, first, again, "a retried archive returns the first")
 	assert.Regexp(t, `^AR\d+$`, first.ArchiveReference)
+	evs = f.events(t)
+	require.Len(t, evs, 2, "archived once")
+	assert.Equal(t, events.FormTaskStatusChanged, evs[1].Type)
+	assert.True(t, evs[1].Archived)
+	assert.JSONEq(t, fmt.Sprintf(`{"MessageId":"a3101151","ReporteeId":%q,"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2,
+		"Status":"Sendt og arkivert","ArchiveReference":%q}`, f.reportee(t, "a3101151"), first.ArchiveReference), string(evs[1].Data))
 
 	var archives, prints int
 	require.NoError(t, f.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM archives), (SELECT count(*) FROM prints)`).Scan(&archives, &prints))
@@ -257,6 +273,23 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	task, err = f.q.GetFormTask(ctx, "a3101151")
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Len(t, f.events(t), 2, "and writes no event")
+}
+
+// events are the events of the outbox, oldest first.
+func (f *fixture) events(t *testing.T) []store.Event {
+	t.Helper()
+	evs, err := f.q.EventsAfter(context.Background(), 0, 100)
+	require.NoError(t, err)
+	return evs
+}
+
+// reportee is the ReporteeId of a message's owner.
+func (f *fixture) reportee(t *testing.T, messageID string) string {
+	t.Helper()
+	task, err := f.q.GetFormTask(context.Background(), messageID)
+	require.NoError(t, err)
+	return task.ReporteeID
 }
 
 func TestDiscardRevision(t *testing.T) {

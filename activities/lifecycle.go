@@ -9,13 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
 
 // ChangePlace makes a form task's workflow's change of the task's place in one transaction on the locked
-// message, with the audit entry the workflow carries: to the trashbin, back, or deleted for good (with its
+// message, with the audit entry the workflow carries and the change's event: to the trashbin, back, or deleted for good (with its
 // forms, attachments and revisions; an archive is not the message's and stays). It makes the change only
 // when the message is where the change takes it from, so a retried attempt that finds it made writes
 // nothing more. A scheduled purge (DeletedBefore set) keeps a message that went to the trashbin later.
@@ -32,22 +33,23 @@ func (a *Activities) ChangePlace(ctx context.Context, in workflows.ChangePlaceIn
 			return err
 		}
 		at := in.Audit.At // local wall-clock time, as the store keeps it
+		var eventType string
 		switch in.Change {
 		case workflows.UpdateTrash:
 			if m.InTrashbin {
 				return nil
 			}
-			err = q.MoveToTrashbin(ctx, m.ID, in.Audit.ActorName, at)
+			eventType, err = events.MessageDeleted, q.MoveToTrashbin(ctx, m.ID, in.Audit.ActorName, at)
 		case workflows.UpdateRestore:
 			if !m.InTrashbin {
 				return nil
 			}
-			err = q.RestoreFromTrashbin(ctx, m.ID)
+			eventType, err = events.MessageRestored, q.RestoreFromTrashbin(ctx, m.ID)
 		case workflows.UpdatePurge:
 			if !m.InTrashbin || (!in.DeletedBefore.IsZero() && !m.DeletedAt.Before(in.DeletedBefore)) {
 				return nil
 			}
-			err = q.PurgeMessage(ctx, m.ID, at)
+			eventType, err = events.MessagePurged, q.PurgeMessage(ctx, m.ID, at)
 		default:
 			return permanent(workflows.ErrBadInput, fmt.Errorf("no place change %q", in.Change))
 		}
@@ -55,7 +57,10 @@ func (a *Activities) ChangePlace(ctx context.Context, in workflows.ChangePlaceIn
 			return err
 		}
 		res.Changed = true
-		return q.AppendMessageAudit(ctx, store.MessageAuditEntry{AuditEntry: in.Audit, MessageID: m.ID})
+		if err := q.AppendMessageAudit(ctx, store.MessageAuditEntry{AuditEntry: in.Audit, MessageID: m.ID}); err != nil {
+			return err
+		}
+		return q.AppendEvents(ctx, a.placeEvent(eventType, in.Audit.ReporteeID, m.ID, m.Type, m.Service, m.Status))
 	})
 	return res, err
 }

@@ -6,9 +6,22 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
+
+// purgedEvent is the event of a message the schedule deleted for good.
+func (a *Activities) purgedEvent(m store.PurgedMessage) store.Event {
+	return a.placeEvent(events.MessagePurged, m.ReporteeID, m.ID, m.Type, m.Service, m.Status)
+}
+
+// placeEvent is the event (MessageDeleted, MessageRestored or MessagePurged) of a message of the reportee
+// moved to or from the trashbin, or deleted for good: its status stays.
+func (a *Activities) placeEvent(eventType string, reporteeID int64, messageID, messageType string, svc store.ServiceKey, status string) store.Event {
+	return a.Events.MessageEvent(eventType, events.Message{MessageID: messageID, ReporteeID: reporteeID, Type: messageType,
+		ServiceCode: svc.Code, ServiceEdition: svc.Edition, Status: status})
+}
 
 // purgeBatch is how many messages one transaction of the purge deletes.
 const purgeBatch = 200
@@ -23,7 +36,7 @@ func (a *Activities) PurgeTrashbin(ctx context.Context, in workflows.PurgeTrashb
 		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}
 	total := 0
 	for {
-		n, err := store.New(a.Pool).PurgeTrashbin(ctx, in.Before, purgeBatch, actor)
+		n, err := store.New(a.Pool).PurgeTrashbin(ctx, in.Before, purgeBatch, actor, a.purgedEvent)
 		total += n
 		if err != nil {
 			return total, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -24,6 +25,7 @@ type authorizationHandlers struct {
 	pool    *pgxpool.Pool
 	rights  *identity.Rights
 	parties *partyFinder
+	events  events.Builder
 }
 
 // Delegations (the user-facing authorization area): a user gives roles of {who} to a person, an
@@ -35,6 +37,14 @@ type rightHolder struct {
 	partyID int64
 	loginID int64
 	name    string
+}
+
+// userName is the user name of an enterprise user holder, "" for a party.
+func (r rightHolder) userName() string {
+	if r.loginID == 0 {
+		return ""
+	}
+	return r.name
 }
 
 // findRightHolder identifies the right holder of a delegation. An identifier and a name that do not
@@ -131,6 +141,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	}
 	p := principalOf(c)
 	now := time.Now()
+	delegated := make([]store.Event, 0, len(defs))
 	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		for _, d := range defs {
 			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
@@ -147,8 +158,10 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 			if err := q.AppendAudit(ctx, e); err != nil {
 				return err
 			}
+			delegated = append(delegated, h.events.RoleEvent(events.RoleDelegated, events.Role{RoleID: id, RoleDefinitionID: d.ID,
+				ReporteeID: party.ID, HolderPartyID: holder.partyID, HolderUserName: holder.userName()}))
 		}
-		return nil
+		return q.AppendEvents(ctx, delegated...)
 	})
 	if err != nil {
 		abort(c, err)

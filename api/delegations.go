@@ -290,10 +290,12 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 				return err
 			}
 		}
+		deleted := make([]store.Event, 0, len(roles))
 		for _, r := range roles {
 			if err := q.DeleteDelegatedRole(ctx, r.RoleID); err != nil {
 				return err
 			}
+			deleted = append(deleted, h.roleDeleted(r.DelegatedRole))
 			e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
 			e.RightID, e.RoleID, e.RoleDefinitionID, e.RightHolder = right.RightID, r.RoleID, r.RoleDefinitionID, r.HolderName
 			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", rightLabel(right.Right), r.HolderName,
@@ -302,7 +304,7 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 				return err
 			}
 		}
-		return nil
+		return q.AppendEvents(ctx, deleted...)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		err = notThere()

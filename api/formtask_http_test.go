@@ -29,6 +29,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/temporaltest"
@@ -98,6 +99,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 			e.err = err
 			return
 		}
+		acts.Events = events.NewBuilder(testPublicURL)
 		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8})
 		if e.err = w.Start(); e.err != nil {
 			return
@@ -113,7 +115,7 @@ func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if c == nil {
 		return newAPIWithTasks(pool, nil)
 	}
-	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{}))
+	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL}))
 }
 
 func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service) (*api.Server, error) {
@@ -121,7 +123,7 @@ func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service) (*api.Server, 
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks})
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks, PublicURL: testPublicURL})
 }
 
 func demoFormData(t *testing.T, id string) string {

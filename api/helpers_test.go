@@ -83,8 +83,11 @@ func newAPI(pool *pgxpool.Pool) (*api.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens})
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, PublicURL: testPublicURL})
 }
+
+// testPublicURL is the base URL of the suite's servers, as links and event sources name it.
+const testPublicURL = "http://postbox.test"
 
 type request struct {
 	method string
@@ -108,7 +111,7 @@ func doWith(t *testing.T, h http.Handler, r request, change func(*http.Request))
 	if r.method == "" {
 		r.method = http.MethodGet
 	}
-	req := httptest.NewRequest(r.method, "http://postbox.test"+r.path, strings.NewReader(r.body))
+	req := httptest.NewRequest(r.method, testPublicURL+r.path, strings.NewReader(r.body))
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}

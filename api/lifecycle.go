@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
@@ -36,16 +38,17 @@ type lifecycleHandlers struct {
 	pool    *pgxpool.Pool
 	mailbox *mailboxHandlers  // the views a change answers with
 	tasks   *formTaskHandlers // the workflows of form tasks in progress
+	events  events.Builder
 }
 
-// changeMessage runs one change of a message and its audit entry in one transaction, on the message locked
+// changeMessage runs one change of a message, its audit entry and its event (eventType) in one transaction, on the message locked
 // (store.LockMessage): concurrent changes of one message run one after the other, each deciding on where
 // the one before left it, so a message is never in two places. A message the caller may not see is
 // answered like one that does not exist. change decides and writes; it returns the audit summary, or ""
 // when there was nothing to change (a repeat), or an error (a problem for a refusal). The answer is the
 // message as the change left it, read in the same transaction (a change that follows at once cannot make
 // it look refused), or 204 when the message has left the mailbox (answer false).
-func (h *lifecycleHandlers) changeMessage(c *gin.Context, action string, answer bool, change func(q *store.Queries, m store.MessageState, at time.Time) (string, error)) {
+func (h *lifecycleHandlers) changeMessage(c *gin.Context, action, eventType string, answer bool, change func(q *store.Queries, m store.MessageState, at time.Time) (string, error)) {
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
@@ -76,6 +79,9 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action string, answer 
 			if err := q.AppendMessageAudit(ctx, e); err != nil {
 				return err
 			}
+			if err := h.appendEvent(ctx, q, eventType, party.ID, m); err != nil {
+				return err
+			}
 		}
 		if answer {
 			after, err = q.GetMessage(ctx, party.ID, id)
@@ -90,6 +96,20 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action string, answer 
 	default:
 		c.Status(http.StatusNoContent)
 	}
+}
+
+// appendEvent writes the event of a change of message m (as it was locked before the change), with the
+// status the change left it in; a message deleted for good keeps the status it had.
+func (h *lifecycleHandlers) appendEvent(ctx context.Context, q *store.Queries, eventType string, reporteeID int64, m store.MessageState) error {
+	after, err := q.LockMessage(ctx, reporteeID, m.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		after = m
+	case err != nil:
+		return err
+	}
+	return q.AppendEvents(ctx, h.events.MessageEvent(eventType, events.Message{MessageID: m.ID, ReporteeID: reporteeID, Type: m.Type,
+		ServiceCode: m.Service.Code, ServiceEdition: m.Service.Edition, Status: after.Status}))
 }
 
 // checkUnchanged holds a change of the locked message to its If-Match, if it has one: the message's ETag
@@ -146,7 +166,7 @@ func taskInProgress(m store.MessageState, format string, args ...any) error {
 
 // archiveMessage files a correspondence away (Arkivert); see the rights above.
 func (h *lifecycleHandlers) archiveMessage(c *gin.Context) {
-	h.changeMessage(c, store.AuditArchive, true, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
+	h.changeMessage(c, store.AuditArchive, events.CorrespondenceArchived, true, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if err := inMailbox(m); err != nil {
 			return "", err
 		}
@@ -171,7 +191,7 @@ func (h *lifecycleHandlers) archiveMessage(c *gin.Context) {
 
 // confirmMessage confirms a correspondence that asks for it, and so marks it read.
 func (h *lifecycleHandlers) confirmMessage(c *gin.Context) {
-	h.changeMessage(c, store.AuditConfirm, true, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
+	h.changeMessage(c, store.AuditConfirm, events.CorrespondenceConfirmed, true, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if err := inMailbox(m); err != nil {
 			return "", err
 		}
@@ -195,7 +215,7 @@ func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
 	if h.changeTaskPlace(c, workflows.UpdateTrash) {
 		return
 	}
-	h.changeMessage(c, store.AuditDelete, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
+	h.changeMessage(c, store.AuditDelete, events.MessageDeleted, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if err := inMailbox(m); err != nil {
 			return "", err
 		}
@@ -211,7 +231,7 @@ func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
 	if h.changeTaskPlace(c, workflows.UpdateRestore) {
 		return
 	}
-	h.changeMessage(c, store.AuditRestore, true, func(q *store.Queries, m store.MessageState, _ time.Time) (string, error) {
+	h.changeMessage(c, store.AuditRestore, events.MessageRestored, true, func(q *store.Queries, m store.MessageState, _ time.Time) (string, error) {
 		if err := requireRight(c, m, deleteRight(m)); err != nil {
 			return "", err
 		}
@@ -228,7 +248,7 @@ func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
 	if h.changeTaskPlace(c, workflows.UpdatePurge) {
 		return
 	}
-	h.changeMessage(c, store.AuditDeleteForGood, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
+	h.changeMessage(c, store.AuditDeleteForGood, events.MessagePurged, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 		if !m.InTrashbin {
 			return "", problem.NotFound("there is no message %s in the trashbin", m.ID)
 		}

@@ -131,6 +131,9 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/events/subscriptions", []string{"/api/serviceowner/events/subscriptions"}, owner},
 		{"/api/serviceowner/events/subscriptions/:subscriptionId", []string{ownerSub}, owner},
 		{"/api/serviceowner/events/subscriptions/:subscriptionId/deadletters", []string{ownerSub + "/deadletters"}, owner},
+		// The delegation and the trashed message above are events of O1; the latter also FJE's.
+		{"/api/:who/events", []string{"/api/" + orgO1 + "/events"}, person(srv)},
+		{"/api/serviceowner/events/feed", []string{"/api/serviceowner/events/feed"}, owner},
 	}
 
 	covered := append([]string(nil), notResources...)

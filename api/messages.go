@@ -15,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -24,6 +25,7 @@ import (
 type mailboxHandlers struct {
 	q      *store.Queries
 	rights *identity.Rights
+	events events.Builder
 }
 
 type messageResource struct {
@@ -179,7 +181,9 @@ func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Messa
 		return m, true
 	}
 	party, _ := reporteeOf(c)
-	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now())); err != nil {
+	read := h.events.MessageEvent(events.CorrespondenceRead, events.Message{MessageID: m.MessageID, ReporteeID: party.ID,
+		Type: m.Type, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition, Status: store.StatusRead})
+	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now()), read); err != nil {
 		abort(c, err)
 		return m, false
 	}

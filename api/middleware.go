@@ -326,10 +326,13 @@ func (s *Server) writeProblem(c *gin.Context, p *problem.Problem) {
 }
 
 // negotiate picks the response media type from Accept, or answers 406 when none of ours is acceptable.
-func (s *Server) negotiate(c *gin.Context) {
-	mt, ok := render.PickMediaType(c.GetHeader("Accept"))
+func (s *Server) negotiate(c *gin.Context) { negotiateOf(c, render.MediaTypes) }
+
+// negotiateOf picks the response's media type among those offered, or answers 406 naming them.
+func negotiateOf(c *gin.Context, offered []string) {
+	mt, ok := render.PickMediaTypeOf(c.GetHeader("Accept"), offered)
 	if !ok {
-		abort(c, problem.New(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(render.MediaTypes, ", ")))
+		abort(c, problem.New(http.StatusNotAcceptable, "not-acceptable", "this resource is available as %s", strings.Join(offered, ", ")))
 		return
 	}
 	render.SetFormat(c, mt)

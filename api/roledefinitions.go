@@ -12,6 +12,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 )
 
@@ -241,15 +242,16 @@ func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	h.saveLocalRole(c, store.AuditCreateRoleDefinition, http.StatusCreated, func(q *store.Queries, l localRole) (int, string, error) {
+	h.saveLocalRole(c, store.AuditCreateRoleDefinition, events.RoleDefinitionCreated, http.StatusCreated, func(q *store.Queries, l localRole) (int, string, error) {
 		id, err := q.CreateLocalRole(c.Request.Context(), party.ID, l.name, l.description, l.rights)
 		return id, "created local role " + l.summary(), err
 	})
 }
 
 // saveLocalRole reads the local role of the body and runs save, which writes it for {who} and returns its
-// id and what it did, in one transaction with its audit entry, and answers status with the role's Location.
-func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action string, status int, save func(q *store.Queries, l localRole) (int, string, error)) {
+// id and what it did, in one transaction with its audit entry and its event (eventType), and answers status
+// with the role's Location.
+func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action, eventType string, status int, save func(q *store.Queries, l localRole) (int, string, error)) {
 	l, err := h.readLocalRole(c)
 	if err != nil {
 		abort(c, err)
@@ -267,7 +269,10 @@ func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action string, sta
 		}
 		e := auditEntry(c, party.ID, action, now)
 		e.RoleDefinitionID, e.Summary = id, summary
-		return q.AppendAudit(ctx, e)
+		if err := q.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		return q.AppendEvents(ctx, h.events.RoleDefinitionEvent(eventType, events.RoleDefinition{RoleDefinitionID: id, ReporteeID: party.ID, Name: l.name}))
 	})
 	if errors.Is(err, store.ErrRoleNameTaken) {
 		err = roleNameTaken(l.name)
@@ -303,7 +308,7 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	h.saveLocalRole(c, store.AuditUpdateRoleDefinition, http.StatusNoContent, func(q *store.Queries, l localRole) (int, string, error) {
+	h.saveLocalRole(c, store.AuditUpdateRoleDefinition, events.RoleDefinitionChanged, http.StatusNoContent, func(q *store.Queries, l localRole) (int, string, error) {
 		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
 			return d.ID, "", err
 		}
@@ -329,7 +334,9 @@ func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		evs := make([]store.Event, 0, len(held)+1)
 		for _, r := range held {
+			evs = append(evs, h.roleDeleted(r))
 			e := auditEntry(c, r.ReporteeID, store.AuditDeleteRole, now)
 			e.RoleID, e.RoleDefinitionID, e.RightHolder = r.RoleID, d.ID, r.HolderName
 			e.Summary = fmt.Sprintf("deleted role %s held by %s, with its local role definition", roleLabel(d.ID, "", d.Name), r.HolderName)
@@ -340,7 +347,12 @@ func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
 		e := auditEntry(c, party.ID, store.AuditDeleteRoleDefinition, now)
 		e.RoleDefinitionID = d.ID
 		e.Summary = fmt.Sprintf("deleted local role %s", roleLabel(d.ID, "", d.Name))
-		return q.AppendAudit(ctx, e)
+		if err := q.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		evs = append(evs, h.events.RoleDefinitionEvent(events.RoleDefinitionDeleted, events.RoleDefinition{RoleDefinitionID: d.ID,
+			ReporteeID: party.ID, Name: d.Name}))
+		return q.AppendEvents(ctx, evs...)
 	})
 	if err != nil {
 		abort(c, err)

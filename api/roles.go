@@ -14,6 +14,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -260,7 +261,7 @@ func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedR
 	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, time.Now())
 	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
 	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
+	h.deleteAudited(c, e, h.roleDeleted(role), func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
 }
 
 func roleFromRegister(id int64, label string) *problem.Problem {
@@ -299,17 +300,28 @@ func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
 	e := auditEntry(c, party.ID, store.AuditDeleteRight, time.Now())
 	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
 	e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
-	h.deleteAudited(c, e, func(q *store.Queries) error { return q.DeleteLocalRight(ctx, id) })
+	changed := h.events.RoleDefinitionEvent(events.RoleDefinitionChanged, events.RoleDefinition{RoleDefinitionID: r.RoleDefinitionID,
+		ReporteeID: party.ID, Name: r.RoleName})
+	h.deleteAudited(c, e, changed, func(q *store.Queries) error { return q.DeleteLocalRight(ctx, id) })
 }
 
-// deleteAudited runs a delete and its audit entry in one transaction and answers 204.
-func (h *authorizationHandlers) deleteAudited(c *gin.Context, e store.AuditEntry, del func(q *store.Queries) error) {
+// roleDeleted is the event of deleting role r.
+func (h *authorizationHandlers) roleDeleted(r store.DelegatedRole) store.Event {
+	return h.events.RoleEvent(events.RoleDeleted, events.Role{RoleID: r.RoleID, RoleDefinitionID: r.RoleDefinitionID,
+		ReporteeID: r.ReporteeID, HolderPartyID: r.HolderPartyID, HolderUserName: r.HolderUserName})
+}
+
+// deleteAudited runs a delete, its audit entry and its event in one transaction and answers 204.
+func (h *authorizationHandlers) deleteAudited(c *gin.Context, e store.AuditEntry, event store.Event, del func(q *store.Queries) error) {
 	ctx := c.Request.Context()
 	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
 		if err := del(q); err != nil {
 			return err
 		}
-		return q.AppendAudit(ctx, e)
+		if err := q.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		return q.AppendEvents(ctx, event)
 	})
 	if err != nil {
 		abort(c, err)

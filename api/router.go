@@ -38,12 +38,13 @@ func (s *Server) routes() http.Handler {
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
-	mb := &mailboxHandlers{q: s.q, rights: s.rights}
+	mb := &mailboxHandlers{q: s.q, rights: s.rights, events: s.events}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
-	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties}
+	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
+	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks}
+	ev := &eventHandlers{q: s.q}
 
 	root := t.open(&r.RouterGroup)
 	root.get("/healthz", nil, s.healthz)
@@ -113,6 +114,9 @@ func (s *Server) routes() http.Handler {
 	messages.delete("/trashbin/:messageId", write, s.negotiate, lc.purgeMessage)
 	messages.get("/:messageId/signingtext", read, s.negotiate, mb.getSigningText)
 	messages.get("/:messageId/custommessagedata", read, s.negotiate, mb.getCustomMessageData)
+	// The events feed of {who}: what the caller may see of it (see events.go).
+	feed := t.area(areaMailbox, mailboxGroup.Group("/:who/events", s.resolveWho))
+	feed.get("", meta, negotiateEvents, ev.listReporteeEvents)
 
 	// Webhook subscriptions of {who}: they get the events the caller may read in the mailbox.
 	subscriptions := t.area(areaMailbox, mailboxGroup.Group("/:who/events/subscriptions", s.resolveWho, s.negotiate))
@@ -148,8 +152,10 @@ func (s *Server) routes() http.Handler {
 	// Service owners: organization tokens with the service-owner scopes, or enterprise certificates
 	// (?ForceEIAuthentication), of registered service owners calling with a key of their own; every
 	// call is audited, refused ones included.
-	owners := t.area(areaServiceOwner, api.Group("/serviceowner", s.auditServiceOwner, s.requireKey(areaServiceOwner), s.negotiate,
-		s.authenticateServiceOwner, s.requireServiceOwner))
+	ownerChain := func(negotiate gin.HandlerFunc) []gin.HandlerFunc {
+		return []gin.HandlerFunc{s.auditServiceOwner, s.requireKey(areaServiceOwner), negotiate, s.authenticateServiceOwner, s.requireServiceOwner}
+	}
+	owners := t.area(areaServiceOwner, api.Group("/serviceowner", ownerChain(s.negotiate)...))
 	orgs, rolesAndRights := anyOf(scopeSOOrganizations), anyOf(scopeSORolesAndRights)
 	owners.get("/organizations", orgs, so.soListOrganizations)
 	owners.get("/organizations/:who", orgs, so.soGetOrganization)
@@ -163,6 +169,9 @@ func (s *Server) routes() http.Handler {
 	owners.get("/reportees", anyOf(scopeSOReportees), so.soListReportees)
 	soEvents := anyOf(scopeSOEvents)
 	subscriptionRoutes(t.area(areaServiceOwner, owners.group.Group("/events/subscriptions")), subs, soEvents, soEvents)
+	// The feed also offers the CloudEvents batch form, so it negotiates among more media types.
+	ownerEvents := t.area(areaServiceOwner, api.Group("/serviceowner/events", ownerChain(negotiateEvents)...))
+	ownerEvents.get("/feed", anyOf(scopeSOEvents), ev.listServiceOwnerEvents)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
@@ -52,6 +53,9 @@ type Options struct {
 	ListTimeout time.Duration
 	// Webhooks checks the endpoints of webhook subscriptions (POSTBOX_WEBHOOK_ALLOW_PRIVATE).
 	Webhooks webhook.Guard
+	// PublicURL is the base URL clients reach the API at (config.PublicURL): the events of changes name
+	// their resources under it.
+	PublicURL string
 }
 
 // Server holds what the handlers depend on.
@@ -62,6 +66,7 @@ type Server struct {
 	auth      *identity.Authenticator
 	rights    *identity.Rights
 	formTasks *formtask.Service
+	events    events.Builder
 	tracer    trace.Tracer
 	handler   http.Handler
 	// routeList is every registered route with its area and scopes; routeIndex finds one by "METHOD path".
@@ -100,6 +105,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
+		events:  events.NewBuilder(opts.PublicURL),
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		limiter: &rateLimiter{q: q, leases: map[rateKey]*lease{}},

@@ -88,12 +88,14 @@ type Attachment struct {
 	AttachmentType string `json:"AttachmentType"`
 }
 
-// Role is the data of RoleDelegated and RoleDeleted: the role of the reportee held by a party.
+// Role is the data of RoleDelegated and RoleDeleted: a role of the reportee held by a party (HolderPartyID)
+// or an enterprise user (HolderUserName).
 type Role struct {
-	RoleID           int64 `json:"RoleId"`
-	RoleDefinitionID int   `json:"RoleDefinitionId"`
-	ReporteeID       int64 `json:"-"`
-	HolderPartyID    int64 `json:"-"` // shown as HolderId "r…", never an identity number
+	RoleID           int64  `json:"RoleId"`
+	RoleDefinitionID int    `json:"RoleDefinitionId"`
+	ReporteeID       int64  `json:"-"`
+	HolderPartyID    int64  `json:"-"` // shown as HolderId "r…", never an identity number
+	HolderUserName   string `json:",omitempty"`
 }
 
 // RoleDefinition is the data of the role-definition events: a local role definition of the reportee.
@@ -158,8 +160,11 @@ func (b Builder) RoleEvent(eventType string, r Role) store.Event {
 	data := struct {
 		Role
 		ReporteeID string `json:"ReporteeId"`
-		HolderID   string `json:"HolderId"`
-	}{r, reporteeID(r.ReporteeID), reporteeID(r.HolderPartyID)}
+		HolderID   string `json:"HolderId,omitempty"`
+	}{Role: r, ReporteeID: reporteeID(r.ReporteeID)}
+	if r.HolderPartyID != 0 {
+		data.HolderID = reporteeID(r.HolderPartyID)
+	}
 	return b.event(eventType, source, r.ReporteeID, data)
 }
 

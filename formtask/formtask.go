@@ -18,6 +18,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -44,6 +45,7 @@ type Service struct {
 	temporal client.Client
 	store    *store.Queries
 	opts     Options
+	events   events.Builder
 }
 
 // Options tune the service; zero values take the defaults.
@@ -55,6 +57,9 @@ type Options struct {
 	// validation or archive runs as long as it needs, and a server that is down costs a caller at most
 	// about twice ConnectTimeout.
 	ConnectTimeout time.Duration
+	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the service's
+	// changes name their resources.
+	PublicURL string
 }
 
 // DefaultConnectTimeout is ConnectTimeout when none is given.
@@ -65,7 +70,7 @@ func New(c client.Client, q *store.Queries, opts Options) *Service {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
-	return &Service{temporal: c, store: q, opts: opts}
+	return &Service{temporal: c, store: q, opts: opts, events: events.NewBuilder(opts.PublicURL)}
 }
 
 // CheckHealth says whether Temporal answers.
@@ -203,7 +208,13 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	if sub.Complete && len(sub.Forms) == 0 {
 		return "", workflows.Result{}, refuse(BadInput, "a form task completed at its creation needs its forms")
 	}
-	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()))
+	createdEvent := events.Message{ReporteeID: reporteeID, Type: store.TypeFormTask, ServiceCode: svc.ServiceCode,
+		ServiceEdition: svc.ServiceEdition, Status: store.StatusFilling}
+	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()),
+		func(id string) store.Event {
+			createdEvent.MessageID = id
+			return s.events.MessageEvent(events.FormTaskCreated, createdEvent)
+		})
 	if err != nil {
 		return "", workflows.Result{}, err
 	}
@@ -214,7 +225,9 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	task.MessageID = id
 	res, err := s.Submit(ctx, task, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments})
 	if err != nil {
-		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id); delErr != nil {
+		// Its created event has been seen: the removal is told as a delete for good.
+		removed := s.events.MessageEvent(events.MessagePurged, createdEvent)
+		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id, removed); delErr != nil {
 			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
 		}
 		return "", workflows.Result{}, err

@@ -74,3 +74,24 @@ func (q *Queries) EventsAfter(ctx context.Context, after int64, limit int) ([]Ev
 	}
 	return pgx.CollectRows(rows, scanEvent)
 }
+
+// ReporteeEvents returns a page of up to limit events of the reportee with a seq above after, oldest
+// first, and whether more follow: the events of messages that vis lets the caller see (Read, or
+// ArchiveRead once archived), and those of its roles and role definitions when roles is true.
+func (q *Queries) ReporteeEvents(ctx context.Context, reporteeID int64, vis Visibility, roles bool, after int64, limit int) ([]Event, bool, error) {
+	visible, args := grantsSQL(vis, "e.service_code, e.service_edition, e.archived", 5)
+	sql := `SELECT ` + eventColumns + ` FROM events e
+		WHERE e.reportee_id = $1 AND e.seq > $2 AND CASE WHEN e.service_code IS NULL THEN $3::bool ELSE ` + visible + ` END
+		ORDER BY e.seq LIMIT $4`
+	return queryPage(ctx, q, sql, append([]any{reporteeID, after, roles, limit + 1}, args...), limit, scanEvent)
+}
+
+// ServiceOwnerEvents returns a page of up to limit events of the owner's services with a seq above after,
+// oldest first, and whether more follow.
+func (q *Queries) ServiceOwnerEvents(ctx context.Context, owner string, after int64, limit int) ([]Event, bool, error) {
+	sql := `SELECT ` + eventColumns + ` FROM events e
+		WHERE e.seq > $2 AND (e.service_code, e.service_edition) IN
+			(SELECT s.service_code, s.service_edition FROM services s WHERE s.service_owner_code = $1)
+		ORDER BY e.seq LIMIT $3`
+	return queryPage(ctx, q, sql, []any{owner, after, limit + 1}, limit, scanEvent)
+}

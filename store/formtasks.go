@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Form-task statuses of the interface.
@@ -56,11 +59,18 @@ func (q *Queries) LastPromotedRevision(ctx context.Context, messageID string) (i
 	return id, notFound(err)
 }
 
-// SetFormTaskState records a form task's status and who changed it when. An archived task is never changed.
-func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by string, at time.Time) error {
-	_, err := q.db.Exec(ctx, `UPDATE messages SET status = $2, last_changed_by = $3, last_changed = $4
-		WHERE id = $1 AND type = 'FormTask' AND status <> $5`, messageID, status, by, at, StatusArchived)
-	return err
+// SetFormTaskState records a form task's status and who changed it when, and tells whether the status
+// changed (a retried projection, or a save in Utfylling, does not). An archived task is never changed.
+func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by string, at time.Time) (changed bool, err error) {
+	var before string
+	err = q.db.QueryRow(ctx, `WITH before AS (SELECT id, status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE)
+		UPDATE messages m SET status = $2, last_changed_by = $3, last_changed = $4
+		FROM before WHERE m.id = before.id AND before.status <> $5 RETURNING before.status`,
+		messageID, status, by, at, StatusArchived).Scan(&before)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil && before != status, err
 }
 
 // XSDSchema returns the schema of a data format version, or ErrNotFound.
@@ -71,18 +81,32 @@ func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version in
 	return s, notFound(err)
 }
 
-// CreateFormTaskMessage creates an empty form task of svc in the reportee's mailbox and returns its id.
-func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc Service, by string, at time.Time) (string, error) {
+// CreateFormTaskMessage creates an empty form task of svc in the reportee's mailbox and returns its id, with
+// the event created makes of that id, in one transaction.
+func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc Service, by string, at time.Time,
+	created func(messageID string) Event) (string, error) {
 	var id string
-	err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
-			created_date, last_changed, last_changed_by)
-		VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+StatusFilling+`', $5, $5, $6)
-		RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, svc.ServiceName, at, by).Scan(&id)
+	err := q.inTx(ctx, func(q *Queries) error {
+		err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
+				created_date, last_changed, last_changed_by)
+			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+StatusFilling+`', $5, $5, $6)
+			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, svc.ServiceName, at, by).Scan(&id)
+		if err != nil {
+			return err
+		}
+		return q.AppendEvents(ctx, created(id))
+	})
 	return id, err
 }
 
-// DeleteNewFormTask removes a form task created moments ago whose first content was refused.
-func (q *Queries) DeleteNewFormTask(ctx context.Context, messageID string) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+StatusFilling+`'`, messageID)
-	return err
+// DeleteNewFormTask removes a form task created moments ago whose first content was refused, with the
+// event removed, in one transaction.
+func (q *Queries) DeleteNewFormTask(ctx context.Context, messageID string, removed Event) error {
+	return q.inTx(ctx, func(q *Queries) error {
+		tag, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+StatusFilling+`'`, messageID)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return q.AppendEvents(ctx, removed)
+	})
 }

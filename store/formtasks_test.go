@@ -47,9 +47,15 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.Len(t, atts, 2)
 		assert.EqualValues(t, store.AttachmentChunkSize+10, atts[0].FileSize)
 
-		for range 2 { // a retried promotion changes nothing
-			_, err = q.PromoteRevision(ctx, rev.ID)
+		for i := range 2 { // a retried promotion changes nothing
+			_, added, err := q.PromoteRevision(ctx, rev.ID)
 			require.NoError(t, err)
+			if i == 0 {
+				require.Len(t, added, 2, "a whole set adds its attachments")
+				assert.Equal(t, atts[0].AttachmentType, added[0].AttachmentType)
+			} else {
+				assert.Empty(t, added, "a retried promotion adds nothing")
+			}
 		}
 		forms, atts, err = q.MessageContent(ctx, "a3101116")
 		require.NoError(t, err)
@@ -81,15 +87,16 @@ func TestFormTaskRevisions(t *testing.T) {
 
 		changed, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[1].ID, Forms: []store.RevisionForm{sub}})
 		require.NoError(t, err)
-		ref, err := q.PromoteRevision(ctx, changed.ID)
+		ref, addedAtts, err := q.PromoteRevision(ctx, changed.ID)
 		require.NoError(t, err)
 		assert.Equal(t, forms[1].ID, ref)
+		assert.Empty(t, addedAtts, "a sub-form adds no attachment")
 
 		added, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, Forms: []store.RevisionForm{sub}})
 		require.NoError(t, err)
-		ref, err = q.PromoteRevision(ctx, added.ID)
+		ref, _, err = q.PromoteRevision(ctx, added.ID)
 		require.NoError(t, err)
-		again, err := q.PromoteRevision(ctx, added.ID)
+		again, _, err := q.PromoteRevision(ctx, added.ID)
 		require.NoError(t, err)
 		assert.Equal(t, ref, again, "a retried promotion returns the same form")
 
@@ -101,18 +108,20 @@ func TestFormTaskRevisions(t *testing.T) {
 
 		onMain, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[0].ID, Forms: []store.RevisionForm{sub}})
 		require.NoError(t, err)
-		_, err = q.PromoteRevision(ctx, onMain.ID)
+		_, _, err = q.PromoteRevision(ctx, onMain.ID)
 		require.ErrorIs(t, err, store.ErrBadRevision)
 
 		att, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
 			Attachments: []store.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
 		require.NoError(t, err)
-		attID, err := q.PromoteRevision(ctx, att.ID)
+		attID, addedAtts, err := q.PromoteRevision(ctx, att.ID)
 		require.NoError(t, err)
 		_, atts, err := q.MessageContent(ctx, "a3101144")
 		require.NoError(t, err)
 		require.Len(t, atts, 1)
 		assert.Equal(t, attID, atts[0].ID)
+		require.Len(t, addedAtts, 1)
+		assert.Equal(t, store.AttachmentInfo{ID: attID, Name: "B", FileName: "b.pdf", AttachmentType: "Dok", FileSize: 4, SHA256: atts[0].SHA256}, addedAtts[0])
 
 		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment})
 		require.ErrorIs(t, err, store.ErrBadRevision)
@@ -168,7 +177,9 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 	assert.Equal(t, "%PDF-1.4", string(pdf))
 
 	// The read model of an archived task no longer changes, and the archive never does.
-	require.NoError(t, q.SetFormTaskState(ctx, "a3101102", store.StatusFilling, "x", at))
+	changed, err := q.SetFormTaskState(ctx, "a3101102", store.StatusFilling, "x", at)
+	require.NoError(t, err)
+	assert.False(t, changed)
 	task, err = q.GetFormTask(ctx, "a3101102")
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusArchived, task.Status)
@@ -176,4 +187,22 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 	require.ErrorContains(t, err, "immutable")
 	_, err = pool.Exec(ctx, `DELETE FROM archives`)
 	require.ErrorContains(t, err, "immutable")
+}
+
+func TestSetFormTaskStateTellsWhetherTheStatusChanged(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	ctx := context.Background()
+	at := time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC)
+	for _, step := range []struct {
+		status  string
+		changed bool
+	}{{store.StatusFilling, false}, {store.StatusSigning, true}, {store.StatusSigning, false}, {store.StatusFilling, true}} {
+		changed, err := q.SetFormTaskState(ctx, "a3101102", step.status, "x", at)
+		require.NoError(t, err)
+		assert.Equal(t, step.changed, changed, step.status)
+	}
+	changed, err := q.SetFormTaskState(ctx, "a3100150", store.StatusSigning, "x", at)
+	require.NoError(t, err)
+	assert.False(t, changed, "a correspondence is no form task")
 }

@@ -187,28 +187,36 @@ func PurgeSummary(messageID, status string, deletedAt time.Time) string {
 // taskInProgress is true of a message row that is a form task in progress: its workflow owns its place.
 const taskInProgress = `(type = '` + TypeFormTask + `' AND status <> '` + StatusArchived + `')`
 
+// PurgedMessage is a message the trashbin purge deleted for good, as it was.
+type PurgedMessage struct {
+	ID         string
+	ReporteeID int64
+	Type       string
+	Service    ServiceKey
+	Status     string
+	DeletedAt  time.Time
+}
+
 // PurgeTrashbin deletes for good, in one transaction, up to limit messages that were moved to the trashbin
-// before before (oldest first), each with its audit entry: actor with its Action and Summary filled in per
-// message. Messages another transaction holds are left for the next round, and form tasks in progress to
-// their workflows (DueTasksInTrashbin). It returns how many it purged.
-func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor AuditEntry) (int, error) {
+// before before (oldest first), each with its audit entry (actor with its Action and Summary filled in per
+// message) and the event purged makes of it. Messages another transaction holds are left for the next
+// round, and form tasks in progress to their workflows (DueTasksInTrashbin). It returns how many it purged.
+func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor AuditEntry, purged func(PurgedMessage) Event) (int, error) {
 	n := 0
 	err := q.inTx(ctx, func(q *Queries) error {
-		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, status, deleted_at FROM messages
+		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, type, service_code, service_edition, status, deleted_at FROM messages
 			WHERE deleted_at < $1 AND NOT `+taskInProgress+` ORDER BY deleted_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, before, limit)
 		if err != nil {
 			return err
 		}
-		type trashed struct {
-			ID         string
-			ReporteeID int64
-			Status     string
-			DeletedAt  time.Time
-		}
-		due, err := pgx.CollectRows(rows, pgx.RowToStructByPos[trashed])
+		due, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PurgedMessage, error) {
+			var m PurgedMessage
+			return m, row.Scan(&m.ID, &m.ReporteeID, &m.Type, &m.Service.Code, &m.Service.Edition, &m.Status, &m.DeletedAt)
+		})
 		if err != nil {
 			return err
 		}
+		events := make([]Event, 0, len(due))
 		for _, m := range due {
 			if err := q.PurgeMessage(ctx, m.ID, actor.At); err != nil {
 				return err
@@ -219,9 +227,10 @@ func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int
 			if err := q.AppendMessageAudit(ctx, e); err != nil {
 				return err
 			}
+			events = append(events, purged(m))
 		}
 		n = len(due)
-		return nil
+		return q.AppendEvents(ctx, events...)
 	})
 	return n, err
 }

@@ -34,7 +34,7 @@ func TestPurgeTrashbin(t *testing.T) {
 	q := store.New(pool)
 	before := now.Add(-30 * 24 * time.Hour)
 	for _, want := range []int{3, 1, 0} { // batches of three
-		n, err := q.PurgeTrashbin(ctx, before, 3, actor)
+		n, err := q.PurgeTrashbin(ctx, before, 3, actor, purgedEvent)
 		require.NoError(t, err)
 		assert.Equal(t, want, n)
 	}
@@ -49,6 +49,19 @@ func TestPurgeTrashbin(t *testing.T) {
 	assert.Equal(t, 4, tombstones)
 	assert.Equal(t, 4, audited)
 	assert.Equal(t, 1, archives, "the archive of a form task outlives its message")
+	evs, err := q.EventsAfter(ctx, 0, 10)
+	require.NoError(t, err)
+	var evIDs []string
+	for _, e := range evs {
+		evIDs = append(evIDs, e.MessageID)
+	}
+	assert.ElementsMatch(t, old, evIDs, "one event per purged message, with it")
+}
+
+// purgedEvent is an event of a purged message, as the activity makes one.
+func purgedEvent(m store.PurgedMessage) store.Event {
+	return store.Event{Type: "purged", Source: "http://x/" + m.ID, Subject: "/party/x", Data: []byte(`{}`), ReporteeID: m.ReporteeID,
+		MessageID: m.ID, Service: m.Service}
 }
 
 // A form task in progress in the trashbin is its workflow's to purge: the batch purge leaves it, and lists
@@ -63,7 +76,7 @@ func TestPurgeTrashbinLeavesTasksInProgressToTheirWorkflows(t *testing.T) {
 	}
 	q := store.New(pool)
 	before := now.Add(-30 * 24 * time.Hour)
-	n, err := q.PurgeTrashbin(ctx, before, 10, store.AuditEntry{At: now, ActorName: "Postbox"})
+	n, err := q.PurgeTrashbin(ctx, before, 10, store.AuditEntry{At: now, ActorName: "Postbox"}, purgedEvent)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "only the correspondence")
 	ids := func(after string) []string {

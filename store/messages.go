@@ -45,6 +45,12 @@ const archivedSQL = `m.status IN ('` + StatusArchived + `', 'Arkivert')`
 // number), so both rules are one semi-join: with few grants PostgreSQL drives it through
 // messages_mailbox_service, with many it filters the walk of messages_mailbox.
 func visibilitySQL(vis Visibility, first int) (string, []any) {
+	return grantsSQL(vis, "m.service_code, m.service_edition, "+archivedSQL, first)
+}
+
+// grantsSQL is the condition of vis over a row whose service code, edition and archived flag are the
+// expressions of tuple, with its arguments, placeholders from $first.
+func grantsSQL(vis Visibility, tuple string, first int) (string, []any) {
 	if vis.All {
 		return "TRUE", nil
 	}
@@ -60,8 +66,8 @@ func visibilitySQL(vis Visibility, first int) (string, []any) {
 			archived = append(archived, g.archived)
 		}
 	}
-	return fmt.Sprintf(`(m.service_code, m.service_edition, %s) IN (SELECT * FROM unnest($%d::text[], $%d::int[], $%d::bool[]))`,
-		archivedSQL, first, first+1, first+2), []any{codes, editions, archived}
+	return fmt.Sprintf(`(%s) IN (SELECT * FROM unnest($%d::text[], $%d::int[], $%d::bool[]))`,
+		tuple, first, first+1, first+2), []any{codes, editions, archived}
 }
 
 // MessageSummary is a message as the list view shows it: without Summary, Body and ArchiveReference.
@@ -296,20 +302,29 @@ func (q *Queries) GetFormData(ctx context.Context, reporteeID int64, messageID s
 }
 
 // MarkCorrespondenceRead moves an unread correspondence of the reportee to "Lest", recording who read it
-// and when. Only the first read changes it (changed is true for exactly one of concurrent callers): the
-// condition is part of the UPDATE, which re-checks it on the locked row. A message that is read, archived
-// or a form task is left alone; ErrNotFound when the reportee has no such message.
-func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, messageID, by string, at time.Time) (changed bool, err error) {
-	var exists bool
-	err = q.db.QueryRow(ctx, `WITH marked AS (
-			UPDATE messages SET status = 'Lest', last_changed = $4, last_changed_by = $3
-			WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest' AND deleted_at IS NULL
-			RETURNING 1)
-		SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2 AND deleted_at IS NULL)`,
-		messageID, reporteeID, by, at).Scan(&changed, &exists)
-	if err == nil && !exists {
-		err = ErrNotFound
-	}
+// and when, with the event read in the same transaction. Only the first read changes it (changed is true
+// for exactly one of concurrent callers, and only that one writes the event): the condition is part of the
+// UPDATE, which re-checks it on the locked row. A message that is read, archived or a form task is left
+// alone; ErrNotFound when the reportee has no such message.
+func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, messageID, by string, at time.Time, read Event) (changed bool, err error) {
+	err = q.inTx(ctx, func(q *Queries) error {
+		var exists bool
+		err := q.db.QueryRow(ctx, `WITH marked AS (
+				UPDATE messages SET status = 'Lest', last_changed = $4, last_changed_by = $3
+				WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest' AND deleted_at IS NULL
+				RETURNING 1)
+			SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2 AND deleted_at IS NULL)`,
+			messageID, reporteeID, by, at).Scan(&changed, &exists)
+		switch {
+		case err != nil:
+			return err
+		case !exists:
+			return ErrNotFound
+		case changed:
+			return q.AppendEvents(ctx, read)
+		}
+		return nil
+	})
 	return changed, err
 }
 

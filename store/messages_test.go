@@ -469,8 +469,14 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 	ctx := context.Background()
 	org := partyID(t, pool, o1)
 	at := time.Date(2025, 4, 1, 12, 30, 15, 0, time.UTC)
+	read := store.Event{Type: "read", Source: "http://x/m", Subject: "/party/x", Data: []byte(`{}`), ReporteeID: org}
+	events := func() int {
+		evs, err := q.EventsAfter(ctx, 0, 100)
+		require.NoError(t, err)
+		return len(evs)
+	}
 
-	changed, err := q.MarkCorrespondenceRead(ctx, org, "a3100150", "Ingrid Fjellheim", at)
+	changed, err := q.MarkCorrespondenceRead(ctx, org, "a3100150", "Ingrid Fjellheim", at, read)
 	require.NoError(t, err)
 	assert.True(t, changed, "Ulest is read the first time")
 	m, err := q.GetMessage(ctx, org, "a3100150")
@@ -478,6 +484,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 	assert.Equal(t, "Lest", m.Status)
 	assert.Equal(t, "Ingrid Fjellheim", m.LastChangedBy)
 	assert.Equal(t, at, m.LastChangedDateTime)
+	assert.Equal(t, 1, events(), "the first read writes its event")
 
 	for _, tc := range []struct{ name, id string }{
 		{"read again", "a3100150"},
@@ -488,9 +495,10 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before, err := q.GetMessage(ctx, org, tc.id)
 			require.NoError(t, err)
-			changed, err := q.MarkCorrespondenceRead(ctx, org, tc.id, "Per Storvik", at.Add(time.Hour))
+			changed, err := q.MarkCorrespondenceRead(ctx, org, tc.id, "Per Storvik", at.Add(time.Hour), read)
 			require.NoError(t, err)
 			assert.False(t, changed)
+			assert.Equal(t, 1, events(), "no change, no event")
 			after, err := q.GetMessage(ctx, org, tc.id)
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "nothing changes")
@@ -498,7 +506,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 	}
 
 	t.Run("another reportee's message", func(t *testing.T) {
-		_, err := q.MarkCorrespondenceRead(ctx, partyID(t, pool, p1), "a3100199", "x", at)
+		_, err := q.MarkCorrespondenceRead(ctx, partyID(t, pool, p1), "a3100199", "x", at, read)
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		m, err := q.GetMessage(ctx, org, "a3100199")
 		require.NoError(t, err)
@@ -517,7 +525,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				by := []string{"A", "B", "C", "D", "E", "F", "G", "H"}[i]
-				changed, err := q.MarkCorrespondenceRead(ctx, org, "a3100234", by, at.Add(time.Duration(i)*time.Minute))
+				changed, err := q.MarkCorrespondenceRead(ctx, org, "a3100234", by, at.Add(time.Duration(i)*time.Minute), read)
 				assert.NoError(t, err)
 				if changed {
 					mu.Lock()
@@ -532,6 +540,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "Lest", m.Status)
 		assert.Equal(t, changes[0], m.LastChangedBy, "the one who changed it is recorded")
+		assert.Equal(t, 2, events(), "one event for the one change")
 	})
 }
 

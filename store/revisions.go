@@ -319,9 +319,13 @@ func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, 
 }
 
 // PromoteRevision makes a revision the message's content in one transaction and returns the id of the form
-// or attachment it wrote (0 for a whole form set). Promoting a promoted revision returns the same id again.
-func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) {
-	var ref int64
+// or attachment it wrote (0 for a whole form set) and the attachments it added (none when the revision was
+// promoted before). Promoting a promoted revision returns the same id again.
+func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentInfo, error) {
+	var (
+		ref   int64
+		added []AttachmentInfo
+	)
 	err := q.inTx(ctx, func(q *Queries) error {
 		var (
 			r     Revision
@@ -341,11 +345,13 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) 
 		}
 		switch r.Kind {
 		case RevisionKindReplace:
-			err = q.replaceContent(ctx, id, r.MessageID)
+			added, err = q.replaceContent(ctx, id, r.MessageID)
 		case RevisionKindSubForm:
 			ref, err = q.putSubForm(ctx, id, r.MessageID, r.TargetFormID)
 		case RevisionKindAttachment:
-			ref, err = q.appendAttachment(ctx, id, 0, r.MessageID)
+			var a AttachmentInfo
+			a, err = q.appendAttachment(ctx, id, 0, r.MessageID)
+			ref, added = a.ID, []AttachmentInfo{a}
 		case RevisionKindDeleteForm:
 			ref, err = r.TargetFormID, q.deleteSubForm(ctx, r.MessageID, r.TargetFormID)
 		case RevisionKindDeleteAttachment:
@@ -365,35 +371,40 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, error) 
 		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
 		return err
 	})
-	return ref, err
+	return ref, added, err
 }
 
-func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) error {
+// replaceContent makes a Replace revision the message's forms and attachments and returns the attachments
+// it added.
+func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentInfo, error) {
 	if _, err := q.db.Exec(ctx, `DELETE FROM forms WHERE message_id = $1`, messageID); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE message_id = $1`, messageID); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := q.db.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
 		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
 		revisionID, messageID); err != nil {
-		return err
+		return nil, err
 	}
 	rows, err := q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ordinals, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	if err != nil {
-		return err
+		return nil, err
 	}
+	added := make([]AttachmentInfo, 0, len(ordinals))
 	for _, o := range ordinals {
-		if _, err := q.appendAttachment(ctx, revisionID, o, messageID); err != nil {
-			return err
+		a, err := q.appendAttachment(ctx, revisionID, o, messageID)
+		if err != nil {
+			return nil, err
 		}
+		added = append(added, a)
 	}
-	return nil
+	return added, nil
 }
 
 func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
@@ -420,25 +431,24 @@ func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID st
 }
 
 // appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
-// attachments; its bytes are copied chunk by chunk inside the database.
-func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (int64, error) {
-	var fileName string
+// attachments and returns it (without its head); its bytes are copied chunk by chunk inside the database.
+func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (AttachmentInfo, error) {
+	var a AttachmentInfo
 	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
-		revisionID, ordinal).Scan(&fileName)
+		revisionID, ordinal).Scan(&a.FileName)
 	if err != nil {
-		return 0, notFound(err)
+		return a, notFound(err)
 	}
-	var id int64
 	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
 			encrypted, signing_locked, signed_by_default, file_size, sha256)
 		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
 			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
-		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING id`,
-		revisionID, ordinal, messageID, ContentTypeOf(fileName)).Scan(&id)
+		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING id, name, attachment_type, file_size, sha256`,
+		revisionID, ordinal, messageID, ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.AttachmentType, &a.FileSize, &a.SHA256)
 	if err != nil {
-		return 0, err
+		return a, err
 	}
 	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
-		SELECT $3, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2`, revisionID, ordinal, id)
-	return id, err
+		SELECT $3, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2`, revisionID, ordinal, a.ID)
+	return a, err
 }

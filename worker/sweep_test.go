@@ -39,7 +39,7 @@ func TestWorkerSweepsStaleRevisions(t *testing.T) {
 	}
 	orphan, fresh, promoted := revision("a3101102"), revision("a3101109"), revision("a3101151")
 	age(orphan, worker.StaleRevisionAge+time.Minute)
-	_, err := q.PromoteRevision(ctx, promoted.ID)
+	_, _, err := q.PromoteRevision(ctx, promoted.ID)
 	require.NoError(t, err)
 	age(promoted, worker.StaleRevisionAge+time.Minute)
 

@@ -35,6 +35,7 @@ import (
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
@@ -55,6 +56,9 @@ type Options struct {
 	// Deliveries are the webhook deliveries of the events group; without them the events group is not
 	// polled unless named in Queues, which then panics.
 	Deliveries *webhook.Deliveries
+	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the activities'
+	// changes name their resources.
+	PublicURL string
 }
 
 // TaskQueueOf is the task queue of a queue group, "" for an unknown group.
@@ -277,6 +281,7 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	if err != nil {
 		return err
 	}
+	acts.Events = events.NewBuilder(opts.PublicURL)
 	defer acts.Schemas.Close()
 	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)

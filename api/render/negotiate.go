@@ -21,10 +21,15 @@ const formatKey = "postbox.format"
 // SetFormat records the media type negotiated for the response.
 func SetFormat(c *gin.Context, mediaType string) { c.Set(formatKey, mediaType) }
 
-// PickMediaType implements Accept with quality values and wildcards; a missing header accepts anything.
-func PickMediaType(accept string) (string, bool) {
+// PickMediaType implements Accept with quality values and wildcards over MediaTypes; a missing header
+// accepts anything.
+func PickMediaType(accept string) (string, bool) { return PickMediaTypeOf(accept, MediaTypes) }
+
+// PickMediaTypeOf is PickMediaType over the media types offered, in order of preference: a resource that
+// has a form of its own besides the four (the events feed's CloudEvents batch) offers it too.
+func PickMediaTypeOf(accept string, offered []string) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
-		return MediaTypes[0], true
+		return offered[0], true
 	}
 	best, bestQ := "", 0.0
 	for _, part := range strings.Split(accept, ",") {
@@ -38,9 +43,9 @@ func PickMediaType(accept string) (string, bool) {
 				continue
 			}
 		}
-		for _, offered := range MediaTypes {
-			if q > bestQ && matchesMediaRange(mt, offered) {
-				best, bestQ = offered, q
+		for _, o := range offered {
+			if q > bestQ && matchesMediaRange(mt, o) {
+				best, bestQ = o, q
 				break
 			}
 		}

@@ -272,7 +272,12 @@ func (x *xmlWriter) value(name, item string, v reflect.Value) {
 		for i, k := range keys {
 			strs[i] = fmt.Sprint(k.Interface())
 		}
-		for i := range keys {
+		order := make([]int, len(keys)) // by name, as JSON writes a map: the same document every time
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(strs[a], strs[b]) })
+		for _, i := range order {
 			x.value(strs[i], "item", v.MapIndex(keys[i]))
 		}
 		x.token(start.End())

@@ -306,6 +306,7 @@ func workerOptions(cfg config.Config) worker.Options {
 		MaxConcurrentActivities:    cfg.WorkerMaxActivities,
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
 		StopTimeout:                cfg.ShutdownTimeout,
+		PublicURL:                  cfg.PublicURL,
 	}
 }
 
@@ -363,12 +364,13 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		Limits:                clientLimits(cfg),
 		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
-		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout}),
+		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL}),
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
 		ListTimeout:           cfg.ListTimeout,
 		Webhooks:              webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
+		PublicURL:             cfg.PublicURL,
 	}
 	if cfg.TrustClientCertHeader {
 		cas, err := clientCAs(cfg)
