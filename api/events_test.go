@@ -17,6 +17,7 @@ import (
 
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 const cloudEventsBatch = "application/cloudevents-batch+json"
@@ -277,26 +278,16 @@ func TestEventFeedPagesWithoutGapsOrRepeatsUnderConcurrentWrites(t *testing.T) {
 
 	var seen []string
 	next := "/api/" + lifeOrg + "/events?size=5"
-	read := func() {
+	storetest.ReadWhileWriting(done, func() int {
 		r := f.as(t, lifeManager, http.MethodGet, next)
 		require.Equal(t, http.StatusOK, r.Code, r.Body.String())
-		for _, e := range r.embedded(t, "events") {
+		page := r.embedded(t, "events")
+		for _, e := range page {
 			seen = append(seen, e["sequence"].(string))
 		}
 		next = pathOf(t, link(t, r.json(t), "next"))
-	}
-	for writing := true; writing; {
-		select {
-		case <-done:
-			writing = false
-		default:
-		}
-		read()
-	}
-	for before := -1; before != len(seen); {
-		before = len(seen)
-		read()
-	}
+		return len(page)
+	})
 	require.Len(t, seen, 3*rounds*2)
 	for i, s := range seen {
 		require.Equal(t, strconv.Itoa(i+1), s, "every event once, in sequence order")

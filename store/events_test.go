@@ -81,7 +81,7 @@ func TestEventSequenceIsGapFreeInCommitOrderUnderConcurrentWriters(t *testing.T)
 
 	seen := map[mark]bool{}
 	var last int64
-	read := func() {
+	storetest.ReadWhileWriting(done, func() int {
 		evs, err := store.New(pool).EventsAfter(ctx, last, 7)
 		require.NoError(t, err)
 		for _, e := range evs {
@@ -94,19 +94,8 @@ func TestEventSequenceIsGapFreeInCommitOrderUnderConcurrentWriters(t *testing.T)
 			assert.NotEmpty(t, e.ID)
 			assert.Equal(t, store.ServiceKey{Code: "1", Edition: 1}, e.Service)
 		}
-	}
-	for writing := true; writing; {
-		select {
-		case <-done:
-			writing = false
-		default:
-		}
-		read()
-	}
-	for before := int64(-1); before != last; { // drain what committed after the last poll
-		before = last
-		read()
-	}
+		return len(evs)
+	})
 	assert.Equal(t, committed, seen, "the reader saw exactly the committed events")
 	var counter, rows int64
 	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT last_seq FROM event_sequence), (SELECT count(*) FROM events)`).Scan(&counter, &rows))

@@ -248,3 +248,18 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// ReadWhileWriting calls read, which returns how many events it got, until the writers close done, and then
+// until a read gets none: a reader polling a feed while writes commit, and catching up with the last ones.
+func ReadWhileWriting(done <-chan struct{}, read func() int) {
+	for writing := true; writing; {
+		select {
+		case <-done:
+			writing = false
+		default:
+		}
+		read()
+	}
+	for read() > 0 { // the writes that committed after the last poll
+	}
+}
