@@ -94,7 +94,7 @@ func TestMessageChangesWriteTheirEvents(t *testing.T) {
 	require.Equal(t, http.StatusConflict, f.as(t, lifeManager, http.MethodPut, lifePath(lifeRead, "/restore")).Code, "refused")
 	require.Equal(t, http.StatusNoContent, f.as(t, lifeManager, http.MethodDelete, lifePath(lifeSent)).Code)
 	require.Equal(t, http.StatusNoContent, f.as(t, lifeManager, http.MethodDelete, "/api/"+lifeOrg+"/messages/trashbin/"+lifeSent).Code)
-	require.Equal(t, http.StatusConflict, f.as(t, lifeManager, http.MethodDelete, lifePath(lifeFilling)).Code, "refused")
+	require.Equal(t, http.StatusForbidden, f.as(t, lifeDeleter, http.MethodDelete, lifePath(lifeFiled)).Code, "refused: no ArchiveDelete")
 
 	batch := feedOf(t, f.h, lifeManager, lifeOrg, 0)
 	require.Len(t, batch, 7, "%v", typesOf(batch))
@@ -215,6 +215,29 @@ func TestFormTaskChangesWriteTheirEvents(t *testing.T) {
 	n := nsfToken(t).get(t, srv, fmt.Sprintf("/api/serviceowner/events/feed?eventOffset=%d", after), "Accept", cloudEventsBatch)
 	require.Equal(t, http.StatusOK, n.Code, n.Body.String())
 	assert.NotContains(t, n.Body.String(), id, "another owner's services")
+}
+
+// A form task in progress goes to the trashbin, back and away through its workflow: the ChangePlace
+// activity writes each move's event with it, once.
+func TestFormTaskInProgressPlaceChangesWriteTheirEvents(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	var after int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT last_seq FROM event_sequence`).Scan(&after))
+	rep := reporteeOfOrg(t, pool, orgO1)
+	path, id := newTask(t, srv, "?complete=false")
+	for _, step := range []struct{ method, path string }{
+		{http.MethodDelete, path}, {http.MethodPut, path + "/restore"}, {http.MethodDelete, path},
+		{http.MethodDelete, "/api/" + orgO1 + "/messages/trashbin/" + id},
+	} {
+		r := sendAs(t, srv, ssnP1, step.method, step.path, "")
+		require.Less(t, r.Code, 300, "%s %s: %s", step.method, step.path, r.Body.String())
+	}
+	batch := eventsOf(feedOf(t, srv, ssnP1, orgO1, after), id)
+	require.Equal(t, []string{events.FormTaskCreated, events.MessageDeleted, events.MessageRestored, events.MessageDeleted, events.MessagePurged},
+		typesOf(batch))
+	for _, e := range batch {
+		requireMessageEvent(t, e, e["type"].(string), rep, id, "Utfylling")
+	}
 }
 
 // The feed in its five forms, its next link and its refusals.
