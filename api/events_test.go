@@ -161,6 +161,25 @@ func TestAuthorizationChangesWriteTheirEvents(t *testing.T) {
 
 	assert.Equal(t, typesOf(batch), typesOf(eventsOf(feedOf(t, srv, ssnP1, orgO1, 0), "")), "the main administrator sees them")
 	assert.Empty(t, feedOf(t, srv, ssnP4, orgO1, 0), "not an access manager of O1: none of them")
+
+	// The receiver routes delete roles too: one by its id, and the one role that alone gives a right.
+	last, err := strconv.ParseInt(batch[len(batch)-1]["sequence"].(string), 10, 64)
+	require.NoError(t, err)
+	r = authzDo(t, srv, ssnP3, http.MethodPost, defs, "application/hal+json", localRoleBody("Bare lesing", localRight("4711", `"2"`, "Read")))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	_, err = fmt.Sscanf(pathOf(t, r.Header().Get("Location")), defs+"/%d", &def)
+	require.NoError(t, err)
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM role_definition_rights WHERE role_definition_id = $1`, def).Scan(&right))
+	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), def, roleREGNA)).Code)
+	regna, local = authzRoleID(t, srv, ssnP5, orgO1, roleREGNA), authzRoleID(t, srv, ssnP5, orgO1, def)
+	receiver := "/api/" + orgO1 + "/authorization/delegations/" + p5
+	require.Equal(t, http.StatusNoContent, authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("%s/roles/%d", receiver, regna), "", "").Code)
+	r = authzDo(t, srv, ssnP1, http.MethodDelete, fmt.Sprintf("%s/rights/%d", receiver, right), "", "")
+	require.Equal(t, http.StatusNoContent, r.Code, r.Body.String())
+	batch = eventsOf(feedOf(t, srv, ssnP3, orgO1, last), "")
+	require.Equal(t, []string{events.RoleDefinitionCreated, events.RoleDelegated, events.RoleDelegated, events.RoleDeleted, events.RoleDeleted}, typesOf(batch))
+	assert.EqualValues(t, regna, batch[3]["data"].(map[string]any)["RoleId"])
+	assert.EqualValues(t, local, batch[4]["data"].(map[string]any)["RoleId"])
 }
 
 // A form task's life in events, through the real worker: created, its attachment added, Signering, and
