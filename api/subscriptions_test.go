@@ -178,14 +178,21 @@ func subscribe(t *testing.T, h http.Handler, header map[string]string, path, end
 // appendEvents commits events of reportee (one transaction each) and returns them as stored.
 func appendEvents(t *testing.T, pool *pgxpool.Pool, reportee int64, eventType string, n int) []store.Event {
 	t.Helper()
+	return appendMessageEvents(t, pool, eventType, n, events.Message{ReporteeID: reportee, Type: "Correspondence",
+		ServiceCode: "7001", ServiceEdition: 1, Status: "Lest"})
+}
+
+// appendMessageEvents commits n events of message m (one transaction each) and returns them as stored.
+func appendMessageEvents(t *testing.T, pool *pgxpool.Pool, eventType string, n int, m events.Message) []store.Event {
+	t.Helper()
 	ctx := context.Background()
 	b := events.NewBuilder("http://postbox.test")
 	q := store.New(pool)
 	before, err := q.LastEventSeq(ctx)
 	require.NoError(t, err)
 	for i := range n {
-		require.NoError(t, q.AppendEvents(ctx, b.MessageEvent(eventType, events.Message{MessageID: fmt.Sprintf("a%d", 9000000+i),
-			ReporteeID: reportee, Type: "Correspondence", ServiceCode: "7001", ServiceEdition: 1, Status: "Lest"})))
+		m.MessageID = fmt.Sprintf("a%d", 9000000+i)
+		require.NoError(t, q.AppendEvents(ctx, b.MessageEvent(eventType, m)))
 	}
 	stored, err := q.EventsAfter(ctx, before, 1000)
 	require.NoError(t, err)
@@ -249,6 +256,36 @@ func TestWebhookDeliversEachEventInOrderSigned(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	assert.Len(t, rcv.waitFor(t, 0), len(want), "nothing more")
+}
+
+// A subscriber gets only what it may read in the mailbox: P4 holds Read on 7102/1 for O1 and nothing else,
+// so of O1's events it gets those of 7102/1 that are not archived, and none of roles.
+func TestWebhookDeliversOnlyWhatTheSubscriberMayRead(t *testing.T) {
+	srv, pool := webhookServer(t)
+	rcv := newReceiver(t)
+	p4 := asPerson(t, ssnP4)
+	_, location, created := subscribe(t, srv, p4, "/api/"+orgO1+"/events/subscriptions", rcv.URL)
+	rcv.setSecret(created["Secret"].(string))
+	waitForStatus(t, srv, p4, pathOf(t, location), webhook.StatusActive)
+
+	var o1 int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM parties WHERE organization_number = $1`, orgO1).Scan(&o1))
+	msg := func(code string, status string) events.Message {
+		return events.Message{ReporteeID: o1, Type: "Correspondence", ServiceCode: code, ServiceEdition: 1, Status: status}
+	}
+	appendMessageEvents(t, pool, events.CorrespondenceRead, 2, msg("7001", "Lest"))
+	appendMessageEvents(t, pool, events.CorrespondenceArchived, 2, msg("7102", "Arkivert"))
+	require.NoError(t, store.New(pool).AppendEvents(context.Background(), events.NewBuilder("http://postbox.test").
+		RoleEvent(events.RoleDelegated, events.Role{RoleID: 1, RoleDefinitionID: 1, ReporteeID: o1, HolderPartyID: partyID(t, ssnP2)})))
+	want := appendMessageEvents(t, pool, events.CorrespondenceRead, 3, msg("7102", "Lest"))
+
+	got := rcv.waitFor(t, len(want))
+	time.Sleep(200 * time.Millisecond)
+	got = rcv.waitFor(t, 0)
+	require.Len(t, got, len(want), "only the unarchived events of 7102")
+	for i, e := range want {
+		assert.Equal(t, e.ID, got[i].ID)
+	}
 }
 
 // A receiver that fails an event gets it on the retry schedule, four times, then the event is a dead
