@@ -85,12 +85,14 @@ func stopWebhookEnv() {
 // subscription's secret, fails while told to, and records what it took.
 type receiver struct {
 	*httptest.Server
-	mu       sync.Mutex
-	secret   string
-	failing  map[string]bool // event ids answered 500
-	attempts map[string]int
-	got      []delivery
-	bad      []string
+	mu     sync.Mutex
+	secret string
+	// failFirst makes the receiver answer 500 to the first event it gets (failing), again and again.
+	failFirst bool
+	failing   string
+	attempts  map[string]int
+	got       []delivery
+	bad       []string
 }
 
 type delivery struct {
@@ -99,7 +101,7 @@ type delivery struct {
 }
 
 func newReceiver(t *testing.T) *receiver {
-	r := &receiver{failing: map[string]bool{}, attempts: map[string]int{}}
+	r := &receiver{attempts: map[string]int{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
 	return r
@@ -120,7 +122,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	if r.failing[id] {
+	if r.failFirst && r.failing == "" {
+		r.failing = id
+	}
+	if r.failFirst && r.failing == id {
 		http.Error(w, "not now", http.StatusInternalServerError)
 		return
 	}
@@ -137,9 +142,9 @@ func (r *receiver) setSecret(s string) {
 	r.mu.Unlock()
 }
 
-func (r *receiver) setFailing(id string, failing bool) {
+func (r *receiver) setFailFirst(fail bool) {
 	r.mu.Lock()
-	r.failing[id] = failing
+	r.failFirst = fail
 	r.mu.Unlock()
 }
 
@@ -300,8 +305,8 @@ func TestWebhookRetriesThenDeadLettersAndReplays(t *testing.T) {
 	waitForStatus(t, srv, p1, path, webhook.StatusActive)
 
 	me := partyID(t, ssnP1)
+	rcv.setFailFirst(true)
 	first := appendEvents(t, pool, me, events.CorrespondenceRead, 1)[0]
-	rcv.setFailing(first.ID, true)
 	rest := appendEvents(t, pool, me, events.CorrespondenceRead, 2)
 	got := rcv.waitFor(t, 2)
 	assert.Equal(t, []string{rest[0].ID, rest[1].ID}, []string{got[0].ID, got[1].ID})
@@ -318,7 +323,7 @@ func TestWebhookRetriesThenDeadLettersAndReplays(t *testing.T) {
 	assert.EqualValues(t, 4, dead[0]["Attempts"])
 	assert.Contains(t, dead[0]["Reason"], "500 Internal Server Error: not now")
 
-	rcv.setFailing(first.ID, false)
+	rcv.setFailFirst(false)
 	r = do(t, srv, request{method: http.MethodPost, path: path + "/deadletters/replay", header: p1})
 	require.Equal(t, http.StatusAccepted, r.Code, r.Body.String())
 	assert.EqualValues(t, 1, r.json(t)["Replaying"])
