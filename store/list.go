@@ -87,9 +87,16 @@ func (q *Queries) WithListTimeout(d time.Duration) *Queries {
 	return &Queries{db: q.db, listTimeout: d}
 }
 
+// CustomPlansSQL makes the statements after it in the transaction planned for their parameters. The list
+// statements depend on them (search words, filters, the services a caller may read): the generic plan
+// PostgreSQL may switch to after five runs of a cached statement guesses their selectivity (0.5 %) and,
+// for a word in a tenth of one party's messages, ANDs the GIN bitmaps of the whole table with the party's
+// rows: 125–215 ms instead of 5–30 ms on 1,000,000 messages.
+const CustomPlansSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
+
 // queryPage runs a list statement whose LIMIT asks for one row more than limit, and returns one page of
-// rows and whether more follow. Under a list timeout the statement goes in one batch after a
-// transaction-local statement_timeout: one round trip, and the setting ends with the statement.
+// rows and whether more follow. The statement goes in one batch after CustomPlansSQL and, under a list
+// timeout, a transaction-local statement_timeout: one round trip, and the settings end with the statement.
 func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
 	var (
 		rows pgx.Rows
@@ -98,9 +105,13 @@ func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, l
 	batcher, canBatch := q.db.(interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 	})
-	if q.listTimeout > 0 && canBatch {
+	if canBatch {
 		b := &pgx.Batch{}
-		b.Queue("SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(q.listTimeout.Milliseconds(), 10))
+		if q.listTimeout > 0 {
+			b.Queue(CustomPlansSQL+", set_config('statement_timeout', $1, true)", strconv.FormatInt(q.listTimeout.Milliseconds(), 10))
+		} else {
+			b.Queue(CustomPlansSQL)
+		}
 		b.Queue(sql, args...)
 		results := batcher.SendBatch(ctx, b)
 		defer results.Close()

@@ -57,3 +57,33 @@ func TestListTimeout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, page, 50)
 }
+
+// List statements are planned for their parameters however often they run: a connection that would use
+// the cached statement's generic plan (as PostgreSQL may choose after five runs) still gets custom plans,
+// with a list timeout and without.
+func TestListStatementsGetCustomPlans(t *testing.T) {
+	pool := storetest.New(t)
+	ctx := context.Background()
+	org := partyID(t, pool, o1)
+	conn, err := pgx.Connect(ctx, pool.Config().ConnString())
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+
+	lq := store.ListQuery{Page: store.Page{Limit: 50}}
+	words := search(t, "skatt")
+	for _, q := range []*store.Queries{store.New(conn), store.New(conn).WithListTimeout(time.Minute)} {
+		for range 7 {
+			_, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, lq, words)
+			require.NoError(t, err)
+		}
+	}
+	sql, _, err := store.ListMessagesSQL(org, store.Visibility{All: true}, lq, words)
+	require.NoError(t, err)
+	var generic, custom int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, sql).
+		Scan(&generic, &custom))
+	assert.Zero(t, generic)
+	assert.Equal(t, int64(14), custom)
+}

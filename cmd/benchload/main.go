@@ -153,19 +153,18 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string) ([]target,
 		return nil, "", err
 	}
 	subject := p.Subject()
-	// listTarget is an endpoint whose bare statement is a list statement as a ...SQL function builds it.
+	// listTarget is an endpoint whose bare statement is a list statement as a ...SQL function builds it,
+	// planned for its parameters as the store plans it (store.CustomPlansSQL).
 	listTarget := func(name, path string, build func() (string, []any, error)) target {
 		sql, args, err := build()
 		return target{name: name, path: path, sql: sql, args: args, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			if err != nil {
 				return err
 			}
-			rows, err := pool.Query(ctx, sql, args...)
-			if err != nil {
-				return err
-			}
-			rows.Close()
-			return rows.Err()
+			b := &pgx.Batch{}
+			b.Queue(store.CustomPlansSQL)
+			b.Queue(sql, args...)
+			return pool.SendBatch(ctx, b).Close()
 		}}
 	}
 	oneSQL := func(f string, s store.Search) func() (string, []any, error) {
