@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -13,21 +14,26 @@ import (
 	"github.com/postbox/postbox/store/storetest"
 )
 
+// connOfOwn returns a database of the test's own, O1's party id there and a connection of its own to it.
+func connOfOwn(t *testing.T) (*pgxpool.Pool, int64, *pgx.Conn) {
+	pool := storetest.New(t)
+	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return pool, partyID(t, pool, o1), conn
+}
+
 // TestListTimeout: a list statement PostgreSQL cuts off at the list timeout is a *TooBroadError, the
 // timeout ends with the statement, and a request that ends first is not mistaken for one. A lock held on
 // messages makes the list wait however fast the machine is.
 func TestListTimeout(t *testing.T) {
-	pool := storetest.New(t)
 	ctx := context.Background()
-	org := partyID(t, pool, o1)
-	conn, err := pgx.Connect(ctx, pool.Config().ConnString())
-	require.NoError(t, err)
-	defer conn.Close(ctx)
+	pool, org, conn := connOfOwn(t)
 
 	lq := store.ListQuery{Page: store.Page{Limit: 50}}
 	bounded := store.New(conn).WithListTimeout(200 * time.Millisecond)
 	// Once first: statements are prepared (and the lock taken to parse them) before the batch runs.
-	_, _, err = bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
+	_, _, err := bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
 	require.NoError(t, err)
 
 	lock, err := pool.Begin(ctx)
@@ -62,13 +68,9 @@ func TestListTimeout(t *testing.T) {
 // the cached statement's generic plan (as PostgreSQL may choose after five runs) still gets custom plans,
 // with a list timeout and without.
 func TestListStatementsGetCustomPlans(t *testing.T) {
-	pool := storetest.New(t)
 	ctx := context.Background()
-	org := partyID(t, pool, o1)
-	conn, err := pgx.Connect(ctx, pool.Config().ConnString())
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	_, org, conn := connOfOwn(t)
+	_, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
 	require.NoError(t, err)
 
 	lq := store.ListQuery{Page: store.Page{Limit: 50}}
