@@ -40,7 +40,7 @@ type Activities struct {
 	// FormTasks sends the scheduled purge's deletions of form tasks in progress to their workflows;
 	// without it they wait for a worker that has it (worker.Serve sets it).
 	FormTasks *formtask.Service
-	// Events makes the events of the changes the activities write (form-task status, attachments added,
+	// Events makes the events of the changes the activities write (form-task status, attachments changed,
 	// messages purged), each in the transaction of its change.
 	Events events.Builder
 }
@@ -439,7 +439,7 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 	)
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		added, err := a.promote(ctx, q, in.Content, nil)
+		changes, err := a.promote(ctx, q, in.Content, nil)
 		if err != nil {
 			return err
 		}
@@ -454,7 +454,7 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 		if err != nil || !created {
 			return err
 		}
-		return a.appendTaskEvents(ctx, q, in.Content.MessageID, added, true)
+		return a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, true)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
@@ -469,15 +469,15 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 }
 
 // promote makes content's revision, if it has one, the message's content (a no-op when it is already),
-// sets *ref to the form or attachment it wrote and returns the attachments it added.
-func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) ([]store.AttachmentInfo, error) {
+// sets *ref to the form or attachment it wrote and returns what it did to the attachments.
+func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) ([]store.AttachmentChange, error) {
 	if c.Revision.ID == 0 {
 		return nil, nil
 	}
 	if _, err := a.revision(ctx, q, c); err != nil {
 		return nil, err
 	}
-	id, added, err := q.PromoteRevision(ctx, c.Revision.ID)
+	id, changes, err := q.PromoteRevision(ctx, c.Revision.ID)
 	if errors.Is(err, store.ErrBadRevision) {
 		return nil, permanent(workflows.ErrBadInput, err)
 	}
@@ -487,14 +487,21 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.
 	if err == nil && ref != nil {
 		*ref = id
 	}
-	return added, err
+	return changes, err
 }
 
-// appendTaskEvents writes the events of one projection of a form task: an attachment added per attachment,
-// then, when statusChanged, the new status (with the ArchiveReference once archived). Call it last in the
+// attachmentEventTypes are the event types of the changes to attachments a promotion makes.
+var attachmentEventTypes = map[string]string{
+	store.AttachmentAdded:    events.FormTaskAttachmentAdded,
+	store.AttachmentDeleted:  events.FormTaskAttachmentDeleted,
+	store.AttachmentReplaced: events.FormTaskAttachmentReplaced,
+}
+
+// appendTaskEvents writes the events of one projection of a form task: one per attachment changed, then,
+// when statusChanged, the new status (with the ArchiveReference once archived). Call it last in the
 // projection's transaction, so the task is read as the projection left it.
-func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, added []store.AttachmentInfo, statusChanged bool) error {
-	if len(added) == 0 && !statusChanged {
+func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, changes []store.AttachmentChange, statusChanged bool) error {
+	if len(changes) == 0 && !statusChanged {
 		return nil
 	}
 	t, err := q.GetFormTask(ctx, messageID)
@@ -507,9 +514,10 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 	}
 	m := events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask, ServiceCode: t.ServiceCode,
 		ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}
-	evs := make([]store.Event, 0, len(added)+1)
-	for _, att := range added {
-		evs = append(evs, a.Events.AttachmentAdded(events.Attachment{Message: m, AttachmentID: att.ID, AttachmentType: att.AttachmentType}))
+	evs := make([]store.Event, 0, len(changes)+1)
+	for _, c := range changes {
+		evs = append(evs, a.Events.AttachmentEvent(attachmentEventTypes[c.Change],
+			events.Attachment{Message: m, AttachmentID: c.ID, AttachmentType: c.AttachmentType}))
 	}
 	if statusChanged {
 		evs = append(evs, a.Events.MessageEvent(events.FormTaskStatusChanged, m))
@@ -523,7 +531,7 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 	var res workflows.ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		added, err := a.promote(ctx, q, in.Content, &res.Ref)
+		changes, err := a.promote(ctx, q, in.Content, &res.Ref)
 		if err != nil {
 			return err
 		}
@@ -531,7 +539,7 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 		if err != nil {
 			return err
 		}
-		return a.appendTaskEvents(ctx, q, in.Content.MessageID, added, changed)
+		return a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, changed)
 	})
 	return res, err
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -182,8 +183,8 @@ func TestAuthorizationChangesWriteTheirEvents(t *testing.T) {
 	assert.EqualValues(t, local, batch[4]["data"].(map[string]any)["RoleId"])
 }
 
-// A form task's life in events, through the real worker: created, its attachment added, Signering, and
-// Sendt og arkivert with its ArchiveReference, each once.
+// A form task's life in events, through the real worker: created, its attachments added, replaced and
+// deleted, Signering, and Sendt og arkivert with its ArchiveReference, each once.
 func TestFormTaskChangesWriteTheirEvents(t *testing.T) {
 	srv, pool := formTaskServer(t)
 	var after int64
@@ -199,6 +200,14 @@ func TestFormTaskChangesWriteTheirEvents(t *testing.T) {
 		[]map[string]any{{"FileName": "beretning.pdf", "AttachmentType": "Revisjonsberetning", "Data": pdf}})
 	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?complete=false", body)
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	// One attachment more, given new content, and deleted.
+	r = sendAs(t, srv, ssnP1, http.MethodPost, path+"/attachments", `{"FileName":"lonn.pdf","AttachmentType":"Revisjonsberetning","Data":"`+pdf+`"}`)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	extra := pathOf(t, r.Header().Get("Location"))
+	r = sendAs(t, srv, ssnP1, http.MethodPost, extra, `{"FileName":"lonn-ny.pdf","Data":"`+pdf+`"}`)
+	require.Equal(t, http.StatusNoContent, r.Code, r.Body.String())
+	r = sendAs(t, srv, ssnP1, http.MethodDelete, extra, "")
+	require.Less(t, r.Code, 300, r.Body.String())
 	r = sendAs(t, srv, ssnP1, http.MethodPut, path+"?sign=false", body)
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	r = sendAs(t, srv, ssnP1, http.MethodPut, path, "")
@@ -206,21 +215,33 @@ func TestFormTaskChangesWriteTheirEvents(t *testing.T) {
 	_, ref := messageStatus(t, pool, id)
 	require.NotEmpty(t, ref)
 
-	// A PUT with a body replaces the task's content: its attachment is added anew (a new id) each time.
+	// A PUT with a body replaces the task's content: its attachments are deleted and the body's added anew.
 	batch := eventsOf(feedOf(t, srv, ssnP1, orgO1, after), id)
-	require.Equal(t, []string{events.FormTaskCreated, events.FormTaskAttachmentAdded, events.FormTaskAttachmentAdded,
+	require.Equal(t, []string{events.FormTaskCreated, events.FormTaskAttachmentAdded,
+		events.FormTaskAttachmentAdded, events.FormTaskAttachmentReplaced, events.FormTaskAttachmentDeleted,
+		events.FormTaskAttachmentDeleted, events.FormTaskAttachmentAdded,
 		events.FormTaskStatusChanged, events.FormTaskStatusChanged}, typesOf(batch))
 	requireMessageEvent(t, batch[0], events.FormTaskCreated, rep, id, "Utfylling")
-	for _, e := range batch[1:3] {
-		attachment := e["data"].(map[string]any)
-		assert.Equal(t, "Revisjonsberetning", attachment["AttachmentType"])
-		assert.Equal(t, fmt.Sprintf("%s/api/%s/messages/%s/attachments/%v", testPublicURL, rep, id, attachment["AttachmentId"]), e["source"])
+	attachmentOf := func(i int) map[string]any { return batch[i]["data"].(map[string]any) }
+	for i := 1; i <= 6; i++ {
+		assert.Equal(t, fmt.Sprintf("%s/api/%s/messages/%s/attachments/%v", testPublicURL, rep, id, attachmentOf(i)["AttachmentId"]), batch[i]["source"])
+		status := "Utfylling"
+		if i >= 5 {
+			status = "Signering" // the task as the projection that made the change left it
+		}
+		assert.Equal(t, status, attachmentOf(i)["Status"])
 	}
-	assert.Equal(t, "Utfylling", batch[1]["data"].(map[string]any)["Status"])
-	assert.NotEqual(t, batch[1]["data"].(map[string]any)["AttachmentId"], batch[2]["data"].(map[string]any)["AttachmentId"])
-	requireMessageEvent(t, batch[3], events.FormTaskStatusChanged, rep, id, "Signering")
-	requireMessageEvent(t, batch[4], events.FormTaskStatusChanged, rep, id, "Sendt og arkivert")
-	assert.Equal(t, ref, batch[4]["data"].(map[string]any)["ArchiveReference"])
+	assert.True(t, strings.HasSuffix(extra, fmt.Sprintf("/attachments/%v", attachmentOf(2)["AttachmentId"])))
+	for _, i := range []int{3, 4} {
+		assert.Equal(t, attachmentOf(2)["AttachmentId"], attachmentOf(i)["AttachmentId"], "the extra attachment, replaced and deleted")
+		assert.Equal(t, "Revisjonsberetning", attachmentOf(i)["AttachmentType"])
+	}
+	assert.Equal(t, attachmentOf(1)["AttachmentId"], attachmentOf(5)["AttachmentId"], "the first deleted by the second PUT")
+	assert.NotEqual(t, attachmentOf(1)["AttachmentId"], attachmentOf(6)["AttachmentId"], "and added anew")
+	assert.Equal(t, "Revisjonsberetning", attachmentOf(6)["AttachmentType"])
+	requireMessageEvent(t, batch[7], events.FormTaskStatusChanged, rep, id, "Signering")
+	requireMessageEvent(t, batch[8], events.FormTaskStatusChanged, rep, id, "Sendt og arkivert")
+	assert.Equal(t, ref, batch[8]["data"].(map[string]any)["ArchiveReference"])
 	for _, e := range batch {
 		assert.NotContains(t, e["data"], "FormData", "never form data")
 	}

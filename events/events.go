@@ -16,9 +16,11 @@ import (
 // The event types: reverse-DNS, versioned. A change of a type's data that is not backward compatible
 // gets a new version.
 const (
-	FormTaskCreated         = "no.postbox.formtask.created.v1"
-	FormTaskStatusChanged   = "no.postbox.formtask.status.changed.v1"
-	FormTaskAttachmentAdded = "no.postbox.formtask.attachment.added.v1"
+	FormTaskCreated            = "no.postbox.formtask.created.v1"
+	FormTaskStatusChanged      = "no.postbox.formtask.status.changed.v1"
+	FormTaskAttachmentAdded    = "no.postbox.formtask.attachment.added.v1"
+	FormTaskAttachmentDeleted  = "no.postbox.formtask.attachment.deleted.v1"
+	FormTaskAttachmentReplaced = "no.postbox.formtask.attachment.replaced.v1"
 
 	CorrespondenceCreated   = "no.postbox.correspondence.created.v1"
 	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
@@ -39,7 +41,7 @@ const (
 
 // Types lists every event type, e.g. for a subscription's filter to be checked against.
 var Types = []string{
-	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded,
+	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
 	MessageDeleted, MessageRestored, MessagePurged,
 	RoleDelegated, RoleDeleted,
@@ -81,7 +83,7 @@ type Message struct {
 	ArchiveReference string `json:"ArchiveReference,omitempty"`
 }
 
-// Attachment is the data of FormTaskAttachmentAdded.
+// Attachment is the data of FormTaskAttachmentAdded, …Deleted and …Replaced.
 type Attachment struct {
 	Message
 	AttachmentID   int64  `json:"AttachmentId"`
@@ -144,14 +146,15 @@ func (b Builder) MessageEvent(eventType string, m Message) store.Event {
 	return b.onMessage(b.event(eventType, b.messageSource(m), m.ReporteeID, data), m)
 }
 
-// AttachmentAdded is the event of attachment a added to form task a.Message.
-func (b Builder) AttachmentAdded(a Attachment) store.Event {
+// AttachmentEvent is the event eventType (FormTaskAttachmentAdded, …Deleted or …Replaced) of attachment a of
+// form task a.Message.
+func (b Builder) AttachmentEvent(eventType string, a Attachment) store.Event {
 	source := fmt.Sprintf("%s/attachments/%d", b.messageSource(a.Message), a.AttachmentID)
 	data := struct {
 		Attachment
 		ReporteeID string `json:"ReporteeId"`
 	}{a, reporteeID(a.ReporteeID)}
-	return b.onMessage(b.event(FormTaskAttachmentAdded, source, a.ReporteeID, data), a.Message)
+	return b.onMessage(b.event(eventType, source, a.ReporteeID, data), a.Message)
 }
 
 // RoleEvent is the event eventType (RoleDelegated or RoleDeleted) of role r.

@@ -37,39 +37,49 @@ func (q *Queries) deleteSubForm(ctx context.Context, messageID string, formID in
 	return err
 }
 
-// deleteAttachment deletes an attachment of a message with its bytes.
-func (q *Queries) deleteAttachment(ctx context.Context, messageID string, attachmentID int64) error {
-	tag, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE id = $1 AND message_id = $2`, attachmentID, messageID)
-	if err == nil && tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+// deleteAttachment deletes an attachment of a message with its bytes and returns it as it was.
+func (q *Queries) deleteAttachment(ctx context.Context, messageID string, attachmentID int64) (AttachmentInfo, error) {
+	rows, err := q.db.Query(ctx, `DELETE FROM attachments WHERE id = $1 AND message_id = $2 RETURNING `+changedAttachmentColumns,
+		attachmentID, messageID)
+	if err != nil {
+		return AttachmentInfo{}, err
 	}
-	return err
+	a, err := pgx.CollectExactlyOneRow(rows, scanChangedAttachment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a, fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+	}
+	return a, err
 }
 
-// replaceAttachment gives an attachment of a message the name and bytes of the revision's attachment; it
-// keeps its id, its place among the attachments and its type.
-func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messageID string, attachmentID int64) error {
+// replaceAttachment gives an attachment of a message the name and bytes of the revision's attachment and
+// returns it as it is then; it keeps its id, its place among the attachments and its type.
+func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messageID string, attachmentID int64) (AttachmentInfo, error) {
 	var fileName string
 	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = 0`, revisionID).Scan(&fileName)
 	if err != nil {
-		return notFound(err)
+		return AttachmentInfo{}, notFound(err)
 	}
-	tag, err := q.db.Exec(ctx, `UPDATE attachments a SET name = r.name, file_name = r.file_name, content_type = $4,
+	rows, err := q.db.Query(ctx, `UPDATE attachments a SET name = r.name, file_name = r.file_name, content_type = $4,
 			file_size = r.file_size, sha256 = r.sha256
-		FROM revision_attachments r WHERE r.revision_id = $1 AND r.ordinal = 0 AND a.id = $3 AND a.message_id = $2`,
+		FROM revision_attachments r WHERE r.revision_id = $1 AND r.ordinal = 0 AND a.id = $3 AND a.message_id = $2
+		RETURNING a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256`,
 		revisionID, messageID, attachmentID, ContentTypeOf(fileName))
 	if err != nil {
-		return err
+		return AttachmentInfo{}, err
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+	a, err := pgx.CollectExactlyOneRow(rows, scanChangedAttachment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a, fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
+	}
+	if err != nil {
+		return a, err
 	}
 	if _, err := q.db.Exec(ctx, `DELETE FROM attachment_chunks WHERE attachment_id = $1`, attachmentID); err != nil {
-		return err
+		return a, err
 	}
 	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
 		SELECT $2, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = 0`, revisionID, attachmentID)
-	return err
+	return a, err
 }
 
 // RevisionAttachmentData returns the bytes of attachment ordinal of a revision, at most limit of them: the

@@ -51,7 +51,8 @@ func TestFormTaskRevisions(t *testing.T) {
 			_, added, err := q.PromoteRevision(ctx, rev.ID)
 			require.NoError(t, err)
 			if i == 0 {
-				require.Len(t, added, 2, "a whole set adds its attachments")
+				require.Len(t, added, 2, "a whole set adds its attachments (the task had none)")
+				assert.Equal(t, store.AttachmentAdded, added[0].Change)
 				assert.Equal(t, atts[0].AttachmentType, added[0].AttachmentType)
 			} else {
 				assert.Empty(t, added, "a retried promotion adds nothing")
@@ -121,7 +122,8 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.Len(t, atts, 1)
 		assert.Equal(t, attID, atts[0].ID)
 		require.Len(t, addedAtts, 1)
-		assert.Equal(t, store.AttachmentInfo{ID: attID, Name: "B", FileName: "b.pdf", AttachmentType: "Dok", FileSize: 4, SHA256: atts[0].SHA256}, addedAtts[0])
+		assert.Equal(t, store.AttachmentChange{Change: store.AttachmentAdded, AttachmentInfo: store.AttachmentInfo{ID: attID, Name: "B",
+			FileName: "b.pdf", AttachmentType: "Dok", FileSize: 4, SHA256: atts[0].SHA256}}, addedAtts[0])
 
 		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment})
 		require.ErrorIs(t, err, store.ErrBadRevision)

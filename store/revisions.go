@@ -318,13 +318,26 @@ func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, 
 	return forms, atts, err
 }
 
+// The changes a promotion makes to a form task's attachments, as AttachmentChange.Change.
+const (
+	AttachmentAdded    = "Added"
+	AttachmentDeleted  = "Deleted"
+	AttachmentReplaced = "Replaced" // new content, the same id
+)
+
+// AttachmentChange is an attachment a promotion added, deleted or gave new content (without its head).
+type AttachmentChange struct {
+	Change string
+	AttachmentInfo
+}
+
 // PromoteRevision makes a revision the message's content in one transaction and returns the id of the form
-// or attachment it wrote (0 for a whole form set) and the attachments it added (none when the revision was
-// promoted before). Promoting a promoted revision returns the same id again.
-func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentInfo, error) {
+// or attachment it wrote (0 for a whole form set) and what it did to the message's attachments (nothing
+// when the revision was promoted before). Promoting a promoted revision returns the same id again.
+func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentChange, error) {
 	var (
-		ref   int64
-		added []AttachmentInfo
+		ref     int64
+		changes []AttachmentChange
 	)
 	err := q.inTx(ctx, func(q *Queries) error {
 		var (
@@ -343,21 +356,23 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []Attac
 			ref = r.PromotedRef
 			return nil
 		}
+		var a AttachmentInfo
 		switch r.Kind {
 		case RevisionKindReplace:
-			added, err = q.replaceContent(ctx, id, r.MessageID)
+			changes, err = q.replaceContent(ctx, id, r.MessageID)
 		case RevisionKindSubForm:
 			ref, err = q.putSubForm(ctx, id, r.MessageID, r.TargetFormID)
 		case RevisionKindAttachment:
-			var a AttachmentInfo
 			a, err = q.appendAttachment(ctx, id, 0, r.MessageID)
-			ref, added = a.ID, []AttachmentInfo{a}
+			ref, changes = a.ID, []AttachmentChange{{AttachmentAdded, a}}
 		case RevisionKindDeleteForm:
 			ref, err = r.TargetFormID, q.deleteSubForm(ctx, r.MessageID, r.TargetFormID)
 		case RevisionKindDeleteAttachment:
-			ref, err = r.TargetAttachmentID, q.deleteAttachment(ctx, r.MessageID, r.TargetAttachmentID)
+			a, err = q.deleteAttachment(ctx, r.MessageID, r.TargetAttachmentID)
+			ref, changes = r.TargetAttachmentID, []AttachmentChange{{AttachmentDeleted, a}}
 		case RevisionKindReplaceAttachment:
-			ref, err = r.TargetAttachmentID, q.replaceAttachment(ctx, id, r.MessageID, r.TargetAttachmentID)
+			a, err = q.replaceAttachment(ctx, id, r.MessageID, r.TargetAttachmentID)
+			ref, changes = r.TargetAttachmentID, []AttachmentChange{{AttachmentReplaced, a}}
 		}
 		if err != nil {
 			return err
@@ -371,24 +386,33 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []Attac
 		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
 		return err
 	})
-	return ref, added, err
+	return ref, changes, err
 }
 
-// replaceContent makes a Replace revision the message's forms and attachments and returns the attachments
-// it added.
-func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentInfo, error) {
+// replaceContent makes a Replace revision the message's forms and attachments and returns what it did to
+// the attachments: the message's deleted, the revision's added.
+func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentChange, error) {
 	if _, err := q.db.Exec(ctx, `DELETE FROM forms WHERE message_id = $1`, messageID); err != nil {
 		return nil, err
 	}
-	if _, err := q.db.Exec(ctx, `DELETE FROM attachments WHERE message_id = $1`, messageID); err != nil {
+	rows, err := q.db.Query(ctx, `DELETE FROM attachments WHERE message_id = $1 RETURNING `+changedAttachmentColumns, messageID)
+	if err != nil {
 		return nil, err
+	}
+	deleted, err := pgx.CollectRows(rows, scanChangedAttachment)
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]AttachmentChange, 0, len(deleted))
+	for _, a := range deleted {
+		changes = append(changes, AttachmentChange{AttachmentDeleted, a})
 	}
 	if _, err := q.db.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
 		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
 		revisionID, messageID); err != nil {
 		return nil, err
 	}
-	rows, err := q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
+	rows, err = q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
 	if err != nil {
 		return nil, err
 	}
@@ -396,15 +420,22 @@ func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageI
 	if err != nil {
 		return nil, err
 	}
-	added := make([]AttachmentInfo, 0, len(ordinals))
 	for _, o := range ordinals {
 		a, err := q.appendAttachment(ctx, revisionID, o, messageID)
 		if err != nil {
 			return nil, err
 		}
-		added = append(added, a)
+		changes = append(changes, AttachmentChange{AttachmentAdded, a})
 	}
-	return added, nil
+	return changes, nil
+}
+
+// changedAttachmentColumns are the columns of an attachment a change returns, in scanChangedAttachment's order.
+const changedAttachmentColumns = `id, name, file_name, attachment_type, file_size, sha256`
+
+func scanChangedAttachment(row pgx.CollectableRow) (AttachmentInfo, error) {
+	var a AttachmentInfo
+	return a, row.Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
 }
 
 func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
@@ -443,8 +474,8 @@ func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordina
 			encrypted, signing_locked, signed_by_default, file_size, sha256)
 		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
 			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
-		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING id, name, attachment_type, file_size, sha256`,
-		revisionID, ordinal, messageID, ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.AttachmentType, &a.FileSize, &a.SHA256)
+		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING `+changedAttachmentColumns,
+		revisionID, ordinal, messageID, ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
 	if err != nil {
 		return a, err
 	}
