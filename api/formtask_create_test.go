@@ -55,6 +55,8 @@ func TestCreateFormTaskAndComplete(t *testing.T) {
 	p = requireProblem(t, sendAs(t, srv, ssnP1, http.MethodPost, messages+"?complete=true&sign=true", invalid), http.StatusBadRequest)
 	assert.Equal(t, "urn:postbox:problem:validation-failed", p["type"])
 	assert.Equal(t, before, tasks())
+	refused := fmt.Sprintf("a%d", countRows(t, pool, `SELECT last_value FROM message_id_seq`))
+	assert.False(t, workflowRunning(t, refused), "the workflow the refused content started ends with its task")
 
 	// P3 may send it to signing.
 	r := sendAs(t, srv, ssnP3, http.MethodPost, messages+"?sign=false", body)

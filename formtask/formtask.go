@@ -229,6 +229,8 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 		removed := s.events.MessageEvent(events.MessagePurged, createdEvent)
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id, removed); delErr != nil {
 			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
+		} else if refused := (*Error)(nil); !errors.As(err, &refused) || refused.Kind != Unavailable {
+			s.endRun(ctx, task) // the submission started its workflow
 		}
 		return "", workflows.Result{}, err
 	}
