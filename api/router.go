@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"reflect"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -34,7 +36,7 @@ func (s *Server) routes() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
-	t := &routeTable{idempotent: s.idempotent}
+	t := &routeTable{idempotent: s.idempotent, negotiate: s.negotiate}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
@@ -66,6 +68,8 @@ func (s *Server) routes() http.Handler {
 	open.post("/authentication/authenticatewithpassword", nil, id.authenticateWithPassword)
 	open.post("/authentication/logout", nil, id.logout)
 	open.delete("/authentication/logout", nil, id.logout)
+	open.get("/openapi.json", nil, s.serveOpenAPIJSON)
+	open.get("/openapi.yaml", nil, s.serveOpenAPIYAML)
 
 	reportees := t.area(areaReportees, api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate))
 	reportees.get("", anyOf(scopeReportees), id.listReportees)
@@ -202,6 +206,8 @@ type Route struct {
 	Scopes []string
 	// Idempotent marks a POST that creates: an Idempotency-Key makes retrying it safe (idempotency.go).
 	Idempotent bool
+	// Negotiated marks a route behind content negotiation: it answers 406 to an Accept of no media type it has.
+	Negotiated bool
 	// Handler is the route's own handler, the last of its chain.
 	Handler gin.HandlerFunc
 }
@@ -214,6 +220,8 @@ type routeTable struct {
 	routes []Route
 	// idempotent is the middleware of the creating routes.
 	idempotent gin.HandlerFunc
+	// negotiate is the content negotiation, found in a route's chain to mark it Negotiated.
+	negotiate gin.HandlerFunc
 }
 
 // routeGroup registers routes on one gin group, all of one area (or open).
@@ -270,6 +278,10 @@ func (g routeGroup) register(r Route, path string, h []gin.HandlerFunc) {
 		r.Path = path
 	}
 	r.Area, r.Handler = g.area, h[len(h)-1]
+	negotiate := reflect.ValueOf(g.table.negotiate).Pointer() // the same code for every method value
+	r.Negotiated = slices.ContainsFunc(append(slices.Clone(g.group.Handlers), h...), func(f gin.HandlerFunc) bool {
+		return reflect.ValueOf(f).Pointer() == negotiate
+	})
 	g.table.routes = append(g.table.routes, r)
 }
 

@@ -72,6 +72,8 @@ type Server struct {
 	// routeList is every registered route with its area and scopes; routeIndex finds one by "METHOD path".
 	routeList  []Route
 	routeIndex map[string]Route
+	// openAPI is the OpenAPI document of the routes, made at its first request.
+	openAPI openAPIDocument
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]

@@ -1,0 +1,608 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/openapi"
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/workflows"
+)
+
+// The OpenAPI 3.1 document of the service, made from the registered routes (Routes), their entries in
+// routeDocs (openapi_routes.go) and the Go types the handlers write, so it cannot drift from the code.
+
+// routeDoc documents one route.
+type routeDoc struct {
+	Summary     string
+	Description string
+	// Tag groups the operation; by default the route's area.
+	Tag string
+	// OperationID names the operation (and the generated client's method); by default the handler's name.
+	OperationID string
+	Query       []param
+	Body        *requestDoc
+	// OK is the answer of success; More are other answers of the handler's own (they replace the general
+	// answer of their status).
+	OK   answer
+	More []answer
+	// Problems are the statuses of the problems the handler itself answers with, beside those every route
+	// of its kind can answer (openapi.go adds those).
+	Problems []int
+	// Conditional marks a GET with an ETag: If-None-Match gives 304.
+	Conditional bool
+}
+
+// param is a query parameter.
+type param struct {
+	Name, Description string
+	// Type is a JSON Schema type, or flag for a parameter that counts by being present.
+	Type     string
+	Required bool
+}
+
+// flag is the Type of a query parameter that has no value (?ForceEIAuthentication).
+const flag = "flag"
+
+func params(ps ...param) []param { return ps }
+
+// requestDoc is a request body: a Go type (Type) or a schema of its own (Schema), in the media types it is
+// read from.
+type requestDoc struct {
+	Media    []string
+	Type     any
+	Schema   *openapi.Schema
+	Example  any
+	Optional bool
+}
+
+var jsonOnly = []string{"application/json", "application/hal+json"}
+
+// answer is a response: its status, and a body of type Body in Media (negotiated: the four media types of
+// resources; "": no body).
+type answer struct {
+	Status      int
+	Description string
+	Media       string
+	Body        any
+	Headers     []string
+}
+
+const (
+	negotiated = "negotiated"
+	rawJSON    = "application/json"
+)
+
+func answerOf(status int, description, media string, body any, headers ...string) answer {
+	return answer{Status: status, Description: description, Media: media, Body: body, Headers: headers}
+}
+
+func statuses(s ...int) []int { return s }
+
+// halCollection is a HAL collection of items of one type under _embedded.<name>.
+type halCollection struct {
+	name string
+	item any
+}
+
+func collectionOf(name string, item any) halCollection { return halCollection{name, item} }
+
+// Bodies that are no JSON resource.
+var (
+	binary      = &openapi.Schema{Type: "string", Format: "binary"}
+	xmlDocument = &openapi.Schema{Type: "string", ContentMediaType: "application/xml"}
+	htmlText    = &openapi.Schema{Type: "string", ContentMediaType: "text/html"}
+	plainText   = &openapi.Schema{Type: "string"}
+)
+
+// delegationBodySchema is the JSON HAL form of the delegation body; its XML form is the interface's
+// <resource rel="RightHolder"> document.
+var delegationBodySchema = &openapi.Schema{Type: "object", Description: "a right holder (SocialSecurityNumber and LastName of a person, " +
+	"OrganizationNumber and Name of an organization, UserName and OrganizationNumber of an enterprise user) and the role definitions to give it",
+	Properties: map[string]*openapi.Schema{
+		"Type": {Type: "string"}, "SocialSecurityNumber": {Type: "string"}, "LastName": {Type: "string"},
+		"OrganizationNumber": {Type: "string"}, "Name": {Type: "string"}, "UserName": {Type: "string"},
+		"_embedded": {Type: "object"},
+	}}
+
+// pathParams describes the path parameters by name.
+var pathParams = map[string]string{
+	"who":               "my (the logged-in user), an organization number, or a reportee id (r and digits)",
+	"messageId":         "the message's id (a and digits)",
+	"formId":            "the form's id",
+	"attachmentId":      "the attachment's id",
+	"reporteeId":        "the reportee's id (r and digits)",
+	"serviceCode":       "the service code",
+	"serviceEdition":    "the service edition",
+	"dataFormatId":      "the data format id of the form",
+	"dataFormatVersion": "the data format version of the form",
+	"name":              "the code list's name",
+	"version":           "the code list's version",
+	"roleId":            "the RoleId of a held role",
+	"rightId":           "the RightID of a right",
+	"roleDefinitionId":  "the role definition's id",
+	"person":            "the PersonalContactId of a personal contact",
+}
+
+// tagOrder and tagDescriptions present the groups of operations.
+var (
+	tagOrder        = []string{"Metadata", "Authentication", "Reportees", "Messages", "Authorization", "Role definitions", "Service owner", "Health"}
+	tagDescriptions = map[string]string{
+		"Metadata":         "Open: services, their forms and schemas, code lists, and this document. No API key, no login.",
+		"Authentication":   "Open: password login and logout (the session cookie .ASPXAUTH).",
+		"Reportees":        "The parties the logged-in user may represent.",
+		"Messages":         "The mailbox of {who}: messages, form tasks and their forms and attachments, the trashbin.",
+		"Authorization":    "Roles, rights, delegations and the audit log of {who}.",
+		"Role definitions": "The role definitions of {who}, and its local roles.",
+		"Service owner":    "Service owners' calls: organizations, contacts, roles, rights and reportees on their services.",
+		"Health":           "Liveness and readiness of the process.",
+	}
+)
+
+// areaTags name the areas for readers of the document.
+var areaTags = map[string]string{
+	areaMailbox: "Messages", areaReportees: "Reportees", areaAuthorization: "Authorization",
+	areaRoleDefinitions: "Role definitions", areaServiceOwner: "Service owner",
+}
+
+// openAPIDocument is the served document, made once per server.
+type openAPIDocument struct {
+	once       sync.Once
+	json, yaml []byte
+	err        error
+}
+
+func (s *Server) openAPIBytes(yaml bool) ([]byte, error) {
+	d := &s.openAPI
+	d.once.Do(func() {
+		doc, _ := buildOpenAPI(s.routeList)
+		if d.json, d.err = doc.JSON(); d.err == nil {
+			d.yaml, d.err = doc.YAML()
+		}
+	})
+	if yaml {
+		return d.yaml, d.err
+	}
+	return d.json, d.err
+}
+
+func (s *Server) serveOpenAPIJSON(c *gin.Context) { s.serveOpenAPI(c, false, "application/json") }
+func (s *Server) serveOpenAPIYAML(c *gin.Context) { s.serveOpenAPI(c, true, "application/yaml") }
+
+func (s *Server) serveOpenAPI(c *gin.Context, yaml bool, mediaType string) {
+	b, err := s.openAPIBytes(yaml)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if notModified(c, etagOf(mediaType, b)) {
+		return
+	}
+	c.Data(http.StatusOK, mediaType+"; charset=utf-8", b)
+}
+
+// buildOpenAPI makes the document of routes; faults are what keeps it from describing them all (a route
+// without an entry in routeDocs is in the document with a placeholder summary).
+func buildOpenAPI(routes []Route) (doc *openapi.Document, faults []string) {
+	b := newDocBuilder()
+	for _, r := range routes {
+		key := r.Method + " " + r.Path
+		d, ok := routeDocs[key]
+		if !ok {
+			b.faults = append(b.faults, key+" has no entry in routeDocs")
+			d = routeDoc{Summary: "undocumented"}
+		}
+		b.add(r, d)
+	}
+	for _, name := range tagOrder {
+		b.doc.Tags = append(b.doc.Tags, openapi.Tag{Name: name, Description: tagDescriptions[name]})
+	}
+	return b.doc, b.faults
+}
+
+type docBuilder struct {
+	doc    *openapi.Document
+	ref    *openapi.Reflector
+	ids    map[string]int
+	faults []string
+}
+
+func newDocBuilder() *docBuilder {
+	ref := openapi.NewReflector()
+	ref.Override(reflect.TypeFor[render.Timestamp](), func() *openapi.Schema {
+		return &openapi.Schema{Type: "string", Pattern: `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$`,
+			Description: "ISO 8601 local date-time without zone"}
+	})
+	ref.Override(reflect.TypeFor[render.Links](), func() *openapi.Schema { return linksSchema })
+	ref.Override(reflect.TypeFor[jsonText](), func() *openapi.Schema {
+		return &openapi.Schema{Type: []string{"string", "integer"}, Description: "a string; digits may come as a JSON number"}
+	})
+	ref.Override(reflect.TypeFor[flexInt](), func() *openapi.Schema {
+		return &openapi.Schema{Type: []string{"integer", "string"}, Pattern: `^\d+$`, Description: "a whole number, or a string of its digits"}
+	})
+	for t, name := range componentNames {
+		ref.Name(t, name)
+	}
+	ref.Component("Link", linkSchema(ref))
+	b := &docBuilder{ref: ref, ids: map[string]int{}, doc: &openapi.Document{
+		OpenAPI: "3.1.0",
+		Info: openapi.Info{Title: "Postbox", Version: "1",
+			Description: "Mailbox, authorization and metadata REST interface. Resources are offered as application/hal+json, application/json, " +
+				"application/hal+xml and application/xml (Accept); errors are RFC 9457 problem documents (application/problem+json, " +
+				"or application/problem+xml when the client prefers XML) whose type is urn:postbox:problem:<kind>."},
+		Paths: map[string]*openapi.PathItem{},
+		Components: openapi.Components{
+			Schemas: ref.Schemas, Responses: map[string]*openapi.Response{}, Headers: responseHeaders,
+			Parameters: requestHeaders, SecuritySchemes: securitySchemes,
+		},
+	}}
+	b.problems()
+	return b
+}
+
+// componentNames are the names of the resources in the document, where the Go name is not the
+// interface's.
+var componentNames = map[reflect.Type]string{
+	reflect.TypeFor[messageResource]():           "Message",
+	reflect.TypeFor[messageLinks]():              "MessageLinks",
+	reflect.TypeFor[formResource]():              "Form",
+	reflect.TypeFor[serviceEntry]():              "ServiceEntry",
+	reflect.TypeFor[serviceDetail]():             "Service",
+	reflect.TypeFor[codeListEntry]():             "CodeListEntry",
+	reflect.TypeFor[codeListDetail]():            "CodeList",
+	reflect.TypeFor[reporteeResource]():          "Reportee",
+	reflect.TypeFor[mailboxSummary]():            "MailboxSummary",
+	reflect.TypeFor[validationResource]():        "ValidationResult",
+	reflect.TypeFor[signingTextResource]():       "SigningText",
+	reflect.TypeFor[roleResource]():              "Role",
+	reflect.TypeFor[rightResource]():             "Right",
+	reflect.TypeFor[delegationResource]():        "Delegation",
+	reflect.TypeFor[auditEntryResource]():        "AuditEntry",
+	reflect.TypeFor[userRoleDefinition]():        "RoleDefinition",
+	reflect.TypeFor[soOrganizationResource]():    "Organization",
+	reflect.TypeFor[soOfficialContactResource](): "OfficialContact",
+	reflect.TypeFor[soPersonalContactResource](): "PersonalContact",
+	reflect.TypeFor[soRightsResource]():          "SubjectRights",
+	reflect.TypeFor[soPartyView]():               "Party",
+	reflect.TypeFor[soRoleDefinitionResource]():  "ServiceOwnerRoleDefinition",
+	reflect.TypeFor[soRoleDefinitionDetail]():    "ServiceOwnerRoleDefinitionDetail",
+	reflect.TypeFor[soReporteeResource]():        "ServiceOwnerReportee",
+	reflect.TypeFor[formTaskBody]():              "FormTaskBody",
+	reflect.TypeFor[formBody]():                  "FormBody",
+	reflect.TypeFor[attachmentBody]():            "AttachmentBody",
+	reflect.TypeFor[localRoleBody]():             "LocalRoleBody",
+	reflect.TypeFor[localRightBody]():            "LocalRightBody",
+	reflect.TypeFor[passwordLogin]():             "PasswordLogin",
+	reflect.TypeFor[reporteeConversionBody]():    "ReporteeConversion",
+	reflect.TypeFor[problem.Problem]():           "Problem",
+}
+
+// linksSchema is a resource's _links: each relation a Link or an array of them.
+var linksSchema = &openapi.Schema{Type: "object", Description: "HAL links by relation",
+	AdditionalProperties: &openapi.Schema{OneOf: []*openapi.Schema{openapi.Ref("Link"), {Type: "array", Items: openapi.Ref("Link")}}}}
+
+func linkSchema(ref *openapi.Reflector) *openapi.Schema {
+	ref.Of(render.Link{}) // made as a component named Link
+	return ref.Schemas["Link"]
+}
+
+func (b *docBuilder) add(r Route, d routeDoc) {
+	path, pathParamNames := openAPIPath(r.Path)
+	item := b.doc.Paths[path]
+	if item == nil {
+		item = &openapi.PathItem{}
+		b.doc.Paths[path] = item
+	}
+	op := &openapi.Operation{Summary: d.Summary, Description: d.Description, OperationID: b.operationID(r, d),
+		Responses: map[string]*openapi.Response{}, Area: r.Area, Idempotent: r.Idempotent}
+	op.Tags = []string{b.tag(r, d)}
+	for _, name := range pathParamNames {
+		op.Parameters = append(op.Parameters, &openapi.Parameter{Name: name, In: "path", Required: true,
+			Description: pathParams[name], Schema: &openapi.Schema{Type: "string"}})
+	}
+	for _, q := range d.Query {
+		op.Parameters = append(op.Parameters, queryParameter(q))
+	}
+	if d.Body != nil {
+		op.RequestBody = b.requestBody(d.Body)
+	}
+	for _, a := range append([]answer{d.OK}, d.More...) {
+		op.Responses[strconv.Itoa(a.Status)] = b.response(r, a)
+	}
+	b.generalAnswers(r, d, op)
+	op.Security = security(r)
+	item.SetOperation(r.Method, op)
+}
+
+// openAPIPath turns a gin path (/api/:who/messages) into an OpenAPI one (/api/{who}/messages).
+func openAPIPath(gin string) (string, []string) {
+	parts := strings.Split(gin, "/")
+	var names []string
+	for i, p := range parts {
+		if name, ok := strings.CutPrefix(p, ":"); ok {
+			parts[i] = "{" + name + "}"
+			names = append(names, name)
+		}
+	}
+	return strings.Join(parts, "/"), names
+}
+
+func (b *docBuilder) operationID(r Route, d routeDoc) string {
+	id := d.OperationID
+	if id == "" {
+		id = handlerName(r.Handler)
+	}
+	b.ids[id]++
+	if n := b.ids[id]; n > 1 {
+		id += strconv.Itoa(n)
+	}
+	return id
+}
+
+// handlerName is the name of a handler method: getMessage of api.(*mailboxHandlers).getMessage-fm.
+func handlerName(h gin.HandlerFunc) string {
+	name := runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
+	name = strings.TrimSuffix(name[strings.LastIndexByte(name, '.')+1:], "-fm")
+	return name
+}
+
+func (b *docBuilder) tag(r Route, d routeDoc) string {
+	switch {
+	case d.Tag != "":
+		return d.Tag
+	case r.Area != "":
+		return areaTags[r.Area]
+	case strings.HasPrefix(r.Path, "/api/authentication"):
+		return "Authentication"
+	}
+	return "Metadata"
+}
+
+func queryParameter(q param) *openapi.Parameter {
+	p := &openapi.Parameter{Name: q.Name, In: "query", Description: q.Description, Required: q.Required, Schema: &openapi.Schema{Type: q.Type}}
+	if q.Type == flag {
+		p.Schema = &openapi.Schema{Type: "string", Description: "present without a value"}
+	}
+	return p
+}
+
+func (b *docBuilder) requestBody(rd *requestDoc) *openapi.RequestBody {
+	schema := rd.Schema
+	if schema == nil {
+		schema = b.schemaOf(rd.Type)
+	}
+	body := &openapi.RequestBody{Required: !rd.Optional, Content: map[string]*openapi.MediaType{}}
+	for _, mt := range rd.Media {
+		m := &openapi.MediaType{Schema: schema}
+		if _, isText := rd.Example.(string); !isText || strings.HasSuffix(mt, "xml") {
+			m.Example = rd.Example
+		}
+		if strings.HasSuffix(mt, "xml") {
+			m.Schema = &openapi.Schema{Type: "string", ContentMediaType: mt, Description: "the XML form of the body"}
+		}
+		body.Content[mt] = m
+	}
+	return body
+}
+
+// schemaOf is the schema of a body: a schema as given, a collection, or a Go value's type.
+func (b *docBuilder) schemaOf(body any) *openapi.Schema {
+	switch v := body.(type) {
+	case *openapi.Schema:
+		return v
+	case halCollection:
+		item := b.ref.Of(v.item)
+		name := strings.TrimPrefix(item.Ref, "#/components/schemas/") + "Collection"
+		if item.Ref == "" {
+			name = capitalize(v.name) + "Collection"
+		}
+		if _, done := b.ref.Schemas[name]; !done {
+			b.ref.Component(name, &openapi.Schema{Type: "object", AdditionalProperties: false, Required: []string{"_links", "_embedded"},
+				Properties: map[string]*openapi.Schema{
+					"_links": linksSchema,
+					"_embedded": {Type: "object", AdditionalProperties: false, Required: []string{v.name},
+						Properties: map[string]*openapi.Schema{v.name: {Type: "array", Items: item}}},
+				}})
+		}
+		return openapi.Ref(name)
+	}
+	return b.ref.Of(body)
+}
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+func (b *docBuilder) response(r Route, a answer) *openapi.Response {
+	resp := &openapi.Response{Description: a.Description, Headers: map[string]*openapi.Header{}}
+	for _, h := range a.Headers {
+		resp.Headers[h] = headerRef(h)
+	}
+	if r.Area != "" {
+		for _, h := range []string{"RateLimit", "RateLimit-Policy"} {
+			resp.Headers[h] = headerRef(h)
+		}
+	}
+	if r.Idempotent && a.Status < 300 {
+		resp.Headers["Idempotent-Replayed"] = headerRef("Idempotent-Replayed")
+	}
+	switch a.Media {
+	case "":
+	case negotiated:
+		schema := b.schemaOf(a.Body)
+		resp.Content = map[string]*openapi.MediaType{}
+		for _, mt := range render.MediaTypes {
+			if strings.HasSuffix(mt, "xml") {
+				resp.Content[mt] = &openapi.MediaType{Schema: &openapi.Schema{Type: "string", ContentMediaType: mt,
+					Description: "the HAL+XML form of " + refName(schema) + ": a <resource> element whose href is its self link, " +
+						"other links as <link rel href/>, fields as elements named like the JSON fields, embedded resources as nested <resource rel>"}}
+				continue
+			}
+			resp.Content[mt] = &openapi.MediaType{Schema: schema}
+		}
+	default:
+		resp.Content = map[string]*openapi.MediaType{a.Media: {Schema: b.schemaOf(a.Body)}}
+	}
+	if len(resp.Headers) == 0 {
+		resp.Headers = nil
+	}
+	return resp
+}
+
+func refName(s *openapi.Schema) string {
+	if s.Ref != "" {
+		return strings.TrimPrefix(s.Ref, "#/components/schemas/")
+	}
+	return "the resource"
+}
+
+func headerRef(name string) *openapi.Header {
+	if _, ok := responseHeaders[name]; !ok {
+		panic("openapi: no response header " + name)
+	}
+	return &openapi.Header{Ref: "#/components/headers/" + name}
+}
+
+// generalAnswers adds what every route of r's kind can answer: problems of the middleware, of its area,
+// of a body, of idempotency and of conditions.
+func (b *docBuilder) generalAnswers(r Route, d routeDoc, op *openapi.Operation) {
+	problems := slices.Clone(d.Problems)
+	// Every request: a malformed URL or language (400), a forwarded client certificate that is not valid
+	// (401), too large headers (431), a bug (500), an outage (503).
+	problems = append(problems, http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestHeaderFieldsTooLarge,
+		http.StatusInternalServerError, http.StatusServiceUnavailable)
+	if strings.Contains(r.Path, "/:") {
+		problems = append(problems, http.StatusNotFound)
+	}
+	if r.Negotiated {
+		problems = append(problems, http.StatusNotAcceptable)
+	}
+	if r.Area != "" {
+		problems = append(problems, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests)
+	}
+	if r.Method != http.MethodGet { // a body too large is refused before the route is known
+		problems = append(problems, http.StatusRequestEntityTooLarge, http.StatusRequestTimeout)
+	}
+	if d.Body != nil && len(d.Body.Media) > 0 && d.Body.Media[0] != "application/octet-stream" {
+		problems = append(problems, http.StatusUnsupportedMediaType)
+	}
+	if r.Idempotent {
+		problems = append(problems, http.StatusConflict, http.StatusUnprocessableEntity)
+		op.Parameters = append(op.Parameters, &openapi.Parameter{Ref: "#/components/parameters/Idempotency-Key"})
+	}
+	if d.Conditional {
+		op.Parameters = append(op.Parameters, &openapi.Parameter{Ref: "#/components/parameters/If-None-Match"})
+		op.Responses["304"] = &openapi.Response{Description: "not modified: If-None-Match names the current ETag",
+			Headers: map[string]*openapi.Header{"ETag": headerRef("ETag")}}
+	}
+	if slices.Contains(d.Problems, http.StatusPreconditionFailed) {
+		op.Parameters = append(op.Parameters, &openapi.Parameter{Ref: "#/components/parameters/If-Match"})
+	}
+	for _, st := range problems {
+		key := strconv.Itoa(st)
+		if _, listed := b.doc.Components.Responses["Problem"+key]; !listed {
+			b.faults = append(b.faults, fmt.Sprintf("%s %s answers problems of status %d, of which api/problem.Types has none", r.Method, r.Path, st))
+			continue
+		}
+		if _, own := op.Responses[key]; !own {
+			op.Responses[key] = &openapi.Response{Ref: "#/components/responses/Problem" + key}
+		}
+	}
+}
+
+// problems adds a response and a schema per problem status: the Problem with the type URIs of that status.
+func (b *docBuilder) problems() {
+	base := b.ref.Of(problem.Problem{})
+	b.ref.Schemas["Problem"].Properties["errors"] = &openapi.Schema{Type: "array",
+		Description: "what is wrong: the validation errors of a form task, or the faults of a body or request as texts",
+		Items:       &openapi.Schema{OneOf: []*openapi.Schema{{Type: "string"}, b.ref.Of(workflows.ValidationEntry{})}}}
+	byStatus := map[int][]problem.Type{}
+	for _, t := range problem.Types {
+		byStatus[t.Status] = append(byStatus[t.Status], t)
+	}
+	byStatus[http.StatusInternalServerError] = nil // a bug: about:blank
+	for status, types := range byStatus {
+		key := strconv.Itoa(status)
+		typeSchema := &openapi.Schema{Const: "about:blank"}
+		var lines []string
+		if len(types) > 0 {
+			typeSchema = &openapi.Schema{}
+			for _, t := range types {
+				typeSchema.Enum = append(typeSchema.Enum, t.URI())
+				lines = append(lines, fmt.Sprintf("- `%s`: %s", t.URI(), t.Means))
+			}
+		}
+		b.ref.Component("Problem"+key, &openapi.Schema{AllOf: []*openapi.Schema{base, {
+			Properties: map[string]*openapi.Schema{"type": typeSchema, "status": {Const: status}}}}})
+		desc := http.StatusText(status) + ": a problem document"
+		if len(lines) > 0 {
+			desc += " of one of these types:\n" + strings.Join(lines, "\n")
+		}
+		resp := &openapi.Response{Description: desc, Content: map[string]*openapi.MediaType{
+			"application/problem+json": {Schema: openapi.Ref("Problem" + key)},
+			"application/problem+xml": {Schema: &openapi.Schema{Type: "string", ContentMediaType: "application/problem+xml",
+				Description: "the same fields as elements of <problem xmlns=\"" + problem.Namespace + "\">"}},
+		}}
+		switch status {
+		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+			resp.Headers = map[string]*openapi.Header{"Retry-After": headerRef("Retry-After")}
+		case http.StatusPreconditionFailed:
+			resp.Headers = map[string]*openapi.Header{"ETag": headerRef("ETag")}
+		}
+		b.doc.Components.Responses["Problem"+key] = resp
+	}
+}
+
+// security is who may call r: nobody needs to log in on an open route; the others need the API key and a
+// login (session cookie, bearer token with one of the route's scopes, or an enterprise certificate).
+func security(r Route) *[]openapi.SecurityRequirement {
+	if r.Area == "" {
+		return &[]openapi.SecurityRequirement{}
+	}
+	scopes := append(slices.Clone(r.Scopes), generalScopes(r.Area)...)
+	if r.Scopes != nil && len(r.Scopes) == 0 {
+		scopes = []string{}
+	}
+	return &[]openapi.SecurityRequirement{
+		{"ApiKey": {}, "session": {}},
+		{"ApiKey": {}, "bearer": scopes},
+		{"ApiKey": {}, "enterpriseCertificate": {}},
+	}
+}
+
+var securitySchemes = map[string]*openapi.SecurityScheme{
+	"ApiKey": {Type: "apiKey", In: "header", Name: "ApiKey",
+		Description: "the API key of the application, registered for one or more areas of the interface"},
+	"session": {Type: "apiKey", In: "cookie", Name: sessionCookie,
+		Description: "the session cookie set by POST /api/authentication/authenticatewithpassword"},
+	"bearer": {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+		Description: "an access token of a trusted identity or token provider; the operation lists the scopes of which the token needs one"},
+	"enterpriseCertificate": {Type: "mutualTLS",
+		Description: "an enterprise certificate as TLS client certificate (service-owner calls add ?ForceEIAuthentication)"},
+}
+
+var responseHeaders = map[string]*openapi.Header{
+	"Location":            {Description: "the URI of the resource created or changed", Schema: &openapi.Schema{Type: "string"}},
+	"ETag":                {Description: "a strong validator of the returned representation, for If-None-Match and If-Match", Schema: &openapi.Schema{Type: "string"}},
+	"Retry-After":         {Description: "seconds to wait before retrying", Schema: &openapi.Schema{Type: "integer"}},
+	"RateLimit":           {Description: "the API key's remaining quota in the current window (IETF RateLimit header fields)", Schema: &openapi.Schema{Type: "string"}},
+	"RateLimit-Policy":    {Description: "the API key's quota policy for the area", Schema: &openapi.Schema{Type: "string"}},
+	"Idempotent-Replayed": {Description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key", Schema: &openapi.Schema{Type: "string"}},
+	"Set-Cookie":          {Description: "the session cookie " + sessionCookie, Schema: &openapi.Schema{Type: "string"}},
+}
+
+var requestHeaders = map[string]*openapi.Parameter{
+	"Idempotency-Key": {Name: "Idempotency-Key", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed"},
+	"If-None-Match": {Name: "If-None-Match", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "ETags the client has: 304 when the current one is among them"},
+	"If-Match": {Name: "If-Match", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "the ETag the change is based on: 412 with the current ETag when the resource has changed since"},
+}
