@@ -672,7 +672,7 @@ func streamUpload(t testing.TB, h http.Handler, path string, body io.Reader, len
 	req.Header.Set("Authorization", "Bearer "+personTokenTB(t, ssnP1))
 	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	serve(t, h, rec, req)
 	return rec
 }
 

@@ -47,6 +47,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if _, err := documentValidator(); err != nil { // made before the tests, so that none times its making
+		drop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := checkSuiteLog(m.Run())
 	stopFormTaskEnv()
 	pool.Close()
@@ -119,7 +124,7 @@ func doWith(t *testing.T, h http.Handler, r request, change func(*http.Request))
 		change(req)
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	serve(t, h, rec, req)
 	return response{rec}
 }
 

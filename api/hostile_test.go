@@ -594,7 +594,7 @@ func (w *hostileWalk) send(t *testing.T, method, valid string, p persona, c host
 		req.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{p.cert}}}
 	}
 	rec := httptest.NewRecorder()
-	w.srv.ServeHTTP(rec, req)
+	serve(t, w.srv, rec, req)
 	w.statuses[rec.Code]++
 	return rec
 }

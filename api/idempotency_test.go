@@ -131,7 +131,7 @@ func TestIdempotencyKeyRefusals(t *testing.T) {
 	req.Header.Add("Idempotency-Key", "a")
 	req.Header.Add("Idempotency-Key", "b")
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
+	serve(t, srv, rec, req)
 	requireProblem(t, response{rec}, http.StatusBadRequest)
 	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM role_definitions WHERE role_name = 'Aldri'`))
 	assert.Equal(t, http.StatusCreated, createAs(t, srv, ssnP3, defs, "application/json", body, strings.Repeat("k", 255)).Code)
@@ -159,7 +159,7 @@ func TestIdempotentConcurrentRequests(t *testing.T) {
 			req.Header.Set("Idempotency-Key", "together")
 			<-start
 			results[i] = httptest.NewRecorder()
-			srv.ServeHTTP(results[i], req)
+			serve(t, srv, results[i], req)
 		}()
 	}
 	close(start)
@@ -213,7 +213,7 @@ func TestIdempotentFormTaskCreations(t *testing.T) {
 		req.Header.Set("Content-Type", "application/octet-stream")
 		req.Header.Set("Idempotency-Key", key)
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
+		serve(t, srv, rec, req)
 		return rec
 	}
 	const size = 1<<20 + 7
