@@ -131,16 +131,19 @@ var pathParams = map[string]string{
 	"rightId":           "the RightID of a right",
 	"roleDefinitionId":  "the role definition's id",
 	"person":            "the PersonalContactId of a personal contact",
+	"ruleId":            "the AttachmentRuleId of an attachment rule",
+	"subscriptionId":    "the subscription's Id",
 }
 
 // tagOrder and tagDescriptions present the groups of operations.
 var (
-	tagOrder        = []string{"Metadata", "Authentication", "Reportees", "Messages", "Authorization", "Role definitions", "Service owner", "Health"}
+	tagOrder        = []string{"Metadata", "Authentication", "Reportees", "Messages", "Events", "Authorization", "Role definitions", "Service owner", "Health"}
 	tagDescriptions = map[string]string{
 		"Metadata":         "Open: services, their forms and schemas, code lists, and this document. No API key, no login.",
 		"Authentication":   "Open: password login and logout (the session cookie .ASPXAUTH).",
 		"Reportees":        "The parties the logged-in user may represent.",
 		"Messages":         "The mailbox of {who}: messages, form tasks and their forms and attachments, the trashbin.",
+		"Events":           "Webhook subscriptions to the events of {who} or of a service owner's services, and their dead letters.",
 		"Authorization":    "Roles, rights, delegations and the audit log of {who}.",
 		"Role definitions": "The role definitions of {who}, and its local roles.",
 		"Service owner":    "Service owners' calls: organizations, contacts, roles, rights and reportees on their services.",
@@ -284,6 +287,11 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[passwordLogin]():             "PasswordLogin",
 	reflect.TypeFor[reporteeConversionBody]():    "ReporteeConversion",
 	reflect.TypeFor[problem.Problem]():           "Problem",
+	reflect.TypeFor[attachmentResource]():        "Attachment",
+	reflect.TypeFor[subscriptionResource]():      "Subscription",
+	reflect.TypeFor[subscriptionBody]():          "SubscriptionBody",
+	reflect.TypeFor[deadLetterResource]():        "DeadLetter",
+	reflect.TypeFor[replayResource]():            "Replay",
 }
 
 // linksSchema is a resource's _links: each relation a Link or an array of them.
@@ -314,6 +322,12 @@ func (b *docBuilder) add(r Route, d routeDoc) {
 	}
 	if d.Body != nil {
 		op.RequestBody = b.requestBody(d.Body)
+	}
+	if d.OK.Status == 0 { // undocumented: the drift test fails, the document stays valid
+		op.Responses["default"] = &openapi.Response{Description: "undocumented: add the route's entry to routeDocs in api/openapi_routes.go"}
+		op.Security = security(r)
+		item.SetOperation(r.Method, op)
+		return
 	}
 	for _, a := range append([]answer{d.OK}, d.More...) {
 		op.Responses[strconv.Itoa(a.Status)] = b.response(r, a)
