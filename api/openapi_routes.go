@@ -36,6 +36,10 @@ var routeDocs = map[string]routeDoc{
 		Summary: "Read the XSD of a form's data model",
 		OK:      answerOf(http.StatusOK, "the XML Schema", "application/xml", xmlDocument)},
 
+	"GET /api/metadata/formtask/:serviceCode/:serviceEdition/attachmentrules/:ruleId/xsd": {
+		Summary: "Read the XSD an attachment type's attachments are validated against (IsXsdValidationRequired)",
+		OK:      answerOf(http.StatusOK, "the XML Schema", "application/xml", xmlDocument)},
+
 	// Authentication (open).
 	"POST /api/authentication/authenticatewithpassword": {Summary: "Log in with user name and password",
 		Description: "Sets the session cookie .ASPXAUTH. With ?ForceEIAuthentication an enterprise user logs in, over TLS with the organization's certificate.",
@@ -129,6 +133,42 @@ var routeDocs = map[string]routeDoc{
 		OK: answerOf(http.StatusOK, "the signing text", negotiated, signingTextResource{}), Problems: statuses(http.StatusConflict)},
 	"GET /api/:who/messages/:messageId/custommessagedata": {Summary: "Read the service owner's extra data of a message",
 		OK: answerOf(http.StatusOK, "the key/value pairs", negotiated, collectionOf("custommessagedata", store.CustomData{}))},
+
+	"GET /api/:who/messages/:messageId/forms": {Summary: "List the forms of a form task",
+		OK: answerOf(http.StatusOK, "the forms", negotiated, collectionOf("forms", formResource{}), "ETag"), Conditional: true,
+		Problems: statuses(http.StatusConflict)},
+	"POST /api/:who/messages/:messageId/forms": {Summary: "Add a sub-form to a form task",
+		Body:     &requestDoc{Media: jsonOnly, Type: formBody{}, Example: map[string]any{"Type": "SubForm", "DataFormatId": "<id>", "DataFormatVersion": "<version>", "FormData": "<melding>...</melding>"}},
+		OK:       answerOf(http.StatusCreated, "added", "", nil, "Location"),
+		Problems: statuses(http.StatusBadRequest, http.StatusConflict, http.StatusPreconditionFailed)},
+	"DELETE /api/:who/messages/:messageId/forms/:formId": {Summary: "Delete a sub-form of a form task",
+		OK: answerOf(http.StatusNoContent, "deleted", "", nil), Problems: statuses(http.StatusConflict, http.StatusPreconditionFailed)},
+	"GET /api/:who/messages/:messageId/attachments": {Summary: "List the attachments of a message",
+		OK: answerOf(http.StatusOK, "the attachments", negotiated, collectionOf("attachments", attachmentResource{}), "ETag"), Conditional: true},
+	"POST /api/:who/messages/:messageId/attachments/:attachmentId": {Summary: "Replace an attachment's content",
+		Description: "The body is the new file's bytes (application/octet-stream, ?fileName= to rename it, Content-Digest: sha-256=:…: for types with IsCheckSumAllowed) " +
+			"or JSON as for POST …/attachments (FileName optional; AttachmentType, if given, the attachment's own).",
+		Query: params(param{"fileName", "the new file name (streamed body; the old one by default)", "string", false}),
+		Body: &requestDoc{Media: []string{"application/octet-stream", "application/json", "application/hal+json"}, Schema: &openapi.Schema{
+			OneOf: []*openapi.Schema{binary, openapi.Ref("AttachmentBody")}}},
+		OK:       answerOf(http.StatusNoContent, "replaced", "", nil, "Location"),
+		Problems: statuses(http.StatusBadRequest, http.StatusConflict, http.StatusPreconditionFailed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)},
+	"DELETE /api/:who/messages/:messageId/attachments/:attachmentId": {Summary: "Delete an attachment of a form task",
+		OK: answerOf(http.StatusNoContent, "deleted", "", nil), Problems: statuses(http.StatusConflict, http.StatusPreconditionFailed)},
+
+	// Webhook subscriptions, of {who} (mailbox area) and of a service owner.
+	"POST /api/:who/events/subscriptions":                                            subscriptionDocs.create,
+	"GET /api/:who/events/subscriptions":                                             subscriptionDocs.list,
+	"GET /api/:who/events/subscriptions/:subscriptionId":                             subscriptionDocs.get,
+	"DELETE /api/:who/events/subscriptions/:subscriptionId":                          subscriptionDocs.delete,
+	"GET /api/:who/events/subscriptions/:subscriptionId/deadletters":                 subscriptionDocs.deadLetters,
+	"POST /api/:who/events/subscriptions/:subscriptionId/deadletters/replay":         subscriptionDocs.replay,
+	"POST /api/serviceowner/events/subscriptions":                                    subscriptionDocs.create.as("createServiceOwnerSubscription"),
+	"GET /api/serviceowner/events/subscriptions":                                     subscriptionDocs.list.as("listServiceOwnerSubscriptions"),
+	"GET /api/serviceowner/events/subscriptions/:subscriptionId":                     subscriptionDocs.get.as("getServiceOwnerSubscription"),
+	"DELETE /api/serviceowner/events/subscriptions/:subscriptionId":                  subscriptionDocs.delete.as("deleteServiceOwnerSubscription"),
+	"GET /api/serviceowner/events/subscriptions/:subscriptionId/deadletters":         subscriptionDocs.deadLetters.as("listServiceOwnerDeadLetters"),
+	"POST /api/serviceowner/events/subscriptions/:subscriptionId/deadletters/replay": subscriptionDocs.replay.as("replayServiceOwnerDeadLetters"),
 
 	// Authorization (user-facing).
 	"GET /api/:who/authorization/roles": {Summary: "List the roles the logged-in user holds for {who}", Query: listOptions,
@@ -230,3 +270,27 @@ type readinessOK struct {
 
 // openapiDocumentSchema is the body of /api/openapi.json and .yaml.
 var openapiDocumentSchema = &openapi.Schema{Type: "object", Description: "an OpenAPI 3.1 document"}
+
+// subscriptionDocs document the webhook subscription routes, the same for {who} and for service owners.
+var subscriptionDocs = struct{ create, list, get, delete, deadLetters, replay routeDoc }{
+	create: routeDoc{Tag: "Events", Summary: "Subscribe a webhook endpoint to events (the answer shows the signing secret, once)",
+		Body:     &requestDoc{Media: jsonOnly, Type: subscriptionBody{}, Example: map[string]any{"EndPoint": "https://example.org/hooks/postbox", "Types": []string{"<event type>"}}},
+		OK:       answerOf(http.StatusCreated, "the subscription, with its secret", negotiated, subscriptionResource{}, "Location"),
+		Problems: statuses(http.StatusBadRequest)},
+	list: routeDoc{Tag: "Events", Summary: "List the caller's webhook subscriptions",
+		OK: answerOf(http.StatusOK, "the subscriptions", negotiated, collectionOf("subscriptions", subscriptionResource{}))},
+	get: routeDoc{Tag: "Events", Summary: "Read a webhook subscription",
+		OK: answerOf(http.StatusOK, "the subscription", negotiated, subscriptionResource{})},
+	delete: routeDoc{Tag: "Events", Summary: "End a webhook subscription",
+		OK: answerOf(http.StatusNoContent, "ended", "", nil)},
+	deadLetters: routeDoc{Tag: "Events", Summary: "List the events a subscription could not deliver",
+		OK: answerOf(http.StatusOK, "the dead letters", negotiated, collectionOf("deadletters", deadLetterResource{}))},
+	replay: routeDoc{Tag: "Events", Summary: "Send the dead letters again (and resume a paused subscription)",
+		OK: answerOf(http.StatusAccepted, "the replay is under way", negotiated, replayResource{}, "Location")},
+}
+
+// as is d under an operation id of its own (a route documented like another).
+func (d routeDoc) as(operationID string) routeDoc {
+	d.OperationID = operationID
+	return d
+}
