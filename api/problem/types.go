@@ -65,6 +65,7 @@ var Types = []Type{
 	{"in-trashbin", http.StatusConflict, "the form task is in the trashbin: restore it before changing its content"},
 	{"main-form", http.StatusConflict, "the main form cannot be deleted or replaced as a sub-form"},
 	{"not-in-trashbin", http.StatusConflict, "the message is not in the trashbin"},
+	{"right-comes-with-role", http.StatusConflict, "the right is given by a role that gives more: take the role back instead"},
 	{"role-already-held", http.StatusConflict, "the right holder holds the role already"},
 	{"role-name-taken", http.StatusConflict, "a local role of that name exists"},
 	{"service-closed", http.StatusConflict, "the service is not open for submissions"},
