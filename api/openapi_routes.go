@@ -41,8 +41,9 @@ var routeDocs = map[string]routeDoc{
 		OK:      answerOf(http.StatusOK, "the XML Schema", "application/xml", xmlDocument)},
 
 	"GET /api/metadata/rolerequirements": {Summary: "List the platform roles that grant rights on a service edition, with those rights",
-		Query: params(append(listOptions, param{"serviceCode", "the service code", "string", true}, param{"serviceEditionCode", "the service edition", "integer", true})...),
-		OK:    answerOf(http.StatusOK, "a page of role requirements", negotiated, collectionOf("rolerequirements", roleRequirement{}))},
+		Query:    params(append(listOptions, param{"serviceCode", "the service code", "string", true}, param{"serviceEditionCode", "the service edition", "integer", true})...),
+		OK:       answerOf(http.StatusOK, "a page of role requirements", negotiated, collectionOf("rolerequirements", roleRequirement{})),
+		Problems: statuses(http.StatusNotFound)},
 
 	// Authentication (open).
 	"POST /api/authentication/authenticatewithpassword": {Summary: "Log in with user name and password",
