@@ -75,6 +75,8 @@ type answer struct {
 	Media       string
 	Body        any
 	Headers     []string
+	// Also are further media types of a negotiated answer, with their bodies.
+	Also map[string]any
 }
 
 const (
@@ -293,6 +295,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[receiverResource]():          "Receiver",
 	reflect.TypeFor[attachmentAccessResource]():  "AttachmentAccess",
 	reflect.TypeFor[roleRequirement]():           "RoleRequirement",
+	reflect.TypeFor[eventResource]():             "Event",
 	reflect.TypeFor[subscriptionResource]():      "Subscription",
 	reflect.TypeFor[subscriptionBody]():          "SubscriptionBody",
 	reflect.TypeFor[deadLetterResource]():        "DeadLetter",
@@ -466,6 +469,9 @@ func (b *docBuilder) response(r Route, a answer) *openapi.Response {
 			}
 			resp.Content[mt] = &openapi.MediaType{Schema: schema}
 		}
+		for mt, body := range a.Also {
+			resp.Content[mt] = &openapi.MediaType{Schema: b.schemaOf(body)}
+		}
 	default:
 		resp.Content = map[string]*openapi.MediaType{a.Media: {Schema: b.schemaOf(a.Body)}}
 	}
@@ -614,6 +620,7 @@ var responseHeaders = map[string]*openapi.Header{
 	"RateLimit":           {Description: "the API key's remaining quota in the current window (IETF RateLimit header fields)", Schema: &openapi.Schema{Type: "string"}},
 	"RateLimit-Policy":    {Description: "the API key's quota policy for the area", Schema: &openapi.Schema{Type: "string"}},
 	"Idempotent-Replayed": {Description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key", Schema: &openapi.Schema{Type: "string"}},
+	"Link":                {Description: "the next page of the feed, rel=\"next\"", Schema: &openapi.Schema{Type: "string"}},
 	"Set-Cookie":          {Description: "the session cookie " + sessionCookie, Schema: &openapi.Schema{Type: "string"}},
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/postbox/postbox/api/openapi"
+	"github.com/postbox/postbox/events"
 
 	"github.com/postbox/postbox/store"
 )
@@ -166,6 +167,19 @@ var routeDocs = map[string]routeDoc{
 	"DELETE /api/:who/messages/:messageId/attachments/:attachmentId": {Summary: "Delete an attachment of a form task",
 		OK: answerOf(http.StatusNoContent, "deleted", "", nil), Problems: statuses(http.StatusConflict, http.StatusPreconditionFailed)},
 
+	"GET /api/:who/messages/:messageId/forms/:formId/print": {Summary: "Read the PDF of one form of a form task",
+		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict)},
+
+	// Events: the feeds, and webhook subscriptions.
+	"GET /api/:who/events": {Tag: "Events", Summary: "Read the events of {who} the caller may see, oldest first, after a sequence number",
+		Query: params(param{"after", "the sequence number of the last event read (0: from the start)", "integer", false},
+			param{"size", "at most this many events (1 to 200, default 50)", "integer", false}),
+		OK: eventFeed},
+	"GET /api/serviceowner/events/feed": {Tag: "Events", Summary: "Read the events of the service owner's services, oldest first, after a sequence number",
+		Query: params(param{"eventOffset", "the sequence number of the last event read (0: from the start)", "integer", false},
+			param{"fetch", "at most this many events (1 to 200, default 50)", "integer", false}),
+		OK: eventFeed},
+
 	// Webhook subscriptions, of {who} (mailbox area) and of a service owner.
 	"POST /api/:who/events/subscriptions":                                            subscriptionDocs.create,
 	"GET /api/:who/events/subscriptions":                                             subscriptionDocs.list,
@@ -325,3 +339,8 @@ func (d routeDoc) as(operationID string) routeDoc {
 	d.OperationID = operationID
 	return d
 }
+
+// eventFeed is a page of an events feed: HAL, or a CloudEvents batch.
+var eventFeed = answer{Status: http.StatusOK, Description: "a page of events; the next link (and the Link header) continues after the last",
+	Media: negotiated, Body: collectionOf("events", eventResource{}), Headers: []string{"Link"},
+	Also: map[string]any{cloudEventsBatch: []events.CloudEvent{}}}

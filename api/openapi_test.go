@@ -168,6 +168,7 @@ func TestOpenAPINegotiatedRoutes(t *testing.T) {
 	assert.True(t, negotiated["GET /api/metadata"])
 	assert.True(t, negotiated["GET /api/:who/messages/:messageId"])
 	assert.True(t, negotiated["DELETE /api/:who/authorization/roles/:roleId"], "negotiated by its group")
+	assert.True(t, negotiated["GET /api/:who/events"], "negotiated among the feed's media types")
 	assert.False(t, negotiated["GET /api/:who/messages/:messageId/print"])
 	assert.False(t, negotiated["GET /api/openapi.json"])
 }

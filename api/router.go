@@ -36,7 +36,7 @@ func (s *Server) routes() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
-	t := &routeTable{idempotent: s.idempotent, negotiate: s.negotiate}
+	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents}}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
@@ -220,8 +220,8 @@ type routeTable struct {
 	routes []Route
 	// idempotent is the middleware of the creating routes.
 	idempotent gin.HandlerFunc
-	// negotiate is the content negotiation, found in a route's chain to mark it Negotiated.
-	negotiate gin.HandlerFunc
+	// negotiators are the content negotiations, found in a route's chain to mark it Negotiated.
+	negotiators []gin.HandlerFunc
 }
 
 // routeGroup registers routes on one gin group, all of one area (or open).
@@ -278,9 +278,10 @@ func (g routeGroup) register(r Route, path string, h []gin.HandlerFunc) {
 		r.Path = path
 	}
 	r.Area, r.Handler = g.area, h[len(h)-1]
-	negotiate := reflect.ValueOf(g.table.negotiate).Pointer() // the same code for every method value
 	r.Negotiated = slices.ContainsFunc(append(slices.Clone(g.group.Handlers), h...), func(f gin.HandlerFunc) bool {
-		return reflect.ValueOf(f).Pointer() == negotiate
+		return slices.ContainsFunc(g.table.negotiators, func(n gin.HandlerFunc) bool {
+			return reflect.ValueOf(f).Pointer() == reflect.ValueOf(n).Pointer() // the same code for every method value
+		})
 	})
 	g.table.routes = append(g.table.routes, r)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -19,9 +20,12 @@ type Reflector struct {
 	overrides map[reflect.Type]func() *Schema
 }
 
-// NewReflector returns an empty reflector.
+// NewReflector returns an empty reflector; it knows time.Time (RFC 3339) and json.RawMessage (any JSON).
 func NewReflector() *Reflector {
-	return &Reflector{Schemas: map[string]*Schema{}, names: map[reflect.Type]string{}, overrides: map[reflect.Type]func() *Schema{}}
+	r := &Reflector{Schemas: map[string]*Schema{}, names: map[reflect.Type]string{}, overrides: map[reflect.Type]func() *Schema{}}
+	r.Override(reflect.TypeFor[time.Time](), func() *Schema { return &Schema{Type: "string", Format: "date-time"} })
+	r.Override(reflect.TypeFor[json.RawMessage](), func() *Schema { return &Schema{} })
+	return r
 }
 
 // Name gives the component of t a name of its own instead of its Go name.
