@@ -570,8 +570,13 @@ func (b *docBuilder) problems() {
 		if len(lines) > 0 {
 			desc += " of one of these types:\n" + strings.Join(lines, "\n")
 		}
+		example := problem.New(status, "", "%s", "what went wrong, and what to do about it")
+		if len(types) > 0 {
+			example = problem.New(status, types[0].Kind, "%s", types[0].Means)
+		}
+		example.Instance = "/api/my/messages"
 		resp := &openapi.Response{Description: desc, Content: map[string]*openapi.MediaType{
-			"application/problem+json": {Schema: openapi.Ref("Problem" + key)},
+			"application/problem+json": {Schema: openapi.Ref("Problem" + key), Example: example},
 			"application/problem+xml": {Schema: &openapi.Schema{Type: "string", ContentMediaType: "application/problem+xml",
 				Description: "the same fields as elements of <problem xmlns=\"" + problem.Namespace + "\">"}},
 		}}

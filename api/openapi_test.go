@@ -65,6 +65,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 
 type servedDocument struct {
 	OpenAPI    string                                `json:"openapi"`
+	Tags       []struct{ Name string }               `json:"tags"`
 	Paths      map[string]map[string]servedOperation `json:"paths"`
 	Components struct {
 		Schemas         map[string]any `json:"schemas"`
@@ -74,6 +75,7 @@ type servedDocument struct {
 
 type servedOperation struct {
 	OperationID string                            `json:"operationId"`
+	Tags        []string                          `json:"tags"`
 	Summary     string                            `json:"summary"`
 	Responses   map[string]json.RawMessage        `json:"responses"`
 	Security    []map[string][]string             `json:"security"`
@@ -110,6 +112,10 @@ func TestOpenAPIDocumentServedAsJSONAndYAML(t *testing.T) {
 	require.NotEmpty(t, tag)
 	assert.Equal(t, http.StatusNotModified, get(t, shared, "/api/openapi.json", "If-None-Match", tag).Code)
 
+	var tags []string
+	for _, tag := range doc.Tags {
+		tags = append(tags, tag.Name)
+	}
 	ids := map[string]string{}
 	for path, item := range doc.Paths {
 		for method, op := range item {
@@ -120,6 +126,8 @@ func TestOpenAPIDocumentServedAsJSONAndYAML(t *testing.T) {
 				t.Errorf("%s and %s share the operationId %s", where, other, op.OperationID)
 			}
 			ids[op.OperationID] = where
+			require.Len(t, op.Tags, 1, where)
+			assert.Contains(t, tags, op.Tags[0], "%s: its tag is one of the document's tags", where)
 			require.NotNil(t, op.Security, "%s must say who may call it (an empty list for open routes)", where)
 		}
 	}
