@@ -26,6 +26,8 @@ func TestFormTaskRevisions(t *testing.T) {
 	assert.Regexp(t, `^r\d+$`, task.ReporteeID)
 	_, err = q.GetFormTask(ctx, "a3100150") // correspondence
 	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a0000000", Kind: store.RevisionKindReplace})
+	require.ErrorIs(t, err, store.ErrNotFound, "a change of a message deleted for good meanwhile")
 
 	t.Run("replace", func(t *testing.T) {
 		nr := store.NewRevision{MessageID: "a3101116", Kind: store.RevisionKindReplace,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Revisions of a form task: the payloads of one PUT or POST, stored before the workflow is asked to take
@@ -228,6 +229,11 @@ func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []b
 	err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
 		VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id`,
 		nr.MessageID, nr.Kind, nr.TargetFormID, nr.TargetAttachmentID, digest, nr.Audit).Scan(&id)
+	// The message (or the form or attachment it names) was deleted since the caller read it: a change
+	// racing a delete for good.
+	if pg := (*pgconn.PgError)(nil); errors.As(err, &pg) && pg.Code == "23503" {
+		return 0, ErrNotFound
+	}
 	return id, err
 }
 
