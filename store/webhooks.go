@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -233,40 +232,11 @@ func (q *Queries) ReplayDelivered(ctx context.Context, id, seq int64) error {
 	return err
 }
 
-// EventFilter is what a subscription may see: the events of a reportee as Visibility allows (events of no
-// service, of its roles and role definitions, need All), or those of a service owner's services; of the
-// Types only, unless nil.
-type EventFilter struct {
-	ReporteeID       int64
-	Visibility       Visibility
-	ServiceOwnerCode string
-	Types            []string
-}
-
 // LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.
 func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	err := q.db.QueryRow(ctx, `SELECT last_seq FROM event_sequence`).Scan(&seq)
 	return seq, err
-}
-
-// EventsFor returns up to limit events with after < seq <= through that f lets through, oldest first.
-func (q *Queries) EventsFor(ctx context.Context, f EventFilter, after, through int64, limit int) ([]Event, error) {
-	where, args := `e.seq > $1 AND e.seq <= $2 AND ($3::text[] IS NULL OR e.type = ANY($3))`, []any{after, through, f.Types}
-	if f.ServiceOwnerCode != "" {
-		where += ` AND (e.service_code, e.service_edition) IN (SELECT service_code, service_edition FROM services WHERE service_owner_code = $4)`
-		args = append(args, f.ServiceOwnerCode)
-	} else {
-		vis, visArgs := visibilitySQL(f.Visibility, 5)
-		where += ` AND e.reportee_id = $4 AND ` + strings.NewReplacer("m.service_code", "e.service_code",
-			"m.service_edition", "e.service_edition", archivedSQL, "e.archived").Replace(vis)
-		args = append(append(args, f.ReporteeID), visArgs...)
-	}
-	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE `+where+` ORDER BY e.seq LIMIT `+strconv.Itoa(limit), args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, scanEvent)
 }
 
 // EventsBySeq returns the events of seqs by their seq.

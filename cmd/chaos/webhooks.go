@@ -159,13 +159,17 @@ func (h *hooks) check(ctx context.Context, db *pgx.Conn, v *verdict, deadline ti
 	if err != nil {
 		return err
 	}
-	last, err := q.LastEventSeq(ctx)
-	if err != nil {
-		return err
-	}
-	visible, err := q.EventsFor(ctx, store.EventFilter{ReporteeID: sub.ReporteeID, Visibility: rights.Visibility()}, h.cursor0, last, 1_000_000)
-	if err != nil {
-		return err
+	// The feed's filter, which the deliveries use: every page of it after the subscription's start.
+	var visible []store.Event
+	for after, more := h.cursor0, true; more; {
+		var page []store.Event
+		page, more, err = q.ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), after, 1000)
+		if err != nil {
+			return err
+		}
+		if len(page) > 0 {
+			visible, after = append(visible, page...), page[len(page)-1].Seq
+		}
 	}
 	var missing []string
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -151,33 +152,38 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (store.Subscripti
 	if err != nil || through <= sub.Cursor {
 		return sub, nil, err
 	}
-	filter, err := a.filter(ctx, sub)
+	page, more, err := a.visibleEvents(ctx, sub)
 	if err != nil {
 		return sub, nil, err
 	}
-	found, err := a.q.EventsFor(ctx, filter, sub.Cursor, through, BatchSize)
-	if err != nil {
-		return sub, nil, err
+	for _, e := range page {
+		if len(sub.Types) == 0 || slices.Contains(sub.Types, e.Type) {
+			refs = append(refs, EventRef{Seq: e.Seq, ID: e.ID})
+		}
 	}
-	if len(found) == 0 {
-		return sub, nil, a.q.AdvanceSubscription(ctx, id, through)
+	if len(refs) > 0 {
+		return sub, refs, nil
 	}
-	for _, e := range found {
-		refs = append(refs, EventRef{Seq: e.Seq, ID: e.ID})
+	passed := through
+	if len(page) > 0 && (more || page[len(page)-1].Seq > through) {
+		passed = page[len(page)-1].Seq
 	}
-	return sub, refs, nil
+	return sub, nil, a.q.AdvanceSubscription(ctx, id, passed)
 }
 
-// filter is what the subscription may see: a service owner's services, or what the subscriber's rights
-// for the reportee let it read now (so a right taken away stops the deliveries it gave).
-func (a *Activities) filter(ctx context.Context, sub store.Subscription) (store.EventFilter, error) {
-	f := store.EventFilter{Types: sub.Types, ServiceOwnerCode: sub.ServiceOwnerCode}
+// visibleEvents is the next page of events after the cursor that the subscription may see: the feed's
+// own filter, so a subscriber gets what it could read in the feed. A reportee's subscription is held to
+// what the subscriber's rights allow now (so a right taken away stops the deliveries it gave): the events
+// of messages it may read in the mailbox, and those of roles and role definitions if it manages access.
+func (a *Activities) visibleEvents(ctx context.Context, sub store.Subscription) ([]store.Event, bool, error) {
 	if sub.ServiceOwnerCode != "" {
-		return f, nil
+		return a.q.ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
 	}
 	rights, err := a.rights.ForSubscriber(ctx, sub.Subscriber, sub.ReporteeID)
-	f.ReporteeID, f.Visibility = sub.ReporteeID, rights.Visibility()
-	return f, err
+	if err != nil {
+		return nil, false, err
+	}
+	return a.q.ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), sub.Cursor, BatchSize)
 }
 
 // WebhookDeliverEvents sends the events in order (a failed event's further attempts) and stops at the
