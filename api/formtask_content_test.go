@@ -25,7 +25,7 @@ import (
 // which takes checksums, and Bilde), and make their own form tasks there.
 const (
 	contentOrg    = "310999977"
-	contentWriter = ssnP3 // Read and Write on 5302/1 and 6120/1
+	contentWriter = ssnP3 // Read, Write and Delete on 5302/1 and 6120/1
 	contentReader = ssnP2 // Read on 5302/1 and 6120/1
 )
 
@@ -53,7 +53,7 @@ func newContentEnv(t *testing.T) contentEnv {
 		for _, r := range []struct {
 			ssn, code string
 			actions   []string
-		}{{contentWriter, "CWRITE", []string{"Read", "Write"}}, {contentReader, "CREAD", []string{"Read"}}} {
+		}{{contentWriter, "CWRITE", []string{"Read", "Write", "Delete"}}, {contentReader, "CREAD", []string{"Read"}}} {
 			var def int
 			if f.err = pool.QueryRow(ctx, `INSERT INTO role_definitions (role_type, role_definition_code, role_name, role_description)
 				VALUES ('Altinn', $1, $1, 'forms and attachments test role') RETURNING id`, r.code).Scan(&def); f.err != nil {
@@ -403,4 +403,32 @@ func TestAttachmentsValidatedAgainstTheirRuleSchema(t *testing.T) {
 	requireProblem(t, e.send(t, contentWriter, http.MethodPost, added, invalid, "Content-Type", "application/octet-stream"), http.StatusBadRequest)
 	assert.Equal(t, valid, e.send(t, contentReader, http.MethodGet, added, "").Body.String())
 	assert.Len(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/attachments"), "").embedded(t, "attachments"), 1)
+}
+
+// A form task in the trashbin has left the mailbox: its forms and attachments are not found (404), and
+// their changes are refused with 409 in-trashbin; restored, they change again.
+func TestContentOfATrashedTask(t *testing.T) {
+	e := newContentEnv(t)
+	main, sub := demoForm(t, "a3101116", 0), demoForm(t, "a3101116", 1)
+	id := e.newTask(t, "5302", 1, []map[string]any{main, sub}, nil)
+	subPath := pathOf(t, link(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/forms"), "").embedded(t, "forms")[1], "self"))
+	r := e.send(t, contentWriter, http.MethodDelete, contentPath(id), "")
+	require.Equal(t, http.StatusNoContent, r.Code, r.Body.String())
+
+	requireProblem(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/forms"), ""), http.StatusNotFound)
+	requireProblem(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/attachments"), ""), http.StatusNotFound)
+	requireProblem(t, e.send(t, contentReader, http.MethodGet, subPath+"/print", ""), http.StatusNotFound)
+	for _, change := range []response{
+		e.send(t, contentWriter, http.MethodDelete, subPath, ""),
+		e.send(t, contentWriter, http.MethodPost, contentPath(id, "/forms"), jsonOf(t, sub)),
+		e.send(t, contentWriter, http.MethodDelete, contentPath(id, "/attachments/1"), ""),
+	} {
+		p := requireProblem(t, change, http.StatusConflict)
+		assert.Equal(t, "urn:postbox:problem:in-trashbin", p["type"])
+	}
+
+	r = e.send(t, contentWriter, http.MethodPut, contentPath(id, "/restore"), "")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	r = e.send(t, contentWriter, http.MethodDelete, subPath, "")
+	require.Equal(t, http.StatusNoContent, r.Code, r.Body.String())
 }
