@@ -468,26 +468,48 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 	return workflows.ArchiveResult{ArchiveReference: ar.ArchiveReference, PrintDigest: hex.EncodeToString(ar.PrintDigest)}, nil
 }
 
+// promotion is what promoting a revision did, for its events.
+type promotion struct {
+	attachments []store.AttachmentChange
+	formEvent   string // the event of the sub-form it wrote or deleted, "" for none
+	formID      int64
+}
+
 // promote makes content's revision, if it has one, the message's content (a no-op when it is already),
-// sets *ref to the form or attachment it wrote and returns what it did to the attachments.
-func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) ([]store.AttachmentChange, error) {
+// sets *ref to the form or attachment it wrote or removed and returns what it did (nothing when an earlier
+// attempt promoted it).
+func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) (promotion, error) {
 	if c.Revision.ID == 0 {
-		return nil, nil
+		return promotion{}, nil
 	}
-	if _, err := a.revision(ctx, q, c); err != nil {
-		return nil, err
+	rev, err := a.revision(ctx, q, c)
+	if err != nil {
+		return promotion{}, err
 	}
 	id, changes, err := q.PromoteRevision(ctx, c.Revision.ID)
 	if errors.Is(err, store.ErrBadRevision) {
-		return nil, permanent(workflows.ErrBadInput, err)
+		return promotion{}, permanent(workflows.ErrBadInput, err)
 	}
 	if errors.Is(err, store.ErrContentGone) {
-		return nil, permanent(workflows.ErrContentGone, err)
+		return promotion{}, permanent(workflows.ErrContentGone, err)
 	}
-	if err == nil && ref != nil {
+	if err != nil {
+		return promotion{}, err
+	}
+	if ref != nil {
 		*ref = id
 	}
-	return changes, err
+	p := promotion{attachments: changes, formID: id}
+	switch {
+	case rev.Promoted:
+	case rev.Kind == store.RevisionKindSubForm && id != rev.TargetFormID:
+		p.formEvent = events.FormTaskFormAdded
+	case rev.Kind == store.RevisionKindSubForm:
+		p.formEvent = events.FormTaskFormChanged
+	case rev.Kind == store.RevisionKindDeleteForm:
+		p.formEvent = events.FormTaskFormDeleted
+	}
+	return p, nil
 }
 
 // attachmentEventTypes are the event types of the changes to attachments a promotion makes.
@@ -497,11 +519,11 @@ var attachmentEventTypes = map[string]string{
 	store.AttachmentReplaced: events.FormTaskAttachmentReplaced,
 }
 
-// appendTaskEvents writes the events of one projection of a form task: one per attachment changed, then,
-// when statusChanged, the new status (with the ArchiveReference once archived). Call it last in the
-// projection's transaction, so the task is read as the projection left it.
-func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, changes []store.AttachmentChange, statusChanged bool) error {
-	if len(changes) == 0 && !statusChanged {
+// appendTaskEvents writes the events of one projection of a form task: one per attachment changed, one of
+// the sub-form written or deleted, then, when statusChanged, the new status (with the ArchiveReference once
+// archived). Call it last in the projection's transaction, so the task is read as the projection left it.
+func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, p promotion, statusChanged bool) error {
+	if len(p.attachments) == 0 && p.formEvent == "" && !statusChanged {
 		return nil
 	}
 	t, err := q.GetFormTask(ctx, messageID)
@@ -514,10 +536,13 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 	}
 	m := events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask, ServiceCode: t.ServiceCode,
 		ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}
-	evs := make([]store.Event, 0, len(changes)+1)
-	for _, c := range changes {
+	evs := make([]store.Event, 0, len(p.attachments)+2)
+	for _, c := range p.attachments {
 		evs = append(evs, a.Events.AttachmentEvent(attachmentEventTypes[c.Change],
 			events.Attachment{Message: m, AttachmentID: c.ID, AttachmentType: c.AttachmentType}))
+	}
+	if p.formEvent != "" {
+		evs = append(evs, a.Events.FormEvent(p.formEvent, events.Form{Message: m, FormID: p.formID}))
 	}
 	if statusChanged {
 		evs = append(evs, a.Events.MessageEvent(events.FormTaskStatusChanged, m))

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,18 +118,28 @@ func jsonOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func (e contentEnv) auditActions(t *testing.T, id string) []string {
+// texts returns the one text column query selects for a message id, in the query's order.
+func (e contentEnv) texts(t *testing.T, query, id string) []string {
 	t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT action FROM message_audit WHERE message_id = $1 ORDER BY id`, id)
+	rows, err := e.pool.Query(context.Background(), query, id)
 	require.NoError(t, err)
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		require.NoError(t, rows.Scan(&a))
-		out = append(out, a)
-	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	return out
+}
+
+// eventTypes returns the types of the outbox events of a message, in order, without the prefix and version
+// ("formtask.form.added").
+func (e contentEnv) eventTypes(t *testing.T, id string) []string {
+	types := e.texts(t, `SELECT type FROM events WHERE message_id = $1 ORDER BY seq`, id)
+	for i, typ := range types {
+		types[i] = strings.TrimSuffix(strings.TrimPrefix(typ, "no.postbox."), ".v1")
+	}
+	return types
+}
+
+func (e contentEnv) auditActions(t *testing.T, id string) []string {
+	return e.texts(t, `SELECT action FROM message_audit WHERE message_id = $1 ORDER BY id`, id)
 }
 
 // toSigning sends the task with this content to signing (the writer has no Sign right), where its content
@@ -191,6 +202,7 @@ func TestFormsOfAFormTask(t *testing.T) {
 	requireProblem(t, e.send(t, contentWriter, http.MethodDelete, contentPath(id, "/forms/x"), ""), http.StatusNotFound)
 	assert.Len(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/forms"), "").embedded(t, "forms"), 1)
 	assert.Equal(t, []string{"PutSubForm", "DeleteForm"}, e.auditActions(t, id))
+	assert.Equal(t, []string{"formtask.created", "formtask.form.added", "formtask.form.deleted"}, e.eventTypes(t, id))
 
 	// Unknown message, a correspondence, a task past Utfylling.
 	requireProblem(t, e.send(t, contentReader, http.MethodGet, contentPath("a9999999", "/forms"), ""), http.StatusNotFound)
@@ -289,6 +301,8 @@ func TestAttachmentsOfAFormTask(t *testing.T) {
 	requireProblem(t, e.send(t, contentWriter, http.MethodPost, png, jsonOf(t, attachmentOf("b.png", "", []byte("\x89PNG\r\n\x1a\n")))), http.StatusNotFound)
 	assert.Len(t, e.send(t, contentReader, http.MethodGet, contentPath(id, "/attachments"), "").embedded(t, "attachments"), 1)
 	assert.Equal(t, []string{"ReplaceAttachment", "ReplaceAttachment", "DeleteAttachment"}, e.auditActions(t, id))
+	assert.Equal(t, []string{"formtask.created", "formtask.attachment.added", "formtask.attachment.added",
+		"formtask.attachment.replaced", "formtask.attachment.replaced", "formtask.attachment.deleted"}, e.eventTypes(t, id))
 
 	// A correspondence has attachments to list, none to change.
 	correspondence := "/api/" + orgO1 + "/messages/a3100150"
@@ -343,6 +357,9 @@ func TestConcurrentAttachmentDeletes(t *testing.T) {
 	require.Len(t, left, 1)
 	assert.Equal(t, "b.pdf", left[0]["FileName"])
 	assert.Equal(t, []string{"DeleteAttachment"}, e.auditActions(t, id))
+	evs := e.eventTypes(t, id)
+	assert.Equal(t, []string{"formtask.created", "formtask.attachment.added", "formtask.attachment.added", "formtask.attachment.deleted"}, evs,
+		"one event of the one delete")
 	var revisions int
 	require.NoError(t, e.pool.QueryRow(context.Background(),
 		`SELECT count(*) FROM form_revisions WHERE message_id = $1 AND promoted_at IS NULL`, id).Scan(&revisions))

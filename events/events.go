@@ -21,6 +21,9 @@ const (
 	FormTaskAttachmentAdded    = "no.postbox.formtask.attachment.added.v1"
 	FormTaskAttachmentDeleted  = "no.postbox.formtask.attachment.deleted.v1"
 	FormTaskAttachmentReplaced = "no.postbox.formtask.attachment.replaced.v1"
+	FormTaskFormAdded          = "no.postbox.formtask.form.added.v1"
+	FormTaskFormChanged        = "no.postbox.formtask.form.changed.v1"
+	FormTaskFormDeleted        = "no.postbox.formtask.form.deleted.v1"
 
 	CorrespondenceCreated   = "no.postbox.correspondence.created.v1"
 	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
@@ -42,6 +45,7 @@ const (
 // Types lists every event type, e.g. for a subscription's filter to be checked against.
 var Types = []string{
 	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
+	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
 	MessageDeleted, MessageRestored, MessagePurged,
 	RoleDelegated, RoleDeleted,
@@ -155,6 +159,23 @@ func (b Builder) AttachmentEvent(eventType string, a Attachment) store.Event {
 		ReporteeID string `json:"ReporteeId"`
 	}{a, reporteeID(a.ReporteeID)}
 	return b.onMessage(b.event(eventType, source, a.ReporteeID, data), a.Message)
+}
+
+// Form is the data of FormTaskFormAdded, …Changed and …Deleted: a sub-form of a form task.
+type Form struct {
+	Message
+	FormID int64 `json:"FormId"`
+}
+
+// FormEvent is the event eventType (FormTaskFormAdded, …Changed or …Deleted) of form f of form task
+// f.Message.
+func (b Builder) FormEvent(eventType string, f Form) store.Event {
+	source := fmt.Sprintf("%s/forms/%d", b.messageSource(f.Message), f.FormID)
+	data := struct {
+		Form
+		ReporteeID string `json:"ReporteeId"`
+	}{f, reporteeID(f.ReporteeID)}
+	return b.onMessage(b.event(eventType, source, f.ReporteeID, data), f.Message)
 }
 
 // RoleEvent is the event eventType (RoleDelegated or RoleDeleted) of role r.
