@@ -117,14 +117,19 @@ func updateError(ctx context.Context, task Task, err error) error {
 	return e
 }
 
-// unreachable tells whether err says Temporal did not answer, as opposed to answering with a refusal.
+// unreachable tells whether err says Temporal did not answer, as opposed to answering with a refusal. A
+// namespace that is missing or unavailable counts too: a server restarting answers so until it has
+// registered its namespaces again, which is no fault of the client's.
 func unreachable(err error) bool {
 	var (
-		unavailable *serviceerror.Unavailable
-		deadline    *serviceerror.DeadlineExceeded
-		exhausted   *serviceerror.ResourceExhausted
+		unavailable        *serviceerror.Unavailable
+		deadline           *serviceerror.DeadlineExceeded
+		exhausted          *serviceerror.ResourceExhausted
+		missingNamespace   *serviceerror.NamespaceNotFound
+		namespaceNotServed *serviceerror.NamespaceUnavailable
 	)
 	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
+		errors.As(err, &missingNamespace) || errors.As(err, &namespaceNotServed) ||
 		errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/workflows"
@@ -51,6 +52,31 @@ func TestTemporalUnreachable(t *testing.T) {
 	_, err = ft.Load(ctx, "nosuch")
 	assert.Equal(t, formtask.NotFound, kindOf(t, err))
 	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// A Temporal server that answers without the namespace (as one restarting does until it has registered
+// it again) is Unavailable too, never an internal error.
+func TestNamespaceMissingIsUnavailable(t *testing.T) {
+	dev, err := temporaltest.StartDevServer(context.Background(), "", "")
+	require.NoError(t, err)
+	defer func() { _ = dev.Stop() }()
+	c, err := client.NewLazyClient(client.Options{HostPort: dev.FrontendHostPort(), Namespace: "postbox-not-registered",
+		Logger: temporaltest.QuietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	pool := storetest.New(t)
+	ft := formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 2 * time.Second})
+
+	ctx := context.Background()
+	task, err := ft.Load(ctx, "a3101102")
+	require.NoError(t, err)
+	_, err = ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: false, Sign: true,
+		Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
+	assert.Equal(t, formtask.Unavailable, kindOf(t, err))
+
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM form_revisions`).Scan(&n))
+	assert.Zero(t, n)
 }
 
 // The rules of a change's shape are checked before anything is stored or sent, so a service without a
