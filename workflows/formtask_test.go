@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -111,7 +112,7 @@ func at(status string) time.Duration {
 func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeActivities) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	env := s.NewTestWorkflowEnvironment()
+	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	f := &fakeActivities{}
 	f.register(env)
 	return env, f

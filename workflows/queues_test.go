@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -112,7 +113,7 @@ func TestTransitionsAreCounted(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
-	env := s.NewTestWorkflowEnvironment()
+	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	(&fakeActivities{}).register(env)
 	send(env, time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
 	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, true, false, rev))

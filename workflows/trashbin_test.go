@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/workflows"
 )
@@ -18,7 +19,7 @@ import (
 // in the local time the store keeps, and returns what it purged.
 func TestTrashbinPurge(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	start := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
 	env.SetStartTime(start)
 	var asked workflows.PurgeTrashbinActivityInput

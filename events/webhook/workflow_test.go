@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/internal/temporaltest"
 )
 
 // endpoint stands in for the activities: an outbox of events, an endpoint that fails a number of times, and
@@ -113,7 +114,7 @@ var testPolicy = webhook.Policy{Retries: []time.Duration{10 * time.Second, 30 * 
 
 func run(t *testing.T, e *endpoint, in webhook.SubscriptionInput) (*testsuite.TestWorkflowEnvironment, error) {
 	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	env.RegisterWorkflowWithOptions(webhook.Subscription, workflow.RegisterOptions{Name: webhook.SubscriptionWorkflow})
 	e.register(env)
 	env.ExecuteWorkflow(webhook.SubscriptionWorkflow, in)

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 )
 
 // CLIPath is the Temporal CLI the tests run.
@@ -44,4 +46,13 @@ func StartDevServer(ctx context.Context, hostPort, dbFile string, namespaces ...
 		ExtraArgs:     extra,
 		Stdout:        io.Discard,
 	})
+}
+
+// Unhurried gives a test workflow environment room for a busy machine: with the SDK's defaults a workflow
+// goroutine that does not yield within 1 s is called a deadlock and a test's activities get 3 s of wall
+// time, which sound workflows overrun when CI shares two cores with the rest of the suite.
+func Unhurried(env *testsuite.TestWorkflowEnvironment) *testsuite.TestWorkflowEnvironment {
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	env.SetTestTimeout(time.Minute)
+	return env
 }
