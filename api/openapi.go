@@ -459,6 +459,7 @@ func (b *docBuilder) response(r Route, a answer) *openapi.Response {
 	case "":
 	case negotiated:
 		schema := b.schemaOf(a.Body)
+		example := exampleOf(a.Body)
 		resp.Content = map[string]*openapi.MediaType{}
 		for _, mt := range render.MediaTypes {
 			if strings.HasSuffix(mt, "xml") {
@@ -467,7 +468,7 @@ func (b *docBuilder) response(r Route, a answer) *openapi.Response {
 						"other links as <link rel href/>, fields as elements named like the JSON fields, embedded resources as nested <resource rel>"}}
 				continue
 			}
-			resp.Content[mt] = &openapi.MediaType{Schema: schema}
+			resp.Content[mt] = &openapi.MediaType{Schema: schema, Example: example}
 		}
 		for mt, body := range a.Also {
 			resp.Content[mt] = &openapi.MediaType{Schema: b.schemaOf(body)}
@@ -479,6 +480,21 @@ func (b *docBuilder) response(r Route, a answer) *openapi.Response {
 		resp.Headers = nil
 	}
 	return resp
+}
+
+// exampleOf is the example of a body: of its type in resourceExamples, or a page of one such item.
+func exampleOf(body any) any {
+	if c, ok := body.(halCollection); ok {
+		item, ok := resourceExamples[reflect.TypeOf(c.item)]
+		if !ok {
+			return nil
+		}
+		return render.Collection{Links: exampleLinks("self", "/api/…", "next", "/api/…?$skip=50"), Embedded: render.EmbedList(c.name, []any{item})}
+	}
+	if body == nil {
+		return nil
+	}
+	return resourceExamples[reflect.TypeOf(body)]
 }
 
 func refName(s *openapi.Schema) string {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -179,4 +181,54 @@ func TestOpenAPINegotiatedRoutes(t *testing.T) {
 	assert.True(t, negotiated["GET /api/:who/events"], "negotiated among the feed's media types")
 	assert.False(t, negotiated["GET /api/:who/messages/:messageId/print"])
 	assert.False(t, negotiated["GET /api/openapi.json"])
+}
+
+// TestOpenAPIExamplesMatchTheirSchemas: every example of a JSON answer in the document is an answer the
+// document allows, checked as the suite's responses are.
+func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]struct{ Responses map[string]exampleResponse } `json:"paths"`
+		Components struct{ Responses map[string]exampleResponse }                       `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(get(t, shared, "/api/openapi.json").Body.Bytes(), &doc))
+	checked, resources := 0, 0
+	for path, item := range doc.Paths {
+		concrete := path
+		for _, part := range strings.Split(path, "/") {
+			if strings.HasPrefix(part, "{") {
+				concrete = strings.Replace(concrete, part, "x1", 1)
+			}
+		}
+		for method, op := range item {
+			for status, resp := range op.Responses {
+				if resp.Ref != "" {
+					resp = doc.Components.Responses[strings.TrimPrefix(resp.Ref, "#/components/responses/")]
+				}
+				for mediaType, content := range resp.Content {
+					if content.Example == nil || !strings.Contains(mediaType, "json") {
+						continue
+					}
+					req := httptest.NewRequest(strings.ToUpper(method), "http://postbox.test"+concrete, nil)
+					rec := httptest.NewRecorder()
+					rec.Header().Set("Content-Type", mediaType)
+					code, err := strconv.Atoi(status)
+					require.NoError(t, err)
+					rec.WriteHeader(code)
+					rec.Write(content.Example)
+					checkAgainstDocument(t, req, rec)
+					checked++
+					resources += strings.Count(string(content.Example), `"_links"`)
+				}
+			}
+		}
+	}
+	assert.Greater(t, checked, 100, "examples checked")
+	assert.Greater(t, resources, 20, "examples of resources checked")
+}
+
+type exampleResponse struct {
+	Ref     string `json:"$ref"`
+	Content map[string]struct {
+		Example json.RawMessage `json:"example"`
+	} `json:"content"`
 }
