@@ -48,7 +48,8 @@ lint: deps $(WORKFLOWCHECK)
 build: deps
 	go build -o $(BIN)/postbox ./cmd/postbox
 
-# System packages: libxml2 for XSD validation (cgo), and a PostgreSQL server when no database answers.
+# System packages: libxml2 for XSD validation (cgo), jq for the README's examples, and a PostgreSQL server
+# when no database answers.
 deps:
 	@scripts/deps.sh
 

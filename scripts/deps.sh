@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-for pkg in gcc pkg-config libxml2-dev; do
+# jq: the README's curl examples read links out of the answers with it.
+for pkg in gcc pkg-config libxml2-dev jq; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 # A PostgreSQL server is needed only when we have to run our own cluster.
