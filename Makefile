@@ -9,10 +9,11 @@ TEMPORAL := $(BIN)/temporal
 # Temporal's static checker of workflow code (non-determinism: time, goroutines, maps, I/O), pinned.
 WORKFLOWCHECK_VERSION := v0.6.0
 WORKFLOWCHECK := $(BIN)/workflowcheck
+NPM_TOOLS := api/docs/node_modules/.package-lock.json
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: run test bench bench-load fuzz chaos lint build deps clean workflowcheck
+.PHONY: run test bench bench-load fuzz chaos lint docs-check docs-assets build deps clean workflowcheck
 
 run: deps $(TEMPORAL) build
 	scripts/run.sh
@@ -44,6 +45,25 @@ lint: deps $(WORKFLOWCHECK)
 	test -z "$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'); exit 1; }
 	$(WORKFLOWCHECK) ./workflows/...
 	scripts/lint-deploy.sh
+	$(MAKE) docs-check
+
+# The reference page GET /api/docs: the committed Redoc bundle is the npm package api/docs/package-lock.json
+# pins, and headless Chromium (Debian's, installed when missing) renders every operation of the document
+# with nothing refused on its console. `make test` runs the page test too when chromium is on PATH.
+docs-check: deps $(TEMPORAL) $(NPM_TOOLS)
+	@scripts/deps.sh chromium
+	scripts/docs-assets.sh check
+	POSTBOX_TEST_CHROMIUM=$$(command -v chromium) scripts/test.sh -run '^TestDocsPage' ./api/
+
+# Copies the Redoc bundle of the locked version into api/docs (after changing it in package.json).
+docs-assets: $(NPM_TOOLS)
+	scripts/docs-assets.sh
+
+# The npm tools of the documentation (Redoc, Spectral), as api/docs/package-lock.json pins them; npm writes
+# node_modules/.package-lock.json on every install, so a changed lock installs again.
+$(NPM_TOOLS): api/docs/package-lock.json
+	@scripts/deps.sh npm
+	cd api/docs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 build: deps
 	go build -o $(BIN)/postbox ./cmd/postbox
@@ -68,4 +88,4 @@ $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
 
 clean:
 	scripts/pg.sh stop || true
-	rm -rf .data bin
+	rm -rf .data bin api/docs/node_modules

@@ -16,10 +16,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -610,8 +612,21 @@ func (w *hostileWalk) checkCase(t *testing.T, rec *httptest.ResponseRecorder, c 
 	}
 }
 
+// docsScript is the reference page's script (Redoc) as the binary embeds it: third-party code whose text
+// holds leak markers ("panic"), so an answer that is this file unchanged leaks nothing.
+var docsScript = sync.OnceValue(func() string {
+	b, err := os.ReadFile("docs/redoc.standalone.js")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+})
+
 func (w *hostileWalk) check(t *testing.T, rec *httptest.ResponseRecorder) {
 	body := rec.Body.String()
+	if rec.Code == http.StatusOK && body == docsScript() {
+		return
+	}
 	shown := body
 	if len(shown) > 500 {
 		shown = shown[:500] + "…"

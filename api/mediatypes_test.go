@@ -32,7 +32,7 @@ var notResources = []string{
 	"/api/:who/messages/:messageId/forms/:formId/print",
 	"/api/:who/messages/:messageId/attachments/:attachmentId",
 	"/api/:who/messages/:messageId/portalview",
-	"/api/openapi.json", "/api/openapi.yaml",
+	"/api/openapi.json", "/api/openapi.yaml", "/api/docs", "/api/docs/redoc.standalone.js",
 }
 
 // Every resource carries the same fields in all four media types: for each GET route of the router that

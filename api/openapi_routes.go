@@ -60,6 +60,10 @@ var routeDocs = map[string]routeDoc{
 		OK: answerOf(http.StatusOK, "the document", "application/json", openapiDocumentSchema, "ETag"), Conditional: true},
 	"GET /api/openapi.yaml": {Summary: "This OpenAPI 3.1 document, as YAML", Tag: "Metadata",
 		OK: answerOf(http.StatusOK, "the document", "application/yaml", openapiDocumentSchema, "ETag"), Conditional: true},
+	"GET /api/docs": {OperationID: "getDocsPage", Summary: "This document as a reference page to read in a browser (Redoc)", Tag: "Metadata",
+		OK: answerOf(http.StatusOK, "the page", "text/html", htmlText, "ETag"), Conditional: true},
+	"GET /api/docs/redoc.standalone.js": {OperationID: "getDocsScript", Summary: "The reference page's script (Redoc, embedded in the binary)", Tag: "Metadata",
+		OK: answerOf(http.StatusOK, "the script", "text/javascript", javascriptText, "ETag"), Conditional: true},
 
 	// Reportees.
 	"GET /api/reportees": {Summary: "List the parties the caller may represent", Query: params(append(listOptions, serviceFilter...)...),
@@ -312,6 +316,9 @@ type readinessOK struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks"`
 }
+
+// javascriptText is the body of the reference page's script.
+var javascriptText = &openapi.Schema{Type: "string", ContentMediaType: "text/javascript"}
 
 // openapiDocumentSchema is the body of /api/openapi.json and .yaml.
 var openapiDocumentSchema = &openapi.Schema{Type: "object", Description: "an OpenAPI 3.1 document"}

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks}
 	ev := &eventHandlers{q: s.q}
+	docs := newDocsHandlers()
 
 	root := t.open(&r.RouterGroup)
 	root.get("/healthz", nil, s.healthz)
@@ -70,6 +71,9 @@ func (s *Server) routes() http.Handler {
 	open.delete("/authentication/logout", nil, id.logout)
 	open.get("/openapi.json", nil, s.serveOpenAPIJSON)
 	open.get("/openapi.yaml", nil, s.serveOpenAPIYAML)
+	// The reference page, a browser's reading of the OpenAPI document.
+	open.get("/docs", nil, docs.getPage)
+	open.get("/docs/redoc.standalone.js", nil, docs.getScript)
 
 	reportees := t.area(areaReportees, api.Group("/reportees", s.requireKey(areaReportees), s.negotiate, s.authenticate))
 	reportees.get("", anyOf(scopeReportees), id.listReportees)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages Postbox needs, with apt-get when run as root; otherwise prints the command.
+# Installs the system packages Postbox needs (and the tools named as arguments), with apt-get when run as
+# root; otherwise prints the command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,6 +8,10 @@ missing=()
 # jq: the README's curl examples read links out of the answers with it.
 for pkg in gcc pkg-config libxml2-dev jq; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+# Tools some targets need besides (make docs-check: chromium, npm), named by their command and package.
+for tool in "$@"; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
 done
 # A PostgreSQL server is needed only when we have to run our own cluster.
 if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! scripts/pg.sh reachable >/dev/null 2>&1; then
