@@ -25,9 +25,11 @@ func TestClientWalksTheREADMESubmitFlow(t *testing.T) {
 	c, err := client.New(web.URL, keyAll, client.WithBearerToken(personToken(t, ssnP1, "platform:enduser")))
 	require.NoError(t, err)
 	const who, task = orgO1, "a3101263"
-	body := client.FormTaskBody{Type: "FormTask", ServiceCode: "4711", ServiceEdition: ptr(2)}
-	body.UnderscoreEmbedded.Forms = []client.FormBody{{Type: "MainForm", DataFormatId: "3106", DataFormatVersion: 21845,
-		FormData: demoFormData(t, task)}}
+	forms := []client.FormBody{{Type: "MainForm", DataFormatId: "3106", DataFormatVersion: 21845, FormData: demoFormData(t, task)}}
+	body := client.FormTaskBody{Type: "FormTask", ServiceCode: "4711", ServiceEdition: ptr(2), UnderscoreEmbedded: &struct {
+		Attachments *[]client.AttachmentBody `json:"attachments,omitempty"`
+		Forms       *[]client.FormBody       `json:"forms,omitempty"`
+	}{Forms: &forms}}
 
 	validation, err := c.ValidateFormTaskWithResponse(ctx, who, task)
 	require.NoError(t, err)

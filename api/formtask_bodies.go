@@ -27,10 +27,11 @@ type formTaskBody struct {
 	Type           jsonText
 	ServiceCode    jsonText
 	ServiceEdition *flexInt
-	Embedded       struct {
-		Forms       []formBody       `json:"forms"`
-		Attachments []attachmentBody `json:"attachments"`
-	} `json:"_embedded"`
+	// The body may leave out _embedded and either list (omitempty: not required in the OpenAPI document).
+	Embedded struct {
+		Forms       []formBody       `json:"forms,omitempty"`
+		Attachments []attachmentBody `json:"attachments,omitempty"`
+	} `json:"_embedded,omitzero"`
 }
 
 type formBody struct {
@@ -45,7 +46,7 @@ type attachmentBody struct {
 	AttachmentType jsonText
 	Data           jsonText
 	// CheckSum is the SHA-256 of the decoded Data, in hex, for attachment types with IsCheckSumAllowed.
-	CheckSum jsonText
+	CheckSum jsonText `json:",omitempty"`
 }
 
 // bindFormTaskBody reads an optional JSON body: a PUT that only signs may come without one.

@@ -114,8 +114,8 @@ func (h *authorizationHandlers) checkRoleUnchanged(c *gin.Context, q *store.Quer
 type localRoleBody struct {
 	RoleName        *jsonText
 	RoleDescription *jsonText
-	RoleType        *jsonText
-	Rights          []localRightBody
+	RoleType        *jsonText        `json:",omitempty"`
+	Rights          []localRightBody `json:",omitempty"`
 	Embedded        *struct {
 		Rights []localRightBody `json:"Rights"`
 	} `json:"_embedded"`

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -71,7 +72,7 @@ type AttachmentBody struct {
 	AttachmentType string `json:"AttachmentType"`
 
 	// CheckSum a string; digits may come as a JSON number
-	CheckSum string `json:"CheckSum"`
+	CheckSum *string `json:"CheckSum,omitempty"`
 
 	// Data a string; digits may come as a JSON number
 	Data string `json:"Data"`
@@ -145,6 +146,19 @@ type AuditEntryCollectionLinks1 = []Link
 // AuditEntryCollection_Links_AdditionalProperties defines model for AuditEntryCollection._links.AdditionalProperties.
 type AuditEntryCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
+}
+
+// CloudEvent defines model for CloudEvent.
+type CloudEvent struct {
+	Data            interface{} `json:"data"`
+	Datacontenttype string      `json:"datacontenttype"`
+	Id              string      `json:"id"`
+	Sequence        string      `json:"sequence"`
+	Source          string      `json:"source"`
+	Specversion     string      `json:"specversion"`
+	Subject         string      `json:"subject"`
+	Time            time.Time   `json:"time"`
+	Type            string      `json:"type"`
 }
 
 // Code defines model for Code.
@@ -309,6 +323,37 @@ type DelegationCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// Event defines model for Event.
+type Event struct {
+	Data            map[string]interface{} `json:"data"`
+	Datacontenttype string                 `json:"datacontenttype"`
+	Id              string                 `json:"id"`
+	Sequence        string                 `json:"sequence"`
+	Source          string                 `json:"source"`
+	Specversion     string                 `json:"specversion"`
+	Subject         string                 `json:"subject"`
+	Time            string                 `json:"time"`
+	Type            string                 `json:"type"`
+}
+
+// EventCollection defines model for EventCollection.
+type EventCollection struct {
+	UnderscoreEmbedded struct {
+		Events []Event `json:"events"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]EventCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// EventCollectionLinks1 defines model for EventCollection.Links.1.
+type EventCollectionLinks1 = []Link
+
+// EventCollection_Links_AdditionalProperties defines model for EventCollection._links.AdditionalProperties.
+type EventCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // Form defines model for Form.
 type Form struct {
 	DataFormatId      string `json:"DataFormatId"`
@@ -392,10 +437,10 @@ type FormTaskBody struct {
 
 	// Type a string; digits may come as a JSON number
 	Type               string `json:"Type"`
-	UnderscoreEmbedded struct {
-		Attachments []AttachmentBody `json:"attachments"`
-		Forms       []FormBody       `json:"forms"`
-	} `json:"_embedded"`
+	UnderscoreEmbedded *struct {
+		Attachments *[]AttachmentBody `json:"attachments,omitempty"`
+		Forms       *[]FormBody       `json:"forms,omitempty"`
+	} `json:"_embedded,omitempty"`
 }
 
 // HealthStatus defines model for HealthStatus.
@@ -430,10 +475,12 @@ type LocalRightBody struct {
 
 // LocalRoleBody defines model for LocalRoleBody.
 type LocalRoleBody struct {
-	Rights             []LocalRightBody `json:"Rights"`
-	RoleDescription    *string          `json:"RoleDescription"`
-	RoleName           *string          `json:"RoleName"`
-	RoleType           *string          `json:"RoleType"`
+	Rights          *[]LocalRightBody `json:"Rights,omitempty"`
+	RoleDescription *string           `json:"RoleDescription"`
+	RoleName        *string           `json:"RoleName"`
+
+	// RoleType a string; digits may come as a JSON number
+	RoleType           *string `json:"RoleType,omitempty"`
 	UnderscoreEmbedded *struct {
 		Rights []LocalRightBody `json:"Rights"`
 	} `json:"_embedded"`
@@ -1779,6 +1826,15 @@ type SoAuthorizationRolesParams struct {
 	Language *int `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListServiceOwnerEventsParams defines parameters for ListServiceOwnerEvents.
+type ListServiceOwnerEventsParams struct {
+	// EventOffset the sequence number of the last event read (0: from the start)
+	EventOffset *int `form:"eventOffset,omitempty" json:"eventOffset,omitempty"`
+
+	// Fetch at most this many events (1 to 200, default 50)
+	Fetch *int `form:"fetch,omitempty" json:"fetch,omitempty"`
+}
+
 // CreateServiceOwnerSubscriptionParams defines parameters for CreateServiceOwnerSubscription.
 type CreateServiceOwnerSubscriptionParams struct {
 	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
@@ -2132,6 +2188,15 @@ type ListUserRolesParams struct {
 
 	// Orderby OData order, e.g. CreatedDate desc
 	Orderby *string `form:"$orderby,omitempty" json:"$orderby,omitempty"`
+}
+
+// ListReporteeEventsParams defines parameters for ListReporteeEvents.
+type ListReporteeEventsParams struct {
+	// After the sequence number of the last event read (0: from the start)
+	After *int `form:"after,omitempty" json:"after,omitempty"`
+
+	// Size at most this many events (1 to 200, default 50)
+	Size *int `form:"size,omitempty" json:"size,omitempty"`
 }
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
@@ -3092,6 +3157,68 @@ func (t DelegationCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, 
 }
 
 func (t *DelegationCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the EventCollection_Links_AdditionalProperties as a Link
+func (t EventCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the EventCollection_Links_AdditionalProperties as the provided Link
+func (t *EventCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the EventCollection_Links_AdditionalProperties, using the provided Link
+func (t *EventCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEventCollectionLinks1 returns the union data inside the EventCollection_Links_AdditionalProperties as a EventCollectionLinks1
+func (t EventCollection_Links_AdditionalProperties) AsEventCollectionLinks1() (EventCollectionLinks1, error) {
+	var body EventCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEventCollectionLinks1 overwrites any union data inside the EventCollection_Links_AdditionalProperties as the provided EventCollectionLinks1
+func (t *EventCollection_Links_AdditionalProperties) FromEventCollectionLinks1(v EventCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEventCollectionLinks1 performs a merge with any union data inside the EventCollection_Links_AdditionalProperties, using the provided EventCollectionLinks1
+func (t *EventCollection_Links_AdditionalProperties) MergeEventCollectionLinks1(v EventCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EventCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *EventCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -6433,6 +6560,11 @@ type ClientInterface interface {
 	// Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 	SoAuthorizationRoles(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListServiceOwnerEvents Read the events of the service owner's services, oldest first, after a sequence number
+	//
+	// Corresponds with GET /api/serviceowner/events/feed (the `ListServiceOwnerEvents` operationId).
+	ListServiceOwnerEvents(ctx context.Context, params *ListServiceOwnerEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListServiceOwnerSubscriptions List the caller's webhook subscriptions
 	//
 	// Corresponds with GET /api/serviceowner/events/subscriptions (the `ListServiceOwnerSubscriptions` operationId).
@@ -6671,6 +6803,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/{who}/authorization/roles/{roleId} (the `DeleteUserRole` operationId).
 	DeleteUserRole(ctx context.Context, who string, roleId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReporteeEvents Read the events of {who} the caller may see, oldest first, after a sequence number
+	//
+	// Corresponds with GET /api/{who}/events (the `ListReporteeEvents` operationId).
+	ListReporteeEvents(ctx context.Context, who string, params *ListReporteeEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriptions List the caller's webhook subscriptions
 	//
@@ -6937,7 +7074,7 @@ type ClientInterface interface {
 	// Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/formdata (the `GetFormData` operationId).
 	GetFormData(ctx context.Context, who string, messageId string, formId string, params *GetFormDataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetFormPrint undocumented
+	// GetFormPrint Read the PDF of one form of a form task
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
 	GetFormPrint(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7421,6 +7558,21 @@ func (c *Client) SoAuthorizationRights(ctx context.Context, params *SoAuthorizat
 // Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 func (c *Client) SoAuthorizationRoles(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSoAuthorizationRolesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListServiceOwnerEvents Read the events of the service owner's services, oldest first, after a sequence number
+//
+// Corresponds with GET /api/serviceowner/events/feed (the `ListServiceOwnerEvents` operationId).
+func (c *Client) ListServiceOwnerEvents(ctx context.Context, params *ListServiceOwnerEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListServiceOwnerEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8090,6 +8242,21 @@ func (c *Client) ListUserRoles(ctx context.Context, who string, params *ListUser
 // Corresponds with DELETE /api/{who}/authorization/roles/{roleId} (the `DeleteUserRole` operationId).
 func (c *Client) DeleteUserRole(ctx context.Context, who string, roleId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteUserRoleRequest(c.Server, who, roleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReporteeEvents Read the events of {who} the caller may see, oldest first, after a sequence number
+//
+// Corresponds with GET /api/{who}/events (the `ListReporteeEvents` operationId).
+func (c *Client) ListReporteeEvents(ctx context.Context, who string, params *ListReporteeEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReporteeEventsRequest(c.Server, who, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8795,7 +8962,7 @@ func (c *Client) GetFormData(ctx context.Context, who string, messageId string, 
 	return c.Client.Do(req)
 }
 
-// GetFormPrint undocumented
+// GetFormPrint Read the PDF of one form of a form task
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
 func (c *Client) GetFormPrint(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10587,6 +10754,72 @@ func NewSoAuthorizationRolesRequest(server string, params *SoAuthorizationRolesP
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListServiceOwnerEventsRequest constructs an http.Request for the ListServiceOwnerEvents method
+func NewListServiceOwnerEventsRequest(server string, params *ListServiceOwnerEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/events/feed")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EventOffset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventOffset", *params.EventOffset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fetch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fetch", *params.Fetch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13293,6 +13526,79 @@ func NewDeleteUserRoleRequest(server string, who string, roleId string) (*http.R
 	return req, nil
 }
 
+// NewListReporteeEventsRequest constructs an http.Request for the ListReporteeEvents method
+func NewListReporteeEventsRequest(server string, who string, params *ListReporteeEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
 func NewListSubscriptionsRequest(server string, who string) (*http.Request, error) {
 	var err error
@@ -15841,6 +16147,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 	SoAuthorizationRolesWithResponse(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*SoAuthorizationRolesResponse, error)
 
+	// ListServiceOwnerEventsWithResponse Read the events of the service owner's services, oldest first, after a sequence number
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/events/feed (the `ListServiceOwnerEvents` operationId).
+	ListServiceOwnerEventsWithResponse(ctx context.Context, params *ListServiceOwnerEventsParams, reqEditors ...RequestEditorFn) (*ListServiceOwnerEventsResponse, error)
+
 	// ListServiceOwnerSubscriptionsWithResponse List the caller's webhook subscriptions
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16141,6 +16454,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/{who}/authorization/roles/{roleId} (the `DeleteUserRole` operationId).
 	DeleteUserRoleWithResponse(ctx context.Context, who string, roleId string, reqEditors ...RequestEditorFn) (*DeleteUserRoleResponse, error)
+
+	// ListReporteeEventsWithResponse Read the events of {who} the caller may see, oldest first, after a sequence number
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/{who}/events (the `ListReporteeEvents` operationId).
+	ListReporteeEventsWithResponse(ctx context.Context, who string, params *ListReporteeEventsParams, reqEditors ...RequestEditorFn) (*ListReporteeEventsResponse, error)
 
 	// ListSubscriptionsWithResponse List the caller's webhook subscriptions
 	//
@@ -16449,7 +16769,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/formdata (the `GetFormData` operationId).
 	GetFormDataWithResponse(ctx context.Context, who string, messageId string, formId string, params *GetFormDataParams, reqEditors ...RequestEditorFn) (*GetFormDataResponse, error)
 
-	// GetFormPrintWithResponse undocumented
+	// GetFormPrintWithResponse Read the PDF of one form of a form task
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19404,6 +19724,147 @@ func (r SoAuthorizationRolesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SoAuthorizationRolesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListServiceOwnerEventsResponse200Headers the declared response headers of an HTTP 200 response for ListServiceOwnerEvents
+type ListServiceOwnerEventsResponse200Headers struct {
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListServiceOwnerEventsResponse429Headers the declared response headers of an HTTP 429 response for ListServiceOwnerEvents
+type ListServiceOwnerEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListServiceOwnerEventsResponse503Headers the declared response headers of an HTTP 503 response for ListServiceOwnerEvents
+type ListServiceOwnerEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListServiceOwnerEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationcloudeventsBatchJSON200 the response for an HTTP 200 `application/cloudevents-batch+json` response
+	ApplicationcloudeventsBatchJSON200 *[]CloudEvent
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *EventCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListServiceOwnerEventsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListServiceOwnerEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListServiceOwnerEventsResponse503Headers
+}
+
+// GetApplicationcloudeventsBatchJSON200 returns the response for an HTTP 200 `application/cloudevents-batch+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationcloudeventsBatchJSON200() *[]CloudEvent {
+	return r.ApplicationcloudeventsBatchJSON200
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListServiceOwnerEventsResponse) GetHALJSON200() *EventCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListServiceOwnerEventsResponse) GetJSON200() *EventCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListServiceOwnerEventsResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListServiceOwnerEventsResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListServiceOwnerEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListServiceOwnerEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListServiceOwnerEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListServiceOwnerEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24396,6 +24857,154 @@ func (r DeleteUserRoleResponse) ContentType() string {
 	return ""
 }
 
+// ListReporteeEventsResponse200Headers the declared response headers of an HTTP 200 response for ListReporteeEvents
+type ListReporteeEventsResponse200Headers struct {
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListReporteeEventsResponse429Headers the declared response headers of an HTTP 429 response for ListReporteeEvents
+type ListReporteeEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListReporteeEventsResponse503Headers the declared response headers of an HTTP 503 response for ListReporteeEvents
+type ListReporteeEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListReporteeEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationcloudeventsBatchJSON200 the response for an HTTP 200 `application/cloudevents-batch+json` response
+	ApplicationcloudeventsBatchJSON200 *[]CloudEvent
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *EventCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListReporteeEventsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListReporteeEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListReporteeEventsResponse503Headers
+}
+
+// GetApplicationcloudeventsBatchJSON200 returns the response for an HTTP 200 `application/cloudevents-batch+json` response
+func (r ListReporteeEventsResponse) GetApplicationcloudeventsBatchJSON200() *[]CloudEvent {
+	return r.ApplicationcloudeventsBatchJSON200
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListReporteeEventsResponse) GetHALJSON200() *EventCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReporteeEventsResponse) GetJSON200() *EventCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListReporteeEventsResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListReporteeEventsResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReporteeEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReporteeEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReporteeEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReporteeEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
 type ListSubscriptionsResponse200Headers struct {
 	RateLimit       *string
@@ -28794,9 +29403,94 @@ func (r GetFormDataResponse) ContentType() string {
 	return ""
 }
 
+// GetFormPrintResponse200Headers the declared response headers of an HTTP 200 response for GetFormPrint
+type GetFormPrintResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetFormPrintResponse429Headers the declared response headers of an HTTP 429 response for GetFormPrint
+type GetFormPrintResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetFormPrintResponse503Headers the declared response headers of an HTTP 503 response for GetFormPrint
+type GetFormPrintResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetFormPrintResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFormPrintResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFormPrintResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFormPrintResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30077,6 +30771,19 @@ func (c *ClientWithResponses) SoAuthorizationRolesWithResponse(ctx context.Conte
 	return ParseSoAuthorizationRolesResponse(rsp)
 }
 
+// ListServiceOwnerEventsWithResponse Read the events of the service owner's services, oldest first, after a sequence number
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/events/feed (the `ListServiceOwnerEvents` operationId).
+func (c *ClientWithResponses) ListServiceOwnerEventsWithResponse(ctx context.Context, params *ListServiceOwnerEventsParams, reqEditors ...RequestEditorFn) (*ListServiceOwnerEventsResponse, error) {
+	rsp, err := c.ListServiceOwnerEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListServiceOwnerEventsResponse(rsp)
+}
+
 // ListServiceOwnerSubscriptionsWithResponse List the caller's webhook subscriptions
 //
 // Returns a wrapper object for the known response body format(s).
@@ -30634,6 +31341,19 @@ func (c *ClientWithResponses) DeleteUserRoleWithResponse(ctx context.Context, wh
 		return nil, err
 	}
 	return ParseDeleteUserRoleResponse(rsp)
+}
+
+// ListReporteeEventsWithResponse Read the events of {who} the caller may see, oldest first, after a sequence number
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/{who}/events (the `ListReporteeEvents` operationId).
+func (c *ClientWithResponses) ListReporteeEventsWithResponse(ctx context.Context, who string, params *ListReporteeEventsParams, reqEditors ...RequestEditorFn) (*ListReporteeEventsResponse, error) {
+	rsp, err := c.ListReporteeEvents(ctx, who, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReporteeEventsResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List the caller's webhook subscriptions
@@ -31201,7 +31921,7 @@ func (c *ClientWithResponses) GetFormDataWithResponse(ctx context.Context, who s
 	return ParseGetFormDataResponse(rsp)
 }
 
-// GetFormPrintWithResponse undocumented
+// GetFormPrintWithResponse Read the PDF of one form of a form task
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -34745,6 +35465,183 @@ func ParseSoAuthorizationRolesResponse(rsp *http.Response) (*SoAuthorizationRole
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SoAuthorizationRolesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListServiceOwnerEventsResponse parses an HTTP response from a ListServiceOwnerEventsWithResponse call
+func ParseListServiceOwnerEventsResponse(rsp *http.Response) (*ListServiceOwnerEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListServiceOwnerEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/cloudevents-batch+json" && rsp.StatusCode == 200:
+		var dest []CloudEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationcloudeventsBatchJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest EventCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest EventCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListServiceOwnerEventsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListServiceOwnerEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListServiceOwnerEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -41091,6 +41988,193 @@ func ParseDeleteUserRoleResponse(rsp *http.Response) (*DeleteUserRoleResponse, e
 	return response, nil
 }
 
+// ParseListReporteeEventsResponse parses an HTTP response from a ListReporteeEventsWithResponse call
+func ParseListReporteeEventsResponse(rsp *http.Response) (*ListReporteeEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReporteeEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/cloudevents-batch+json" && rsp.StatusCode == 200:
+		var dest []CloudEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationcloudeventsBatchJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest EventCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest EventCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListReporteeEventsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListReporteeEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListReporteeEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListSubscriptionsResponse parses an HTTP response from a ListSubscriptionsWithResponse call
 func ParseListSubscriptionsResponse(rsp *http.Response) (*ListSubscriptionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -46850,6 +47934,139 @@ func ParseGetFormPrintResponse(rsp *http.Response) (*GetFormPrintResponse, error
 	response := &GetFormPrintResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFormPrintResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFormPrintResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFormPrintResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
