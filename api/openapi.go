@@ -245,7 +245,7 @@ func newDocBuilder() *docBuilder {
 		Info: openapi.Info{Title: "Postbox", Version: "1",
 			Description: "Mailbox, authorization and metadata REST interface. Resources are offered as application/hal+json, application/json, " +
 				"application/hal+xml and application/xml (Accept); errors are RFC 9457 problem documents (application/problem+json, " +
-				"or application/problem+xml when the client prefers XML) whose type is urn:postbox:problem:<kind>."},
+				"or application/problem+xml when the client prefers XML) whose type is `urn:postbox:problem:<kind>`."},
 		Paths: map[string]*openapi.PathItem{},
 		Components: openapi.Components{
 			Schemas: ref.Schemas, Responses: map[string]*openapi.Response{}, Headers: responseHeaders,
