@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-# jq: the README's curl examples read links out of the answers with it.
-for pkg in gcc pkg-config libxml2-dev jq; do
+# jq and openssl: the README's curl examples read links out of the answers and compute checksums.
+for pkg in gcc pkg-config libxml2-dev jq openssl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 # Tools some targets need besides (make docs-check: chromium, npm), named by their command and package.
