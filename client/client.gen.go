@@ -2225,6 +2225,12 @@ type ListMessagesParams struct {
 
 // PostFormTaskParams defines parameters for PostFormTask.
 type PostFormTaskParams struct {
+	// Complete move the new task on as a PUT with complete=true would (default false: it stays in Utfylling)
+	Complete *bool `form:"complete,omitempty" json:"complete,omitempty"`
+
+	// Sign sign it as well, as a PUT with sign=true would (default false)
+	Sign *bool `form:"sign,omitempty" json:"sign,omitempty"`
+
 	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6860,21 +6866,21 @@ type ClientInterface interface {
 	// Corresponds with GET /api/{who}/messages (the `ListMessages` operationId).
 	ListMessages(ctx context.Context, who string, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostFormTaskWithBody Create a form task, empty or with forms and attachments
+	// PostFormTaskWithBody Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/{who}/messages (the `PostFormTask` operationId).
 	PostFormTaskWithBody(ctx context.Context, who string, params *PostFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostFormTaskWithApplicationHalPlusJSONBody Create a form task, empty or with forms and attachments
+	// PostFormTaskWithApplicationHalPlusJSONBody Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes a body of the `application/hal+json` content type.
 	//
 	// Corresponds with POST /api/{who}/messages (the `PostFormTask` operationId).
 	PostFormTaskWithApplicationHalPlusJSONBody(ctx context.Context, who string, params *PostFormTaskParams, body PostFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostFormTask Create a form task, empty or with forms and attachments
+	// PostFormTask Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8408,7 +8414,7 @@ func (c *Client) ListMessages(ctx context.Context, who string, params *ListMessa
 	return c.Client.Do(req)
 }
 
-// PostFormTaskWithBody Create a form task, empty or with forms and attachments
+// PostFormTaskWithBody Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes any type of body and a specified content type.
 //
@@ -8425,7 +8431,7 @@ func (c *Client) PostFormTaskWithBody(ctx context.Context, who string, params *P
 	return c.Client.Do(req)
 }
 
-// PostFormTaskWithApplicationHalPlusJSONBody Create a form task, empty or with forms and attachments
+// PostFormTaskWithApplicationHalPlusJSONBody Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes a body of the `application/hal+json` content type.
 //
@@ -8442,7 +8448,7 @@ func (c *Client) PostFormTaskWithApplicationHalPlusJSONBody(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// PostFormTask Create a form task, empty or with forms and attachments
+// PostFormTask Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14027,6 +14033,45 @@ func NewPostFormTaskRequestWithBody(server string, who string, params *PostFormT
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Complete != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "complete", *params.Complete, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sign != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sign", *params.Sign, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
@@ -16525,21 +16570,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/{who}/messages (the `ListMessages` operationId).
 	ListMessagesWithResponse(ctx context.Context, who string, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*ListMessagesResponse, error)
 
-	// PostFormTaskWithBodyWithResponse Create a form task, empty or with forms and attachments
+	// PostFormTaskWithBodyWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/messages (the `PostFormTask` operationId).
 	PostFormTaskWithBodyWithResponse(ctx context.Context, who string, params *PostFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFormTaskResponse, error)
 
-	// PostFormTaskWithApplicationHalPlusJSONBodyWithResponse Create a form task, empty or with forms and attachments
+	// PostFormTaskWithApplicationHalPlusJSONBodyWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/messages (the `PostFormTask` operationId).
 	PostFormTaskWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, params *PostFormTaskParams, body PostFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFormTaskResponse, error)
 
-	// PostFormTaskWithResponse Create a form task, empty or with forms and attachments
+	// PostFormTaskWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -31473,7 +31518,7 @@ func (c *ClientWithResponses) ListMessagesWithResponse(ctx context.Context, who 
 	return ParseListMessagesResponse(rsp)
 }
 
-// PostFormTaskWithBodyWithResponse Create a form task, empty or with forms and attachments
+// PostFormTaskWithBodyWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31486,7 +31531,7 @@ func (c *ClientWithResponses) PostFormTaskWithBodyWithResponse(ctx context.Conte
 	return ParsePostFormTaskResponse(rsp)
 }
 
-// PostFormTaskWithApplicationHalPlusJSONBodyWithResponse Create a form task, empty or with forms and attachments
+// PostFormTaskWithApplicationHalPlusJSONBodyWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31499,7 +31544,7 @@ func (c *ClientWithResponses) PostFormTaskWithApplicationHalPlusJSONBodyWithResp
 	return ParsePostFormTaskResponse(rsp)
 }
 
-// PostFormTaskWithResponse Create a form task, empty or with forms and attachments
+// PostFormTaskWithResponse Create a form task, empty or with forms and attachments; complete and sign it in the same request
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
