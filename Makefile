@@ -38,9 +38,10 @@ chaos: deps $(TEMPORAL)
 fuzz: deps
 	go test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./odata/
 
-# vet, gofmt, workflowcheck over the workflows (workflows/, the webhook delivery in events/), the deployment files (scripts/lint-deploy.sh: docker compose
-# config, Caddyfile, kustomize | kubeconform, the dashboard's metric names), the OpenAPI document (Spectral,
-# pinned in api/docs/package.json, ruleset api/docs/spectral.yaml) and the reference page (docs-check). Not
+# vet, gofmt, workflowcheck over the workflows (workflows/ and the webhook delivery in events/), the
+# deployment files (scripts/lint-deploy.sh: docker compose config, Caddyfile, kustomize | kubeconform, the
+# dashboard's metric names), the OpenAPI document (Spectral, pinned in api/docs/package.json, ruleset
+# api/docs/spectral.yaml) and the reference page (docs-check). Not
 # part of `make test`.
 lint: deps $(WORKFLOWCHECK) $(NPM_TOOLS)
 	go vet ./...
