@@ -41,8 +41,7 @@ fuzz: deps
 # vet, gofmt, workflowcheck over the workflows (workflows/ and the webhook delivery in events/), the
 # deployment files (scripts/lint-deploy.sh: docker compose config, Caddyfile, kustomize | kubeconform, the
 # dashboard's metric names), the OpenAPI document (Spectral, pinned in api/docs/package.json, ruleset
-# api/docs/spectral.yaml) and the reference page (docs-check). Not
-# part of `make test`.
+# api/docs/spectral.yaml) and the reference page (docs-check). Not part of `make test`.
 lint: deps $(WORKFLOWCHECK) $(NPM_TOOLS)
 	go vet ./...
 	test -z "$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'); exit 1; }
