@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -110,7 +111,9 @@ func TestAnEventIsNeverChanged(t *testing.T) {
 	require.NoError(t, store.New(pool).AppendEvents(ctx, store.Event{Type: "no.postbox.test.v1", Source: "http://x/r", Subject: "/party/r1",
 		Data: json.RawMessage(`{}`), ReporteeID: 1}))
 	_, err := pool.Exec(ctx, `UPDATE events SET type = 'other'`)
-	require.Error(t, err)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	assert.Equal(t, "events is append-only: UPDATE is not allowed", pgErr.Message, "the one append-only trigger function refuses it")
 	evs, err := store.New(pool).EventsAfter(ctx, 0, 10)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
