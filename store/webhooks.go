@@ -239,6 +239,21 @@ func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
 	return seq, err
 }
 
+// OutboxMark is what the delivery workers' fallback poll compares between looks: a change in either
+// field is something a waiting long poll may not have been woken for.
+type OutboxMark struct {
+	LastSeq int64 // the seq of the last committed event
+	Replays int64 // the dead letters whose replay was asked for and has not gone through
+}
+
+// CurrentOutboxMark reads the outbox's mark, in one statement.
+func (q *Queries) CurrentOutboxMark(ctx context.Context) (OutboxMark, error) {
+	var m OutboxMark
+	err := q.db.QueryRow(ctx, `SELECT last_seq, (SELECT count(*) FROM webhook_dead_letters WHERE replay) FROM event_sequence`).
+		Scan(&m.LastSeq, &m.Replays)
+	return m, err
+}
+
 // EventsBySeq returns the events of seqs by their seq.
 func (q *Queries) EventsBySeq(ctx context.Context, seqs []int64) (map[int64]Event, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq = ANY($1)`, seqs)

@@ -33,6 +33,7 @@ const (
 	nsBench      = "bench"
 	nsShutdown   = "shutdown"
 	nsTakeover   = "takeover"
+	nsWebhooks   = "webhooks"
 )
 
 var (
@@ -54,7 +55,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	ctx := context.Background()
 	var err error
-	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench, nsShutdown, nsTakeover)
+	devServer, err = startDevServer(ctx, "", "", nsDurability, nsBench, nsShutdown, nsTakeover, nsWebhooks)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the Temporal dev server:", err)
 		return 1

@@ -24,14 +24,10 @@ type Activities struct {
 }
 
 // NewActivities returns the activities; the listener must run (Listener.Run) for the long polls to wake
-// at once rather than at the next FallbackPoll.
+// before their deadline.
 func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, listener *Listener) *Activities {
 	return &Activities{q: q, rights: rights, sender: sender, listener: listener}
 }
-
-// FallbackPoll is how often a waiting long poll looks at the outbox without being woken, so a lost
-// notification delays a delivery by at most this.
-const FallbackPoll = 2 * time.Second
 
 // MaxConcurrentActivities is what an events worker runs at once: the long poll of every idle subscription
 // holds an activity slot while it waits (a parked goroutine and no connection), so the slots are many.
@@ -108,20 +104,31 @@ func (a *Activities) WebhookDeliverNext(ctx context.Context, in DeliverNextInput
 			}
 			continue
 		}
-		wait := min(FallbackPoll, time.Until(deadline))
-		if wait <= 0 {
-			return res, nil
+		if woken, err := waitUntil(ctx, woken, deadline); !woken {
+			return res, err
 		}
-		timer := time.NewTimer(wait)
+	}
+}
+
+// waitUntil waits for woken, heartbeating every FallbackPoll, and tells whether it came before the
+// deadline (or ctx's end, which is its error).
+func waitUntil(ctx context.Context, woken <-chan struct{}, deadline time.Time) (bool, error) {
+	heartbeat := time.NewTicker(FallbackPoll)
+	defer heartbeat.Stop()
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	for {
 		select {
 		case <-woken:
-		case <-timer.C:
+			activity.RecordHeartbeat(ctx)
+			return true, nil
+		case <-heartbeat.C:
+			activity.RecordHeartbeat(ctx)
+		case <-timeout.C:
+			return false, nil
 		case <-ctx.Done():
-			timer.Stop()
-			return res, ctx.Err()
+			return false, ctx.Err()
 		}
-		timer.Stop()
-		activity.RecordHeartbeat(ctx)
 	}
 }
 

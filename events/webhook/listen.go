@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -12,9 +13,16 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
+// FallbackPoll is how often the listener looks at the outbox for all the waiting long polls without a
+// notification, so a lost notification delays a delivery by at most this; a waiting long poll heartbeats
+// as often, without a statement.
+const FallbackPoll = 2 * time.Second
+
 // Listener keeps one connection LISTENing for committed events and changed subscriptions, wakes the long
-// polls of DeliverNext on either and hands the changed subscriptions' ids to Supervise. It only shortens
-// waits: a poll looks at the outbox every FallbackPoll anyway, and Supervise sweeps every SweepInterval.
+// polls of DeliverNext on either and hands the changed subscriptions' ids to Supervise. Beside it, one
+// fallback poll for all the long polls looks at the outbox every FallbackPoll and wakes them when it
+// moved, so a notification lost delays a delivery by at most FallbackPoll while a waiting long poll sends
+// no statement at all. Supervise sweeps every SweepInterval anyway.
 type Listener struct {
 	mu      sync.Mutex
 	changed chan struct{}
@@ -42,8 +50,10 @@ func (l *Listener) wake() {
 	l.mu.Unlock()
 }
 
-// Run listens until ctx ends, reconnecting after failures.
+// Run listens and polls until ctx ends, reconnecting after failures.
 func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) {
+	var wg sync.WaitGroup
+	wg.Go(func() { l.poll(ctx, store.New(pool), log) })
 	store.Listen(ctx, pool, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
 		Connected: l.wake, // anything committed before the LISTEN took effect
 		Notified: func(n *pgconn.Notification) {
@@ -62,4 +72,36 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger
 			log.WarnContext(ctx, "webhook listener lost its connection; deliveries poll until it is back", "err", err)
 		},
 	})
+	wg.Wait()
+}
+
+// poll is the fallback of every waiting long poll: each FallbackPoll it reads the outbox's mark (one
+// statement, however many wait) and wakes them all when it moved since the last look. It wakes them also
+// for what a notification announced already: telling the lost from the announced would need each
+// waiter's own look, which is the cost this saves; so a commit costs at most one wake more.
+func (l *Listener) poll(ctx context.Context, q *store.Queries, log *slog.Logger) {
+	var seen store.OutboxMark
+	failing := false
+	tick := time.NewTicker(FallbackPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		mark, err := q.CurrentOutboxMark(ctx)
+		if err != nil {
+			if !failing && ctx.Err() == nil {
+				log.WarnContext(ctx, "the webhook fallback poll cannot read the outbox; it tries again every poll", "err", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		if mark != seen {
+			seen = mark
+			l.wake()
+		}
+	}
 }
