@@ -25,10 +25,15 @@ fi
 
 TEMPORAL_PORT=${POSTBOX_TEMPORAL_PORT:-7233}
 export POSTBOX_TEMPORAL_ADDRESS=${POSTBOX_TEMPORAL_ADDRESS:-127.0.0.1:$TEMPORAL_PORT}
+# The dynamic-config values are those of every dev server Postbox starts: why in
+# internal/temporaltest.DevServerFlags.
 bin/temporal server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port 8233 \
   --db-filename .data/temporal.db --log-level warn \
   --search-attribute Reportee=Keyword --search-attribute ServiceCode=Keyword \
   --search-attribute ServiceEdition=Int --search-attribute FormTaskStatus=Keyword \
+  --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
+  --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+  --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
   >.data/temporal.log 2>&1 &
 pids+=($!)
 for _ in $(seq 1 60); do

@@ -187,11 +187,12 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 		}
 	}
 
-	if st.temporal, err = newProc("temporal", repo, dir, cfg.temporal, os.Environ(), "server", "start-dev",
+	temporalArgs := append([]string{"server", "start-dev",
 		"--ip", "127.0.0.1", "--port", strconv.Itoa(temporalPort), "--headless", "--log-level", "warn",
 		"--db-filename", filepath.Join(dir, "temporal.db"),
 		"--search-attribute", "Reportee=Keyword", "--search-attribute", "ServiceCode=Keyword",
-		"--search-attribute", "ServiceEdition=Int", "--search-attribute", "FormTaskStatus=Keyword"); err != nil {
+		"--search-attribute", "ServiceEdition=Int", "--search-attribute", "FormTaskStatus=Keyword"}, temporaltest.DevServerFlags...)
+	if st.temporal, err = newProc("temporal", repo, dir, cfg.temporal, os.Environ(), temporalArgs...); err != nil {
 		return st, err
 	}
 	if st.api, err = newProc("api", repo, dir, cfg.postbox, st.env, "api"); err != nil {

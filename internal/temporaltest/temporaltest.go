@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -31,10 +32,23 @@ func QuietLogger() tlog.Logger {
 	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 }
 
+// DevServerFlags are the dynamic configuration of every dev server Postbox starts (the tests, make chaos;
+// scripts/run.sh passes the same for make run). The dev server has one history shard, whose transfer queue
+// (a new run's first workflow task, every activity task, the workflow task after an activity completed)
+// is read at most history.transferProcessorMaxPollRPS times a second: at the default 20 each such step
+// waited up to 50 ms for the next read, most of a form task's validation and of its archiving. One process
+// serves every task queue, so partitions (default 4) only forward tasks and polls between themselves, at
+// most 10 a second each, which held a bare workflow at 16 clients to a few a second.
+var DevServerFlags = []string{
+	"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+	"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+	"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+}
+
 // StartDevServer starts a dev server on hostPort (a free port when empty), persisted to dbFile when set,
 // with the "default" namespace and the extra namespaces.
 func StartDevServer(ctx context.Context, hostPort, dbFile string, namespaces ...string) (*testsuite.DevServer, error) {
-	var extra []string
+	extra := slices.Clone(DevServerFlags)
 	for _, ns := range namespaces {
 		extra = append(extra, "--namespace", ns)
 	}
