@@ -3,7 +3,11 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +128,62 @@ func drive(b *testing.B, ids []string, clients int, do func(id string) error) (t
 	return time.Since(start), lat
 }
 
+// cpuUse is the CPU time (user and system) used so far by the processes a benchmark drives: this one (the
+// clients and the worker), its children (the Temporal dev server) and the PostgreSQL backends of pool's
+// database. It reads /proc (Linux, clock ticks of 10 ms); what it cannot read, such as a database on
+// another machine, counts zero.
+type cpuUse struct{ process, devServer, postgres time.Duration }
+
+func cpuNow(b *testing.B, pool *pgxpool.Pool) cpuUse {
+	u := cpuUse{process: cpuOf(os.Getpid())}
+	children, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	for _, f := range children {
+		list, _ := os.ReadFile(f)
+		for _, pid := range strings.Fields(string(list)) {
+			n, _ := strconv.Atoi(pid)
+			u.devServer += cpuOf(n)
+		}
+	}
+	rows, err := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+	require.NoError(b, err)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(b, err)
+	for _, pid := range pids {
+		u.postgres += cpuOf(int(pid))
+	}
+	return u
+}
+
+// cpuOf is the CPU time of a process, 0 when /proc does not tell.
+func cpuOf(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	end := strings.LastIndexByte(string(stat), ')') // the command name may hold spaces
+	if err != nil || end < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(stat[end+1:])) // from the state, field 3
+	if len(fields) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(fields[11], 10, 64)
+	system, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(user+system) * 10 * time.Millisecond
+}
+
+func (u cpuUse) add(v cpuUse) cpuUse {
+	return cpuUse{u.process + v.process, u.devServer + v.devServer, u.postgres + v.postgres}
+}
+
+func (u cpuUse) since(before cpuUse) cpuUse {
+	return cpuUse{u.process - before.process, u.devServer - before.devServer, u.postgres - before.postgres}
+}
+
+// perTask is u spread over n tasks, in milliseconds: in total, then for each part.
+func (u cpuUse) perTask(n float64) (total, process, devServer, postgres float64) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
+	return ms(u.process + u.devServer + u.postgres), ms(u.process), ms(u.devServer), ms(u.postgres)
+}
+
 func p99(lat []time.Duration) time.Duration {
 	slices.Sort(lat)
 	return lat[(len(lat)*99+99)/100-1]
@@ -132,7 +192,9 @@ func p99(lat []time.Duration) time.Duration {
 // BenchmarkSubmitEndToEnd drives 200 form tasks per iteration from Utfylling to Sendt og arkivert with 16
 // concurrent clients (Update with start: XSD validation, attachment rules, read model, archive with PDF),
 // and in the same run 200 bare workflows whose update runs one no-op activity. The ratio of the two
-// throughputs is what the form-task logic costs over Temporal's own round trips.
+// throughputs is what the form-task logic costs over Temporal's own round trips. Beside it, the CPU time
+// each costs per task (cpuUse): once the machine's CPUs are the limit, the ratio is about the inverse of
+// theirs.
 func BenchmarkSubmitEndToEnd(b *testing.B) {
 	const tasks, clients = 200, 16
 	ctx := context.Background()
@@ -141,11 +203,13 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 	var (
 		submitWall, bareWall time.Duration
 		submitLat, bareLat   []time.Duration
+		submitCPU, bareCPU   cpuUse
 	)
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		ids := copyMessages(b, pool, i, tasks)
+		before := cpuNow(b, pool)
 		b.StartTimer()
 		wall, lat := drive(b, ids, clients, func(id string) error {
 			task, err := ft.Load(ctx, id)
@@ -161,10 +225,13 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		submitWall += wall
 		submitLat = append(submitLat, lat...)
 		b.StopTimer()
+		submitCPU = submitCPU.add(cpuNow(b, pool).since(before))
 
+		before = cpuNow(b, pool)
 		wall, lat = drive(b, ids, clients, func(id string) error { return runBare(ctx, c, id) })
 		bareWall += wall
 		bareLat = append(bareLat, lat...)
+		bareCPU = bareCPU.add(cpuNow(b, pool).since(before))
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -176,8 +243,14 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 	b.ReportMetric(bareRate, "bare-tasks/s")
 	b.ReportMetric(float64(p99(bareLat).Milliseconds()), "bare-p99-ms")
 	b.ReportMetric(submitRate/bareRate, "ratio")
+	cpu, process, devServer, postgres := submitCPU.perTask(n)
+	bareCPUTotal, bareProcess, bareDevServer, barePostgres := bareCPU.perTask(n)
+	b.ReportMetric(cpu, "cpu-ms/task")
+	b.ReportMetric(bareCPUTotal, "bare-cpu-ms/task")
 	b.Logf("submit %.1f tasks/s (p99 %v), bare workflow %.1f tasks/s (p99 %v), ratio %.2f (target ≥ 0.8)",
 		submitRate, p99(submitLat), bareRate, p99(bareLat), submitRate/bareRate)
+	b.Logf("CPU per task: submit %.1f ms (this process %.1f, dev server %.1f, PostgreSQL %.1f), bare workflow %.1f ms (%.1f, %.1f, %.1f)",
+		cpu, process, devServer, postgres, bareCPUTotal, bareProcess, bareDevServer, barePostgres)
 }
 
 func p50(lat []time.Duration) time.Duration {
