@@ -97,8 +97,11 @@ func TestListAllMessagesFollowsEachPartysRights(t *testing.T) {
 				assert.NotZero(t, m.ReporteeID)
 				assert.NotEmpty(t, m.ReporteeName)
 			}
-			assert.Equal(t, perParty(t, q, p, search(t, "skatt")),
-				ids(summaries(listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt")))))
+			// A common word, and several words of which one is rare: the rows each party's rights give.
+			for _, s := range []string{"skatt", "årsoppgave 2023 nordlys", "statistikk kvartal 2024"} {
+				assert.Equal(t, perParty(t, q, p, search(t, s)),
+					ids(summaries(listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, s)))), s)
+			}
 		})
 	}
 	t.Run("ReporteeId narrows to some parties", func(t *testing.T) {

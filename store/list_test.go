@@ -81,7 +81,9 @@ func TestListStatementsGetCustomPlans(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	sql, _, err := store.ListMessagesSQL(org, store.Visibility{All: true}, lq, words)
+	resolved, err := store.New(conn).ResolveSearch(ctx, words)
+	require.NoError(t, err)
+	sql, _, err := store.ListMessagesSQL(org, store.Visibility{All: true}, lq, resolved)
 	require.NoError(t, err)
 	var generic, custom int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, sql).

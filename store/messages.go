@@ -169,11 +169,15 @@ func summaryTargets(m *MessageSummary) []any {
 		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions}
 }
 
-// ListMessagesSQL is the statement ListMessages runs, with its arguments; exported so benchmarks can time it bare.
+// ListMessagesSQL is the statement ListMessages runs, with its arguments, for a resolved search; exported so
+// benchmarks can time it bare.
 func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Search) (string, []any, error) {
 	visible, args := visibilitySQL(vis, 2)
 	args = append([]any{reporteeID}, args...)
-	matches, searchArgs := search.sql(len(args) + 1)
+	matches, searchArgs, err := search.sql(len(args) + 1)
+	if err != nil {
+		return "", nil, err
+	}
 	args = append(args, searchArgs...)
 	where, tail, listArgs, err := listClauses(lq, MessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
@@ -186,6 +190,9 @@ func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Sear
 // ListMessages lists the messages of a reportee that vis lets the caller see and search finds, newest first
 // unless lq orders otherwise; more is true when messages follow the page.
 func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery, search Search) (messages []MessageSummary, more bool, err error) {
+	if search, err = q.ResolveSearch(ctx, search); err != nil {
+		return nil, false, err
+	}
 	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
 		var m MessageSummary
 		return m, row.Scan(summaryTargets(&m)...)
@@ -224,15 +231,18 @@ func grantedSQL(holder string) string {
 		OFFSET 0)`
 }
 
-// ListAllMessagesSQL is the statement ListAllMessages runs, with its arguments; exported so benchmarks can
-// time it bare.
+// ListAllMessagesSQL is the statement ListAllMessages runs, with its arguments, for a resolved search;
+// exported so benchmarks can time it bare.
 func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (string, []any, error) {
 	holder, id := "holder_party_id", s.PartyID
 	if s.LoginID != 0 {
 		holder, id = "holder_login_id", s.LoginID
 	}
 	args := []any{id, selfID}
-	matches, searchArgs := search.sql(len(args) + 1)
+	matches, searchArgs, err := search.sql(len(args) + 1)
+	if err != nil {
+		return "", nil, err
+	}
 	args = append(args, searchArgs...)
 	where, tail, listArgs, err := listClauses(lq, AllMessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
@@ -247,6 +257,9 @@ func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (s
 // whose messages it sees whole, and each party it holds a role for, whose messages it sees as its roles
 // grant — that search finds, newest first unless lq orders otherwise, in one statement.
 func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, lq ListQuery, search Search) (messages []PartyMessage, more bool, err error) {
+	if search, err = q.ResolveSearch(ctx, search); err != nil {
+		return nil, false, err
+	}
 	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
 		var m PartyMessage
 		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)...)

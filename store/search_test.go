@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,6 +107,20 @@ func searchMessage(t *testing.T, pool *pgxpool.Pool, id string, language int, su
 	require.NoError(t, err)
 }
 
+// searchFinder returns what a search finds among the messages searchMessage added to org.
+func searchFinder(t *testing.T, q *store.Queries, org int64) func(s string) []string {
+	return func(s string) []string {
+		t.Helper()
+		var out []string
+		for _, m := range listFound(t, q, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, s)) {
+			if strings.HasPrefix(m.MessageID, "a9") {
+				out = append(out, m.MessageID)
+			}
+		}
+		return out
+	}
+}
+
 func TestListMessagesSearchMatching(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
@@ -115,17 +130,11 @@ func TestListMessagesSearchMatching(t *testing.T) {
 	searchMessage(t, pool, "a9000003", 1044, "Tax return", "<p>The invoices made us happy &amp; were approved.</p>")
 	searchMessage(t, pool, "a9000004", 2068, "Søknad om løyve", "<p>Vi har motteke søknaden.</p>")
 
-	found := func(s string) []string {
-		var out []string
-		for _, m := range listFound(t, q, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, s)) {
-			if strings.HasPrefix(m.MessageID, "a9") {
-				out = append(out, m.MessageID)
-			}
-		}
-		return out
-	}
+	found := searchFinder(t, q, org)
 	for s, want := range map[string][]string{
-		"melding":              {"a9000001"},                                     // inside a compound: the substring
+		"melding":              {"a9000001"}, // inside a compound: the substring
+		"kattemeldingen":       {"a9000001"}, // the substring of a whole word
+		"ttemel 2025":          {"a9000001"},
 		"meldinger":            {"a9000001"},                                     // an inflection: Norwegian stemming of Meldingene
 		"skattemeldingene":     {"a9000001"},                                     // stemmed to skattemelding, the start of Skattemeldingen
 		"MOTTATT lønn 2025":    {"a9000001"},                                     // every word, in any field and case
@@ -156,4 +165,69 @@ func TestListMessagesSearchMatching(t *testing.T) {
 		assert.Equal(t, []string{"a9000004"}, found("utlegg"))
 		assert.Empty(t, found("løyve"))
 	})
+}
+
+func inLexicon(t *testing.T, pool *pgxpool.Pool, word string) bool {
+	t.Helper()
+	var in bool
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM search_lexicon WHERE word = $1)`, word).Scan(&in))
+	return in
+}
+
+// TestSearchLexiconFollowsTheMessages: the words of a new message, a changed one and a renamed owner are
+// found inside other words; the lexicon only grows, and what a message no longer holds it is not found by.
+func TestSearchLexiconFollowsTheMessages(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	found := searchFinder(t, q, partyID(t, pool, o1))
+	ctx := context.Background()
+
+	searchMessage(t, pool, "a9000011", 1044, "Kvartalsrapport om blåbærplukking", "<p>Sendt inn.</p>")
+	assert.True(t, inLexicon(t, pool, "blåbærplukking"))
+	assert.Equal(t, []string{"a9000011"}, found("bærplukk"))
+
+	_, err := pool.Exec(ctx, `UPDATE messages SET subject = 'Rapport om tyttebærsanking' WHERE id = 'a9000011'`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a9000011"}, found("bærsank"))
+	assert.Empty(t, found("bærplukk"))
+	assert.True(t, inLexicon(t, pool, "blåbærplukking"), "the lexicon only grows")
+
+	_, err = pool.Exec(ctx, `UPDATE service_owners SET name = 'Nordlys skattekontor' WHERE code = 'NSF'`)
+	require.NoError(t, err)
+	assert.True(t, inLexicon(t, pool, "skattekontor"))
+	assert.Equal(t, []string{"a9000011"}, found("kattekont bærsank"))
+
+	_, err = pool.Exec(ctx, `DELETE FROM messages WHERE id = 'a9000011'`)
+	require.NoError(t, err)
+	assert.Empty(t, found("bærsank"))
+
+	// The parser's stems of addresses and paths hold quotes, backslashes and dots, which the search quotes.
+	searchMessage(t, pool, "a9000012", 1044, "Adresser", `<p>Skriv til o'brien@fjordetaten.no, se c:\mapper\fil.txt eller /srv/a'b\c.txt</p>`)
+	for _, s := range []string{"brien fjordeta", "o", "b", "mapper fil txt", "srv"} {
+		assert.Equal(t, []string{"a9000012"}, found(s), s)
+	}
+}
+
+func TestSearchWordInsideTooManyWords(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	org := partyID(t, pool, o1)
+	var body strings.Builder
+	for i := range store.MaxSearchTerms + 1 {
+		fmt.Fprintf(&body, "<p>zyx%04d</p>", i)
+	}
+	searchMessage(t, pool, "a9000021", 1044, "Mange ord", body.String())
+
+	_, _, err := q.ListMessages(context.Background(), org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "zyx"))
+	var se *store.SearchError
+	require.ErrorAs(t, err, &se)
+	assert.EqualError(t, err, `search: "zyx" stands for more than 1000 different words: give more of the word`)
+	assert.Equal(t, []string{"a9000021"}, searchFinder(t, q, org)("zyx099"))
+}
+
+func TestListStatementsNeedAResolvedSearch(t *testing.T) {
+	_, _, err := store.ListMessagesSQL(1, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
+	assert.Error(t, err)
+	_, _, err = store.ListAllMessagesSQL(store.Subject{PartyID: 1}, 1, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
+	assert.Error(t, err)
 }

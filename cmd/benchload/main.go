@@ -152,6 +152,10 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string) ([]target,
 	if err != nil {
 		return nil, "", err
 	}
+	// The API looks the words up in the lexicon first, a statement of its own; the bare one is the list's.
+	if search, err = q.ResolveSearch(ctx, search); err != nil {
+		return nil, "", err
+	}
 	subject := p.Subject()
 	// listTarget is an endpoint whose bare statement is a list statement as a ...SQL function builds it,
 	// planned for its parameters as the store plans it (store.CustomPlansSQL).
