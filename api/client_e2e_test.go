@@ -80,7 +80,7 @@ func TestClientWalksTheREADMESubmitFlow(t *testing.T) {
 	assert.Equal(t, "Sendt og arkivert", *late.ApplicationproblemJSON409.TaskStatus)
 	assert.Equal(t, ref, *late.ApplicationproblemJSON409.ArchiveReference)
 
-	print, err := c.GetPrintWithResponse(ctx, who, task)
+	print, err := c.GetPrintWithResponse(ctx, who, task, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, print.StatusCode())
 	assert.True(t, strings.HasPrefix(string(print.Body), "%PDF-"))

@@ -191,5 +191,5 @@ func (h *formTaskHandlers) getFormPrint(c *gin.Context) {
 	}
 	name := fmt.Sprintf("%s-%d.pdf", ft.msg.MessageID, id)
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s"`, name))
-	http.ServeContent(c.Writer, c.Request, name, ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
+	serveContent(c, name, ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
 }

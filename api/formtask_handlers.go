@@ -337,5 +337,5 @@ func (h *formTaskHandlers) getPrint(c *gin.Context) {
 		return
 	}
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, ft.msg.MessageID))
-	http.ServeContent(c.Writer, c.Request, ft.msg.MessageID+".pdf", ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
+	serveContent(c, ft.msg.MessageID+".pdf", ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
 }

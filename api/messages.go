@@ -326,5 +326,5 @@ func (h *mailboxHandlers) getAttachment(c *gin.Context) {
 	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
 	hdr.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(c.Writer, c.Request, "", m.LastChangedDateTime, h.q.OpenAttachment(c.Request.Context(), a))
+	serveContent(c, "", m.LastChangedDateTime, h.q.OpenAttachment(c.Request.Context(), a))
 }

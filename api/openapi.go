@@ -40,6 +40,9 @@ type routeDoc struct {
 	Problems []int
 	// Conditional marks a GET with an ETag: If-None-Match gives 304.
 	Conditional bool
+	// Download marks content served with Range and its conditions (serveContent): 206 and the 412 and
+	// 416 problems.
+	Download bool
 }
 
 // param is a query parameter.
@@ -103,7 +106,6 @@ var (
 	binary      = &openapi.Schema{Type: "string", Format: "binary"}
 	xmlDocument = &openapi.Schema{Type: "string", ContentMediaType: "application/xml"}
 	htmlText    = &openapi.Schema{Type: "string", ContentMediaType: "text/html"}
-	plainText   = &openapi.Schema{Type: "string"}
 )
 
 // delegationBodySchema is the JSON HAL form of the delegation body; its XML form is the interface's
@@ -543,7 +545,15 @@ func (b *docBuilder) generalAnswers(r Route, d routeDoc, op *openapi.Operation) 
 		op.Responses["304"] = &openapi.Response{Description: "not modified: If-None-Match names the current ETag",
 			Headers: map[string]*openapi.Header{"ETag": headerRef("ETag")}}
 	}
-	if slices.Contains(d.Problems, http.StatusPreconditionFailed) {
+	if d.Download {
+		problems = append(problems, http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable)
+		for _, h := range []string{"Range", "If-Range", "If-Unmodified-Since"} {
+			op.Parameters = append(op.Parameters, &openapi.Parameter{Ref: "#/components/parameters/" + h})
+		}
+		op.Responses["206"] = b.response(r, answerOf(http.StatusPartialContent, "the range asked for (several: multipart/byteranges)",
+			d.OK.Media, binary, "Content-Range"))
+	}
+	if slices.Contains(problems, http.StatusPreconditionFailed) {
 		op.Parameters = append(op.Parameters, &openapi.Parameter{Ref: "#/components/parameters/If-Match"})
 	}
 	for _, st := range problems {
@@ -600,7 +610,9 @@ func (b *docBuilder) problems() {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 			resp.Headers = map[string]*openapi.Header{"Retry-After": headerRef("Retry-After")}
 		case http.StatusPreconditionFailed:
-			resp.Headers = map[string]*openapi.Header{"ETag": headerRef("ETag")}
+			resp.Headers = map[string]*openapi.Header{"ETag": headerRef("ETag"), "Last-Modified": headerRef("Last-Modified")}
+		case http.StatusRequestedRangeNotSatisfiable:
+			resp.Headers = map[string]*openapi.Header{"Content-Range": headerRef("Content-Range")}
 		}
 		b.doc.Components.Responses["Problem"+key] = resp
 	}
@@ -637,6 +649,8 @@ var securitySchemes = map[string]*openapi.SecurityScheme{
 var responseHeaders = map[string]*openapi.Header{
 	"Location":            {Description: "the URI of the resource created or changed", Schema: &openapi.Schema{Type: "string"}},
 	"ETag":                {Description: "a strong validator of the returned representation, for If-None-Match and If-Match", Schema: &openapi.Schema{Type: "string"}},
+	"Last-Modified":       {Description: "when the content last changed (412 modified-since)", Schema: &openapi.Schema{Type: "string"}},
+	"Content-Range":       {Description: "the range sent (206), or bytes */size: the content's size (416 range-not-satisfiable)", Schema: &openapi.Schema{Type: "string"}},
 	"Retry-After":         {Description: "seconds to wait before retrying", Schema: &openapi.Schema{Type: "integer"}},
 	"RateLimit":           {Description: "the API key's remaining quota in the current window (IETF RateLimit header fields)", Schema: &openapi.Schema{Type: "string"}},
 	"RateLimit-Policy":    {Description: "the API key's quota policy for the area", Schema: &openapi.Schema{Type: "string"}},
@@ -652,4 +666,10 @@ var requestHeaders = map[string]*openapi.Parameter{
 		Description: "ETags the client has: 304 when the current one is among them"},
 	"If-Match": {Name: "If-Match", In: "header", Schema: &openapi.Schema{Type: "string"},
 		Description: "the ETag the change is based on: 412 with the current ETag when the resource has changed since"},
+	"Range": {Name: "Range", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content"},
+	"If-Range": {Name: "If-Range", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "an ETag or date: Range counts only while it still names the content, else the whole content comes"},
+	"If-Unmodified-Since": {Name: "If-Unmodified-Since", In: "header", Schema: &openapi.Schema{Type: "string"},
+		Description: "an HTTP date: 412 modified-since when the content changed after it (without If-Match)"},
 }

@@ -106,7 +106,7 @@ var routeDocs = map[string]routeDoc{
 	"GET /api/:who/messages/:messageId/validate": {Summary: "Validate a form task's current forms",
 		OK: answerOf(http.StatusOK, "the validation result (Success false with errors is still 200)", negotiated, validationResource{}), Problems: statuses(http.StatusConflict)},
 	"GET /api/:who/messages/:messageId/print": {Summary: "Read the PDF of a form task",
-		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict)},
+		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict), Download: true},
 	"PUT /api/:who/messages/:messageId/forms/:formId": {Summary: "Change a sub-form, or add one when formId names none",
 		Body:     &requestDoc{Media: jsonOnly, Type: formBody{}},
 		OK:       answerOf(http.StatusOK, "changed", "", nil, "Location"),
@@ -126,10 +126,8 @@ var routeDocs = map[string]routeDoc{
 	"GET /api/:who/messages/:messageId/forms/:formId/formdata": {Summary: "Read a form's data as XML",
 		OK: answerOf(http.StatusOK, "the form data", "application/xml", xmlDocument, "ETag"), Conditional: true},
 	"GET /api/:who/messages/:messageId/attachments/:attachmentId": {Summary: "Download an attachment (Range requests allowed)",
-		OK: answerOf(http.StatusOK, "the attachment's bytes, in its own content type", "*/*", binary, "ETag"),
-		More: []answer{answerOf(http.StatusPartialContent, "the requested range", "*/*", binary),
-			answerOf(http.StatusRequestedRangeNotSatisfiable, "the range is not within the attachment", "text/plain", plainText)},
-		Conditional: true},
+		OK:          answerOf(http.StatusOK, "the attachment's bytes, in its own content type", "*/*", binary, "ETag"),
+		Conditional: true, Download: true},
 	"GET /api/:who/messages/:messageId/portalview": {Summary: "Read the portal presentation of a message",
 		OK: answerOf(http.StatusOK, "an HTML page", "text/html", htmlText)},
 	"PUT /api/:who/messages/:messageId/archive": {Summary: "Archive a correspondence",
@@ -174,7 +172,7 @@ var routeDocs = map[string]routeDoc{
 		OK: answerOf(http.StatusNoContent, "deleted", "", nil), Problems: statuses(http.StatusConflict, http.StatusPreconditionFailed)},
 
 	"GET /api/:who/messages/:messageId/forms/:formId/print": {Summary: "Read the PDF of one form of a form task",
-		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict)},
+		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict), Download: true},
 
 	// Events: the feeds, and webhook subscriptions.
 	"GET /api/:who/events": {Tag: "Events", Summary: "Read the events of {who} the caller may see, oldest first, after a sequence number",

@@ -971,6 +971,28 @@ type Problem415_Errors_Item struct {
 	union json.RawMessage
 }
 
+// Problem416 defines model for Problem416.
+type Problem416 struct {
+	ArchiveReference *string `json:"archiveReference,omitempty"`
+	Detail           *string `json:"detail,omitempty"`
+
+	// Errors what is wrong: the validation errors of a form task, or the faults of a body or request as texts
+	Errors     *[]Problem416_Errors_Item `json:"errors,omitempty"`
+	Instance   *string                   `json:"instance,omitempty"`
+	Status     interface{}               `json:"status"`
+	TaskStatus *string                   `json:"taskStatus,omitempty"`
+	Title      string                    `json:"title"`
+	Type       interface{}               `json:"type"`
+}
+
+// Problem416Errors0 defines model for Problem416.Errors.0.
+type Problem416Errors0 = string
+
+// Problem416_Errors_Item defines model for Problem416.errors.Item.
+type Problem416_Errors_Item struct {
+	union json.RawMessage
+}
+
 // Problem422 defines model for Problem422.
 type Problem422 struct {
 	ArchiveReference *string `json:"archiveReference,omitempty"`
@@ -1603,6 +1625,15 @@ type IfMatch = string
 
 // IfNoneMatch defines model for If-None-Match.
 type IfNoneMatch = string
+
+// IfRange defines model for If-Range.
+type IfRange = string
+
+// IfUnmodifiedSince defines model for If-Unmodified-Since.
+type IfUnmodifiedSince = string
+
+// Range defines model for Range.
+type Range = string
 
 // GetAllMessageboxParams defines parameters for GetAllMessagebox.
 type GetAllMessageboxParams struct {
@@ -2323,6 +2354,18 @@ type DeleteAttachmentParams struct {
 type GetAttachmentParams struct {
 	// IfNoneMatch ETags the client has: 304 when the current one is among them
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ReplaceAttachmentApplicationHalPlusJSONBody defines parameters for ReplaceAttachment.
@@ -2393,6 +2436,36 @@ type PutSubFormParams struct {
 type GetFormDataParams struct {
 	// IfNoneMatch ETags the client has: 304 when the current one is among them
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetFormPrintParams defines parameters for GetFormPrint.
+type GetFormPrintParams struct {
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetPrintParams defines parameters for GetPrint.
+type GetPrintParams struct {
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // RestoreMessageParams defines parameters for RestoreMessage.
@@ -4589,6 +4662,68 @@ func (t Problem415_Errors_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Problem415_Errors_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsProblem416Errors0 returns the union data inside the Problem416_Errors_Item as a Problem416Errors0
+func (t Problem416_Errors_Item) AsProblem416Errors0() (Problem416Errors0, error) {
+	var body Problem416Errors0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblem416Errors0 overwrites any union data inside the Problem416_Errors_Item as the provided Problem416Errors0
+func (t *Problem416_Errors_Item) FromProblem416Errors0(v Problem416Errors0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblem416Errors0 performs a merge with any union data inside the Problem416_Errors_Item, using the provided Problem416Errors0
+func (t *Problem416_Errors_Item) MergeProblem416Errors0(v Problem416Errors0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsValidationEntry returns the union data inside the Problem416_Errors_Item as a ValidationEntry
+func (t Problem416_Errors_Item) AsValidationEntry() (ValidationEntry, error) {
+	var body ValidationEntry
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromValidationEntry overwrites any union data inside the Problem416_Errors_Item as the provided ValidationEntry
+func (t *Problem416_Errors_Item) FromValidationEntry(v ValidationEntry) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeValidationEntry performs a merge with any union data inside the Problem416_Errors_Item, using the provided ValidationEntry
+func (t *Problem416_Errors_Item) MergeValidationEntry(v ValidationEntry) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Problem416_Errors_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Problem416_Errors_Item) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7083,7 +7218,7 @@ type ClientInterface interface {
 	// GetFormPrint Read the PDF of one form of a form task
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
-	GetFormPrint(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetFormPrint(ctx context.Context, who string, messageId string, formId string, params *GetFormPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPortalView Read the portal presentation of a message
 	//
@@ -7093,7 +7228,7 @@ type ClientInterface interface {
 	// GetPrint Read the PDF of a form task
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/print (the `GetPrint` operationId).
-	GetPrint(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetPrint(ctx context.Context, who string, messageId string, params *GetPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RestoreMessage Restore a message from the trashbin
 	//
@@ -8971,8 +9106,8 @@ func (c *Client) GetFormData(ctx context.Context, who string, messageId string, 
 // GetFormPrint Read the PDF of one form of a form task
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
-func (c *Client) GetFormPrint(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetFormPrintRequest(c.Server, who, messageId, formId)
+func (c *Client) GetFormPrint(ctx context.Context, who string, messageId string, formId string, params *GetFormPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFormPrintRequest(c.Server, who, messageId, formId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9001,8 +9136,8 @@ func (c *Client) GetPortalView(ctx context.Context, who string, messageId string
 // GetPrint Read the PDF of a form task
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/print (the `GetPrint` operationId).
-func (c *Client) GetPrint(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetPrintRequest(c.Server, who, messageId)
+func (c *Client) GetPrint(ctx context.Context, who string, messageId string, params *GetPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPrintRequest(c.Server, who, messageId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14951,6 +15086,50 @@ func NewGetAttachmentRequest(server string, who string, messageId string, attach
 			req.Header.Set("If-None-Match", headerParam0)
 		}
 
+		if params.Range != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam1)
+		}
+
+		if params.IfRange != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam4)
+		}
+
 	}
 
 	return req, nil
@@ -15591,7 +15770,7 @@ func NewGetFormDataRequest(server string, who string, messageId string, formId s
 }
 
 // NewGetFormPrintRequest constructs an http.Request for the GetFormPrint method
-func NewGetFormPrintRequest(server string, who string, messageId string, formId string) (*http.Request, error) {
+func NewGetFormPrintRequest(server string, who string, messageId string, formId string, params *GetFormPrintParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15633,6 +15812,54 @@ func NewGetFormPrintRequest(server string, who string, messageId string, formId 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Range != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam0)
+		}
+
+		if params.IfRange != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam1)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam2)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -15680,7 +15907,7 @@ func NewGetPortalViewRequest(server string, who string, messageId string) (*http
 }
 
 // NewGetPrintRequest constructs an http.Request for the GetPrint method
-func NewGetPrintRequest(server string, who string, messageId string) (*http.Request, error) {
+func NewGetPrintRequest(server string, who string, messageId string, params *GetPrintParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15715,6 +15942,54 @@ func NewGetPrintRequest(server string, who string, messageId string) (*http.Requ
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Range != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam0)
+		}
+
+		if params.IfRange != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam1)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam2)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -16819,7 +17094,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
-	GetFormPrintWithResponse(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*GetFormPrintResponse, error)
+	GetFormPrintWithResponse(ctx context.Context, who string, messageId string, formId string, params *GetFormPrintParams, reqEditors ...RequestEditorFn) (*GetFormPrintResponse, error)
 
 	// GetPortalViewWithResponse Read the portal presentation of a message
 	//
@@ -16833,7 +17108,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/print (the `GetPrint` operationId).
-	GetPrintWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetPrintResponse, error)
+	GetPrintWithResponse(ctx context.Context, who string, messageId string, params *GetPrintParams, reqEditors ...RequestEditorFn) (*GetPrintResponse, error)
 
 	// RestoreMessageWithResponse Restore a message from the trashbin
 	//
@@ -24173,7 +24448,8 @@ type DeleteLocalRoleResponse204Headers struct {
 
 // DeleteLocalRoleResponse412Headers the declared response headers of an HTTP 412 response for DeleteLocalRole
 type DeleteLocalRoleResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // DeleteLocalRoleResponse429Headers the declared response headers of an HTTP 429 response for DeleteLocalRole
@@ -24476,7 +24752,8 @@ type UpdateLocalRoleResponse204Headers struct {
 
 // UpdateLocalRoleResponse412Headers the declared response headers of an HTTP 412 response for UpdateLocalRole
 type UpdateLocalRoleResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // UpdateLocalRoleResponse429Headers the declared response headers of an HTTP 429 response for UpdateLocalRole
@@ -26400,7 +26677,8 @@ type PurgeMessageResponse204Headers struct {
 
 // PurgeMessageResponse412Headers the declared response headers of an HTTP 412 response for PurgeMessage
 type PurgeMessageResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // PurgeMessageResponse429Headers the declared response headers of an HTTP 429 response for PurgeMessage
@@ -26694,7 +26972,8 @@ type DeleteMessageResponse204Headers struct {
 
 // DeleteMessageResponse412Headers the declared response headers of an HTTP 412 response for DeleteMessage
 type DeleteMessageResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // DeleteMessageResponse429Headers the declared response headers of an HTTP 429 response for DeleteMessage
@@ -26996,7 +27275,8 @@ type PutFormTaskResponse200Headers struct {
 
 // PutFormTaskResponse412Headers the declared response headers of an HTTP 412 response for PutFormTask
 type PutFormTaskResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // PutFormTaskResponse429Headers the declared response headers of an HTTP 429 response for PutFormTask
@@ -27178,7 +27458,8 @@ type ArchiveMessageResponse200Headers struct {
 
 // ArchiveMessageResponse412Headers the declared response headers of an HTTP 412 response for ArchiveMessage
 type ArchiveMessageResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // ArchiveMessageResponse429Headers the declared response headers of an HTTP 429 response for ArchiveMessage
@@ -27799,7 +28080,8 @@ type DeleteAttachmentResponse204Headers struct {
 
 // DeleteAttachmentResponse412Headers the declared response headers of an HTTP 412 response for DeleteAttachment
 type DeleteAttachmentResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // DeleteAttachmentResponse429Headers the declared response headers of an HTTP 429 response for DeleteAttachment
@@ -27947,6 +28229,7 @@ type GetAttachmentResponse200Headers struct {
 
 // GetAttachmentResponse206Headers the declared response headers of an HTTP 206 response for GetAttachment
 type GetAttachmentResponse206Headers struct {
+	ContentRange    *string
 	RateLimit       *string
 	RateLimitPolicy *string
 }
@@ -27956,10 +28239,15 @@ type GetAttachmentResponse304Headers struct {
 	ETag *string
 }
 
+// GetAttachmentResponse412Headers the declared response headers of an HTTP 412 response for GetAttachment
+type GetAttachmentResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
 // GetAttachmentResponse416Headers the declared response headers of an HTTP 416 response for GetAttachment
 type GetAttachmentResponse416Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
+	ContentRange *string
 }
 
 // GetAttachmentResponse429Headers the declared response headers of an HTTP 429 response for GetAttachment
@@ -27983,6 +28271,10 @@ type GetAttachmentResponse struct {
 	ApplicationproblemJSON403 *Problem403
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem429
 	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
@@ -27997,6 +28289,8 @@ type GetAttachmentResponse struct {
 	Headers206 *GetAttachmentResponse206Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetAttachmentResponse304Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetAttachmentResponse412Headers
 	// Headers416 the parsed response headers for an HTTP 416 response
 	Headers416 *GetAttachmentResponse416Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -28023,6 +28317,16 @@ func (r GetAttachmentResponse) GetApplicationproblemJSON403() *Problem403 {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAttachmentResponse) GetApplicationproblemJSON404() *Problem404 {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetAttachmentResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetAttachmentResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -28083,7 +28387,8 @@ type ReplaceAttachmentResponse204Headers struct {
 
 // ReplaceAttachmentResponse412Headers the declared response headers of an HTTP 412 response for ReplaceAttachment
 type ReplaceAttachmentResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // ReplaceAttachmentResponse429Headers the declared response headers of an HTTP 429 response for ReplaceAttachment
@@ -28237,7 +28542,8 @@ type ConfirmMessageResponse200Headers struct {
 
 // ConfirmMessageResponse412Headers the declared response headers of an HTTP 412 response for ConfirmMessage
 type ConfirmMessageResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // ConfirmMessageResponse429Headers the declared response headers of an HTTP 429 response for ConfirmMessage
@@ -28709,7 +29015,8 @@ type PostFormResponse201Headers struct {
 
 // PostFormResponse412Headers the declared response headers of an HTTP 412 response for PostForm
 type PostFormResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // PostFormResponse429Headers the declared response headers of an HTTP 429 response for PostForm
@@ -28870,7 +29177,8 @@ type DeleteFormResponse204Headers struct {
 
 // DeleteFormResponse412Headers the declared response headers of an HTTP 412 response for DeleteForm
 type DeleteFormResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // DeleteFormResponse429Headers the declared response headers of an HTTP 429 response for DeleteForm
@@ -29173,7 +29481,8 @@ type PutSubFormResponse201Headers struct {
 
 // PutSubFormResponse412Headers the declared response headers of an HTTP 412 response for PutSubForm
 type PutSubFormResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // PutSubFormResponse429Headers the declared response headers of an HTTP 429 response for PutSubForm
@@ -29454,6 +29763,24 @@ type GetFormPrintResponse200Headers struct {
 	RateLimitPolicy *string
 }
 
+// GetFormPrintResponse206Headers the declared response headers of an HTTP 206 response for GetFormPrint
+type GetFormPrintResponse206Headers struct {
+	ContentRange    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetFormPrintResponse412Headers the declared response headers of an HTTP 412 response for GetFormPrint
+type GetFormPrintResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// GetFormPrintResponse416Headers the declared response headers of an HTTP 416 response for GetFormPrint
+type GetFormPrintResponse416Headers struct {
+	ContentRange *string
+}
+
 // GetFormPrintResponse429Headers the declared response headers of an HTTP 429 response for GetFormPrint
 type GetFormPrintResponse429Headers struct {
 	RetryAfter *int
@@ -29477,6 +29804,10 @@ type GetFormPrintResponse struct {
 	ApplicationproblemJSON404 *Problem404
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem429
 	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
@@ -29487,6 +29818,12 @@ type GetFormPrintResponse struct {
 	ApplicationproblemJSON503 *Problem503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetFormPrintResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetFormPrintResponse206Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetFormPrintResponse412Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetFormPrintResponse416Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetFormPrintResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29516,6 +29853,16 @@ func (r GetFormPrintResponse) GetApplicationproblemJSON404() *Problem404 {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r GetFormPrintResponse) GetApplicationproblemJSON409() *Problem409 {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetFormPrintResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -29685,6 +30032,24 @@ type GetPrintResponse200Headers struct {
 	RateLimitPolicy *string
 }
 
+// GetPrintResponse206Headers the declared response headers of an HTTP 206 response for GetPrint
+type GetPrintResponse206Headers struct {
+	ContentRange    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetPrintResponse412Headers the declared response headers of an HTTP 412 response for GetPrint
+type GetPrintResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// GetPrintResponse416Headers the declared response headers of an HTTP 416 response for GetPrint
+type GetPrintResponse416Headers struct {
+	ContentRange *string
+}
+
 // GetPrintResponse429Headers the declared response headers of an HTTP 429 response for GetPrint
 type GetPrintResponse429Headers struct {
 	RetryAfter *int
@@ -29708,6 +30073,10 @@ type GetPrintResponse struct {
 	ApplicationproblemJSON404 *Problem404
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem429
 	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
@@ -29718,6 +30087,12 @@ type GetPrintResponse struct {
 	ApplicationproblemJSON503 *Problem503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPrintResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetPrintResponse206Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetPrintResponse412Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetPrintResponse416Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPrintResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29747,6 +30122,16 @@ func (r GetPrintResponse) GetApplicationproblemJSON404() *Problem404 {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r GetPrintResponse) GetApplicationproblemJSON409() *Problem409 {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetPrintResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetPrintResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -29806,7 +30191,8 @@ type RestoreMessageResponse200Headers struct {
 
 // RestoreMessageResponse412Headers the declared response headers of an HTTP 412 response for RestoreMessage
 type RestoreMessageResponse412Headers struct {
-	ETag *string
+	ETag         *string
+	LastModified *string
 }
 
 // RestoreMessageResponse429Headers the declared response headers of an HTTP 429 response for RestoreMessage
@@ -31971,8 +32357,8 @@ func (c *ClientWithResponses) GetFormDataWithResponse(ctx context.Context, who s
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/forms/{formId}/print (the `GetFormPrint` operationId).
-func (c *ClientWithResponses) GetFormPrintWithResponse(ctx context.Context, who string, messageId string, formId string, reqEditors ...RequestEditorFn) (*GetFormPrintResponse, error) {
-	rsp, err := c.GetFormPrint(ctx, who, messageId, formId, reqEditors...)
+func (c *ClientWithResponses) GetFormPrintWithResponse(ctx context.Context, who string, messageId string, formId string, params *GetFormPrintParams, reqEditors ...RequestEditorFn) (*GetFormPrintResponse, error) {
+	rsp, err := c.GetFormPrint(ctx, who, messageId, formId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -31997,8 +32383,8 @@ func (c *ClientWithResponses) GetPortalViewWithResponse(ctx context.Context, who
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/print (the `GetPrint` operationId).
-func (c *ClientWithResponses) GetPrintWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetPrintResponse, error) {
-	rsp, err := c.GetPrint(ctx, who, messageId, reqEditors...)
+func (c *ClientWithResponses) GetPrintWithResponse(ctx context.Context, who string, messageId string, params *GetPrintParams, reqEditors ...RequestEditorFn) (*GetPrintResponse, error) {
+	rsp, err := c.GetPrint(ctx, who, messageId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -41250,6 +41636,13 @@ func ParseDeleteLocalRoleResponse(rsp *http.Response) (*DeleteLocalRoleResponse,
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteLocalRoleResponse429Headers
@@ -41661,6 +42054,13 @@ func ParseUpdateLocalRoleResponse(rsp *http.Response) (*UpdateLocalRoleResponse,
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -44107,6 +44507,13 @@ func ParsePurgeMessageResponse(rsp *http.Response) (*PurgeMessageResponse, error
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers PurgeMessageResponse429Headers
@@ -44481,6 +44888,13 @@ func ParseDeleteMessageResponse(rsp *http.Response) (*DeleteMessageResponse, err
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -44908,6 +45322,13 @@ func ParsePutFormTaskResponse(rsp *http.Response) (*PutFormTaskResponse, error) 
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers PutFormTaskResponse429Headers
@@ -45130,6 +45551,13 @@ func ParseArchiveMessageResponse(rsp *http.Response) (*ArchiveMessageResponse, e
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -45928,6 +46356,13 @@ func ParseDeleteAttachmentResponse(rsp *http.Response) (*DeleteAttachmentRespons
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteAttachmentResponse429Headers
@@ -45999,6 +46434,20 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46037,6 +46486,12 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 	// Content-type (application/problem+xml) unsupported
 
 	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
 	// Content-type (application/problem+xml) unsupported
 
 	case rsp.StatusCode == 429:
@@ -46080,6 +46535,13 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 206:
 		var headers GetAttachmentResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -46105,21 +46567,31 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetAttachmentResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 416:
 		var headers GetAttachmentResponse416Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
+			headers.ContentRange = &value
 		}
 		response.Headers416 = &headers
 	case rsp.StatusCode == 429:
@@ -46329,6 +46801,13 @@ func ParseReplaceAttachmentResponse(rsp *http.Response) (*ReplaceAttachmentRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -46552,6 +47031,13 @@ func ParseConfirmMessageResponse(rsp *http.Response) (*ConfirmMessageResponse, e
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -47155,6 +47641,13 @@ func ParsePostFormResponse(rsp *http.Response) (*PostFormResponse, error) {
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostFormResponse429Headers
@@ -47346,6 +47839,13 @@ func ParseDeleteFormResponse(rsp *http.Response) (*DeleteFormResponse, error) {
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
@@ -47776,6 +48276,13 @@ func ParsePutSubFormResponse(rsp *http.Response) (*PutSubFormResponse, error) {
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers PutSubFormResponse429Headers
@@ -48017,6 +48524,20 @@ func ParseGetFormPrintResponse(rsp *http.Response) (*GetFormPrintResponse, error
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48060,6 +48581,12 @@ func ParseGetFormPrintResponse(rsp *http.Response) (*GetFormPrintResponse, error
 	case rsp.StatusCode == 409:
 	// Content-type (application/problem+xml) unsupported
 
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
+	// Content-type (application/problem+xml) unsupported
+
 	case rsp.StatusCode == 429:
 	// Content-type (application/problem+xml) unsupported
 
@@ -48092,6 +48619,57 @@ func ParseGetFormPrintResponse(rsp *http.Response) (*GetFormPrintResponse, error
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetFormPrintResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetFormPrintResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetFormPrintResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetFormPrintResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -48305,6 +48883,20 @@ func ParseGetPrintResponse(rsp *http.Response) (*GetPrintResponse, error) {
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48348,6 +48940,12 @@ func ParseGetPrintResponse(rsp *http.Response) (*GetPrintResponse, error) {
 	case rsp.StatusCode == 409:
 	// Content-type (application/problem+xml) unsupported
 
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
+	// Content-type (application/problem+xml) unsupported
+
 	case rsp.StatusCode == 429:
 	// Content-type (application/problem+xml) unsupported
 
@@ -48380,6 +48978,57 @@ func ParseGetPrintResponse(rsp *http.Response) (*GetPrintResponse, error) {
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetPrintResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetPrintResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetPrintResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPrintResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -48601,6 +49250,13 @@ func ParseRestoreMessageResponse(rsp *http.Response) (*RestoreMessageResponse, e
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
