@@ -326,9 +326,12 @@ var openapiDocumentSchema = &openapi.Schema{Type: "object", Description: "an Ope
 // subscriptionDocs document the webhook subscription routes, the same for {who} and for service owners.
 var subscriptionDocs = struct{ create, list, get, delete, deadLetters, replay routeDoc }{
 	create: routeDoc{Tag: "Events", Summary: "Subscribe a webhook endpoint to events (the answer shows the signing secret, once)",
-		Body:     &requestDoc{Media: jsonOnly, Type: subscriptionBody{}, Example: map[string]any{"EndPoint": "https://example.org/hooks/postbox", "Types": []string{"<event type>"}}},
+		Body: &requestDoc{Media: jsonOnly, Type: subscriptionBody{}, Example: map[string]any{"EndPoint": "https://example.org/hooks/postbox", "Types": []string{"<event type>"}}},
+		Description: "A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: " +
+			"a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; " +
+			"a retry of a POST that made one, with its Idempotency-Key, is still answered 201.",
 		OK:       answerOf(http.StatusCreated, "the subscription, with its secret", negotiated, subscriptionResource{}, "Location"),
-		Problems: statuses(http.StatusBadRequest)},
+		Problems: statuses(http.StatusBadRequest, http.StatusConflict)},
 	list: routeDoc{Tag: "Events", Summary: "List the caller's webhook subscriptions",
 		OK: answerOf(http.StatusOK, "the subscriptions", negotiated, collectionOf("subscriptions", subscriptionResource{}))},
 	get: routeDoc{Tag: "Events", Summary: "Read a webhook subscription",

@@ -45,7 +45,7 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
-	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks}
+	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions}
 	ev := &eventHandlers{q: s.q}
 	docs := newDocsHandlers()
 

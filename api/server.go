@@ -53,6 +53,9 @@ type Options struct {
 	ListTimeout time.Duration
 	// Webhooks checks the endpoints of webhook subscriptions (POSTBOX_WEBHOOK_ALLOW_PRIVATE).
 	Webhooks webhook.Guard
+	// MaxSubscriptions is the most webhook subscriptions that have not ended a caller may have in an area
+	// (POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS); zero: no limit.
+	MaxSubscriptions int
 	// PublicURL is the base URL clients reach the API at (config.PublicURL): the events of changes name
 	// their resources under it.
 	PublicURL string

@@ -23,6 +23,7 @@ import (
 type subscriptionHandlers struct {
 	q     *store.Queries
 	guard webhook.Guard
+	limit int // the most subscriptions a caller may have in an area; 0: no limit
 }
 
 // subscriptionBody is the body of POST …/events/subscriptions.
@@ -116,7 +117,7 @@ func (h *subscriptionHandlers) createSubscription(c *gin.Context) {
 		}
 	}
 	sub.EndPoint, sub.Secret = endpoint, webhook.NewSecret()
-	created, err := h.q.CreateSubscription(c.Request.Context(), sub)
+	created, err := h.q.CreateSubscription(c.Request.Context(), sub, h.limit)
 	if err != nil {
 		abort(c, err)
 		return

@@ -6713,6 +6713,8 @@ type ClientInterface interface {
 
 	// CreateServiceOwnerSubscriptionWithBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -6720,12 +6722,16 @@ type ClientInterface interface {
 
 	// CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes a body of the `application/hal+json` content type.
 	//
 	// Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
 	CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBody(ctx context.Context, params *CreateServiceOwnerSubscriptionParams, body CreateServiceOwnerSubscriptionApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateServiceOwnerSubscription Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6957,6 +6963,8 @@ type ClientInterface interface {
 
 	// CreateSubscriptionWithBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -6964,12 +6972,16 @@ type ClientInterface interface {
 
 	// CreateSubscriptionWithApplicationHalPlusJSONBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes a body of the `application/hal+json` content type.
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
 	CreateSubscriptionWithApplicationHalPlusJSONBody(ctx context.Context, who string, params *CreateSubscriptionParams, body CreateSubscriptionApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSubscription Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7741,6 +7753,8 @@ func (c *Client) ListServiceOwnerSubscriptions(ctx context.Context, reqEditors .
 
 // CreateServiceOwnerSubscriptionWithBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -7758,6 +7772,8 @@ func (c *Client) CreateServiceOwnerSubscriptionWithBody(ctx context.Context, par
 
 // CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes a body of the `application/hal+json` content type.
 //
 // Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -7774,6 +7790,8 @@ func (c *Client) CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBody(ct
 }
 
 // CreateServiceOwnerSubscription Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+//
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8425,6 +8443,8 @@ func (c *Client) ListSubscriptions(ctx context.Context, who string, reqEditors .
 
 // CreateSubscriptionWithBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -8442,6 +8462,8 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, who string, par
 
 // CreateSubscriptionWithApplicationHalPlusJSONBody Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes a body of the `application/hal+json` content type.
 //
 // Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -8458,6 +8480,8 @@ func (c *Client) CreateSubscriptionWithApplicationHalPlusJSONBody(ctx context.Co
 }
 
 // CreateSubscription Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+//
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -16483,6 +16507,8 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServiceOwnerSubscriptionWithBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -16490,12 +16516,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
 	CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, params *CreateServiceOwnerSubscriptionParams, body CreateServiceOwnerSubscriptionApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateServiceOwnerSubscriptionResponse, error)
 
 	// CreateServiceOwnerSubscriptionWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16791,6 +16821,8 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -16798,12 +16830,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithApplicationHalPlusJSONBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
 	CreateSubscriptionWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, params *CreateSubscriptionParams, body CreateSubscriptionApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriptionResponse, error)
 
 	// CreateSubscriptionWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+	//
+	// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -31230,6 +31266,8 @@ func (c *ClientWithResponses) ListServiceOwnerSubscriptionsWithResponse(ctx cont
 
 // CreateServiceOwnerSubscriptionWithBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -31243,6 +31281,8 @@ func (c *ClientWithResponses) CreateServiceOwnerSubscriptionWithBodyWithResponse
 
 // CreateServiceOwnerSubscriptionWithApplicationHalPlusJSONBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/serviceowner/events/subscriptions (the `CreateServiceOwnerSubscription` operationId).
@@ -31255,6 +31295,8 @@ func (c *ClientWithResponses) CreateServiceOwnerSubscriptionWithApplicationHalPl
 }
 
 // CreateServiceOwnerSubscriptionWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+//
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31802,6 +31844,8 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 
 // CreateSubscriptionWithBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -31815,6 +31859,8 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 
 // CreateSubscriptionWithApplicationHalPlusJSONBodyWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
 //
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
+//
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/{who}/events/subscriptions (the `CreateSubscription` operationId).
@@ -31827,6 +31873,8 @@ func (c *ClientWithResponses) CreateSubscriptionWithApplicationHalPlusJSONBodyWi
 }
 
 // CreateSubscriptionWithResponse Subscribe a webhook endpoint to events (the answer shows the signing secret, once)
+//
+// A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: a person or enterprise user for all its reportees together, a service owner its own. Beyond, 409 subscription-limit-reached; a retry of a POST that made one, with its Idempotency-Key, is still answered 201.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -82,11 +82,13 @@ type Config struct {
 	// http and resolve to private, loopback and link-local addresses (local receivers only);
 	// POSTBOX_WEBHOOK_RETRIES are the waits before each further attempt of a failed delivery, after the last
 	// of which the event is dead-lettered; POSTBOX_WEBHOOK_TIMEOUT cuts one request to an endpoint;
-	// POSTBOX_WEBHOOK_PAUSE_AFTER pauses a subscription whose endpoint has failed for that long.
-	WebhookAllowPrivate bool
-	WebhookRetries      []time.Duration
-	WebhookTimeout      time.Duration
-	WebhookPauseAfter   time.Duration
+	// POSTBOX_WEBHOOK_PAUSE_AFTER pauses a subscription whose endpoint has failed for that long;
+	// POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS is the most subscriptions a caller may have in an area (0: no limit).
+	WebhookAllowPrivate     bool
+	WebhookRetries          []time.Duration
+	WebhookTimeout          time.Duration
+	WebhookPauseAfter       time.Duration
+	WebhookMaxSubscriptions int
 
 	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
@@ -151,10 +153,11 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 
 		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", "http://127.0.0.1:8080"),
 
-		WebhookAllowPrivate: r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
-		WebhookRetries:      r.durations("POSTBOX_WEBHOOK_RETRIES", "10s,30s,1m,5m,10m,30m,1h,3h,6h,12h"),
-		WebhookTimeout:      r.duration("POSTBOX_WEBHOOK_TIMEOUT", 10*time.Second),
-		WebhookPauseAfter:   r.duration("POSTBOX_WEBHOOK_PAUSE_AFTER", 24*time.Hour),
+		WebhookAllowPrivate:     r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
+		WebhookRetries:          r.durations("POSTBOX_WEBHOOK_RETRIES", "10s,30s,1m,5m,10m,30m,1h,3h,6h,12h"),
+		WebhookTimeout:          r.duration("POSTBOX_WEBHOOK_TIMEOUT", 10*time.Second),
+		WebhookPauseAfter:       r.duration("POSTBOX_WEBHOOK_PAUSE_AFTER", 24*time.Hour),
+		WebhookMaxSubscriptions: int(r.integer("POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS", 100)),
 
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
@@ -170,6 +173,9 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}
+	}
+	if c.WebhookMaxSubscriptions < 0 {
+		r.fail("POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS", "must be 0 (no limit) or positive")
 	}
 	if c.RateLimit < 0 {
 		r.fail("POSTBOX_RATE_LIMIT", "must be 0 (off) or positive")

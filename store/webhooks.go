@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -60,9 +61,19 @@ func (q *Queries) notifyWebhook(ctx context.Context, id int64) error {
 	return err
 }
 
+// SubscriptionLimitError refuses a subscription beyond the most one subscriber may have.
+type SubscriptionLimitError struct {
+	Limit int
+}
+
+func (e *SubscriptionLimitError) Error() string {
+	return fmt.Sprintf("the subscriber has %d subscriptions that have not ended, the most it may have", e.Limit)
+}
+
 // CreateSubscription stores s as pending, to get the events committed from now on, and returns it as
-// stored.
-func (q *Queries) CreateSubscription(ctx context.Context, s Subscription) (Subscription, error) {
+// stored; a *SubscriptionLimitError when its subscriber (a service owner; else the caller, for every
+// reportee) has limit subscriptions that have not ended already (0: no limit).
+func (q *Queries) CreateSubscription(ctx context.Context, s Subscription, limit int) (Subscription, error) {
 	var out Subscription
 	err := q.inTx(ctx, func(q *Queries) error {
 		var reportee *int64
@@ -71,6 +82,11 @@ func (q *Queries) CreateSubscription(ctx context.Context, s Subscription) (Subsc
 			owner = &s.ServiceOwnerCode
 		} else {
 			reportee = &s.ReporteeID
+		}
+		if limit > 0 {
+			if err := q.checkSubscriptionLimit(ctx, s, limit); err != nil {
+				return err
+			}
 		}
 		// The last committed seq: an event committed later gets a higher one (the counter is locked to commit).
 		rows, err := q.db.Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
@@ -87,6 +103,30 @@ func (q *Queries) CreateSubscription(ctx context.Context, s Subscription) (Subsc
 		return q.notifyWebhook(ctx, out.ID)
 	})
 	return out, err
+}
+
+// checkSubscriptionLimit counts the subscriptions of s's subscriber that have not ended, under a lock
+// of that subscriber held to the commit: concurrent creations of one subscriber count one after the
+// other, each seeing those committed before it (every statement of a transaction in read committed
+// takes a new snapshot), so no more than limit are made.
+func (q *Queries) checkSubscriptionLimit(ctx context.Context, s Subscription, limit int) error {
+	mine := `service_owner_code = $1`
+	args := []any{s.ServiceOwnerCode}
+	if s.ServiceOwnerCode == "" {
+		mine, args = `service_owner_code IS NULL AND subject_party_id = $1 AND subject_login_id = $2`, []any{s.Subscriber.PartyID, s.Subscriber.LoginID}
+	}
+	key := fmt.Sprintf("webhook subscriber %s/%d/%d", s.ServiceOwnerCode, s.Subscriber.PartyID, s.Subscriber.LoginID)
+	if _, err := q.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return err
+	}
+	var n int
+	if err := q.db.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE `+mine+` AND status <> 'ended'`, args...).Scan(&n); err != nil {
+		return err
+	}
+	if n >= limit {
+		return &SubscriptionLimitError{Limit: limit}
+	}
+	return nil
 }
 
 // GetSubscription returns subscription id, ErrNotFound when there is none.

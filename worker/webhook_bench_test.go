@@ -92,7 +92,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	var party int64
 	require.NoError(b, pool.QueryRow(ctx, `SELECT min(id) FROM parties`).Scan(&party))
 	sub, err := q.CreateSubscription(ctx, store.Subscription{ReporteeID: party, Subscriber: store.Subject{PartyID: party},
-		EndPoint: srv.URL, Secret: webhook.NewSecret()})
+		EndPoint: srv.URL, Secret: webhook.NewSecret()}, 0)
 	require.NoError(b, err)
 	require.Eventually(b, func() bool {
 		s, err := q.GetSubscription(ctx, sub.ID)

@@ -136,6 +136,7 @@ func From(err error) (p *Problem, internal bool) {
 		refused  *formtask.Error
 		search   *store.SearchError
 		broad    *store.TooBroadError
+		subs     *store.SubscriptionLimitError
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -154,6 +155,9 @@ func From(err error) (p *Problem, internal bool) {
 		return New(http.StatusBadRequest, "invalid-query", "%s", search.Error()), false
 	case errors.As(err, &broad):
 		return TooBroad(broad, nil), false
+	case errors.As(err, &subs):
+		return New(http.StatusConflict, "subscription-limit-reached",
+			"you have %d webhook subscriptions here, the most a caller may have: DELETE one you no longer need first", subs.Limit), false
 	case errors.As(err, &maxBytes):
 		return New(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
 	case errors.Is(err, store.ErrNotFound):

@@ -68,6 +68,7 @@ var Types = []Type{
 	{"right-comes-with-role", http.StatusConflict, "the right is given by a role that gives more: take the role back instead"},
 	{"role-already-held", http.StatusConflict, "the right holder holds the role already"},
 	{"role-name-taken", http.StatusConflict, "a local role of that name exists"},
+	{"subscription-limit-reached", http.StatusConflict, "the caller has as many webhook subscriptions as it may (POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS); end one first"},
 	{"service-closed", http.StatusConflict, "the service is not open for submissions"},
 	{"precondition-failed", http.StatusPreconditionFailed, "If-Match does not name the current ETag, which is sent along"},
 	{"modified-since", http.StatusPreconditionFailed, "the content was modified after If-Unmodified-Since; Last-Modified says when"},

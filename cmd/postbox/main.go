@@ -370,6 +370,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		TrustClientCertHeader: cfg.TrustClientCertHeader,
 		ListTimeout:           cfg.ListTimeout,
 		Webhooks:              webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
+		MaxSubscriptions:      cfg.WebhookMaxSubscriptions,
 		PublicURL:             cfg.PublicURL,
 	}
 	if cfg.TrustClientCertHeader {
