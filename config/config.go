@@ -90,7 +90,10 @@ type Config struct {
 	WebhookPauseAfter       time.Duration
 	WebhookMaxSubscriptions int
 
-	AdminAddr    string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
+	AdminAddr string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
+	// AdminPprof (POSTBOX_ADMIN_PPROF) adds Go's profiles (/debug/pprof/) to the admin listener, for
+	// measuring under load (go run ./cmd/benchload --cpuprofile); off by default.
+	AdminPprof   bool
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
 
@@ -160,6 +163,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WebhookMaxSubscriptions: int(r.integer("POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS", 100)),
 
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
+		AdminPprof:   r.boolean("POSTBOX_ADMIN_PPROF", false),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
 	}
 	if c.MaxBodyBytes <= 0 {

@@ -24,6 +24,7 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Equal(t, 16, c.WorkerMaxWorkflowTasks)
 	assert.Equal(t, []string{"formtask", "validation", "archive", "events"}, c.WorkerQueues)
 	assert.Equal(t, "127.0.0.1:9090", c.AdminAddr)
+	assert.False(t, c.AdminPprof, "profiles are off by default")
 	assert.Empty(t, c.OTLPEndpoint, "tracing is off by default")
 	assert.False(t, c.TrustClientCertHeader)
 	assert.Equal(t, "http://127.0.0.1:8080", c.PublicURL)
@@ -64,9 +65,11 @@ func TestOperationsSettings(t *testing.T) {
 		"POSTBOX_WORKER_QUEUES":            " Validation, archive,validation ",
 		"POSTBOX_OTLP_ENDPOINT":            "otel-collector:4317",
 		"POSTBOX_TRUST_CLIENT_CERT_HEADER": "true",
+		"POSTBOX_ADMIN_PPROF":              "true",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, "0.0.0.0:9091", c.AdminAddr)
+	assert.True(t, c.AdminPprof)
 	assert.Equal(t, []string{"validation", "archive"}, c.WorkerQueues)
 	assert.Equal(t, "otel-collector:4317", c.OTLPEndpoint)
 	assert.True(t, c.TrustClientCertHeader)

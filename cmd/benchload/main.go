@@ -2,7 +2,9 @@
 // `postbox api` (the binary, on a loopback TCP port) on a database filled by `postbox gen` beside the demo
 // dataset, drives each endpoint with vegeta at a fixed number of concurrent clients, runs the bare SQL the
 // endpoint runs at the same concurrency in the same run, and prints requests per second, p50 and p99 of
-// both, their ratio, and the API process's peak resident memory.
+// both, their ratio, the database round trips per request (connections the API took from its pool, from
+// its /metrics), and the API process's peak resident memory; --cpuprofile keeps a CPU profile of the API
+// for each endpoint.
 package main
 
 import (
@@ -10,13 +12,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,8 +46,9 @@ func main() {
 	only := flag.String("only", "", "drive only the endpoints whose name contains this (e.g. \"one message\")")
 	words := flag.String("search", "fiskerikvote", "the words of the search= endpoints")
 	explain := flag.Bool("explain", false, "print EXPLAIN (ANALYZE, BUFFERS) of each list statement instead of driving the API")
+	cpuProfile := flag.String("cpuprofile", "", "write the API's CPU profile while each endpoint is driven to `prefix`-<endpoint>.pprof")
 	flag.Parse()
-	if err := run(context.Background(), *database, *binary, *words, *only, *explain, *clients, *duration); err != nil {
+	if err := run(context.Background(), *database, *binary, *words, *only, *cpuProfile, *explain, *clients, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
 		os.Exit(1)
 	}
@@ -60,7 +66,7 @@ type target struct {
 	bare       func(ctx context.Context, pool *pgxpool.Pool) error
 }
 
-func run(ctx context.Context, database, binary, words, only string, explain bool, clients int, duration time.Duration) error {
+func run(ctx context.Context, database, binary, words, only, cpuProfile string, explain bool, clients int, duration time.Duration) error {
 	if database == "" {
 		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
 	}
@@ -81,36 +87,64 @@ func run(ctx context.Context, database, binary, words, only string, explain bool
 	if err != nil {
 		return err
 	}
+	adminAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
 	api := exec.Command(binary, "api")
 	api.Env = append(os.Environ(), "POSTBOX_DATABASE_URL="+withPoolSize(database, clients), "POSTBOX_HTTP_ADDR="+addr,
-		"POSTBOX_ADMIN_ADDR=", "POSTBOX_LOG_LEVEL=warn", fmt.Sprintf("POSTBOX_RATE_LIMIT=%d", benchRateLimit))
+		"POSTBOX_ADMIN_ADDR="+adminAddr, fmt.Sprintf("POSTBOX_ADMIN_PPROF=%t", cpuProfile != ""),
+		"POSTBOX_LOG_LEVEL=warn", fmt.Sprintf("POSTBOX_RATE_LIMIT=%d", benchRateLimit))
 	api.Stdout, api.Stderr = os.Stderr, os.Stderr
 	if err := api.Start(); err != nil {
 		return fmt.Errorf("start %s api: %w", binary, err)
 	}
 	defer func() { _ = api.Process.Signal(os.Interrupt); _ = api.Wait() }()
-	base := "http://" + addr
+	base, admin := "http://"+addr, "http://"+adminAddr
 	if err := waitHealthy(base); err != nil {
 		return err
 	}
 
 	fmt.Printf("%d clients, %s per run; API: postbox api (pid %d) on %s\n\n", clients, duration, api.Process.Pid, addr)
-	fmt.Printf("%-34s %10s %9s %9s | %10s %9s %9s | %6s %6s\n", "endpoint", "API req/s", "p50", "p99", "SQL req/s", "p50", "p99", "ratio", "p99×")
+	fmt.Printf("%-34s %10s %9s %9s %6s | %10s %9s %9s | %6s %6s\n", "endpoint", "API req/s", "p50", "p99", "DB/req", "SQL req/s", "p50", "p99", "ratio", "p99×")
 	for _, t := range targets {
 		if !strings.Contains(t.name, only) {
 			continue
 		}
+		acquiresBefore, err := poolAcquires(admin)
+		if err != nil {
+			return err
+		}
+		profiled := make(chan error, 1)
+		if cpuProfile != "" {
+			go func() { profiled <- saveProfile(admin, cpuProfile+"-"+slug(t.name)+".pprof", duration) }()
+		} else {
+			profiled <- nil
+		}
+		apiBefore, clientBefore := processCPU(api.Process.Pid), ownCPU()
 		web, err := attack(base+t.path, token, clients, duration)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
+		apiCPU, vegetaCPU := processCPU(api.Process.Pid)-apiBefore, ownCPU()-clientBefore
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		acquiresAfter, err := poolAcquires(admin)
+		if err != nil {
+			return err
+		}
+		clientBefore = ownCPU()
 		sql, err := hammer(ctx, pool, t.bare, clients, duration)
 		if err != nil {
 			return fmt.Errorf("%s, bare: %w", t.name, err)
 		}
-		fmt.Printf("%-34s %10.0f %9s %9s | %10.0f %9s %9s | %6.2f %6.2f\n", t.name,
-			web.rate, ms(web.p50), ms(web.p99), sql.rate, ms(sql.p50), ms(sql.p99),
+		bareCPU := ownCPU() - clientBefore
+		fmt.Printf("%-34s %10.0f %9s %9s %6.2f | %10.0f %9s %9s | %6.2f %6.2f\n", t.name,
+			web.rate, ms(web.p50), ms(web.p99), (acquiresAfter-acquiresBefore)/float64(web.requests), sql.rate, ms(sql.p50), ms(sql.p99),
 			web.rate/sql.rate, float64(web.p99)/float64(sql.p99))
+		fmt.Printf("%-34s CPU per request: API %s, vegeta %s | bare loop's client %s\n", "",
+			perCall(apiCPU, web.requests), perCall(vegetaCPU, web.requests), perCall(bareCPU, sql.calls))
 	}
 	fmt.Printf("\nAPI peak RSS: %s\n", peakRSS(api.Process.Pid))
 	return nil
@@ -233,6 +267,8 @@ func withPoolSize(database string, clients int) string {
 type result struct {
 	rate     float64
 	p50, p99 time.Duration
+	requests uint64 // of the API
+	calls    int    // of the bare statement
 }
 
 // attack drives url with clients concurrent vegeta workers, as fast as they go, for d.
@@ -249,13 +285,13 @@ func attack(target, token string, clients int, d time.Duration) (result, error) 
 	if m.Success < 1 {
 		return result{}, fmt.Errorf("%.1f%% of requests failed: %v (status codes %v)", 100*(1-m.Success), m.Errors, m.StatusCodes)
 	}
-	return result{rate: m.Throughput, p50: m.Latencies.P50, p99: m.Latencies.P99}, nil
+	return result{rate: m.Throughput, p50: m.Latencies.P50, p99: m.Latencies.P99, requests: m.Requests}, nil
 }
 
 // hammer runs query from clients goroutines, back to back, for d.
 func hammer(ctx context.Context, pool *pgxpool.Pool, query func(context.Context, *pgxpool.Pool) error, clients int, d time.Duration) (result, error) {
 	r, err := loadtest.Run(clients, 0, d, func() error { return query(ctx, pool) })
-	return result{rate: r.Rate, p50: r.P50, p99: r.P99}, err
+	return result{rate: r.Rate, p50: r.P50, p99: r.P99, calls: r.Calls}, err
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
@@ -281,6 +317,88 @@ func waitHealthy(base string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("the API did not become healthy within 30s")
+}
+
+// poolAcquires is the count of connections the API has taken from its database pool, from its /metrics:
+// each is one statement or one batch of them, a round trip.
+func poolAcquires(admin string) (float64, error) {
+	r, err := http.Get(admin + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer r.Body.Close()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "postbox_db_pool_acquires_total "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, errors.New("the API's /metrics has no postbox_db_pool_acquires_total")
+}
+
+// saveProfile records the API's CPU profile for d (POSTBOX_ADMIN_PPROF) into file.
+func saveProfile(admin, file string, d time.Duration) error {
+	r, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, max(1, int(d.Seconds()))))
+	if err != nil {
+		return err
+	}
+	defer r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile: %s", r.Status)
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r.Body); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// slug is an endpoint's name as part of a file name: "one party, $filter" → "one-party-filter".
+func slug(name string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
+	}), "-")
+}
+
+// processCPU is the CPU time (user and system) the process has used so far, from /proc in clock ticks of
+// 10 ms (USER_HZ is 100 on Linux).
+func processCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command (in parentheses, which may hold spaces): utime and stime are the 12th and 13th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// ownCPU is the CPU time this process (vegeta, or the bare loop's pgx client) has used so far.
+func ownCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// perCall is a CPU time spread over n calls, in microseconds.
+func perCall[N int | uint64](cpu time.Duration, n N) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fµs", float64(cpu.Microseconds())/float64(n))
 }
 
 // peakRSS is the process's high-water mark of resident memory (VmHWM), from /proc.

@@ -339,9 +339,10 @@ func dialTemporal(cfg config.Config, log *slog.Logger, tracing *telemetry.Tracin
 	return c, nil
 }
 
-// serveAdmin serves /metrics and /healthz on POSTBOX_ADMIN_ADDR, for Prometheus and probes.
+// serveAdmin serves /metrics and /healthz on POSTBOX_ADMIN_ADDR, for Prometheus and probes (and the
+// profiles with POSTBOX_ADMIN_PPROF).
 func serveAdmin(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	return httpServe(ctx, cfg, log, newHTTPServer(cfg, cfg.AdminAddr, telemetry.AdminHandler()))
+	return httpServe(ctx, cfg, log, newHTTPServer(cfg, cfg.AdminAddr, telemetry.AdminHandler(cfg.AdminPprof)))
 }
 
 // newAPI builds the API over the services, and what keeps its rights cache in step with the database

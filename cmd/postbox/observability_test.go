@@ -173,7 +173,7 @@ func submitAndSign(t *testing.T, h http.Handler, id string) {
 func scrape(t *testing.T) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	telemetry.AdminHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	telemetry.AdminHandler(false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 	b, err := io.ReadAll(rec.Body)
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestMetricsAfterASubmission(t *testing.T) {
 	assert.NotContains(t, out, ssnP1)
 
 	rec := httptest.NewRecorder()
-	telemetry.AdminHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	telemetry.AdminHandler(false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	assert.Equal(t, http.StatusOK, rec.Code)
 }
 

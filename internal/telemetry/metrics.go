@@ -3,6 +3,7 @@ package telemetry
 import (
 	"log/slog"
 	"net/http"
+	httppprof "net/http/pprof"
 	"sync"
 	"time"
 	"unicode"
@@ -66,9 +67,15 @@ func MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry})
 }
 
-// AdminHandler is what the admin listener serves: /metrics and /healthz (the process is up).
-func AdminHandler() http.Handler {
+// AdminHandler is what the admin listener serves: /metrics and /healthz (the process is up), and with
+// pprof Go's profiles under /debug/pprof/.
+func AdminHandler(pprof bool) http.Handler {
 	mux := http.NewServeMux()
+	if pprof {
+		mux.HandleFunc("GET /debug/pprof/", httppprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", httppprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", httppprof.Trace)
+	}
 	mux.Handle("GET /metrics", MetricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
