@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -26,26 +25,29 @@ func etagOf(mediaType string, content []byte) string {
 }
 
 // resourceETag is the ETag of resource v in the negotiated media type: each media type is written from
-// the same value, so its digest and the media type determine the bytes.
+// the same value, so the digest of its JSON and the media type determine the bytes.
 func resourceETag(c *gin.Context, v any) (string, error) {
-	b, err := json.Marshal(v)
+	b, err := render.AppendJSON(nil, v)
 	if err != nil {
 		return "", err
 	}
 	return etagOf(render.Format(c), b), nil
 }
 
-// respondTagged answers 200 with v and its ETag, or 304 when If-None-Match names it.
+// respondTagged answers 200 with v and its ETag, or 304 when If-None-Match names it. The JSON the ETag
+// digests is the body of the JSON media types: v is encoded once for them.
 func respondTagged(c *gin.Context, v any) {
-	tag, err := resourceETag(c, v)
+	body, err := render.AppendJSON(nil, v)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	if notModified(c, tag) {
+	if notModified(c, etagOf(render.Format(c), body)) {
 		return
 	}
-	respond(c, http.StatusOK, v)
+	if err := render.WriteEncoded(c, http.StatusOK, v, body); err != nil {
+		abort(c, err)
+	}
 }
 
 // notModified sets the ETag and, when If-None-Match names it (or is *), answers 304.

@@ -69,6 +69,105 @@ type messageLinks struct {
 	ArchiveReference *render.Link  `json:"archivereference,omitempty"`
 }
 
+// AppendJSON writes the message as encoding/json would (render.JSONAppender): lists write fifty a page.
+func (r *messageResource) AppendJSON(b []byte) []byte {
+	b = append(b, `{"MessageId":`...)
+	b = render.AppendString(b, r.MessageID)
+	b = appendOptional(b, `,"ReporteeId":`, r.ReporteeID)
+	b = appendOptional(b, `,"ReporteeName":`, r.ReporteeName)
+	b = append(b, `,"Subject":`...)
+	b = render.AppendString(b, r.Subject)
+	b = append(b, `,"Status":`...)
+	b = render.AppendString(b, r.Status)
+	b = append(b, `,"LastChangedDateTime":`...)
+	b = r.LastChangedDateTime.AppendJSON(b)
+	b = append(b, `,"LastChangedBy":`...)
+	b = render.AppendString(b, r.LastChangedBy)
+	b = append(b, `,"ServiceOwner":`...)
+	b = render.AppendString(b, r.ServiceOwner)
+	b = append(b, `,"Type":`...)
+	b = render.AppendString(b, r.Type)
+	b = appendOptional(b, `,"MessageSender":`, r.MessageSender)
+	b = appendOptional(b, `,"Summary":`, r.Summary)
+	b = appendOptional(b, `,"Body":`, r.Body)
+	b = append(b, `,"ServiceCode":`...)
+	b = render.AppendString(b, r.ServiceCode)
+	b = append(b, `,"ServiceEdition":`...)
+	b = strconv.AppendInt(b, int64(r.ServiceEdition), 10)
+	b = appendOptional(b, `,"ArchiveReference":`, r.ArchiveReference)
+	if len(r.ReplyOptions) > 0 {
+		b = append(b, `,"ReplyOptions":[`...)
+		for i, o := range r.ReplyOptions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"Type":`...)
+			b = render.AppendString(b, o.Type)
+			b = append(b, `,"URL":`...)
+			b = render.AppendString(b, o.URL)
+			b = append(b, `,"Text":`...)
+			b = render.AppendString(b, o.Text)
+			b = appendOptional(b, `,"ServiceCode":`, o.ServiceCode)
+			if o.ServiceEditionCode != 0 {
+				b = append(b, `,"ServiceEditionCode":`...)
+				b = strconv.AppendInt(b, int64(o.ServiceEditionCode), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"CreatedDate":`...)
+	b = r.CreatedDate.AppendJSON(b)
+	if r.IsConfirmationNeeded != nil {
+		b = append(b, `,"IsConfirmationNeeded":`...)
+		b = strconv.AppendBool(b, *r.IsConfirmationNeeded)
+	}
+	if r.ConfirmedDateTime != nil {
+		b = append(b, `,"ConfirmedDateTime":`...)
+		b = r.ConfirmedDateTime.AppendJSON(b)
+	}
+	b = appendOptional(b, `,"ConfirmedBy":`, r.ConfirmedBy)
+	if r.DeletedDateTime != nil {
+		b = append(b, `,"DeletedDateTime":`...)
+		b = r.DeletedDateTime.AppendJSON(b)
+	}
+	b = appendOptional(b, `,"DeletedBy":`, r.DeletedBy)
+	l := &r.Links
+	b = append(b, `,"_links":{"self":`...)
+	b = l.Self.AppendJSON(b)
+	b = appendOptionalLink(b, `,"print":`, l.Print)
+	b = append(b, `,"metadata":`...)
+	b = l.Metadata.AppendJSON(b)
+	b = appendOptionalLink(b, `,"portalview":`, l.PortalView)
+	b = appendOptionalLink(b, `,"restore":`, l.Restore)
+	if len(l.Form) > 0 {
+		b = append(b, `,"form":`...)
+		b = render.AppendLinks(b, l.Form)
+	}
+	if len(l.Attachment) > 0 {
+		b = append(b, `,"attachment":`...)
+		b = render.AppendLinks(b, l.Attachment)
+	}
+	b = appendOptionalLink(b, `,"archivereference":`, l.ArchiveReference)
+	return append(b, "}}"...)
+}
+
+// appendOptional writes a string member that is left out when empty (omitempty).
+func appendOptional(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return render.AppendString(append(b, key...), v)
+}
+
+// appendOptionalLink writes a link member that is left out when nil (omitempty).
+func appendOptionalLink(b []byte, key string, l *render.Link) []byte {
+	if l == nil {
+		return b
+	}
+	return l.AppendJSON(append(b, key...))
+}
+
 type formResource struct {
 	Type              string
 	DataFormatID      string `json:"DataFormatId"`

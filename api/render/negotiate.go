@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"mime"
 	"strconv"
 	"strings"
@@ -79,7 +78,11 @@ func Format(c *gin.Context) string {
 }
 
 // Write writes v in the negotiated media type; it writes nothing when v cannot be encoded.
-func Write(c *gin.Context, status int, v any) error {
+func Write(c *gin.Context, status int, v any) error { return WriteEncoded(c, status, v, nil) }
+
+// WriteEncoded is Write of a v whose JSON is known (json, as AppendJSON wrote it; nil if not): the JSON
+// media types write it as it is.
+func WriteEncoded(c *gin.Context, status int, v any, json []byte) error {
 	mt := Format(c)
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {
@@ -88,16 +91,19 @@ func Write(c *gin.Context, status int, v any) error {
 			renderBuffers.Put(buf)
 		}
 	}()
-	var err error
-	if strings.HasSuffix(mt, "xml") {
-		err = WriteHALXML(buf, v)
-	} else {
-		enc := json.NewEncoder(buf)
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(v)
-	}
-	if err != nil {
-		return err
+	switch {
+	case strings.HasSuffix(mt, "xml"):
+		if err := WriteHALXML(buf, v); err != nil {
+			return err
+		}
+	case json == nil:
+		b, err := AppendJSON(buf.AvailableBuffer(), v)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	default:
+		buf.Write(json)
 	}
 	c.Data(status, mt+"; charset=utf-8", buf.Bytes())
 	return nil
