@@ -573,3 +573,43 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef) error {
 	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
 }
+
+// CheckAndProject runs the checks of an update's content and, when they find no error, its projection
+// (ProjectState), or discards a revision they find invalid: the work of a save or of the checks before
+// Archive as one local activity. Each step is idempotent, so a retried attempt does them again.
+func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
+	var res workflows.CheckAndProjectResult
+	if in.Forms {
+		f, err := a.ValidateForms(ctx, in.Content)
+		if err != nil {
+			return res, err
+		}
+		res.Findings = res.Findings.Join(f)
+	}
+	if in.Attachments {
+		f, err := a.CheckAttachments(ctx, workflows.CheckAttachmentsInput{
+			Content: in.Content, ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: in.Final,
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Findings = res.Findings.Join(f)
+	}
+	if len(res.Findings.Errors) > 0 {
+		if in.Content.Revision.ID != 0 {
+			// Failing to delete it loses nothing: store.DeleteStaleRevisions removes it later.
+			if err := a.DiscardRevision(ctx, in.Content); err != nil {
+				activity.GetLogger(ctx).Warn("discarding a revision failed", "revision", in.Content.Revision.ID, "err", err)
+			}
+		}
+		return res, nil
+	}
+	if in.Project != nil {
+		pr, err := a.ProjectState(ctx, *in.Project)
+		if err != nil {
+			return res, err
+		}
+		res.Ref = pr.Ref
+	}
+	return res, nil
+}

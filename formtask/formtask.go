@@ -17,6 +17,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
@@ -387,11 +388,15 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (wo
 	ctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	go s.watchServer(ctx, giveUp)
+	// A run started with its search attributes and memo need not write them (workflows.VersionLeanHistory).
+	state := startState(task)
 	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(task.MessageID),
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, workflows.FormTask, startState(task))
+		TypedSearchAttributes:    temporal.NewSearchAttributes(state.SearchAttributes()...),
+		Memo:                     state.Memo(),
+	}, workflows.FormTask, state)
 	h, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{

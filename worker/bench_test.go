@@ -72,7 +72,7 @@ func runBare(ctx context.Context, c client.Client, id string) error {
 }
 
 // copyMessages makes n copies of a3101102 (4711/2, valid data, Utfylling) and returns their ids.
-func copyMessages(b *testing.B, pool *pgxpool.Pool, batch, n int) []string {
+func copyMessages(b testing.TB, pool *pgxpool.Pool, batch, n int) []string {
 	ctx := context.Background()
 	ids := make([]string, n)
 	err := store.InTx(ctx, pool, func(tx pgx.Tx) error {

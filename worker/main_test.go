@@ -194,4 +194,6 @@ func (r *recorder) wrap(w sdkworker.Registry, a *activities.Activities) {
 		opts(workflows.ActivityCheckAttachments))
 	w.RegisterActivityWithOptions(recorded(r, "project", a.ProjectState, func(in workflows.ProjectInput) workflows.ContentRef { return in.Content }),
 		opts(workflows.ActivityProjectState))
+	w.RegisterActivityWithOptions(recorded(r, "check and project", a.CheckAndProject, func(in workflows.CheckAndProjectInput) workflows.ContentRef { return in.Content }),
+		opts(workflows.ActivityCheckAndProject))
 }

@@ -147,6 +147,7 @@ func register(r worker.Registry, group string, acts *activities.Activities, deli
 		workflows.ActivityDiscardRevision:  acts.DiscardRevision,
 		workflows.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
 		workflows.ActivityChangePlace:      acts.ChangePlace,
+		workflows.ActivityCheckAndProject:  acts.CheckAndProject,
 	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})

@@ -58,6 +58,17 @@ const VersionHeartbeats = "activity-heartbeats"
 // (DefaultVersion) keep the queues they began with.
 const VersionLocalWork = "local-checks-and-projection"
 
+// VersionLeanHistory is the workflow.GetVersion change id of runs with a short history, recorded as the
+// first command of a run. Version 1 takes VersionTaskQueues, VersionHeartbeats, VersionLocalWork,
+// VersionContentChanges, VersionFormPrint and VersionLifecycle at version 1 without recording their
+// markers (each cost two events, the marker and its TemporalChangeVersion search attribute, all server
+// work); it runs the checks of an update, its projection and the discard of an invalid revision as one
+// local activity (ActivityCheckAndProject), one marker instead of up to three; and it writes the task's
+// search attributes and memo only where they differ from those the run was started with (formtask starts
+// runs with them). Runs begun before (DefaultVersion, as the replay of their first workflow task finds no
+// such marker) decide each change by its own marker as before.
+const VersionLeanHistory = "lean-history"
+
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
 // the attempt to another worker (after the retry policy's first interval, 1 s). The activities heartbeat
 // every fifth of it, and the workers send heartbeats at least that often (worker.New).
@@ -93,6 +104,7 @@ const (
 	ActivityProjectState     = "ProjectState"
 	ActivityDiscardRevision  = "DiscardRevision"
 	ActivityPurgeTrashbin    = "PurgeTrashbin"
+	ActivityCheckAndProject  = "CheckAndProject"
 )
 
 // ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
@@ -105,6 +117,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityArchive:          TaskQueueArchive,
 	ActivityProjectState:     TaskQueueArchive,
 	ActivityDiscardRevision:  TaskQueue,
+	ActivityCheckAndProject:  TaskQueue,
 	ActivityPurgeTrashbin:    TaskQueueArchive,
 	ActivityChangePlace:      TaskQueueArchive,
 	ActivityRenderFormPrint:  TaskQueueValidation, // as RenderPrint: print uses the options of both
@@ -118,6 +131,22 @@ var (
 	SearchServiceEdition = temporal.NewSearchAttributeKeyInt64("ServiceEdition")
 	SearchStatus         = temporal.NewSearchAttributeKeyKeyword("FormTaskStatus")
 )
+
+// MemoSubject is the memo field of a form-task workflow that holds the task's subject.
+const MemoSubject = "Subject"
+
+// SearchAttributes are the search attributes of the task's workflow.
+func (s TaskState) SearchAttributes() []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
+		SearchReportee.ValueSet(s.ReporteeID),
+		SearchServiceCode.ValueSet(s.ServiceCode),
+		SearchServiceEdition.ValueSet(int64(s.ServiceEdition)),
+		SearchStatus.ValueSet(s.Status),
+	}
+}
+
+// Memo is the memo of the task's workflow.
+func (s TaskState) Memo() map[string]any { return map[string]any{MemoSubject: s.Subject} }
 
 // Error types of rejected updates (temporal.ApplicationError.Type), for the API to map to HTTP statuses.
 const (
@@ -349,6 +378,27 @@ type ProjectInput struct {
 	Status  string
 	By      string
 	At      time.Time
+}
+
+// CheckAndProjectInput asks ActivityCheckAndProject for the checks of an update's content (the forms
+// against their schemas, the attachments against the service's rules, Final as in CheckAttachmentsInput)
+// and, when they find no error and Project is set, its projection (Project.Content is Content). A revision
+// the checks find invalid is discarded.
+type CheckAndProjectInput struct {
+	Content        ContentRef
+	Forms          bool
+	Attachments    bool
+	ServiceCode    string
+	ServiceEdition int
+	Final          bool
+	Project        *ProjectInput `json:",omitempty"`
+}
+
+// CheckAndProjectResult is what the checks found and, when they passed and a projection was asked for,
+// what it wrote.
+type CheckAndProjectResult struct {
+	Findings Findings
+	Ref      int64
 }
 
 // ProjectResult says what a promotion wrote.

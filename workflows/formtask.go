@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -47,11 +48,34 @@ func retried(startToClose, scheduleToClose time.Duration) workflow.ActivityOptio
 
 // queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
 // on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
-// VersionHeartbeats on; the checks and the projection local from VersionLocalWork on.
+// VersionHeartbeats on; the checks and the projection local from VersionLocalWork on; all of them, and one
+// local activity for checks and projection, from VersionLeanHistory on.
 type queues struct {
 	split     bool
 	heartbeat bool
 	local     bool
+	lean      bool
+}
+
+// runQueues decides the queues of a run once, before any command. Runs from VersionLeanHistory record its
+// marker alone; runs begun before replay their markers of the older changes.
+func runQueues(ctx workflow.Context) queues {
+	if workflow.GetVersion(ctx, VersionLeanHistory, workflow.DefaultVersion, 1) == 1 {
+		return queues{split: true, heartbeat: true, local: true, lean: true}
+	}
+	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
+	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
+	local := workflow.GetVersion(ctx, VersionLocalWork, workflow.DefaultVersion, 1)
+	return queues{split: split >= 1, heartbeat: heartbeat >= 1, local: local >= 1}
+}
+
+// version is the version of a change made after VersionLeanHistory's changes: 1 in lean runs without a
+// marker of its own, else that of its marker.
+func (q queues) version(ctx workflow.Context, changeID string) workflow.Version {
+	if q.lean {
+		return 1
+	}
+	return workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, 1)
 }
 
 // localChecks says whether the checks run as local activities: before the split and since VersionLocalWork.
@@ -106,10 +130,7 @@ func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, activity
 // the read model current through activities, and ends when the task is archived.
 func FormTask(ctx workflow.Context, state TaskState) error {
 	// Decided once per run, before any command: a run keeps the queues it began with.
-	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
-	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
-	local := workflow.GetVersion(ctx, VersionLocalWork, workflow.DefaultVersion, 1)
-	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: queues{split: split >= 1, heartbeat: heartbeat >= 1, local: local >= 1}}
+	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: runQueues(ctx)}
 	if err := t.register(ctx); err != nil {
 		return err
 	}
@@ -160,17 +181,46 @@ func (t *task) register(ctx workflow.Context) error {
 	return t.registerPlaceChanges(ctx)
 }
 
-// publish makes the task findable: search attributes and the subject as memo.
+// publish makes the task findable: search attributes and the subject as memo. Lean runs write only those
+// the run was not started (or continued as new) with.
 func (t *task) publish(ctx workflow.Context) error {
-	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		SearchReportee.ValueSet(t.state.ReporteeID),
-		SearchServiceCode.ValueSet(t.state.ServiceCode),
-		SearchServiceEdition.ValueSet(int64(t.state.ServiceEdition)),
-		SearchStatus.ValueSet(t.state.Status),
-	); err != nil {
-		return err
+	attrs, memo := t.state.SearchAttributes(), t.state.Memo()
+	if t.queues.lean {
+		attrs, memo = t.unpublished(ctx)
 	}
-	return workflow.UpsertMemo(ctx, map[string]any{"Subject": t.state.Subject})
+	if len(attrs) > 0 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
+			return err
+		}
+	}
+	if len(memo) > 0 {
+		return workflow.UpsertMemo(ctx, memo)
+	}
+	return nil
+}
+
+// unpublished returns the search attributes and memo of the task that the run does not have with the same
+// value.
+func (t *task) unpublished(ctx workflow.Context) ([]temporal.SearchAttributeUpdate, map[string]any) {
+	have := workflow.GetTypedSearchAttributes(ctx)
+	var attrs []temporal.SearchAttributeUpdate
+	keyword := func(key temporal.SearchAttributeKeyKeyword, value string) {
+		if got, ok := have.GetKeyword(key); !ok || got != value {
+			attrs = append(attrs, key.ValueSet(value))
+		}
+	}
+	keyword(SearchReportee, t.state.ReporteeID)
+	keyword(SearchServiceCode, t.state.ServiceCode)
+	if got, ok := have.GetInt64(SearchServiceEdition); !ok || got != int64(t.state.ServiceEdition) {
+		attrs = append(attrs, SearchServiceEdition.ValueSet(int64(t.state.ServiceEdition)))
+	}
+	keyword(SearchStatus, t.state.Status)
+	var subject string
+	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[MemoSubject]
+	if ok && converter.GetDefaultDataConverter().FromPayload(p, &subject) == nil && subject == t.state.Subject {
+		return attrs, nil
+	}
+	return attrs, t.state.Memo()
 }
 
 func (t *task) setStatus(ctx workflow.Context, status string) error {
@@ -347,15 +397,21 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	case !in.Sign || !maySign:
 		target = store.StatusSigning
 	}
+	projected := false
 	if in.Revision.ID != 0 {
-		findings, err := t.check(ctx, content, true, true, target != store.StatusFilling)
+		projectTo := target
+		if target == store.StatusArchived {
+			projectTo = "" // Archive promotes the revision
+		}
+		findings, err := t.checkAndProject(ctx, content, true, true, target != store.StatusFilling, projectTo, in.Caller.Name)
 		if err != nil {
 			return Result{}, err
 		}
 		if len(findings.Errors) > 0 {
 			v := findings.Result()
-			return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, t.discard(ctx, in.Revision, nil)
+			return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 		}
+		projected = projectTo != ""
 	}
 
 	if target == store.StatusArchived {
@@ -375,8 +431,10 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		log.Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", in.Caller.ID)
 		return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
 	}
-	if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
-		return Result{}, err
+	if !projected {
+		if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
+			return Result{}, err
+		}
 	}
 	if err := t.setStatus(ctx, target); err != nil {
 		return Result{}, err
@@ -412,19 +470,16 @@ func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, valid
 		return Result{}, t.discard(ctx, rev, err)
 	}
 	content := ContentRef{MessageID: t.state.MessageID, Revision: rev}
-	findings, err := t.check(ctx, content, forms, attachments, false)
+	findings, err := t.checkAndProject(ctx, content, forms, attachments, false, store.StatusFilling, c.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(findings.Errors) > 0 {
 		v := findings.Result()
-		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, t.discard(ctx, rev, nil)
-	}
-	ref, err := t.project(ctx, content, store.StatusFilling, c.Name)
-	if err != nil {
-		return Result{}, err
+		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 	}
 	r := Result{Outcome: OutcomeSaved, Status: store.StatusFilling}
+	ref := findings.ref
 	setRef(&r, ref)
 	return r, nil
 }
@@ -437,7 +492,7 @@ func (t *task) validate(ctx workflow.Context, _ ReadInput) (Result, error) {
 	if err := t.validateValidate(ctx, ReadInput{}); err != nil {
 		return Result{}, err
 	}
-	findings, err := t.check(ctx, ContentRef{MessageID: t.state.MessageID}, true, true, true)
+	findings, err := t.checkAndProject(ctx, ContentRef{MessageID: t.state.MessageID}, true, true, true, "", "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -453,13 +508,52 @@ func (t *task) print(ctx workflow.Context, in ReadInput) (Result, error) {
 	var pr PrintResult
 	actx := t.queues.print(ctx)
 	activity, arg := ActivityRenderPrint, any(t.state.MessageID)
-	if in.FormID != 0 && workflow.GetVersion(ctx, VersionFormPrint, workflow.DefaultVersion, 1) == 1 {
+	if in.FormID != 0 && t.queues.version(ctx, VersionFormPrint) == 1 {
 		activity, arg = ActivityRenderFormPrint, FormPrintInput{MessageID: t.state.MessageID, FormID: in.FormID}
 	}
 	if err := workflow.ExecuteActivity(actx, activity, arg).Get(ctx, &pr); err != nil {
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomePrinted, Status: t.state.Status, PrintDigest: pr.Digest}, nil
+}
+
+// checked is what checkAndProject found: the findings of the checks and the Ref of the projection.
+type checked struct {
+	Findings
+	ref int64
+}
+
+// checkAndProject runs the checks of content and, when they find no error and status is set, projects it
+// (project) with status by by; a revision they find invalid is discarded. Lean runs do it all in one local
+// activity; runs begun before schedule the checks, then the discard or the projection.
+func (t *task) checkAndProject(ctx workflow.Context, content ContentRef, forms, attachments, final bool, status, by string) (checked, error) {
+	if !t.queues.lean {
+		findings, err := t.check(ctx, content, forms, attachments, final)
+		if err != nil {
+			return checked{}, err
+		}
+		if len(findings.Errors) > 0 {
+			return checked{Findings: findings}, t.discard(ctx, content.Revision, nil)
+		}
+		var ref int64
+		if status != "" {
+			ref, err = t.project(ctx, content, status, by)
+		}
+		return checked{Findings: findings, ref: ref}, err
+	}
+	in := CheckAndProjectInput{Content: content, Forms: forms, Attachments: attachments,
+		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Final: final}
+	if status != "" {
+		in.Project = &ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}
+	}
+	var res CheckAndProjectResult
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityCheckAndProject, in).Get(ctx, &res); err != nil {
+		return checked{}, err
+	}
+	if status != "" && len(res.Findings.Errors) == 0 {
+		t.promoted(content.Revision)
+	}
+	return checked{Findings: res.Findings, ref: res.Ref}, nil
 }
 
 // check validates the forms of content against their schemas and its attachments against the service's

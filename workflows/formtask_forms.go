@@ -78,7 +78,7 @@ func (t *task) validateContentChange(_ workflow.Context, in ContentChangeInput) 
 // attachment content is checked against the service's attachment rules, a removal is not (the minimum
 // counts hold only when the task is completed). The result's FormID or AttachmentID is the one changed.
 func (t *task) changeContent(ctx workflow.Context, in ContentChangeInput) (Result, error) {
-	_ = workflow.GetVersion(ctx, VersionContentChanges, workflow.DefaultVersion, 1)
+	_ = t.queues.version(ctx, VersionContentChanges)
 	return t.addContent(ctx, in.Caller, in.Revision, func() error { return t.validateContentChange(ctx, in) },
 		false, in.Change == ChangeReplaceAttachment, func(r *Result, ref int64) {
 			if in.Change == ChangeDeleteForm {

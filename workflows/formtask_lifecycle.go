@@ -28,7 +28,8 @@ const ActivityChangePlace = "ChangePlace"
 
 // VersionLifecycle is the workflow.GetVersion change id of the place updates: each records it when it
 // first runs, so a later change of their commands can tell the runs that made them apart (and the
-// TemporalChangeVersion search attribute finds the tasks that have been in a trashbin).
+// TemporalChangeVersion search attribute finds the tasks of runs before VersionLeanHistory that have been
+// in a trashbin).
 const VersionLifecycle = "formtask-lifecycle"
 
 // Error types of refused place changes (and of content changes of a task in the trashbin).
@@ -131,7 +132,7 @@ func (t *task) changePlace(ctx workflow.Context, change string, validate func() 
 	if err := validate(); err != nil {
 		return Result{}, err
 	}
-	workflow.GetVersion(ctx, VersionLifecycle, workflow.DefaultVersion, 1)
+	t.queues.version(ctx, VersionLifecycle)
 	var r ChangePlaceResult
 	err := t.queues.changePlace(ctx, ChangePlaceInput{
 		MessageID: t.state.MessageID, Change: change, Audit: in.Audit, DeletedBefore: in.DeletedBefore,

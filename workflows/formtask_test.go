@@ -47,29 +47,53 @@ func (f *fakeActivities) Calls() []string {
 
 func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(func(c workflows.ContentRef) (workflows.Findings, error) {
+	validateForms := func(c workflows.ContentRef) (workflows.Findings, error) {
 		f.record(workflows.ActivityValidateForms, c.Revision.ID)
 		if f.invalid {
 			return workflows.Findings{Errors: []workflows.ValidationEntry{{FieldName: "AntallAnsatte", ErrorMessage: "too many", FieldXPath: "/Skjema/AntallAnsatte"}}}, nil
 		}
 		return workflows.Findings{}, nil
-	}, workflows.ActivityValidateForms)
-	reg(func(in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+	}
+	checkAttachments := func(in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
 		f.record(workflows.ActivityCheckAttachments, in.Content.Revision.ID)
 		return workflows.Findings{Warnings: []workflows.ValidationEntry{{FieldName: "a.pdf", ErrorMessage: "w"}}}, nil
-	}, workflows.ActivityCheckAttachments)
-	reg(func(in workflows.ProjectInput) (workflows.ProjectResult, error) {
+	}
+	projectState := func(in workflows.ProjectInput) (workflows.ProjectResult, error) {
 		f.record(workflows.ActivityProjectState+"("+in.Status+")", in.Content.Revision.ID)
 		return workflows.ProjectResult{Ref: 200777}, nil
-	}, workflows.ActivityProjectState)
+	}
+	discardRevision := func(c workflows.ContentRef) error {
+		f.record(workflows.ActivityDiscardRevision, c.Revision.ID)
+		return nil
+	}
+	reg(validateForms, workflows.ActivityValidateForms)
+	reg(checkAttachments, workflows.ActivityCheckAttachments)
+	reg(projectState, workflows.ActivityProjectState)
+	reg(discardRevision, workflows.ActivityDiscardRevision)
+	// As activities.CheckAndProject, with the steps above.
+	reg(func(in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
+		var res workflows.CheckAndProjectResult
+		if in.Forms {
+			found, _ := validateForms(in.Content)
+			res.Findings = res.Findings.Join(found)
+		}
+		if in.Attachments {
+			found, _ := checkAttachments(workflows.CheckAttachmentsInput{Content: in.Content, Final: in.Final})
+			res.Findings = res.Findings.Join(found)
+		}
+		switch {
+		case len(res.Findings.Errors) > 0 && in.Content.Revision.ID != 0:
+			_ = discardRevision(in.Content)
+		case len(res.Findings.Errors) == 0 && in.Project != nil:
+			pr, _ := projectState(*in.Project)
+			res.Ref = pr.Ref
+		}
+		return res, nil
+	}, workflows.ActivityCheckAndProject)
 	reg(func(in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
 		f.record(workflows.ActivityArchive, in.Content.Revision.ID)
 		return workflows.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
 	}, workflows.ActivityArchive)
-	reg(func(c workflows.ContentRef) error {
-		f.record(workflows.ActivityDiscardRevision, c.Revision.ID)
-		return nil
-	}, workflows.ActivityDiscardRevision)
 	reg(func(messageID string) (workflows.PrintResult, error) {
 		f.record(workflows.ActivityRenderPrint, 0)
 		return workflows.PrintResult{Digest: strings.Repeat("cd", 32)}, nil

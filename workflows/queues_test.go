@@ -35,11 +35,13 @@ import (
 // print, an invalid submission, to signing, signed and archived; formtask-v2-lifecycle of the same code
 // with the place updates (VersionLifecycle, ChangePlace on postbox-archive) — a draft, to the trashbin,
 // restored, to signing, to the trashbin, restored, to the trashbin and deleted for good; formtask-v3-lifecycle
-// the same with the local work (ChangePlace a local activity). The current code must replay them, so
-// workflows running during an upgrade go on.
+// the same with the local work (ChangePlace a local activity); formtask-v4-lean with VersionLeanHistory
+// (worker's TestLifeOfATask with POSTBOX_RECORD_HISTORY) — validate, save, an attachment, an invalid one,
+// the attachment deleted, print, to the trashbin, restored, to signing, signed and archived. The current
+// code must replay them, so workflows running during an upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
 	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json",
-		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json"} {
+		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json", "testdata/formtask-v4-lean.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
@@ -72,8 +74,8 @@ func TestLongActivitiesHeartbeat(t *testing.T) {
 	}, heartbeats)
 }
 
-// New runs run the short activities (the checks, ProjectState, DiscardRevision) locally, in the workflow
-// task, and put the PDF-rendering ones on the queue of their group.
+// New runs run the short activities locally, in the workflow task (the checks with the projection as one,
+// CheckAndProject, and DiscardRevision), and put the PDF-rendering ones on the queue of their group.
 func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 	env, _ := newEnv(t)
 	var mu sync.Mutex
@@ -98,12 +100,10 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	assert.Equal(t, map[string]string{
-		workflows.ActivityValidateForms:    "local",
-		workflows.ActivityCheckAttachments: "local",
-		workflows.ActivityRenderPrint:      workflows.TaskQueueValidation,
-		workflows.ActivityProjectState:     "local",
-		workflows.ActivityArchive:          workflows.TaskQueueArchive,
-		workflows.ActivityDiscardRevision:  "local",
+		workflows.ActivityCheckAndProject: "local",
+		workflows.ActivityRenderPrint:     workflows.TaskQueueValidation,
+		workflows.ActivityArchive:         workflows.TaskQueueArchive,
+		workflows.ActivityDiscardRevision: "local",
 	}, queues)
 }
 
