@@ -22,7 +22,8 @@ import (
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
 //
 //   - TaskQueue: the form-task workflows (workflow tasks), and the local activities, which run inside the
-//     workflow task: DiscardRevision, and since VersionLocalWork the checks and ProjectState. Runs begun
+//     workflow task: DiscardRevision, since VersionLocalWork the checks and ProjectState, since
+//     VersionLeanHistory CheckAndProject (the checks, ProjectState and DiscardRevision in one). Runs begun
 //     before the queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep
 //     running all their activities here, the checks as local activities, so the workers of this queue
 //     register every activity.
