@@ -152,8 +152,10 @@ var MessageFields = odatasql.Fields{
 }
 
 const (
+	// Most messages have no reply options: NULLIF sends those as NULL, which scans to a nil slice without
+	// a JSON decode per row.
 	messageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
-	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), m.reply_options`
+	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), NULLIF(m.reply_options, '[]')`
 	messageFrom = `
 	FROM messages m
 	JOIN services s ON s.service_code = m.service_code AND s.service_edition = m.service_edition
