@@ -59,6 +59,10 @@ func main() {
 // every request is admitted while the limiter still does its work (a lease per 64 requests).
 const benchRateLimit = 1_000_000_000
 
+// roundTrips is the API's count of connections taken from its database pool: each is one statement or one
+// batch of them, a round trip.
+const roundTrips = "postbox_db_pool_acquires_total"
+
 // target is one endpoint and the statement it runs (sql and args for the list statements, for --explain).
 type target struct {
 	name, path string
@@ -71,7 +75,7 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 	if database == "" {
 		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
 	}
-	// The bare queries get as many connections as the API: one per client.
+	// The bare queries get one connection per client.
 	pool, err := store.Open(ctx, withPoolSize(database, clients))
 	if err != nil {
 		return err
@@ -98,7 +102,9 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		return err
 	}
 	api := exec.Command(binary, "api")
-	api.Env = append(os.Environ(), "POSTBOX_DATABASE_URL="+withPoolSize(database, clients), "POSTBOX_HTTP_ADDR="+addr,
+	// The API keeps its own pool, as configured (pgx's default is four connections, or one per core where
+	// there are more): its requests wait for a connection in the API rather than as 32 backends sharing the cores.
+	api.Env = append(os.Environ(), "POSTBOX_DATABASE_URL="+database, "POSTBOX_HTTP_ADDR="+addr,
 		"POSTBOX_ADMIN_ADDR="+adminAddr, fmt.Sprintf("POSTBOX_ADMIN_PPROF=%t", cpuProfile != ""),
 		"POSTBOX_LOG_LEVEL=warn", fmt.Sprintf("POSTBOX_RATE_LIMIT=%d", benchRateLimit))
 	api.Stdout, api.Stderr = os.Stderr, os.Stderr
@@ -111,13 +117,18 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		return err
 	}
 
-	fmt.Printf("%d clients, %s per run; API: postbox api (pid %d) on %s\n\n", clients, duration, api.Process.Pid, addr)
+	apiConns, err := apiMetric(admin, "postbox_db_pool_max_conns")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d clients, %s per run; API: postbox api (pid %d) on %s with %.0f database connections; bare loop: %d\n\n",
+		clients, duration, api.Process.Pid, addr, apiConns, clients)
 	fmt.Printf("%-34s %10s %9s %9s %6s | %10s %9s %9s | %6s %6s\n", "endpoint", "API req/s", "p50", "p99", "DB/req", "SQL req/s", "p50", "p99", "ratio", "p99×")
 	for _, t := range targets {
 		if !strings.Contains(t.name, only) {
 			continue
 		}
-		acquiresBefore, err := poolAcquires(admin)
+		acquiresBefore, err := apiMetric(admin, roundTrips)
 		if err != nil {
 			return err
 		}
@@ -136,7 +147,7 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		if err := <-profiled; err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
-		acquiresAfter, err := poolAcquires(admin)
+		acquiresAfter, err := apiMetric(admin, roundTrips)
 		if err != nil {
 			return err
 		}
@@ -192,8 +203,10 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 	if err != nil {
 		return nil, "", err
 	}
-	// The API looks the words up in the lexicon first, a statement of its own; the bare one is the list's.
-	if search, err = q.ResolveSearch(ctx, search); err != nil {
+	// The API looks the words up in the lexicon first, a statement of its own, so the bare loop of a search
+	// runs both: the lookup, then the list built from its answer. Resolved once here for --explain.
+	resolved, err := q.ResolveSearch(ctx, search)
+	if err != nil {
 		return nil, "", err
 	}
 	subject := p.Subject()
@@ -209,6 +222,17 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 			return pool.SendBatch(ctx, store.ListBatch(listTimeout, sql, args)).Close()
 		}}
 	}
+	// searchTarget makes t's bare loop look the words up on every call, as the API does, before its list.
+	searchTarget := func(t target, build func(store.Search) func() (string, []any, error)) target {
+		t.bare = func(ctx context.Context, pool *pgxpool.Pool) error {
+			s, err := store.New(pool).ResolveSearch(ctx, search)
+			if err != nil {
+				return err
+			}
+			return listTarget(t.name, t.path, build(s)).bare(ctx, pool)
+		}
+		return t
+	}
 	oneSQL := func(f string, s store.Search) func() (string, []any, error) {
 		return func() (string, []any, error) { return store.ListMessagesSQL(org, vis, list(f), s) }
 	}
@@ -218,8 +242,9 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 	targets := []target{
 		listTarget("one party, $filter", "/api/"+who+"/messages?$filter="+url.QueryEscape(filter), oneSQL(filter, store.Search{})),
 		listTarget("all parties", "/api/all/messages", allSQL(store.Search{})),
-		listTarget("search in one party", "/api/"+who+"/messages?search="+url.QueryEscape(words), oneSQL("", search)),
-		listTarget("search in all parties", "/api/all/messages?search="+url.QueryEscape(words), allSQL(search)),
+		searchTarget(listTarget("search in one party", "/api/"+who+"/messages?search="+url.QueryEscape(words), oneSQL("", resolved)),
+			func(s store.Search) func() (string, []any, error) { return oneSQL("", s) }),
+		searchTarget(listTarget("search in all parties", "/api/all/messages?search="+url.QueryEscape(words), allSQL(resolved)), allSQL),
 		{name: "one message", path: "/api/" + who + "/messages/" + messageID, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			_, err := store.New(pool).GetMessage(ctx, org, messageID)
 			return err
@@ -325,9 +350,8 @@ func waitHealthy(base string) error {
 	return errors.New("the API did not become healthy within 30s")
 }
 
-// poolAcquires is the count of connections the API has taken from its database pool, from its /metrics:
-// each is one statement or one batch of them, a round trip.
-func poolAcquires(admin string) (float64, error) {
+// apiMetric is the value of one unlabelled metric on the API's /metrics.
+func apiMetric(admin, name string) (float64, error) {
 	r, err := http.Get(admin + "/metrics")
 	if err != nil {
 		return 0, err
@@ -338,11 +362,11 @@ func poolAcquires(admin string) (float64, error) {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "postbox_db_pool_acquires_total "); ok {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			return strconv.ParseFloat(v, 64)
 		}
 	}
-	return 0, errors.New("the API's /metrics has no postbox_db_pool_acquires_total")
+	return 0, fmt.Errorf("the API's /metrics has no %s", name)
 }
 
 // saveProfile records the API's CPU profile for d (POSTBOX_ADMIN_PPROF) into file.
