@@ -213,13 +213,16 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 	// listTarget is an endpoint whose bare statement is a list statement as a ...SQL function builds it,
 	// in the batch the store runs it in (store.ListBatch: planned for its parameters, under the API's list
 	// timeout).
+	sendList := func(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, err error) error {
+		if err != nil {
+			return err
+		}
+		return pool.SendBatch(ctx, store.ListBatch(listTimeout, sql, args)).Close()
+	}
 	listTarget := func(name, path string, build func() (string, []any, error)) target {
 		sql, args, err := build()
 		return target{name: name, path: path, sql: sql, args: args, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
-			if err != nil {
-				return err
-			}
-			return pool.SendBatch(ctx, store.ListBatch(listTimeout, sql, args)).Close()
+			return sendList(ctx, pool, sql, args, err)
 		}}
 	}
 	// searchTarget makes t's bare loop look the words up on every call, as the API does, before its list.
@@ -229,7 +232,8 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 			if err != nil {
 				return err
 			}
-			return listTarget(t.name, t.path, build(s)).bare(ctx, pool)
+			sql, args, err := build(s)()
+			return sendList(ctx, pool, sql, args, err)
 		}
 		return t
 	}
