@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,7 +22,11 @@ func etagOf(mediaType string, content []byte) string {
 	d.Write([]byte(mediaType))
 	d.Write([]byte{0})
 	d.Write(content)
-	return `"` + base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18]) + `"`
+	var sum [sha256.Size]byte
+	var tag [2 + 24]byte // '"', 18 bytes in base64, '"'
+	tag[0], tag[len(tag)-1] = '"', '"'
+	base64.RawURLEncoding.Encode(tag[1:len(tag)-1], d.Sum(sum[:0])[:18])
+	return string(tag[:])
 }
 
 // resourceETag is the ETag of resource v in the negotiated media type: each media type is written from
@@ -37,7 +42,14 @@ func resourceETag(c *gin.Context, v any) (string, error) {
 // respondTagged answers 200 with v and its ETag, or 304 when If-None-Match names it. The JSON the ETag
 // digests is the body of the JSON media types: v is encoded once for them.
 func respondTagged(c *gin.Context, v any) {
-	body, err := render.AppendJSON(nil, v)
+	buf := taggedBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxTaggedBuffer {
+			taggedBuffers.Put(buf)
+		}
+	}()
+	body, err := render.AppendJSON((*buf)[:0], v)
+	*buf = body
 	if err != nil {
 		abort(c, err)
 		return
@@ -49,6 +61,13 @@ func respondTagged(c *gin.Context, v any) {
 		abort(c, err)
 	}
 }
+
+// taggedBuffers hold the JSON of single resources between responses, so that it is not grown anew from
+// nothing for each.
+var taggedBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxTaggedBuffer keeps one huge resource from pinning its buffer in the pool.
+const maxTaggedBuffer = 1 << 20
 
 // notModified sets the ETag and, when If-None-Match names it (or is *), answers 304.
 func notModified(c *gin.Context, tag string) bool {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +78,9 @@ func TestMessageListPagesEveryMessageOnce(t *testing.T) {
 func TestMessageListView(t *testing.T) {
 	r := getAs(t, shared, ssnP1, "/api/"+orgO1+"/messages")
 	require.Equal(t, http.StatusOK, r.Code)
+	// A page is written with its length, not in chunks.
+	assert.Equal(t, strconv.Itoa(r.Body.Len()), r.Header().Get("Content-Length"))
+	assert.Equal(t, "application/hal+json; charset=utf-8", r.Header().Get("Content-Type"))
 	body := r.json(t)
 	find := body["_links"].(map[string]any)["find"].(map[string]any)
 	assert.Equal(t, "http://postbox.test/api/"+orgO1+"/messages/{MessageId}", find["href"])

@@ -31,6 +31,14 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 		if out, ok := v.appendJSON(b); ok {
 			return append(out, '\n'), nil
 		}
+	default:
+		// A resource passed by value whose pointer writes itself (AppendJSON has a pointer receiver, as
+		// the message resource's does): a copy of it writes itself rather than reflection over it.
+		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() != reflect.Pointer && reflect.PointerTo(rv.Type()).Implements(appenderType) {
+			p := reflect.New(rv.Type())
+			p.Elem().Set(rv)
+			return append(p.Interface().(JSONAppender).AppendJSON(b), '\n'), nil
+		}
 	}
 	buf := bytes.NewBuffer(b)
 	enc := json.NewEncoder(buf)

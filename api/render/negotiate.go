@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"mime"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,10 @@ func Write(c *gin.Context, status int, v any) error { return WriteEncoded(c, sta
 // media types write it as it is.
 func WriteEncoded(c *gin.Context, status int, v any, json []byte) error {
 	mt := Format(c)
+	if json != nil && !strings.HasSuffix(mt, "xml") {
+		writeBody(c, status, mt, json)
+		return nil
+	}
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -91,22 +96,49 @@ func WriteEncoded(c *gin.Context, status int, v any, json []byte) error {
 			renderBuffers.Put(buf)
 		}
 	}()
-	switch {
-	case strings.HasSuffix(mt, "xml"):
+	if strings.HasSuffix(mt, "xml") {
 		if err := WriteHALXML(buf, v); err != nil {
 			return err
 		}
-	case json == nil:
+	} else {
 		b, err := AppendJSON(buf.AvailableBuffer(), v)
 		if err != nil {
 			return err
 		}
 		buf.Write(b)
-	default:
-		buf.Write(json)
 	}
-	c.Data(status, mt+"; charset=utf-8", buf.Bytes())
+	writeBody(c, status, mt, buf.Bytes())
 	return nil
+}
+
+// contentTypes are the Content-Type header values of the media types offered, made once: every response
+// sets one.
+var contentTypes = func() map[string][]string {
+	m := map[string][]string{}
+	for _, mt := range MediaTypes {
+		m[mt] = []string{mt + "; charset=utf-8"}
+	}
+	return m
+}()
+
+// writeBody answers status with body in media type mt, with its Content-Length: a body of a known length
+// goes out as it is rather than in chunks, which cost the server a write and the client their parsing.
+func writeBody(c *gin.Context, status int, mt string, body []byte) {
+	h := c.Writer.Header()
+	if len(h["Content-Type"]) == 0 { // one set before stays, as with gin's c.Data
+		if ct, ok := contentTypes[mt]; ok {
+			h["Content-Type"] = ct
+		} else {
+			h["Content-Type"] = []string{mt + "; charset=utf-8"}
+		}
+	}
+	c.Status(status)
+	if status < 200 || status == http.StatusNoContent || status == http.StatusNotModified {
+		c.Writer.WriteHeaderNow() // no body, as gin's c.Data
+		return
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	_, _ = c.Writer.Write(body)
 }
 
 // renderBuffers are reused between responses: a page of 50 messages is some 50 KB that would otherwise be
