@@ -148,7 +148,7 @@ func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int
 			set.rights[k] |= maskOf(Action(row.Action))
 		}
 	}
-	set.visibility = store.Visibility{Read: set.Services(Read), ArchiveRead: set.Services(ArchiveRead)}
+	set.visibility = store.NewVisibility(set.Services(Read), set.Services(ArchiveRead))
 	if caching {
 		r.mu.Lock()
 		// A change that arrived while we read may have made these rows stale: keep them only if none did.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,6 +19,18 @@ type Visibility struct {
 	All         bool
 	Read        []ServiceKey
 	ArchiveRead []ServiceKey
+	// grants are the arguments of grantsSQL, made once by NewVisibility for a visibility that is kept
+	// (the cached rights of a caller); nil when made as a literal, and then made per statement.
+	grants []any
+}
+
+// NewVisibility is the visibility of the services in read and archiveRead, with the arguments of its
+// statements made once: a caller's rights are cached and used by every request, and encoding a few hundred
+// services per request was a tenth of the API's work for a list. read and archiveRead must not change after.
+func NewVisibility(read, archiveRead []ServiceKey) Visibility {
+	v := Visibility{Read: read, ArchiveRead: archiveRead}
+	v.grants = v.grantArgs()
+	return v
 }
 
 // Allows reports whether a message of service s in status is visible: the rule the list queries apply in
@@ -54,20 +67,54 @@ func grantsSQL(vis Visibility, tuple string, first int) (string, []any) {
 	if vis.All {
 		return "TRUE", nil
 	}
-	n := len(vis.Read) + len(vis.ArchiveRead)
-	codes, editions, archived := make([]string, 0, n), make([]int32, 0, n), make([]bool, 0, n)
+	args := vis.grants
+	if args == nil {
+		args = vis.grantArgs()
+	}
+	return fmt.Sprintf(`(%s) IN (SELECT * FROM unnest($%d::text[], $%d::int[], $%d::bool[]))`,
+		tuple, first, first+1, first+2), args
+}
+
+// grantArgs are the three parallel arrays of grantsSQL — service codes, editions, archived flags — in
+// PostgreSQL's text form of an array, which pgx sends as it is: PostgreSQL reads it as fast as the binary
+// form (measured: the same backend CPU per statement for 200 services), and the client does no work per
+// element.
+func (vis Visibility) grantArgs() []any {
+	var codes, editions, archived []byte
+	for _, b := range []*[]byte{&codes, &editions, &archived} {
+		*b = append(*b, '{')
+	}
 	for _, g := range []struct {
 		keys     []ServiceKey
 		archived bool
 	}{{vis.Read, false}, {vis.ArchiveRead, true}} {
 		for _, k := range g.keys {
-			codes = append(codes, k.Code)
-			editions = append(editions, int32(k.Edition))
-			archived = append(archived, g.archived)
+			if len(codes) > 1 {
+				codes, editions, archived = append(codes, ','), append(editions, ','), append(archived, ',')
+			}
+			codes = appendArrayText(codes, k.Code)
+			editions = strconv.AppendInt(editions, int64(int32(k.Edition)), 10)
+			if g.archived {
+				archived = append(archived, 't')
+			} else {
+				archived = append(archived, 'f')
+			}
 		}
 	}
-	return fmt.Sprintf(`(%s) IN (SELECT * FROM unnest($%d::text[], $%d::int[], $%d::bool[]))`,
-		tuple, first, first+1, first+2), []any{codes, editions, archived}
+	return []any{string(append(codes, '}')), string(append(editions, '}')), string(append(archived, '}'))}
+}
+
+// appendArrayText appends s as an element of an array's text form: quoted, with '"' and '\\' escaped, so
+// that no code reads as NULL, a delimiter or a brace.
+func appendArrayText(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
 }
 
 // MessageSummary is a message as the list view shows it: without Summary, Body and ArchiveReference.
@@ -195,9 +242,14 @@ func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibi
 	if search, err = q.ResolveSearch(ctx, search); err != nil {
 		return nil, false, err
 	}
+	// Each row is scanned into the one m through the one list of targets, and copied into the page: not
+	// two allocations per row. m starts empty for every row (a JSON column decodes into what it holds).
+	var m MessageSummary
+	targets := summaryTargets(&m)
 	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
-		var m MessageSummary
-		return m, row.Scan(summaryTargets(&m)...)
+		m = MessageSummary{}
+		err := row.Scan(targets...)
+		return m, err
 	})(ListMessagesSQL(reporteeID, vis, lq, search))
 }
 
@@ -262,9 +314,13 @@ func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, 
 	if search, err = q.ResolveSearch(ctx, search); err != nil {
 		return nil, false, err
 	}
+	// As in ListMessages: one m and one list of targets for every row.
+	var m PartyMessage
+	targets := append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)
 	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
-		var m PartyMessage
-		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)...)
+		m = PartyMessage{}
+		err := row.Scan(targets...)
+		return m, err
 	})(ListAllMessagesSQL(s, selfID, lq, search))
 }
 

@@ -240,6 +240,11 @@ func TestListMessagesVisibility(t *testing.T) {
 				}
 				assert.True(t, tc.vis.Allows(m.Service(), m.Status), "Allows agrees with the SQL")
 			}
+			if !tc.vis.All {
+				// The same visibility with its arguments made once, as cached rights hold it.
+				kept := store.NewVisibility(tc.vis.Read, tc.vis.ArchiveRead)
+				assert.Equal(t, got, listAll(t, q, org, kept, store.ListQuery{Page: store.Page{Limit: 50}}))
+			}
 		})
 	}
 
@@ -249,6 +254,38 @@ func TestListMessagesVisibility(t *testing.T) {
 		assert.Len(t, page, 9)
 		assert.False(t, more, "P4's 19 messages end on this page")
 	})
+}
+
+// TestGrantArgsReadBackAsGiven holds the text form of the grant arrays to what PostgreSQL reads from it:
+// the codes, editions and archived flags in order, whatever characters a code holds.
+func TestGrantArgsReadBackAsGiven(t *testing.T) {
+	pool := storetest.New(t)
+	read := []store.ServiceKey{{Code: "4711", Edition: 2}, {Code: `a"b\c`, Edition: 1}, {Code: "NULL", Edition: 3},
+		{Code: "x,y{z}", Edition: 1}, {Code: " spaced ", Edition: 7}, {Code: "", Edition: 1}}
+	archiveRead := []store.ServiceKey{{Code: "7102", Edition: 1}, {Code: "ÆØÅ", Edition: 2}}
+	for _, vis := range []store.Visibility{store.NewVisibility(read, archiveRead), {Read: read, ArchiveRead: archiveRead},
+		store.NewVisibility(nil, nil)} {
+		var (
+			codes    []string
+			editions []int32
+			archived []bool
+		)
+		require.NoError(t, pool.QueryRow(context.Background(), `SELECT $1::text[], $2::int[], $3::bool[]`, store.GrantArgs(vis)...).
+			Scan(&codes, &editions, &archived))
+		var wantCodes []string
+		var wantEditions []int32
+		var wantArchived []bool
+		for i, k := range slices.Concat(vis.Read, vis.ArchiveRead) {
+			wantCodes, wantEditions = append(wantCodes, k.Code), append(wantEditions, int32(k.Edition))
+			wantArchived = append(wantArchived, i >= len(vis.Read))
+		}
+		assert.Equal(t, len(wantCodes), len(codes))
+		if len(wantCodes) > 0 {
+			assert.Equal(t, wantCodes, codes)
+			assert.Equal(t, wantEditions, editions)
+			assert.Equal(t, wantArchived, archived)
+		}
+	}
 }
 
 func TestVisibilityAllows(t *testing.T) {
