@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -146,10 +145,12 @@ type partyFinder struct {
 // represent and parties that do not exist get the same 403 (naming the party as the client wrote it), so
 // the answer never reveals who exists.
 func (pf *partyFinder) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
-	refused := problem.New(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
+	refused := func() error {
+		return problem.New(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
+	}
 	party, err := pf.find(c.Request.Context(), key)
 	if errors.Is(err, store.ErrNotFound) {
-		return party, identity.RightSet{}, refused
+		return party, identity.RightSet{}, refused()
 	}
 	if err != nil {
 		return party, identity.RightSet{}, err
@@ -159,7 +160,7 @@ func (pf *partyFinder) represented(c *gin.Context, key, asWritten string) (store
 		return party, rights, err
 	}
 	if !rights.Represents() {
-		return party, rights, refused
+		return party, rights, refused()
 	}
 	return party, rights, nil
 }
@@ -190,7 +191,7 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 }
 
 // reporteeID is the interface's identifier of a party.
-func reporteeID(id int64) string { return fmt.Sprintf("r%d", id) }
+func reporteeID(id int64) string { return "r" + strconv.FormatInt(id, 10) }
 
 var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
 

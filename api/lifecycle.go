@@ -279,7 +279,7 @@ func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.TrashedMessage, bool, error) {
 		return h.mailbox.q.ListTrashbin(c.Request.Context(), party.ID, visibility(rights), lq)
 	}, func(m store.TrashedMessage) messageResource {
-		return h.inTrashbin(c, h.mailbox.messageResource(c, messagesURL(c), m.MessageSummary), m.MessageID, m.DeletedAt, m.DeletedBy)
+		return h.inTrashbin(c, h.mailbox.messageResource(baseURL(c), messagesURL(c), m.MessageSummary, nil), m.MessageID, m.DeletedAt, m.DeletedBy)
 	})
 	if !ok {
 		return

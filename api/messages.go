@@ -187,9 +187,13 @@ func messagesURL(c *gin.Context) string {
 	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
 }
 
-// messageResource is m with its links under mailbox, the address of the messages of its reportee.
-func (h *mailboxHandlers) messageResource(c *gin.Context, mailbox string, m store.MessageSummary) messageResource {
-	self := mailbox + "/" + m.MessageID // ids are 'a' and digits
+// messageResource is m with its links under mailbox, the address of the messages of its reportee, and
+// base, the address of the API (baseURL): lists make fifty, so both are worked out once per request, and
+// take their optional links from one slab (nil: each its own).
+func (h *mailboxHandlers) messageResource(base, mailbox string, m store.MessageSummary, slab *linkSlab) messageResource {
+	// self is the start of the portal view's address, not a string of its own (ids are 'a' and digits).
+	portalView := mailbox + "/" + m.MessageID + "/portalview"
+	self := portalView[:len(portalView)-len("/portalview")]
 	r := messageResource{
 		MessageID: m.MessageID, Subject: m.Subject, Status: m.Status, LastChangedDateTime: render.TimestampOf(m.LastChangedDateTime),
 		LastChangedBy: m.LastChangedBy, ServiceOwner: m.ServiceOwner, Type: m.Type, ServiceCode: m.ServiceCode,
@@ -200,15 +204,35 @@ func (h *mailboxHandlers) messageResource(c *gin.Context, mailbox string, m stor
 	}
 	r.Links.Self = render.Link{Href: self}
 	if m.Type == "FormTask" {
-		r.Links.Print = &render.Link{Href: self + "/print", MimeType: "application/pdf"}
+		r.Links.Print = slab.link(render.Link{Href: self + "/print", MimeType: "application/pdf"})
 	}
 	kind := "formtask"
 	if m.Type == "Correspondence" {
 		kind = "correspondence"
 	}
-	r.Links.Metadata = render.Link{Href: baseURL(c) + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
-	r.Links.PortalView = &render.Link{Href: self + "/portalview"}
+	r.Links.Metadata = render.Link{Href: base + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
+	r.Links.PortalView = slab.link(render.Link{Href: portalView})
 	return r
+}
+
+// linkSlab hands out links from one allocation: a page of fifty messages has up to a hundred optional
+// links (print, portal view), each otherwise an allocation of its own.
+type linkSlab []render.Link
+
+// pageLinks is a slab for the optional links of a page of messages.
+func pageLinks() *linkSlab {
+	s := make(linkSlab, 0, 2*MaxPageSize)
+	return &s
+}
+
+// link is a pointer to a copy of l: in the slab while it has room (a full slab is replaced, never grown,
+// so the links handed out stay where they are), else a link of its own.
+func (s *linkSlab) link(l render.Link) *render.Link {
+	if s == nil || len(*s) == cap(*s) {
+		return &l
+	}
+	*s = append(*s, l)
+	return &(*s)[len(*s)-1]
 }
 
 func (h *mailboxHandlers) listMessages(c *gin.Context) {
@@ -218,13 +242,14 @@ func (h *mailboxHandlers) listMessages(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	base, mailbox, slab := baseURL(c), messagesURL(c), pageLinks()
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
 		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq, search)
-	}, func(m store.MessageSummary) messageResource { return h.messageResource(c, messagesURL(c), m) })
+	}, func(m store.MessageSummary) messageResource { return h.messageResource(base, mailbox, m, slab) })
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", render.Link{Href: messagesURL(c) + "/{MessageId}", IsTemplated: true})
+	coll.Links.Add("find", render.Link{Href: mailbox + "/{MessageId}", IsTemplated: true})
 	respond(c, http.StatusOK, coll)
 }
 
@@ -238,18 +263,19 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	base, slab := baseURL(c), pageLinks()
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.PartyMessage, bool, error) {
 		return h.q.ListAllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
 	}, func(m store.PartyMessage) messageResource {
 		reportee := reporteeID(m.ReporteeID)
-		r := h.messageResource(c, baseURL(c)+"/api/"+reportee+"/messages", m.MessageSummary)
+		r := h.messageResource(base, base+"/api/"+reportee+"/messages", m.MessageSummary, slab)
 		r.ReporteeID, r.ReporteeName = reportee, m.ReporteeName
 		return r
 	})
 	if !ok {
 		return
 	}
-	coll.Links.Add("find", render.Link{Href: baseURL(c) + "/api/{ReporteeId}/messages/{MessageId}", IsTemplated: true})
+	coll.Links.Add("find", render.Link{Href: base + "/api/{ReporteeId}/messages/{MessageId}", IsTemplated: true})
 	respond(c, http.StatusOK, coll)
 }
 
@@ -308,7 +334,7 @@ func (h *mailboxHandlers) getMessage(c *gin.Context) {
 
 // singleMessage is the single view of a message, with its forms, attachments and archive reference.
 func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) messageResource {
-	r := h.messageResource(c, messagesURL(c), m.MessageSummary)
+	r := h.messageResource(baseURL(c), messagesURL(c), m.MessageSummary, nil)
 	self := r.Links.Self.Href
 	if m.Type == store.TypeCorrespondence {
 		r.Summary, r.Body = m.Summary, m.Body
@@ -322,14 +348,14 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 	if m.Type == "FormTask" {
 		forms := make([]render.Link, len(m.Forms))
 		for i, f := range m.Forms {
-			forms[i] = render.Link{Href: fmt.Sprintf("%s/forms/%d", self, f.ID), Name: f.Name}
+			forms[i] = render.Link{Href: self + "/forms/" + strconv.FormatInt(f.ID, 10), Name: f.Name}
 		}
 		r.Links.Form = forms
 	}
 	if len(m.Attachments) > 0 {
 		links := make([]render.Link, len(m.Attachments))
 		for i, a := range m.Attachments {
-			links[i] = render.Link{Href: fmt.Sprintf("%s/attachments/%d", self, a.ID), Name: a.Name, FileName: a.FileName,
+			links[i] = render.Link{Href: self + "/attachments/" + strconv.FormatInt(a.ID, 10), Name: a.Name, FileName: a.FileName,
 				Encrypted: &a.Encrypted, SigningLocked: &a.SigningLocked, SignedByDefault: &a.SignedByDefault, FileSize: &a.FileSize}
 		}
 		r.Links.Attachment = links

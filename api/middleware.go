@@ -53,6 +53,9 @@ func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
 func (s *Server) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
+	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+		return // what the logger would do with the line, without making its attributes first
+	}
 	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"
