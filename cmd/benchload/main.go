@@ -47,7 +47,7 @@ func main() {
 	only := flag.String("only", "", "drive only the endpoints whose name contains this (e.g. \"one message\")")
 	words := flag.String("search", "fiskerikvote", "the words of the search= endpoints")
 	explain := flag.Bool("explain", false, "print EXPLAIN (ANALYZE, BUFFERS) of each list statement instead of driving the API")
-	cpuProfile := flag.String("cpuprofile", "", "write the API's CPU profile while each endpoint is driven to `prefix`-<endpoint>.pprof")
+	cpuProfile := flag.String("cpuprofile", "", "write the API's CPU profile while each endpoint is driven to `prefix`-<endpoint>.pprof, and its allocations to prefix-<endpoint>-allocs.pprof")
 	flag.Parse()
 	if err := run(context.Background(), *database, *binary, *words, *only, *cpuProfile, *explain, *clients, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
@@ -134,7 +134,11 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		}
 		profiled := make(chan error, 1)
 		if cpuProfile != "" {
-			go func() { profiled <- saveProfile(admin, cpuProfile+"-"+slug(t.name)+".pprof", duration) }()
+			go func() {
+				allocs := make(chan error, 1)
+				go func() { allocs <- saveProfile(admin, "allocs", cpuProfile+"-"+slug(t.name)+"-allocs.pprof", duration) }()
+				profiled <- errors.Join(saveProfile(admin, "profile", cpuProfile+"-"+slug(t.name)+".pprof", duration), <-allocs)
+			}()
 		} else {
 			profiled <- nil
 		}
@@ -373,15 +377,16 @@ func apiMetric(admin, name string) (float64, error) {
 	return 0, fmt.Errorf("the API's /metrics has no %s", name)
 }
 
-// saveProfile records the API's CPU profile for d (POSTBOX_ADMIN_PPROF) into file.
-func saveProfile(admin, file string, d time.Duration) error {
-	r, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, max(1, int(d.Seconds()))))
+// saveProfile records the API's profile of kind (profile: CPU, allocs: the allocations) for d
+// (POSTBOX_ADMIN_PPROF) into file.
+func saveProfile(admin, kind, file string, d time.Duration) error {
+	r, err := http.Get(fmt.Sprintf("%s/debug/pprof/%s?seconds=%d", admin, kind, max(1, int(d.Seconds()))))
 	if err != nil {
 		return err
 	}
 	defer r.Body.Close()
 	if r.StatusCode != http.StatusOK {
-		return fmt.Errorf("CPU profile: %s", r.Status)
+		return fmt.Errorf("%s profile: %s", kind, r.Status)
 	}
 	out, err := os.Create(file)
 	if err != nil {
