@@ -174,6 +174,14 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look of its own (most of a text, all of an address).
+		for i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
@@ -217,4 +225,14 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainWord tells whether none of the eight bytes of w needs escaping or decoding: each is ASCII, at least
+// 0x20, and neither '"' nor '\\'. The tests for a byte below n and a zero byte are those of "Bit Twiddling
+// Hacks"; their borrows can only mark a byte above one that matches, so "none matches" is exact.
+func plainWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	control := (w - ones*0x20) &^ w
+	return (control|(quote-ones)&^quote|(backslash-ones)&^backslash|w)&highs == 0
 }

@@ -27,6 +27,12 @@ func TestAppendStringEscapesAsEncodingJSON(t *testing.T) {
 	texts := []string{"", "plain", rendertest.Tricky, "\xe2\x80", "a\xe2\x80\xa8b", "\xed\xa0\x80", "\U0010FFFF"}
 	for c := range 256 {
 		texts = append(texts, string([]byte{byte(c)}), "x"+string(rune(c))+"y")
+		// Long enough to be read eight bytes at a time, with the byte or rune in each place of a word.
+		for at := range 17 {
+			plain := []byte("abcdefghijklmnopqrstuvwxyz/0123")
+			texts = append(texts, string(plain[:at])+string([]byte{byte(c)})+string(plain[at:]),
+				string(plain[:at])+string(rune(c))+string(plain[at:]), string(plain[:at])+"\u2028"+string(plain[at:]))
+		}
 	}
 	for _, s := range texts {
 		assert.Equal(t, encodingJSON(t, s), string(render.AppendString(nil, s))+"\n", "%q", s)
