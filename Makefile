@@ -24,10 +24,11 @@ test: deps $(TEMPORAL)
 bench: deps $(TEMPORAL)
 	scripts/test.sh bench
 
-# The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by vegeta at 32
-# clients, each endpoint beside its bare SQL, on the database of POSTBOX_DATABASE_URL filled by
+# The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by wrk (the
+# Debian package, installed here; --generator vegeta or both for vegeta as a library) at 32 clients, each endpoint beside its bare SQL, on the database of POSTBOX_DATABASE_URL filled by
 # `postbox seed` and `postbox gen` (see README, Data at scale). Not part of `make test`.
 bench-load: deps build
+	@scripts/deps.sh wrk
 	go run ./cmd/benchload
 
 # Crashes every component under load and checks that no form task is lost or doubled (cmd/chaos, about

@@ -1,10 +1,11 @@
 // Command benchload measures the mailbox API under load over real HTTP (make bench-load): it starts
 // `postbox api` (the binary, on a loopback TCP port) on a database filled by `postbox gen` beside the demo
-// dataset, drives each endpoint with vegeta at a fixed number of concurrent clients, runs the bare SQL the
-// endpoint runs at the same concurrency in the same run, and prints requests per second, p50 and p99 of
-// both, their ratio, the database round trips per request (connections the API took from its pool, from
-// its /metrics), and the API process's peak resident memory; --cpuprofile keeps a CPU profile of the API
-// for each endpoint.
+// dataset, drives each endpoint with a load generator (wrk, the Debian package, by default; vegeta as a
+// library; or both in turn) at a fixed number of concurrent clients, runs the bare SQL the endpoint runs
+// at the same concurrency in the same run, and prints requests per second, p50 and p99 of both, their
+// ratio, the database round trips per request (connections the API took from its pool, from its
+// /metrics), the CPU per request of the API, of the generator and of the bare loop's client, and the API
+// process's peak resident memory; --cpuprofile keeps a CPU profile of the API for each endpoint.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,9 +49,20 @@ func main() {
 	only := flag.String("only", "", "drive only the endpoints whose name contains this (e.g. \"one message\")")
 	words := flag.String("search", "fiskerikvote", "the words of the search= endpoints")
 	explain := flag.Bool("explain", false, "print EXPLAIN (ANALYZE, BUFFERS) of each list statement instead of driving the API")
+	generators := flag.String("generator", "wrk", "the load generator: wrk (the Debian package, driven as a tool), vegeta (as a library), or both (each in turn, against the same bare run)")
 	cpuProfile := flag.String("cpuprofile", "", "write the API's CPU profile while each endpoint is driven to `prefix`-<endpoint>.pprof, and its allocations to prefix-<endpoint>-allocs.pprof")
 	flag.Parse()
-	if err := run(context.Background(), *database, *binary, *words, *only, *cpuProfile, *explain, *clients, *duration); err != nil {
+	gens := strings.Split(*generators, ",")
+	if *generators == "both" {
+		gens = []string{"vegeta", "wrk"}
+	}
+	for _, g := range gens {
+		if g != "vegeta" && g != "wrk" {
+			fmt.Fprintf(os.Stderr, "benchload: --generator %s: give wrk, vegeta or both\n", g)
+			os.Exit(2)
+		}
+	}
+	if err := run(context.Background(), *database, *binary, *words, *only, *cpuProfile, gens, *explain, *clients, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "benchload:", err)
 		os.Exit(1)
 	}
@@ -71,7 +84,7 @@ type target struct {
 	bare       func(ctx context.Context, pool *pgxpool.Pool) error
 }
 
-func run(ctx context.Context, database, binary, words, only, cpuProfile string, explain bool, clients int, duration time.Duration) error {
+func run(ctx context.Context, database, binary, words, only, cpuProfile string, generators []string, explain bool, clients int, duration time.Duration) error {
 	if database == "" {
 		return errors.New("give --database or POSTBOX_DATABASE_URL: a database filled by postbox seed and postbox gen")
 	}
@@ -128,44 +141,76 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		if !strings.Contains(t.name, only) {
 			continue
 		}
-		acquiresBefore, err := apiMetric(admin, roundTrips)
-		if err != nil {
-			return err
+		// Each generator in turn drives the API; the bare statement runs once after them, and every row
+		// gives its ratio to that run.
+		type driven struct {
+			generator      string
+			web            result
+			apiCPU, genCPU time.Duration
+			acquiresPerReq float64
 		}
-		profiled := make(chan error, 1)
-		if cpuProfile != "" {
-			go func() {
-				allocs := make(chan error, 1)
-				go func() { allocs <- saveProfile(admin, "allocs", cpuProfile+"-"+slug(t.name)+"-allocs.pprof", duration) }()
-				profiled <- errors.Join(saveProfile(admin, "profile", cpuProfile+"-"+slug(t.name)+".pprof", duration), <-allocs)
-			}()
-		} else {
-			profiled <- nil
+		var runs []driven
+		for _, g := range generators {
+			acquiresBefore, err := apiMetric(admin, roundTrips)
+			if err != nil {
+				return err
+			}
+			profiled := make(chan error, 1)
+			if cpuProfile != "" {
+				prefix := cpuProfile + "-" + slug(t.name)
+				if len(generators) > 1 {
+					prefix += "-" + g
+				}
+				go func() {
+					allocs := make(chan error, 1)
+					go func() { allocs <- saveProfile(admin, "allocs", prefix+"-allocs.pprof", duration) }()
+					profiled <- errors.Join(saveProfile(admin, "profile", prefix+".pprof", duration), <-allocs)
+				}()
+			} else {
+				profiled <- nil
+			}
+			apiBefore := processCPU(api.Process.Pid)
+			var (
+				web    result
+				genCPU time.Duration
+			)
+			if g == "wrk" {
+				web, genCPU, err = wrk(ctx, base+t.path, token, clients, duration)
+			} else {
+				clientBefore := ownCPU()
+				web, err = attack(base+t.path, token, clients, duration)
+				genCPU = ownCPU() - clientBefore
+			}
+			if err != nil {
+				return fmt.Errorf("%s (%s): %w", t.name, g, err)
+			}
+			apiCPU := processCPU(api.Process.Pid) - apiBefore
+			if err := <-profiled; err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			acquiresAfter, err := apiMetric(admin, roundTrips)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, driven{g, web, apiCPU, genCPU, (acquiresAfter - acquiresBefore) / float64(web.requests)})
 		}
-		apiBefore, clientBefore := processCPU(api.Process.Pid), ownCPU()
-		web, err := attack(base+t.path, token, clients, duration)
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-		apiCPU, vegetaCPU := processCPU(api.Process.Pid)-apiBefore, ownCPU()-clientBefore
-		if err := <-profiled; err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-		acquiresAfter, err := apiMetric(admin, roundTrips)
-		if err != nil {
-			return err
-		}
-		clientBefore = ownCPU()
+		clientBefore := ownCPU()
 		sql, err := hammer(ctx, pool, t.bare, clients, duration)
 		if err != nil {
 			return fmt.Errorf("%s, bare: %w", t.name, err)
 		}
 		bareCPU := ownCPU() - clientBefore
-		fmt.Printf("%-34s %10.0f %9s %9s %6.2f | %10.0f %9s %9s | %6.2f %6.2f\n", t.name,
-			web.rate, ms(web.p50), ms(web.p99), (acquiresAfter-acquiresBefore)/float64(web.requests), sql.rate, ms(sql.p50), ms(sql.p99),
-			web.rate/sql.rate, float64(web.p99)/float64(sql.p99))
-		fmt.Printf("%-34s CPU per request: API %s, vegeta %s | bare loop's client %s\n", "",
-			perCall(apiCPU, web.requests), perCall(vegetaCPU, web.requests), perCall(bareCPU, sql.calls))
+		for _, r := range runs {
+			name := t.name
+			if len(generators) > 1 {
+				name += " (" + r.generator + ")"
+			}
+			fmt.Printf("%-34s %10.0f %9s %9s %6.2f | %10.0f %9s %9s | %6.2f %6.2f\n", name,
+				r.web.rate, ms(r.web.p50), ms(r.web.p99), r.acquiresPerReq, sql.rate, ms(sql.p50), ms(sql.p99),
+				r.web.rate/sql.rate, float64(r.web.p99)/float64(sql.p99))
+			fmt.Printf("%-34s CPU per request: API %s, %s %s | bare loop's client %s\n", "",
+				perCall(r.apiCPU, r.web.requests), r.generator, perCall(r.genCPU, r.web.requests), perCall(bareCPU, sql.calls))
+		}
 	}
 	fmt.Printf("\nAPI peak RSS: %s\n", peakRSS(api.Process.Pid))
 	return nil
@@ -325,6 +370,64 @@ func attack(target, token string, clients int, d time.Duration) (result, error) 
 		return result{}, fmt.Errorf("%.1f%% of requests failed: %v (status codes %v)", 100*(1-m.Success), m.Errors, m.StatusCodes)
 	}
 	return result{rate: m.Throughput, p50: m.Latencies.P50, p99: m.Latencies.P99, requests: m.Requests}, nil
+}
+
+// wrkScript gives wrk the API's headers and, when the run is done, its figures on one line: requests,
+// their duration, latency p50 and p99 in microseconds, and the requests that failed (sockets, status codes
+// outside 2xx and 3xx, timeouts). wrk measures each request from its send to its last byte on a connection
+// that sends the next one only then, as vegeta's workers do at an unlimited rate.
+const wrkScript = `
+wrk.method = "GET"
+wrk.headers["ApiKey"] = os.getenv("BENCH_APIKEY")
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+wrk.headers["Accept"] = "application/hal+json"
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("benchload %d %d %d %d %d\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), e.connect + e.read + e.write + e.status + e.timeout))
+end
+`
+
+// wrk drives target with wrk (the Debian package) over clients connections from one thread per core, as
+// fast as they go, for d; genCPU is wrk's own CPU time.
+func wrk(ctx context.Context, target, token string, clients int, d time.Duration) (r result, genCPU time.Duration, err error) {
+	script, err := os.CreateTemp("", "benchload-*.lua")
+	if err != nil {
+		return r, 0, err
+	}
+	defer os.Remove(script.Name())
+	if _, err := script.WriteString(wrkScript); err != nil {
+		script.Close()
+		return r, 0, err
+	}
+	if err := script.Close(); err != nil {
+		return r, 0, err
+	}
+	threads := min(clients, runtime.NumCPU())
+	cmd := exec.CommandContext(ctx, "wrk", "--threads", strconv.Itoa(threads), "--connections", strconv.Itoa(clients),
+		"--duration", fmt.Sprintf("%ds", max(1, int(d.Seconds()))), "--timeout", "30s", "--script", script.Name(), target)
+	cmd.Env = append(os.Environ(), "BENCH_APIKEY="+demoMailboxKey, "BENCH_TOKEN="+token)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if errors.Is(err, exec.ErrNotFound) {
+		return r, 0, errors.New("wrk is not installed (scripts/deps.sh wrk, or --generator vegeta)")
+	}
+	if err != nil {
+		return r, 0, fmt.Errorf("wrk: %w", err)
+	}
+	genCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	for _, line := range strings.Split(string(out), "\n") {
+		var requests, micros, p50, p99, failed int64
+		if n, _ := fmt.Sscanf(line, "benchload %d %d %d %d %d", &requests, &micros, &p50, &p99, &failed); n != 5 {
+			continue
+		}
+		if failed > 0 || requests == 0 {
+			return r, genCPU, fmt.Errorf("%d of %d requests failed:\n%s", failed, requests, out)
+		}
+		return result{rate: float64(requests) / (float64(micros) / 1e6), p50: time.Duration(p50) * time.Microsecond,
+			p99: time.Duration(p99) * time.Microsecond, requests: uint64(requests)}, genCPU, nil
+	}
+	return r, genCPU, fmt.Errorf("wrk printed no figures:\n%s", out)
 }
 
 // hammer runs query from clients goroutines, back to back, for d.
