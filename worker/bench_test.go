@@ -20,11 +20,13 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/worker"
 	"github.com/postbox/postbox/workflows"
 )
 
@@ -45,15 +47,24 @@ func bareTask(ctx workflow.Context) error {
 func noop(context.Context) error { return nil }
 
 // benchSetup gives a benchmark a database, a client of the bench namespace, a worker there that also runs
-// the bare workflow, the form-task service and the forms of a3101102.
-func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, []store.RevisionForm) {
-	pool := storetest.New(b)
-	c := dial(b, devServer.FrontendHostPort(), nsBench)
+// the bare workflow, the form-task service and the forms of a3101102; the client's RPCs and the pool's
+// statements are counted in the calls it returns.
+func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, []store.RevisionForm, *calls) {
+	counted := newCalls()
+	url, _ := storetest.NewDatabase(b)
+	pool, err := store.Open(context.Background(), url, store.WithTracer(counted))
+	require.NoError(b, err)
+	b.Cleanup(pool.Close)
+	c, err := client.Dial(client.Options{HostPort: devServer.FrontendHostPort(), Namespace: nsBench, Logger: quietLogger(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.interceptor)}}})
+	require.NoError(b, err)
+	b.Cleanup(c.Close)
+	require.NoError(b, worker.RegisterSearchAttributes(context.Background(), c, nsBench))
 	startWorker(b, c, pool, func(w sdkworker.Registry, _ *activities.Activities) {
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})
-	return pool, c, formtask.New(c, store.New(pool), formtask.Options{}), formsOf(b, pool, "a3101102")
+	return pool, c, formtask.New(c, store.New(pool), formtask.Options{}), formsOf(b, pool, "a3101102"), counted
 }
 
 // runBare sends the bare workflow of id its update, starting it as form tasks are started, and waits for it.
@@ -198,18 +209,21 @@ func p99(lat []time.Duration) time.Duration {
 func BenchmarkSubmitEndToEnd(b *testing.B) {
 	const tasks, clients = 200, 16
 	ctx := context.Background()
-	pool, c, ft, forms := benchSetup(b)
+	pool, c, ft, forms, counted := benchSetup(b)
 
 	var (
-		submitWall, bareWall time.Duration
-		submitLat, bareLat   []time.Duration
-		submitCPU, bareCPU   cpuUse
+		submitWall, bareWall     time.Duration
+		submitLat, bareLat       []time.Duration
+		submitCPU, bareCPU       cpuUse
+		submitCalls, bareCalls   [2]callCount // before and after
+		submitEvents, bareEvents float64
 	)
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		ids := copyMessages(b, pool, i, tasks)
 		before := cpuNow(b, pool)
+		callsBefore := counted.now()
 		b.StartTimer()
 		wall, lat := drive(b, ids, clients, func(id string) error {
 			task, err := ft.Load(ctx, id)
@@ -225,13 +239,27 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		submitWall += wall
 		submitLat = append(submitLat, lat...)
 		b.StopTimer()
+		if i == 0 {
+			submitCalls = [2]callCount{callsBefore, counted.now()}
+		}
 		submitCPU = submitCPU.add(cpuNow(b, pool).since(before))
 
 		before = cpuNow(b, pool)
+		callsBefore = counted.now()
 		wall, lat = drive(b, ids, clients, func(id string) error { return runBare(ctx, c, id) })
+		if i == 0 {
+			bareCalls = [2]callCount{callsBefore, counted.now()}
+		}
 		bareWall += wall
 		bareLat = append(bareLat, lat...)
 		bareCPU = bareCPU.add(cpuNow(b, pool).since(before))
+		if i == 0 { // outside the CPU measured
+			workflowIDs, bareIDs := make([]string, len(ids)), make([]string, len(ids))
+			for j, id := range ids {
+				workflowIDs[j], bareIDs[j] = workflows.WorkflowID(id), "bare/"+id
+			}
+			submitEvents, bareEvents = historyEvents(b, c, workflowIDs), historyEvents(b, c, bareIDs)
+		}
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -251,6 +279,12 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		submitRate, p99(submitLat), bareRate, p99(bareLat), submitRate/bareRate)
 	b.Logf("CPU per task: submit %.1f ms (this process %.1f, dev server %.1f, PostgreSQL %.1f), bare workflow %.1f ms (%.1f, %.1f, %.1f)",
 		cpu, process, devServer, postgres, bareCPUTotal, bareProcess, bareDevServer, barePostgres)
+	queries, rpcs, perMethod := submitCalls[1].since(submitCalls[0], tasks)
+	bareQueries, bareRPCs, barePerMethod := bareCalls[1].since(bareCalls[0], tasks)
+	b.ReportMetric(rpcs, "rpcs/task")
+	b.ReportMetric(bareRPCs, "bare-rpcs/task")
+	b.Logf("per task: submit %.1f history events, %.1f statements, %.1f RPCs (%s); bare workflow %.1f events, %.1f statements, %.1f RPCs (%s)",
+		submitEvents, queries, rpcs, perMethod, bareEvents, bareQueries, bareRPCs, barePerMethod)
 }
 
 func p50(lat []time.Duration) time.Duration {
@@ -264,7 +298,7 @@ func p50(lat []time.Duration) time.Duration {
 func BenchmarkFormTaskLatency(b *testing.B) {
 	const tasks = 30
 	ctx := context.Background()
-	pool, c, ft, forms := benchSetup(b)
+	pool, c, ft, forms, _ := benchSetup(b)
 	timed := func(lat *[]time.Duration, do func() error) {
 		t0 := time.Now()
 		require.NoError(b, do())
