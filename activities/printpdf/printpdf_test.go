@@ -381,6 +381,30 @@ func testPagination(t *testing.T, r *Renderer) {
 	assertText(t, text, "Post[60]/Felt4 Verdi 299 for næringsvirksomhet på Å")
 }
 
+// TestCompressionOnlyWhereItPays: a one-page print in the core fonts is written uncompressed (a zlib writer
+// per document costs more than the few KB it saves), a longer one or one that embeds fonts compressed; the
+// text reads the same either way.
+func TestCompressionOnlyWhereItPays(t *testing.T) {
+	onePage := benchDocument(Form{Name: "FJ-0471 Årsoppgave", Type: "MainForm", XML: generatedForm(10)})
+	long := benchDocument(Form{Name: "Stort skjema", Type: "MainForm", XML: generatedForm(300)})
+	embedded := onePage
+	embedded.Reportee = "Čáhppes Maskin AS (310123455)"
+	r := newRenderer(t)
+	for _, c := range []struct {
+		name                 string
+		doc                  Document
+		embedded, compressed bool
+	}{{"one page", onePage, false, false}, {"pages", long, false, true}, {"embedded fonts", embedded, true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := render(t, r, c.doc, c.embedded)
+			assert.Equal(t, c.compressed, bytes.Contains(b, []byte("/FlateDecode")), "compressed")
+			text := pdfText(t, b)
+			assertText(t, text, xmlValues(c.doc.Forms[0].XML)...)
+			assertText(t, text, c.doc.Reportee)
+		})
+	}
+}
+
 func TestValueLongerThanAPage(t *testing.T) {
 	forFontSets(t, testValueLongerThanAPage)
 }
