@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The archive: the immutable record a form task leaves when it is sent.
@@ -37,57 +38,81 @@ type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []by
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, and marks the message
 // `Sendt og arkivert`. When the message is archived already it returns the existing archive and created false.
+// It sends six statements (and one more when the message has attachments): the lock, which reads an
+// existing archive, the content (two), the header with the reference, and the writes as one batch.
 func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
 	err = q.inTx(ctx, func(q *Queries) error {
 		// The message lock makes concurrent attempts wait for the first one and then find its archive.
-		var status string
-		if err := q.db.QueryRow(ctx, `SELECT status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE`, messageID).Scan(&status); err != nil {
+		var (
+			ref        *string
+			archivedAt *time.Time
+			archivedBy *string
+			existing   = Archive{MessageID: messageID}
+		)
+		if err := q.db.QueryRow(ctx, `SELECT a.archive_reference, a.archived_at, a.archived_by, a.forms, a.attachments, a.print_digest
+			FROM messages m LEFT JOIN archives a ON a.message_id = m.id
+			WHERE m.id = $1 AND m.type = 'FormTask' FOR UPDATE OF m`, messageID).
+			Scan(&ref, &archivedAt, &archivedBy, &existing.Forms, &existing.Attachments, &existing.PrintDigest); err != nil {
 			return notFound(err)
 		}
-		existing, err := q.GetArchive(ctx, messageID)
-		if err == nil {
+		if ref != nil {
+			existing.ArchiveReference, existing.ArchivedAt, existing.ArchivedBy = *ref, *archivedAt, *archivedBy
 			a = existing
 			return nil
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
 		a = Archive{MessageID: messageID, ArchivedAt: at, ArchivedBy: by}
+		var err error
 		if a.Forms, a.Attachments, err = q.MessageContent(ctx, messageID); err != nil {
 			return err
 		}
-		var seq int64
-		if err := q.db.QueryRow(ctx, `SELECT nextval('archive_reference_seq')`).Scan(&seq); err != nil {
-			return err
+		var (
+			seq    int64
+			header PrintHeader
+		)
+		if err := q.db.QueryRow(ctx, `SELECT nextval('archive_reference_seq'),`+printHeaderSQL, messageID).
+			Scan(append([]any{&seq}, header.scan()...)...); err != nil {
+			return notFound(err)
 		}
 		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
-		header, err := q.GetPrintHeader(ctx, messageID)
-		if err != nil {
-			return err
-		}
 		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = StatusArchived, a.ArchiveReference, at, by
 		digest, pdf, err := render(q, header, a)
 		if err != nil {
 			return err
 		}
 		a.PrintDigest = digest
-		if err := q.PutPrint(ctx, digest, pdf); err != nil {
-			return err
+		writes := &pgx.Batch{}
+		writes.Queue(putPrintSQL, digest, pdf)
+		if len(a.Attachments) > 0 {
+			writes.Queue(`INSERT INTO archived_blobs (sha256, data)
+				SELECT a.sha256, COALESCE((SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM attachment_chunks c WHERE c.attachment_id = a.id), '')
+				FROM attachments a WHERE a.message_id = $1
+				ON CONFLICT DO NOTHING`, messageID)
 		}
-		if _, err := q.db.Exec(ctx, `INSERT INTO archived_blobs (sha256, data)
-			SELECT a.sha256, COALESCE((SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM attachment_chunks c WHERE c.attachment_id = a.id), '')
-			FROM attachments a WHERE a.message_id = $1
-			ON CONFLICT DO NOTHING`, messageID); err != nil {
-			return err
-		}
-		if _, err := q.db.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest); err != nil {
+		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest)
+		writes.Queue(`UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
+			WHERE id = $1`, messageID, StatusArchived, a.ArchiveReference, at, by)
+		if err := q.execBatch(ctx, writes); err != nil {
 			return err
 		}
 		created = true
-		_, err = q.db.Exec(ctx, `UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
-			WHERE id = $1`, messageID, StatusArchived, a.ArchiveReference, at, by)
-		return err
+		return nil
 	})
 	return a, created, err
+}
+
+// execBatch runs statements that return no rows in one round trip (one after the other where q's
+// connection cannot batch) and returns the first error.
+func (q *Queries) execBatch(ctx context.Context, b *pgx.Batch) error {
+	if batcher, ok := q.db.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	}); ok {
+		return batcher.SendBatch(ctx, b).Close()
+	}
+	for _, qq := range b.QueuedQueries {
+		if _, err := q.db.Exec(ctx, qq.SQL, qq.Arguments...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -18,21 +18,30 @@ type PrintHeader struct {
 	LastChanged      time.Time
 	LastChangedBy    string
 	ArchiveReference string
+	// ReporteeID is the reportee's party id; it is not printed (the events of an archive carry it).
+	ReporteeID int64
+}
+
+// printHeaderSQL selects the columns of a PrintHeader (printHeaderScan's order) of form task $1, after
+// the columns of the select list it ends.
+const printHeaderSQL = ` s.service_name, m.service_code, m.service_edition, o.name,
+			p.name || COALESCE(' (' || p.organization_number || ')', ''),
+			m.status, m.last_changed, m.last_changed_by, COALESCE(m.archive_reference, ''), m.reportee_id
+		FROM messages m
+		JOIN services s USING (service_code, service_edition)
+		JOIN service_owners o ON o.code = s.service_owner_code
+		JOIN parties p ON p.id = m.reportee_id
+		WHERE m.id = $1 AND m.type = 'FormTask'`
+
+func (h *PrintHeader) scan() []any {
+	return []any{&h.ServiceName, &h.ServiceCode, &h.ServiceEdition, &h.ServiceOwner, &h.Reportee,
+		&h.Status, &h.LastChanged, &h.LastChangedBy, &h.ArchiveReference, &h.ReporteeID}
 }
 
 // GetPrintHeader returns the header of a form task's print.
 func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
 	var h PrintHeader
-	err := q.db.QueryRow(ctx, `SELECT s.service_name, m.service_code, m.service_edition, o.name,
-			p.name || COALESCE(' (' || p.organization_number || ')', ''),
-			m.status, m.last_changed, m.last_changed_by, COALESCE(m.archive_reference, '')
-		FROM messages m
-		JOIN services s USING (service_code, service_edition)
-		JOIN service_owners o ON o.code = s.service_owner_code
-		JOIN parties p ON p.id = m.reportee_id
-		WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
-		Scan(&h.ServiceName, &h.ServiceCode, &h.ServiceEdition, &h.ServiceOwner, &h.Reportee,
-			&h.Status, &h.LastChanged, &h.LastChangedBy, &h.ArchiveReference)
+	err := q.db.QueryRow(ctx, `SELECT`+printHeaderSQL, messageID).Scan(h.scan()...)
 	return h, notFound(err)
 }
 
@@ -45,6 +54,8 @@ func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
 
 // PutPrint stores a PDF under the digest of its document; the first one stored stays.
 func (q *Queries) PutPrint(ctx context.Context, digest, pdf []byte) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES ($1, $2) ON CONFLICT DO NOTHING`, digest, pdf)
+	_, err := q.db.Exec(ctx, putPrintSQL, digest, pdf)
 	return err
 }
+
+const putPrintSQL = `INSERT INTO prints (document_digest, pdf) VALUES ($1, $2) ON CONFLICT DO NOTHING`

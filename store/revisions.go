@@ -102,6 +102,11 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 	}
 	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, TargetAttachmentID: nr.TargetAttachmentID,
 		Digest: revisionDigest(nr, sums)}
+	if len(nr.Attachments) == 0 { // one statement, where a transaction would take four round trips
+		var err error
+		r.ID, err = q.insertFormsRevision(ctx, nr, r.Digest)
+		return r, err
+	}
 	err := q.inTx(ctx, func(q *Queries) error {
 		var err error
 		if r.ID, err = q.insertRevision(ctx, nr, r.Digest); err != nil {
@@ -220,6 +225,37 @@ func (q *Queries) CreateAttachmentRevision(ctx context.Context, nr NewRevision, 
 	return r, size, err
 }
 
+// insertFormsRevision writes a revision without attachments and its forms in one statement.
+func (q *Queries) insertFormsRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
+	n := len(nr.Forms)
+	types, ids, names, data := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	versions := make([]int32, n)
+	for i, f := range nr.Forms {
+		types[i], ids[i], versions[i], names[i], data[i] = f.Type, f.DataFormatID, int32(f.DataFormatVersion), f.Name, f.FormData
+	}
+	var id int64
+	err := q.db.QueryRow(ctx, `WITH r AS (
+			INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
+			VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id),
+		forms AS (
+			INSERT INTO revision_forms (revision_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+			SELECT r.id, f.ord - 1, f.type, f.data_format_id, f.data_format_version, f.name, f.form_data
+			FROM r, unnest($7::text[], $8::text[], $9::int[], $10::text[], $11::text[])
+				WITH ORDINALITY AS f(type, data_format_id, data_format_version, name, form_data, ord))
+		SELECT id FROM r`,
+		nr.MessageID, nr.Kind, nr.TargetFormID, nr.TargetAttachmentID, digest, nr.Audit, types, ids, versions, names, data).Scan(&id)
+	return id, revisionInsertError(err)
+}
+
+// revisionInsertError is ErrNotFound when the message (or the form or attachment the revision names) was
+// deleted since the caller read it: a change racing a delete for good.
+func revisionInsertError(err error) error {
+	if pg := (*pgconn.PgError)(nil); errors.As(err, &pg) && pg.Code == "23503" {
+		return ErrNotFound
+	}
+	return err
+}
+
 // insertRevision writes the row of a revision (its digest may follow, as the streamed one's does).
 func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
 	if digest == nil {
@@ -229,12 +265,10 @@ func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []b
 	err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
 		VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id`,
 		nr.MessageID, nr.Kind, nr.TargetFormID, nr.TargetAttachmentID, digest, nr.Audit).Scan(&id)
-	// The message (or the form or attachment it names) was deleted since the caller read it: a change
-	// racing a delete for good.
-	if pg := (*pgconn.PgError)(nil); errors.As(err, &pg) && pg.Code == "23503" {
-		return 0, ErrNotFound
+	if err = revisionInsertError(err); err != nil {
+		return 0, err
 	}
-	return id, err
+	return id, nil
 }
 
 // GetRevision returns a revision without its payload, or ErrNotFound.
@@ -341,22 +375,31 @@ type AttachmentChange struct {
 // or attachment it wrote (0 for a whole form set) and what it did to the message's attachments (nothing
 // when the revision was promoted before). Promoting a promoted revision returns the same id again.
 func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentChange, error) {
+	_, ref, changes, err := q.PromoteCheckedRevision(ctx, id, func(Revision) error { return nil })
+	return ref, changes, err
+}
+
+// PromoteCheckedRevision is PromoteRevision once check accepts the revision as it locks it (check's error
+// is returned as it is, and nothing is written), and returns that revision too: the lookup of GetRevision
+// and the promotion in one statement less.
+func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check func(Revision) error) (Revision, int64, []AttachmentChange, error) {
 	var (
+		r       Revision
 		ref     int64
 		changes []AttachmentChange
 	)
 	err := q.inTx(ctx, func(q *Queries) error {
-		var (
-			r     Revision
-			audit *MessageAuditEntry
-		)
+		var audit *MessageAuditEntry
 		// The lock orders promotions of one revision; the message lock orders writers of one message.
-		err := q.db.QueryRow(ctx, `SELECT r.message_id, r.kind, COALESCE(r.target_form_id, 0), COALESCE(r.target_attachment_id, 0),
-				r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0), r.audit
+		err := q.db.QueryRow(ctx, `SELECT r.id, r.message_id, r.kind, COALESCE(r.target_form_id, 0), COALESCE(r.target_attachment_id, 0),
+				r.digest, r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0), r.audit
 			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
-			Scan(&r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Promoted, &r.PromotedRef, &audit)
+			Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef, &audit)
 		if err != nil {
 			return notFound(err)
+		}
+		if err := check(r); err != nil {
+			return err
 		}
 		if r.Promoted {
 			ref = r.PromotedRef
@@ -392,7 +435,7 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []Attac
 		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
 		return err
 	})
-	return ref, changes, err
+	return r, ref, changes, err
 }
 
 // replaceContent makes a Replace revision the message's forms and attachments and returns what it did to
