@@ -140,15 +140,28 @@ func heartbeat(ctx context.Context) (stop func()) {
 // digest the workflow carries: the workflow must apply exactly what the API stored.
 func (a *Activities) revision(ctx context.Context, q *store.Queries, c workflows.ContentRef) (store.Revision, error) {
 	r, err := q.GetRevision(ctx, c.Revision.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return r, permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d does not exist", c.Revision.ID))
-	case err != nil:
-		return r, err
-	case r.MessageID != c.MessageID || r.DigestHex() != c.Revision.Digest:
-		return r, permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
+	if err != nil {
+		return r, revisionError(c, err)
 	}
-	return r, nil
+	return r, referenced(c)(r)
+}
+
+// referenced checks that a revision is the one c refers to.
+func referenced(c workflows.ContentRef) func(store.Revision) error {
+	return func(r store.Revision) error {
+		if r.MessageID != c.MessageID || r.DigestHex() != c.Revision.Digest {
+			return permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
+		}
+		return nil
+	}
+}
+
+// revisionError is the error of looking up the revision c refers to.
+func revisionError(c workflows.ContentRef, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d does not exist", c.Revision.ID))
+	}
+	return err
 }
 
 func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID string) (store.FormTask, error) {
@@ -157,6 +170,72 @@ func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID s
 		return t, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
 	}
 	return t, err
+}
+
+// reads are what the checks of one content read from the store, each read once: ValidateForms and
+// CheckAttachments of one CheckAndProject share them.
+type reads struct {
+	q          *store.Queries
+	c          workflows.ContentRef
+	rev        *store.Revision
+	revContent *content
+	msgContent *content
+	services   map[[2]any]store.ServiceDetail
+}
+
+type content struct {
+	forms []store.FormContent
+	atts  []store.AttachmentInfo
+}
+
+func newReads(q *store.Queries, c workflows.ContentRef) *reads {
+	return &reads{q: q, c: c, services: map[[2]any]store.ServiceDetail{}}
+}
+
+// revision is the revision c refers to, checked (Activities.revision).
+func (r *reads) revision(ctx context.Context, a *Activities) (store.Revision, error) {
+	if r.rev == nil {
+		rev, err := a.revision(ctx, r.q, r.c)
+		if err != nil {
+			return rev, err
+		}
+		r.rev = &rev
+	}
+	return *r.rev, nil
+}
+
+func (r *reads) revisionContent(ctx context.Context) ([]store.FormContent, []store.AttachmentInfo, error) {
+	if r.revContent == nil {
+		forms, atts, err := r.q.RevisionContent(ctx, r.c.Revision.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.revContent = &content{forms, atts}
+	}
+	return r.revContent.forms, r.revContent.atts, nil
+}
+
+func (r *reads) messageContent(ctx context.Context) ([]store.FormContent, []store.AttachmentInfo, error) {
+	if r.msgContent == nil {
+		forms, atts, err := r.q.MessageContent(ctx, r.c.MessageID)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.msgContent = &content{forms, atts}
+	}
+	return r.msgContent.forms, r.msgContent.atts, nil
+}
+
+func (r *reads) service(ctx context.Context, code string, edition int) (store.ServiceDetail, error) {
+	key := [2]any{code, edition}
+	if svc, ok := r.services[key]; ok {
+		return svc, nil
+	}
+	svc, err := r.q.GetService(ctx, code, edition)
+	if err == nil {
+		r.services[key] = svc
+	}
+	return svc, err
 }
 
 // ValidateForms validates the forms of a revision, or the message's current forms, against the schemas of
@@ -168,24 +247,31 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 	if err != nil {
 		return workflows.Findings{}, err
 	}
+	return a.validateForms(ctx, newReads(q, c), task.ServiceCode, task.ServiceEdition)
+}
+
+// validateForms is ValidateForms of the content of r, a form task of the service edition.
+func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode string, serviceEdition int) (workflows.Findings, error) {
 	var (
 		forms []store.FormContent
 		kind  = store.RevisionKindReplace // the current content is a whole form set too
 		rev   store.Revision
+		err   error
+		c     = r.c
 	)
 	if c.Revision.ID != 0 {
-		if rev, err = a.revision(ctx, q, c); err != nil {
+		if rev, err = r.revision(ctx, a); err != nil {
 			return workflows.Findings{}, err
 		}
 		kind = rev.Kind
-		forms, _, err = q.RevisionContent(ctx, rev.ID)
+		forms, _, err = r.revisionContent(ctx)
 	} else {
-		forms, _, err = q.MessageContent(ctx, c.MessageID)
+		forms, _, err = r.messageContent(ctx)
 	}
 	if err != nil {
 		return workflows.Findings{}, err
 	}
-	svc, err := q.GetService(ctx, task.ServiceCode, task.ServiceEdition)
+	svc, err := r.service(ctx, serviceCode, serviceEdition)
 	if err != nil {
 		return workflows.Findings{}, err
 	}
@@ -202,7 +288,7 @@ func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) 
 		}
 	}
 	if kind == store.RevisionKindSubForm && rev.TargetFormID != 0 {
-		current, _, err := q.MessageContent(ctx, c.MessageID)
+		current, _, err := r.messageContent(ctx)
 		if err != nil {
 			return workflows.Findings{}, err
 		}
@@ -277,7 +363,12 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 // be XML valid against the rule's schema.
 func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
 	defer heartbeat(ctx)()
-	q := store.New(a.Pool)
+	return a.checkAttachments(ctx, newReads(store.New(a.Pool), in.Content), in)
+}
+
+// checkAttachments is CheckAttachments of in, the content of r.
+func (a *Activities) checkAttachments(ctx context.Context, r *reads, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+	q := r.q
 	var (
 		atts  []store.AttachmentInfo
 		added []store.AttachmentInfo // of the revision, by ordinal
@@ -285,26 +376,26 @@ func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAtt
 		err   error
 	)
 	if in.Content.Revision.ID != 0 {
-		if rev, err = a.revision(ctx, q, in.Content); err != nil {
+		if rev, err = r.revision(ctx, a); err != nil {
 			return workflows.Findings{}, err
 		}
 		switch rev.Kind {
 		case store.RevisionKindSubForm, store.RevisionKindDeleteForm, store.RevisionKindDeleteAttachment:
 			return workflows.Findings{}, nil
 		case store.RevisionKindAttachment, store.RevisionKindReplaceAttachment: // beside those the message has
-			if _, atts, err = q.MessageContent(ctx, in.Content.MessageID); err != nil {
+			if _, atts, err = r.messageContent(ctx); err != nil {
 				return workflows.Findings{}, err
 			}
-			atts = slices.DeleteFunc(atts, func(att store.AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
+			atts = slices.DeleteFunc(slices.Clone(atts), func(att store.AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
 		}
-		if _, added, err = q.RevisionContent(ctx, rev.ID); err != nil {
+		if _, added, err = r.revisionContent(ctx); err != nil {
 			return workflows.Findings{}, err
 		}
-		atts = append(atts, added...)
-	} else if _, atts, err = q.MessageContent(ctx, in.Content.MessageID); err != nil {
+		atts = append(slices.Clip(atts), added...)
+	} else if _, atts, err = r.messageContent(ctx); err != nil {
 		return workflows.Findings{}, err
 	}
-	svc, err := q.GetService(ctx, in.ServiceCode, in.ServiceEdition)
+	svc, err := r.service(ctx, in.ServiceCode, in.ServiceEdition)
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.Findings{}, permanent(ErrNotFormTask, fmt.Errorf("service %s/%d does not exist", in.ServiceCode, in.ServiceEdition))
 	}
@@ -379,13 +470,19 @@ func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, nil, err
 	}
+	pdf, err = a.renderPDF(doc)
+	return digest, pdf, err
+}
+
+// renderPDF renders doc's print.
+func (a *Activities) renderPDF(doc printpdf.Document) ([]byte, error) {
 	start := time.Now()
-	pdf, err = a.Renderer.Render(doc)
+	pdf, err := a.Renderer.Render(doc)
 	telemetry.PDFRender.Observe(time.Since(start).Seconds())
 	if errors.Is(err, printpdf.ErrBadFormData) {
-		return nil, nil, permanent(ErrBadFormData, err)
+		return nil, permanent(ErrBadFormData, err)
 	}
-	return digest, pdf, err
+	return pdf, err
 }
 
 // RenderPrint stores the print of a message's current content and returns its digest (hex). The same
@@ -438,23 +535,30 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 		created bool
 	)
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
+		q := store.NewTx(tx) // any error rolls it all back
 		changes, err := a.promote(ctx, q, in.Content, nil)
 		if err != nil {
 			return err
 		}
+		var header store.PrintHeader
 		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, store.Local(in.At),
 			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
-				digest, pdf, err := a.render(ctx, q, document(h, ar.Forms, ar.Attachments))
-				if err == nil && pdf == nil {
-					pdf, err = q.GetPrint(ctx, digest) // PutPrint keeps the stored one; it only needs a value
+				header = h
+				// The digest holds the ArchiveReference just drawn: no print of it is stored yet.
+				doc := document(h, ar.Forms, ar.Attachments)
+				digest, err := documentDigest(doc)
+				if err != nil {
+					return nil, nil, err
 				}
+				pdf, err := a.renderPDF(doc)
 				return digest, pdf, err
 			})
 		if err != nil || !created {
 			return err
 		}
-		return a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, true)
+		return a.taskEvents(ctx, q, events.Message{MessageID: in.Content.MessageID, ReporteeID: header.ReporteeID,
+			Type: store.TypeFormTask, ServiceCode: header.ServiceCode, ServiceEdition: header.ServiceEdition,
+			Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, changes, true)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
@@ -482,11 +586,10 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.
 	if c.Revision.ID == 0 {
 		return promotion{}, nil
 	}
-	rev, err := a.revision(ctx, q, c)
-	if err != nil {
-		return promotion{}, err
+	rev, id, changes, err := q.PromoteCheckedRevision(ctx, c.Revision.ID, referenced(c))
+	if errors.Is(err, store.ErrNotFound) {
+		return promotion{}, revisionError(c, err)
 	}
-	id, changes, err := q.PromoteRevision(ctx, c.Revision.ID)
 	if errors.Is(err, store.ErrBadRevision) {
 		return promotion{}, permanent(workflows.ErrBadInput, err)
 	}
@@ -534,8 +637,15 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 	if err != nil {
 		return err
 	}
-	m := events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask, ServiceCode: t.ServiceCode,
-		ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}
+	return a.taskEvents(ctx, q, events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask,
+		ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}, p, statusChanged)
+}
+
+// taskEvents writes the events of appendTaskEvents of task m as the projection left it.
+func (a *Activities) taskEvents(ctx context.Context, q *store.Queries, m events.Message, p promotion, statusChanged bool) error {
+	if len(p.attachments) == 0 && p.formEvent == "" && !statusChanged {
+		return nil
+	}
 	evs := make([]store.Event, 0, len(p.attachments)+2)
 	for _, c := range p.attachments {
 		evs = append(evs, a.Events.AttachmentEvent(attachmentEventTypes[c.Change],
@@ -555,7 +665,7 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput) (workflows.ProjectResult, error) {
 	var res workflows.ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
+		q := store.NewTx(tx) // any error rolls it all back
 		changes, err := a.promote(ctx, q, in.Content, &res.Ref)
 		if err != nil {
 			return err
@@ -579,15 +689,18 @@ func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef
 // Archive as one local activity. Each step is idempotent, so a retried attempt does them again.
 func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
 	var res workflows.CheckAndProjectResult
+	// The checks read the revision, its content and the service once; the service is the task's, as the
+	// workflow knows it (a task's service never changes).
+	r := newReads(store.New(a.Pool), in.Content)
 	if in.Forms {
-		f, err := a.ValidateForms(ctx, in.Content)
+		f, err := a.validateForms(ctx, r, in.ServiceCode, in.ServiceEdition)
 		if err != nil {
 			return res, err
 		}
 		res.Findings = res.Findings.Join(f)
 	}
 	if in.Attachments {
-		f, err := a.CheckAttachments(ctx, workflows.CheckAttachmentsInput{
+		f, err := a.checkAttachments(ctx, r, workflows.CheckAttachmentsInput{
 			Content: in.Content, ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: in.Final,
 		})
 		if err != nil {
