@@ -226,6 +226,22 @@ func (r *reads) messageContent(ctx context.Context) ([]store.FormContent, []stor
 	return r.msgContent.forms, r.msgContent.atts, nil
 }
 
+// prefetch reads the revision, its content and the service edition in one round trip.
+func (r *reads) prefetch(ctx context.Context, serviceCode string, serviceEdition int) error {
+	rc, err := r.q.ReadRevisionForChecks(ctx, r.c.Revision.ID, serviceCode, serviceEdition)
+	if err != nil {
+		return revisionError(r.c, err)
+	}
+	if err := referenced(r.c)(rc.Revision); err != nil {
+		return err
+	}
+	r.rev, r.revContent = &rc.Revision, &content{rc.Forms, rc.Attachments}
+	if rc.ServiceErr == nil { // else service looks it up again, and returns its error
+		r.services[[2]any{serviceCode, serviceEdition}] = rc.Service
+	}
+	return nil
+}
+
 func (r *reads) service(ctx context.Context, code string, edition int) (store.ServiceDetail, error) {
 	key := [2]any{code, edition}
 	if svc, ok := r.services[key]; ok {
@@ -692,6 +708,11 @@ func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndP
 	// The checks read the revision, its content and the service once; the service is the task's, as the
 	// workflow knows it (a task's service never changes).
 	r := newReads(store.New(a.Pool), in.Content)
+	if in.Content.Revision.ID != 0 && (in.Forms || in.Attachments) {
+		if err := r.prefetch(ctx, in.ServiceCode, in.ServiceEdition); err != nil {
+			return res, err
+		}
+	}
 	if in.Forms {
 		f, err := a.validateForms(ctx, r, in.ServiceCode, in.ServiceEdition)
 		if err != nil {

@@ -38,8 +38,8 @@ type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []by
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, and marks the message
 // `Sendt og arkivert`. When the message is archived already it returns the existing archive and created false.
-// It sends six statements (and one more when the message has attachments): the lock, which reads an
-// existing archive, the content (two), the header with the reference, and the writes as one batch.
+// It sends three round trips: the lock, which reads an existing archive; the content with the header and
+// the reference; the writes.
 func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
 	err = q.inTx(ctx, func(q *Queries) error {
 		// The message lock makes concurrent attempts wait for the first one and then find its archive.
@@ -61,17 +61,26 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			return nil
 		}
 		a = Archive{MessageID: messageID, ArchivedAt: at, ArchivedBy: by}
-		var err error
-		if a.Forms, a.Attachments, err = q.MessageContent(ctx, messageID); err != nil {
-			return err
-		}
 		var (
 			seq    int64
 			header PrintHeader
 		)
-		if err := q.db.QueryRow(ctx, `SELECT nextval('archive_reference_seq'),`+printHeaderSQL, messageID).
-			Scan(append([]any{&seq}, header.scan()...)...); err != nil {
+		reads := &pgx.Batch{}
+		reads.Queue(messageFormsSQL, messageID)
+		reads.Queue(messageAttachmentsSQL, messageID, AttachmentHeadBytes)
+		reads.Queue(`SELECT nextval('archive_reference_seq'),`+printHeaderSQL, messageID)
+		results := q.db.SendBatch(ctx, reads)
+		var err error
+		if a.Forms, a.Attachments, err = collectContent(results.Query); err != nil {
+			_ = results.Close()
+			return err
+		}
+		if err := results.QueryRow().Scan(append([]any{&seq}, header.scan()...)...); err != nil {
+			_ = results.Close()
 			return notFound(err)
+		}
+		if err := results.Close(); err != nil {
+			return err
 		}
 		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
 		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = StatusArchived, a.ArchiveReference, at, by
@@ -101,18 +110,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 	return a, created, err
 }
 
-// execBatch runs statements that return no rows in one round trip (one after the other where q's
-// connection cannot batch) and returns the first error.
+// execBatch runs statements that return no rows in one round trip and returns the first error.
 func (q *Queries) execBatch(ctx context.Context, b *pgx.Batch) error {
-	if batcher, ok := q.db.(interface {
-		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-	}); ok {
-		return batcher.SendBatch(ctx, b).Close()
-	}
-	for _, qq := range b.QueuedQueries {
-		if _, err := q.db.Exec(ctx, qq.SQL, qq.Arguments...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return q.db.SendBatch(ctx, b).Close()
 }

@@ -140,9 +140,14 @@ const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_e
 // GetService returns one service edition with its details, or ErrNotFound.
 func (q *Queries) GetService(ctx context.Context, code string, edition int) (ServiceDetail, error) {
 	var d ServiceDetail
-	err := scanService(q.db.QueryRow(ctx, serviceDetailSQL, code, edition), &d.Service,
-		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts)
-	return d, notFound(err)
+	err := scanServiceDetail(q.db.QueryRow(ctx, serviceDetailSQL, code, edition), &d)
+	return d, err
+}
+
+// scanServiceDetail scans a row of serviceDetailSQL; ErrNotFound for none.
+func scanServiceDetail(row pgx.Row, d *ServiceDetail) error {
+	return notFound(scanService(row, &d.Service,
+		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts))
 }
 
 // GetFormSchema returns the XSD of a form's data model, when that form belongs to the service edition.

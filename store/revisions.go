@@ -273,12 +273,66 @@ func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []b
 
 // GetRevision returns a revision without its payload, or ErrNotFound.
 func (q *Queries) GetRevision(ctx context.Context, id int64) (Revision, error) {
-	var r Revision
-	err := q.db.QueryRow(ctx, `SELECT id, message_id, kind, COALESCE(target_form_id, 0), COALESCE(target_attachment_id, 0), digest,
+	return scanRevision(q.db.QueryRow(ctx, getRevisionSQL, id))
+}
+
+const getRevisionSQL = `SELECT id, message_id, kind, COALESCE(target_form_id, 0), COALESCE(target_attachment_id, 0), digest,
 			promoted_at IS NOT NULL, COALESCE(promoted_ref, 0)
-		FROM form_revisions WHERE id = $1`, id).
-		Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef)
+		FROM form_revisions WHERE id = $1`
+
+func scanRevision(row pgx.Row) (Revision, error) {
+	var r Revision
+	err := row.Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef)
 	return r, notFound(err)
+}
+
+// RevisionForChecks is what the checks of a revision read: the revision, its forms and attachments, and
+// the service edition of its task (ServiceErr the error of that lookup, ErrNotFound for none).
+type RevisionForChecks struct {
+	Revision    Revision
+	Forms       []FormContent
+	Attachments []AttachmentInfo
+	Service     ServiceDetail
+	ServiceErr  error
+}
+
+// ReadRevisionForChecks reads what the checks of revision id need in one round trip instead of four: GetRevision (its error is returned), RevisionContent and GetService.
+func (q *Queries) ReadRevisionForChecks(ctx context.Context, id int64, serviceCode string, serviceEdition int) (RevisionForChecks, error) {
+	var rc RevisionForChecks
+	b := &pgx.Batch{}
+	b.Queue(getRevisionSQL, id)
+	b.Queue(revisionFormsSQL, id)
+	b.Queue(revisionAttachmentsSQL, id, AttachmentHeadBytes)
+	b.Queue(serviceDetailSQL, serviceCode, serviceEdition)
+	results := q.db.SendBatch(ctx, b)
+	defer results.Close()
+	var err error
+	if rc.Revision, err = scanRevision(results.QueryRow()); err != nil {
+		return rc, err
+	}
+	if rc.Forms, rc.Attachments, err = collectContent(results.Query); err != nil {
+		return rc, err
+	}
+	rc.ServiceErr = scanServiceDetail(results.QueryRow(), &rc.Service)
+	return rc, results.Close()
+}
+
+// collectContent collects the rows of forms and of attachments that two queries return, as content does.
+func collectContent(query func() (pgx.Rows, error)) ([]FormContent, []AttachmentInfo, error) {
+	rows, err := query()
+	if err != nil {
+		return nil, nil, err
+	}
+	forms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[FormContent])
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = query()
+	if err != nil {
+		return nil, nil, err
+	}
+	atts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AttachmentInfo])
+	return forms, atts, err
 }
 
 // DeleteRevision removes a revision of a message that was not promoted; a promoted one stays as the record
@@ -322,40 +376,35 @@ type AttachmentInfo struct {
 
 // MessageContent returns the current forms and attachments of a message, in order.
 func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
-	return q.content(ctx,
-		`SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`,
-		`SELECT a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
-			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM attachment_chunks c WHERE c.attachment_id = a.id AND c.seq = 0), '')
-		FROM attachments a WHERE a.message_id = $1 ORDER BY a.ordinal`,
-		messageID)
+	return q.content(ctx, messageFormsSQL, messageAttachmentsSQL, messageID)
 }
+
+// The statements of MessageContent and RevisionContent: the forms of $1, and its attachments with the
+// first $2 bytes of each.
+const (
+	messageFormsSQL       = `SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`
+	messageAttachmentsSQL = `SELECT a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
+			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM attachment_chunks c WHERE c.attachment_id = a.id AND c.seq = 0), '')
+		FROM attachments a WHERE a.message_id = $1 ORDER BY a.ordinal`
+	revisionFormsSQL       = `SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`
+	revisionAttachmentsSQL = `SELECT 0::bigint, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
+			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM revision_attachment_chunks c
+				WHERE c.revision_id = a.revision_id AND c.ordinal = a.ordinal AND c.seq = 0), '')
+		FROM revision_attachments a WHERE a.revision_id = $1 ORDER BY a.ordinal`
+)
 
 // RevisionContent returns the forms and attachments of a revision, in order.
 func (q *Queries) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
-	return q.content(ctx,
-		`SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`,
-		`SELECT 0::bigint, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
-			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM revision_attachment_chunks c
-				WHERE c.revision_id = a.revision_id AND c.ordinal = a.ordinal AND c.seq = 0), '')
-		FROM revision_attachments a WHERE a.revision_id = $1 ORDER BY a.ordinal`,
-		revisionID)
+	return q.content(ctx, revisionFormsSQL, revisionAttachmentsSQL, revisionID)
 }
 
 func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, key any) ([]FormContent, []AttachmentInfo, error) {
-	rows, err := q.db.Query(ctx, formsSQL, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	forms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[FormContent])
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err = q.db.Query(ctx, attachmentsSQL, key, AttachmentHeadBytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	atts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AttachmentInfo])
-	return forms, atts, err
+	sqls, args := []string{formsSQL, attachmentsSQL}, [][]any{{key}, {key, AttachmentHeadBytes}}
+	return collectContent(func() (pgx.Rows, error) {
+		sql, a := sqls[0], args[0]
+		sqls, args = sqls[1:], args[1:]
+		return q.db.Query(ctx, sql, a...)
+	})
 }
 
 // The changes a promotion makes to a form task's attachments, as AttachmentChange.Change.
@@ -441,10 +490,20 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 // replaceContent makes a Replace revision the message's forms and attachments and returns what it did to
 // the attachments: the message's deleted, the revision's added.
 func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentChange, error) {
-	if _, err := q.db.Exec(ctx, `DELETE FROM forms WHERE message_id = $1`, messageID); err != nil {
+	// One round trip for the forms and the list of attachments to copy.
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM forms WHERE message_id = $1`, messageID)
+	b.Queue(`DELETE FROM attachments WHERE message_id = $1 RETURNING `+changedAttachmentColumns, messageID)
+	b.Queue(`INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
+		revisionID, messageID)
+	b.Queue(`SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
+	results := q.db.SendBatch(ctx, b)
+	defer results.Close()
+	if _, err := results.Exec(); err != nil {
 		return nil, err
 	}
-	rows, err := q.db.Query(ctx, `DELETE FROM attachments WHERE message_id = $1 RETURNING `+changedAttachmentColumns, messageID)
+	rows, err := results.Query()
 	if err != nil {
 		return nil, err
 	}
@@ -456,17 +515,18 @@ func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageI
 	for _, a := range deleted {
 		changes = append(changes, AttachmentChange{AttachmentDeleted, a})
 	}
-	if _, err := q.db.Exec(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
-		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
-		revisionID, messageID); err != nil {
+	if _, err := results.Exec(); err != nil {
 		return nil, err
 	}
-	rows, err = q.db.Query(ctx, `SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
+	rows, err = results.Query()
 	if err != nil {
 		return nil, err
 	}
 	ordinals, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	if err != nil {
+		return nil, err
+	}
+	if err := results.Close(); err != nil {
 		return nil, err
 	}
 	for _, o := range ordinals {

@@ -283,7 +283,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 	bareQueries, bareRPCs, barePerMethod := bareCalls[1].since(bareCalls[0], tasks)
 	b.ReportMetric(rpcs, "rpcs/task")
 	b.ReportMetric(bareRPCs, "bare-rpcs/task")
-	b.Logf("per task: submit %.1f history events, %.1f statements, %.1f RPCs (%s); bare workflow %.1f events, %.1f statements, %.1f RPCs (%s)",
+	b.Logf("per task: submit %.1f history events, %.1f PostgreSQL round trips, %.1f Temporal RPCs (%s); bare workflow %.1f events, %.1f round trips, %.1f RPCs (%s)",
 		submitEvents, queries, rpcs, perMethod, bareEvents, bareQueries, bareRPCs, barePerMethod)
 }
 
