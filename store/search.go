@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Limits of a free-text search, so that one request stays a handful of index lookups.
@@ -32,7 +35,9 @@ const (
 type Search struct {
 	words    []string
 	resolved bool
-	query    string // the tsquery, once resolved; "" when a word is found nowhere
+	query    string     // the tsquery, once resolved; "" when a word is found nowhere
+	lexemes  [][]string // once resolved, the lexemes each word stands for (the clauses of query)
+	share    float64    // once resolved, the estimated share of messages that match
 }
 
 // SearchError reports a search= value that cannot be searched for. Its message is meant for the client.
@@ -98,6 +103,10 @@ func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
 	if err != nil {
 		return s, err
 	}
+	stats, err := q.lexemeStats(ctx)
+	if err != nil {
+		return s, err
+	}
 	clauses := make([]string, len(found))
 	for i, lexemes := range found {
 		switch {
@@ -106,12 +115,13 @@ func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
 		case len(lexemes) == 0:
 			return Search{words: s.words, resolved: true}, nil // a word found nowhere: nothing matches
 		}
+		quoted := make([]string, len(lexemes))
 		for j, l := range lexemes {
-			lexemes[j] = tsqueryQuoter.Replace(l)
+			quoted[j] = tsqueryQuoter.Replace(l)
 		}
-		clauses[i] = "('" + strings.Join(lexemes, "' | '") + "')"
+		clauses[i] = "('" + strings.Join(quoted, "' | '") + "')"
 	}
-	return Search{words: s.words, resolved: true, query: strings.Join(clauses, " & ")}, nil
+	return Search{words: s.words, resolved: true, query: strings.Join(clauses, " & "), lexemes: found, share: stats.share(found)}, nil
 }
 
 // tsqueryQuoter escapes a lexeme for a quoted tsquery operand: the stems of the parser's other tokens
@@ -133,4 +143,111 @@ func (s Search) sql(first int) (string, []any, error) {
 		return "FALSE", nil, nil
 	}
 	return fmt.Sprintf("m.search_words @@ $%d::tsquery", first), []any{s.query}, nil
+}
+
+// Month windows of a search over every party (see ListAllMessagesSQL): the newest month of messages, the
+// two before it, the four before those, and so on; the last window is every older month.
+const (
+	searchWindows = 5 // windows of months before the rest: 1 + 2 + 4 + 8 + 16 = 31 months
+	// maxWindowLexemes bounds the lexemes of a search looked up by month: a window of 16 months makes
+	// each of them 16 entries of the index lookup. A search of more (a short word standing for many)
+	// runs as one lookup over all months instead.
+	maxWindowLexemes = 32
+	// maxWindowShare is the estimated share of messages matching from which a search is frequent: on
+	// 1,000,000 messages over 43 months, a month holds 1,200 matches of a word in 5 % of messages, and a
+	// walk newest first finds a page of them in about 2,000 messages.
+	maxWindowShare = 0.05
+)
+
+// byMonth tells whether s is best run window by window of months: a resolved search with matches
+// possible, few enough lexemes, and not a frequent one. A frequent search fills a page from the newest
+// messages soon, walking messages_newest, while each month holds many of its matches to read and sort.
+func (s Search) byMonth() bool {
+	if !s.resolved || s.query == "" || s.share >= maxWindowShare {
+		return false
+	}
+	n := 0
+	for _, lexemes := range s.lexemes {
+		n += len(lexemes)
+	}
+	return n <= maxWindowLexemes
+}
+
+// monthSQL is the condition of s over messages m in the months first..last (SQL expressions), one index
+// condition per word of the search, with its arguments (the word's lexemes), placeholders from $first.
+func (s Search) monthSQL(firstMonth, lastMonth string, first int) (string, []any) {
+	conds, args := make([]string, len(s.lexemes)), make([]any, len(s.lexemes))
+	for i, lexemes := range s.lexemes {
+		conds[i] = fmt.Sprintf("search_month_words(m.search_words, m.created_date) && search_months_of($%d::text[], %s, %s)",
+			first+i, firstMonth, lastMonth)
+		args[i] = lexemes
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// lexemeShares are the planner's statistics of search_words: the share of messages holding each of its
+// most common lexemes, and the share it takes for any other (half the least common one's).
+type lexemeShares struct {
+	at     time.Time
+	shares map[string]float64
+	other  float64
+}
+
+// share is the estimated share of messages holding a lexeme of each word, the words taken as independent
+// as the planner takes them. A word's stem and its term are mostly in the same messages, so a word counts
+// its most frequent lexeme or half the sum of its lexemes', whichever is more.
+func (st *lexemeShares) share(words [][]string) float64 {
+	share := 1.0
+	for _, lexemes := range words {
+		most, sum := 0.0, 0.0
+		for _, l := range lexemes {
+			f, ok := st.shares[l]
+			if !ok {
+				f = st.other
+			}
+			most, sum = max(most, f), sum+f
+		}
+		share *= min(max(most, sum/2), 1)
+	}
+	return share
+}
+
+// lexemeStatsAge is how long the statistics are kept; PostgreSQL gathers them anew when autovacuum
+// analyzes messages, after a tenth of them changed.
+const lexemeStatsAge = time.Minute
+
+// lexemeStatsCache holds the statistics of each pool's database: reading pg_stats costs about 1.5 ms of
+// planning, more than the search it would decide.
+var lexemeStatsCache sync.Map // *pgxpool.Pool → *lexemeShares
+
+// lexemeStats returns the statistics of search_words, none (every share 0) before the first ANALYZE.
+// Queries over a pool keep them for lexemeStatsAge; queries in a transaction read them each time.
+func (q *Queries) lexemeStats(ctx context.Context) (*lexemeShares, error) {
+	pool, cached := q.db.(*pgxpool.Pool)
+	if cached {
+		if st, ok := lexemeStatsCache.Load(pool); ok && time.Since(st.(*lexemeShares).at) < lexemeStatsAge {
+			return st.(*lexemeShares), nil
+		}
+	}
+	st := &lexemeShares{at: time.Now(), shares: map[string]float64{}}
+	var (
+		lexemes []string
+		freqs   []float64
+	)
+	err := q.db.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs FROM pg_stats s
+		WHERE s.schemaname = current_schema() AND s.tablename = 'messages' AND s.attname = 'search_words'`).Scan(&lexemes, &freqs)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return nil, err
+	case len(freqs) > len(lexemes): // after the lexemes' shares: the least, the most, and the share of empty ones
+		for i, l := range lexemes {
+			st.shares[l] = freqs[i]
+		}
+		st.other = freqs[len(lexemes)] / 2
+	}
+	if cached {
+		lexemeStatsCache.Store(pool, st)
+	}
+	return st, nil
 }
