@@ -33,7 +33,11 @@ func reporteeIDs(t *testing.T, ssn string) []string {
 func TestAllPartiesMessages(t *testing.T) {
 	for _, ssn := range []string{ssnP1, ssnP3, ssnP4, ssnP5} {
 		t.Run(ssn, func(t *testing.T) {
-			for _, query := range []string{"", "?search=skatt", "?$filter=" + url.QueryEscape("substringof('årsoppgave',tolower(Subject))")} {
+			for _, query := range []string{"", "?search=skatt", "?$filter=" + url.QueryEscape("substringof('årsoppgave',tolower(Subject))"),
+				// a search newest first runs month by month: pages of 7 over the months, and a rare combination
+				"?$top=7&search=skatt", "?search=" + url.QueryEscape("årsoppgave 2023 nordlys"),
+				"?$top=3&$filter=" + url.QueryEscape("Status ne 'Lest'") + "&search=" + url.QueryEscape("nordlys 2024"),
+			} {
 				want := map[string]string{} // message id → its reportee
 				for _, rep := range reporteeIDs(t, ssn) {
 					for _, id := range walk(t, shared, ssn, "/api/"+rep+"/messages"+query) {
