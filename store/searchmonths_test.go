@@ -167,6 +167,20 @@ func TestListAllMessagesSearchByMonth(t *testing.T) {
 			WHERE id = (SELECT id FROM messages WHERE id LIKE 'a95%' AND reportee_id = $1 AND deleted_at IS NULL
 				ORDER BY created_date LIMIT 1)
 			RETURNING id`, p.Self()).Scan(&changed))
+		// The index holds the new message's words under its month.
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck // read only
+		_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+		require.NoError(t, err)
+		const inSeptember = `FROM messages WHERE search_month_words(search_words, created_date) && search_months_of('{sjeldnest}', search_month('2027-09-01'), search_month('2027-09-01'))`
+		var plan string
+		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN SELECT id "+inSeptember).Scan(&plan))
+		assert.Contains(t, plan, "Bitmap Heap Scan")
+		var september []string
+		require.NoError(t, tx.QueryRow(ctx, "SELECT array_agg(id) "+inSeptember).Scan(&september))
+		assert.Equal(t, []string{"a9600001"}, september)
+
 		s = resolved("sjeldnest")
 		got := pages(t, store.ListQuery{Page: store.Page{Limit: 2}}, s)
 		assert.Equal(t, append(append([]string{"a9600001"}, before...), changed), got)
