@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -186,4 +187,24 @@ func TestListAllMessagesSearchByMonth(t *testing.T) {
 		assert.Equal(t, append(append([]string{"a9600001"}, before...), changed), got)
 		assert.Equal(t, perParty(t, q, p, s), got)
 	})
+}
+
+// TestFrequentSearchWalksNewestFirst: once the planner's statistics say a search is frequent, the list of
+// every party's messages walks them newest first in one statement; a rare search still runs by month.
+func TestFrequentSearchWalksNewestFirst(t *testing.T) {
+	pool := storetest.New(t)
+	q := store.New(pool)
+	ctx := context.Background()
+	p := person(t, pool, p1)
+	monthMessages(t, pool, q, p, 210)
+	_, err := pool.Exec(ctx, "ANALYZE messages")
+	require.NoError(t, err)
+	for words, byMonth := range map[string]bool{"månedsvindu": false, "sjeldnest": true} {
+		s, err := q.ResolveSearch(ctx, search(t, words))
+		require.NoError(t, err)
+		sql, _, err := store.ListAllMessagesSQL(p.Subject(), p.Self(), store.ListQuery{Page: store.Page{Limit: 50}}, s)
+		require.NoError(t, err)
+		assert.Equal(t, byMonth, strings.Contains(sql, "search_month_words"), words)
+		assert.Equal(t, perParty(t, q, p, s), ids(summaries(listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 50}}, s))), words)
+	}
 }
