@@ -25,17 +25,23 @@ func newKiller(st *stack, rng *rand.Rand) *killer {
 }
 
 // loop crashes a component every 4 to 12 seconds, brings it back after 0.5 to 3 seconds, and stops
-// when the clients are done. Each component's first crash waits for an Archive transaction to be open.
+// when the clients are done. Each component's first crash waits for an Archive transaction to be open;
+// those come 1 to 3 seconds apart, so that every component meets an open archive while the clients
+// still work (300 tasks take them under a minute).
 func (k *killer) loop(ctx context.Context, done <-chan struct{}) {
 	comps := k.st.components()
 	pending := k.rng.Perm(len(comps)) // components still to crash in the middle of an archive
 	for {
+		pause := 4*time.Second + time.Duration(k.rng.Int64N(int64(8*time.Second)))
+		if len(pending) > 0 {
+			pause = time.Second + time.Duration(k.rng.Int64N(int64(2*time.Second)))
+		}
 		select {
 		case <-done:
 			return
 		case <-ctx.Done():
 			return
-		case <-time.After(4*time.Second + time.Duration(k.rng.Int64N(int64(8*time.Second)))):
+		case <-time.After(pause):
 		}
 		var c component
 		mid := len(pending) > 0
