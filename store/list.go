@@ -50,11 +50,8 @@ func keyset(key string, after int64) listOrder {
 // listClauses compiles q over fields into a WHERE condition (placeholders from $firstArg) and a tail of
 // ORDER BY in order, OFFSET and LIMIT (one row more than the page, so the caller learns whether more follow).
 func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg int) (where, tail string, args []any, err error) {
-	where = "TRUE"
-	if q.Filter != nil {
-		if where, args, err = odatasql.Where(q.Filter, fields, firstArg); err != nil {
-			return "", "", nil, err
-		}
+	if where, args, err = listWhere(q, fields, order, firstArg); err != nil {
+		return "", "", nil, err
 	}
 	orderBy := order.byDefault
 	if len(q.OrderBy) > 0 {
@@ -62,13 +59,25 @@ func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg 
 			return "", "", nil, err
 		}
 	}
+	n := firstArg + len(args)
+	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", orderBy, n, n+1)
+	return where, tail, append(args, q.Skip, q.Limit+1), nil
+}
+
+// listWhere is the WHERE condition of listClauses alone: q's $filter over fields and order's keyset
+// condition, placeholders from $firstArg.
+func listWhere(q ListQuery, fields odatasql.Fields, order listOrder, firstArg int) (where string, args []any, err error) {
+	where = "TRUE"
+	if q.Filter != nil {
+		if where, args, err = odatasql.Where(q.Filter, fields, firstArg); err != nil {
+			return "", nil, err
+		}
+	}
 	if order.key != "" {
 		args = append(args, order.after)
 		where = fmt.Sprintf("%s AND %s > $%d", where, order.key, firstArg+len(args)-1)
 	}
-	n := firstArg + len(args)
-	tail = fmt.Sprintf(" ORDER BY %s OFFSET $%d LIMIT $%d", orderBy, n, n+1)
-	return where, tail, append(args, q.Skip, q.Limit+1), nil
+	return where, args, nil
 }
 
 // TooBroadError reports a list statement cut off by the list timeout: the client's query matched or

@@ -344,15 +344,18 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 	// before newest - 2^k + 2.
 	months, monthArgs := search.monthSQL("w.newest - (2 << w.k) + 2", "w.newest - (1 << w.k) + 1", len(args)+1)
 	args = append(args, monthArgs...)
-	where, _, listArgs, err := listClauses(lq, AllMessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
+	// The order is newest first (newestFirst); the statement pages with its own OFFSET and LIMIT.
+	where, filterArgs, err := listWhere(lq, AllMessageFields, listOrder{}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
+	args = append(args, filterArgs...)
+	skip, limit := len(args)+1, len(args)+2
+	args = append(args, lq.Skip, lq.Limit+1)
 	from := " FROM messages m"
-	if strings.Contains(where, "o.name") { // a $filter on the owner's name
+	if strings.Contains(where, AllMessageFields["ServiceOwner"].Column) { // a $filter on the owner's name needs its join
 		from = messageFrom
 	}
-	skip, limit := len(args)+len(listArgs)-1, len(args)+len(listArgs)
 	// window is the page's share of the matches of cond: sorted, then the rights checked in order. A
 	// window of months reads its matches unordered first (OFFSET 0 again), or PostgreSQL, guessing that
 	// the months hold a hundredth of all messages, may walk messages_newest for them, computing each
@@ -380,7 +383,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 	ORDER BY `+messageDefaultOrder, searchWindows,
 		window(fmt.Sprintf("w.k < %d AND %s", searchWindows, months), true),
 		window(fmt.Sprintf("w.k = %d AND %s AND m.created_date < search_month_start(w.newest - (1 << w.k) + 2)", searchWindows, matches), false),
-		skip, limit), append(args, listArgs...), nil
+		skip, limit), args, nil
 }
 
 // windowColumns are the columns of messages m that allMessageColumns read.
