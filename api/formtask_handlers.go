@@ -79,7 +79,7 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	}
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.q.GetMessage(c.Request.Context(), party.ID, id)
+	m, err := h.mailbox.messages.GetMessage(c.Request.Context(), party.ID, id)
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}

@@ -292,7 +292,7 @@ func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 func (h *lifecycleHandlers) getTrashedMessage(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.mailbox.q.GetTrashedMessage(c.Request.Context(), party.ID, id)
+	m, err := h.mailbox.messages.GetTrashedMessage(c.Request.Context(), party.ID, id)
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}

@@ -23,9 +23,11 @@ import (
 // mailboxHandlers answer the reading side of the mailbox: the message box, messages, their forms,
 // attachments and portal view.
 type mailboxHandlers struct {
-	q      *store.Queries
-	rights *identity.Rights
-	events events.Builder
+	q *store.Queries
+	// messages reads single messages outside transactions, sharing statements with concurrent requests.
+	messages *store.MessageReader
+	rights   *identity.Rights
+	events   events.Builder
 }
 
 type messageResource struct {
@@ -284,7 +286,7 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.q.GetMessage(c.Request.Context(), party.ID, id)
+	m, err := h.messages.GetMessage(c.Request.Context(), party.ID, id)
 	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
 		err = store.ErrNotFound
 	}

@@ -40,7 +40,7 @@ func (s *Server) routes() http.Handler {
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
-	mb := &mailboxHandlers{q: s.q, rights: s.rights, events: s.events}
+	mb := &mailboxHandlers{q: s.q, messages: s.messages, rights: s.rights, events: s.events}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events}

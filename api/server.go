@@ -18,6 +18,7 @@ import (
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
@@ -65,6 +66,7 @@ type Options struct {
 type Server struct {
 	opts      Options
 	q         *store.Queries
+	messages  *store.MessageReader
 	log       *slog.Logger
 	auth      *identity.Authenticator
 	rights    *identity.Rights
@@ -109,7 +111,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, q: q, log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
+	s := &Server{opts: opts, q: q, messages: newMessageReader(opts.Pool), log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
 		events:  events.NewBuilder(opts.PublicURL),
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
@@ -119,6 +121,16 @@ func New(opts Options) (*Server, error) {
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
 	s.handler = opts.Limits.Wrap(s.routes())
 	return s, nil
+}
+
+// newMessageReader coalesces the single-message reads of concurrent requests, with up to one statement per
+// connection of pool in flight (none without a pool: the OpenAPI document's server).
+func newMessageReader(pool *pgxpool.Pool) *store.MessageReader {
+	inFlight := 1
+	if pool != nil {
+		inFlight = int(pool.Config().MaxConns)
+	}
+	return store.NewMessageReader(pool, inFlight, func(reads int) { telemetry.MessageReadBatch.Observe(float64(reads)) })
 }
 
 // ServeHTTP serves a request.

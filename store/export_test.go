@@ -11,3 +11,10 @@ func GrantArgs(vis Visibility) []any {
 	_, args := grantsSQL(vis, "", 1)
 	return args
 }
+
+// Queued is the number of reads waiting for a statement.
+func (r *MessageReader) Queued() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue)
+}

@@ -206,7 +206,9 @@ const (
 	messageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
 	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), NULLIF(m.reply_options, '[]')`
 	messageFrom = `
-	FROM messages m
+	FROM messages m` + messageJoins
+	// messageJoins join a message m's service and its owner.
+	messageJoins = `
 	JOIN services s ON s.service_code = m.service_code AND s.service_edition = m.service_edition
 	JOIN service_owners o ON o.code = s.service_owner_code`
 	// The tie-breaker follows the default order's direction, so "$orderby=CreatedDate desc" still walks
@@ -420,20 +422,28 @@ func (q *Queries) GetTrashedMessage(ctx context.Context, reporteeID int64, messa
 
 func (q *Queries) getMessage(ctx context.Context, reporteeID int64, messageID string, trashbin bool) (Message, error) {
 	var m Message
-	err := q.db.QueryRow(ctx, `SELECT `+messageSummaryColumns+`,
-		COALESCE(m.summary, ''), COALESCE(m.body, ''), COALESCE(m.archive_reference, ''),
-		COALESCE((SELECT json_agg(json_build_object('ID', f.id, 'Type', f.type, 'DataFormatID', f.data_format_id,
-				'DataFormatVersion', f.data_format_version, 'Name', f.name, 'ValidationStatus', f.validation_status)
-				ORDER BY f.ordinal)
-			FROM forms f WHERE f.message_id = m.id), '[]'),
-		COALESCE((SELECT json_agg(json_build_object(`+attachmentJSONFields+`) ORDER BY a.ordinal)
-			FROM attachments a WHERE a.message_id = m.id), '[]'),
-		m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
-		COALESCE(m.custom_message_data, '[]')`+messageFrom+`
+	err := q.db.QueryRow(ctx, `SELECT `+messageColumns+messageFrom+`
 		WHERE m.id = $1 AND m.reportee_id = $2 AND (m.deleted_at IS NULL) <> $3`, messageID, reporteeID, trashbin).
-		Scan(append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
-			&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData)...)
+		Scan(messageTargets(&m)...)
 	return m, notFound(err)
+}
+
+// messageColumns are the single-message view of messages m (with messageJoins), as messageTargets scans it:
+// GetMessage's and MessageReader's statement.
+const messageColumns = messageSummaryColumns + `,
+	COALESCE(m.summary, ''), COALESCE(m.body, ''), COALESCE(m.archive_reference, ''),
+	COALESCE((SELECT json_agg(json_build_object('ID', f.id, 'Type', f.type, 'DataFormatID', f.data_format_id,
+			'DataFormatVersion', f.data_format_version, 'Name', f.name, 'ValidationStatus', f.validation_status)
+			ORDER BY f.ordinal)
+		FROM forms f WHERE f.message_id = m.id), '[]'),
+	COALESCE((SELECT json_agg(json_build_object(` + attachmentJSONFields + `) ORDER BY a.ordinal)
+		FROM attachments a WHERE a.message_id = m.id), '[]'),
+	m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
+	COALESCE(m.custom_message_data, '[]')`
+
+func messageTargets(m *Message) []any {
+	return append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
+		&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData)
 }
 
 // GetForm returns a form of a message of the reportee, or ErrNotFound.

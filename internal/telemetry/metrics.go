@@ -49,6 +49,14 @@ var (
 		Help:    "Time to render a print PDF.",
 		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	})
+
+	// MessageReadBatch is the number of single-message reads each statement of the API's store.MessageReader
+	// answered: its count is the statements, its sum the reads.
+	MessageReadBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "postbox_db_message_read_batch_size",
+		Help:    "Single-message reads answered by one statement (the API coalesces concurrent reads).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+	})
 )
 
 // The form-task transitions (postbox_formtask_transitions_total{from,to}) come from the workflow, through
@@ -58,7 +66,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		HTTPRequests, HTTPDuration, ValidationFailures, PDFRender, pools,
+		HTTPRequests, HTTPDuration, ValidationFailures, PDFRender, MessageReadBatch, pools,
 	)
 }
 
