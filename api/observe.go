@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -59,9 +61,34 @@ func (s *Server) traceRequests(c *gin.Context) {
 func (s *Server) measure(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	labels := []string{routeOf(c), c.Request.Method, strconv.Itoa(c.Writer.Status())}
-	telemetry.HTTPRequests.WithLabelValues(labels...).Inc()
-	telemetry.HTTPDuration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
+	m := s.series.of(routeOf(c), c.Request.Method, c.Writer.Status())
+	m.requests.Inc()
+	m.duration.Observe(time.Since(start).Seconds())
+}
+
+// requestSeries are the series of measure, each looked up once: WithLabelValues checks and hashes its
+// labels and locks its vector on every call, twice a request.
+type requestSeries struct{ m sync.Map } // seriesKey → seriesPair
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type seriesPair struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (r *requestSeries) of(route, method string, status int) seriesPair {
+	k := seriesKey{route, method, status}
+	if p, ok := r.m.Load(k); ok {
+		return p.(seriesPair)
+	}
+	labels := []string{route, method, strconv.Itoa(status)}
+	p := seriesPair{telemetry.HTTPRequests.WithLabelValues(labels...), telemetry.HTTPDuration.WithLabelValues(labels...)}
+	r.m.Store(k, p)
+	return p
 }
 
 type proxyCertKey struct{}

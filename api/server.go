@@ -84,6 +84,7 @@ type Server struct {
 	origins *ttlcache.Cache[string, bool]
 	parties *partyFinder
 	limiter *rateLimiter
+	series  requestSeries
 }
 
 // referenceTTL is how long API keys, origins and parties are kept: a revoked key stops working within it.

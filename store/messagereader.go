@@ -24,7 +24,7 @@ import (
 // called (a queued read is only ever taken into a statement that has not started yet), so a change
 // committed before the call is seen, as with GetMessage.
 type MessageReader struct {
-	db       DBTX
+	q        *Queries
 	inFlight int
 	observe  func(reads int) // of each statement
 
@@ -43,7 +43,7 @@ func NewMessageReader(db DBTX, inFlight int, observe func(reads int)) *MessageRe
 	if observe == nil {
 		observe = func(int) {}
 	}
-	return &MessageReader{db: db, inFlight: max(1, inFlight), observe: observe}
+	return &MessageReader{q: New(db), inFlight: max(1, inFlight), observe: observe}
 }
 
 // GetMessage is Queries.GetMessage, in a statement shared with the reads running beside it.
@@ -75,17 +75,18 @@ func (r *MessageReader) read(ctx context.Context, reporteeID int64, messageID st
 	// An id that is no text to PostgreSQL (invalid UTF-8, NUL) would fail the whole statement: it runs
 	// alone, and fails as GetMessage does.
 	if !utf8.ValidString(messageID) || strings.IndexByte(messageID, 0) >= 0 {
-		return New(r.db).getMessage(ctx, reporteeID, messageID, trashbin)
+		return r.q.getMessage(ctx, reporteeID, messageID, trashbin)
 	}
-	w := &messageRead{ctx: ctx, reporteeID: reporteeID, id: messageID, trashbin: trashbin}
 	r.mu.Lock()
 	if r.running < r.inFlight {
 		r.running++
 		r.mu.Unlock()
-		r.run(w, []*messageRead{w})
-		return w.m, w.err
+		r.observe(1)
+		m, err := r.q.getMessage(ctx, reporteeID, messageID, trashbin)
+		r.handOff()
+		return m, err
 	}
-	w.wake = make(chan struct{}, 1)
+	w := &messageRead{ctx: ctx, reporteeID: reporteeID, id: messageID, trashbin: trashbin, wake: make(chan struct{}, 1)}
 	r.queue = append(r.queue, w)
 	r.mu.Unlock()
 	select {
@@ -112,6 +113,17 @@ func (r *MessageReader) read(ctx context.Context, reporteeID int64, messageID st
 // run answers batch (self among them) with one statement, then hands the queue to the next runner.
 func (r *MessageReader) run(self *messageRead, batch []*messageRead) {
 	r.answer(self.ctx, batch)
+	r.handOff()
+	for _, w := range batch {
+		if w != self {
+			w.wake <- struct{}{}
+		}
+	}
+}
+
+// handOff ends a statement: the first queued read runs the next one for the reads queued (up to
+// maxMessageBatch), or, when none are, one statement fewer runs.
+func (r *MessageReader) handOff() {
 	r.mu.Lock()
 	var next *messageRead
 	if len(r.queue) == 0 {
@@ -129,11 +141,6 @@ func (r *MessageReader) run(self *messageRead, batch []*messageRead) {
 	if next != nil {
 		next.wake <- struct{}{}
 	}
-	for _, w := range batch {
-		if w != self {
-			w.wake <- struct{}{}
-		}
-	}
 }
 
 // messageBatchSQL reads the messages of parallel arrays of ids, reportees and trashbin flags, each row
@@ -149,7 +156,7 @@ func (r *MessageReader) answer(ctx context.Context, batch []*messageRead) {
 	r.observe(len(batch))
 	if len(batch) == 1 {
 		w := batch[0]
-		w.m, w.err = New(r.db).getMessage(ctx, w.reporteeID, w.id, w.trashbin)
+		w.m, w.err = r.q.getMessage(ctx, w.reporteeID, w.id, w.trashbin)
 		return
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -166,7 +173,7 @@ func (r *MessageReader) answer(ctx context.Context, batch []*messageRead) {
 		defer stop()
 		w.err = ErrNotFound // until its row comes
 	}
-	rows, err := r.db.Query(ctx, messageBatchSQL, ids, reportees, trashbin)
+	rows, err := r.q.db.Query(ctx, messageBatchSQL, ids, reportees, trashbin)
 	if err == nil {
 		for rows.Next() {
 			var (

@@ -76,6 +76,10 @@ const benchRateLimit = 1_000_000_000
 // batch of them, a round trip.
 const roundTrips = "postbox_db_pool_acquires_total"
 
+// messageBatches counts the statements (_count) of the API's single-message reads and the reads they
+// answered (_sum): the API coalesces concurrent reads of a message into one statement.
+const messageBatches = "postbox_db_message_read_batch_size"
+
 // target is one endpoint and the statement it runs (sql and args for the list statements, for --explain).
 type target struct {
 	name, path string
@@ -148,10 +152,16 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 			web            result
 			apiCPU, genCPU time.Duration
 			acquiresPerReq float64
+			// statements and reads of the API's coalesced single-message reads
+			statements, reads float64
 		}
 		var runs []driven
 		for _, g := range generators {
 			acquiresBefore, err := apiMetric(admin, roundTrips)
+			if err != nil {
+				return err
+			}
+			batchesBefore, err := apiMetrics(admin, messageBatches+"_count", messageBatches+"_sum")
 			if err != nil {
 				return err
 			}
@@ -192,7 +202,12 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 			if err != nil {
 				return err
 			}
-			runs = append(runs, driven{g, web, apiCPU, genCPU, (acquiresAfter - acquiresBefore) / float64(web.requests)})
+			batchesAfter, err := apiMetrics(admin, messageBatches+"_count", messageBatches+"_sum")
+			if err != nil {
+				return err
+			}
+			runs = append(runs, driven{g, web, apiCPU, genCPU, (acquiresAfter - acquiresBefore) / float64(web.requests),
+				batchesAfter[0] - batchesBefore[0], batchesAfter[1] - batchesBefore[1]})
 		}
 		clientBefore := ownCPU()
 		sql, err := hammer(ctx, pool, t.bare, clients, duration)
@@ -210,6 +225,12 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 				r.web.rate/sql.rate, float64(r.web.p99)/float64(sql.p99))
 			fmt.Printf("%-34s CPU per request: API %s, %s %s | bare loop's client %s\n", "",
 				perCall(r.apiCPU, r.web.requests), r.generator, perCall(r.genCPU, r.web.requests), perCall(bareCPU, sql.calls))
+			if r.reads > 0 {
+				// The bare loop runs the single-row statement a request would otherwise run; the API
+				// answers concurrent requests with one statement for several.
+				fmt.Printf("%-34s coalesced: %.0f reads in %.0f statements, %.1f reads per statement, %.2f statements per request\n", "",
+					r.reads, r.statements, r.reads/r.statements, r.statements/float64(r.web.requests))
+			}
 		}
 	}
 	fmt.Printf("\nAPI peak RSS: %s\n", peakRSS(api.Process.Pid))
@@ -463,21 +484,41 @@ func waitHealthy(base string) error {
 
 // apiMetric is the value of one unlabelled metric on the API's /metrics.
 func apiMetric(admin, name string) (float64, error) {
-	r, err := http.Get(admin + "/metrics")
+	v, err := apiMetrics(admin, name)
 	if err != nil {
 		return 0, err
+	}
+	return v[0], nil
+}
+
+// apiMetrics are the values of unlabelled metrics on the API's /metrics, read at once.
+func apiMetrics(admin string, names ...string) ([]float64, error) {
+	r, err := http.Get(admin + "/metrics")
+	if err != nil {
+		return nil, err
 	}
 	defer r.Body.Close()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return strconv.ParseFloat(v, 64)
+	values := make([]float64, len(names))
+	for i, name := range names {
+		found := false
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				if values[i], err = strconv.ParseFloat(v, 64); err != nil {
+					return nil, err
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("the API's /metrics has no %s", name)
 		}
 	}
-	return 0, fmt.Errorf("the API's /metrics has no %s", name)
+	return values, nil
 }
 
 // saveProfile records the API's profile of kind (profile: CPU, allocs: the allocations) for d
