@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,6 +163,18 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
+// gatedReader is a reader of one statement at a time over a test database behind a gate, with a first
+// read of a message of O1 running alone, held at the gate.
+func gatedReader(t *testing.T) (pool *pgxpool.Pool, org int64, g *gatedDB, reader *store.MessageReader, first chan result) {
+	pool = storetest.New(t)
+	org = partyID(t, pool, o1)
+	g = newGatedDB(pool)
+	reader = store.NewMessageReader(g, 1, nil)
+	first = goRead(context.Background(), reader, org, "a3100808")
+	require.Equal(t, 1, arrived(t, g), "the first read runs alone, at once")
+	return pool, org, g, reader, first
+}
+
 // result is what a read returned, on a channel.
 type result struct {
 	m   store.Message
@@ -208,14 +221,8 @@ func received(t *testing.T, ch chan result) result {
 // in the next; a read whose context ends leaves the queue at once, and one in a running statement returns
 // at once without failing the others; a statement whose reads have all given up is cancelled.
 func TestMessageReaderQueuesAndCancels(t *testing.T) {
-	pool := storetest.New(t)
-	o1 := partyID(t, pool, o1)
-	g := newGatedDB(pool)
-	reader := store.NewMessageReader(g, 1, nil)
+	_, o1, g, reader, first := gatedReader(t)
 	bg := context.Background()
-
-	first := goRead(bg, reader, o1, "a3100808")
-	assert.Equal(t, 1, arrived(t, g), "the first read runs alone, at once")
 
 	ctxs, cancels := make([]context.Context, 5), make([]context.CancelFunc, 5)
 	reads := make([]chan result, 5)
@@ -266,14 +273,8 @@ func TestMessageReaderQueuesAndCancels(t *testing.T) {
 // A statement's error reaches every read it answers: the database goes down under queued reads, and each
 // fails as unavailable (the API's 503).
 func TestMessageReaderErrorReachesEveryRead(t *testing.T) {
-	pool := storetest.New(t)
-	o1 := partyID(t, pool, o1)
-	g := newGatedDB(pool)
-	reader := store.NewMessageReader(g, 1, nil)
+	pool, o1, g, reader, first := gatedReader(t)
 	bg := context.Background()
-
-	first := goRead(bg, reader, o1, "a3100808")
-	arrived(t, g)
 	var reads []chan result
 	for i := range 6 {
 		reads = append(reads, goRead(bg, reader, o1, []string{"a3100808", "a999", "a3101116"}[i%3]))
