@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -250,6 +251,22 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
 
+// lastHost is the last host validHost passed: nearly every request names the same one, and the regular
+// expression was a percent of a request.
+var lastHost atomic.Pointer[string]
+
+// validHost tells whether h is a host name or address with an optional port (hostPattern).
+func validHost(h string) bool {
+	if last := lastHost.Load(); last != nil && *last == h {
+		return true
+	}
+	if !hostPattern.MatchString(h) {
+		return false
+	}
+	lastHost.Store(&h)
+	return true
+}
+
 // trustProxy marks requests whose links follow X-Forwarded-Proto and X-Forwarded-Host (Options.TrustProxy).
 func (s *Server) trustProxy(c *gin.Context) {
 	if s.opts.TrustProxy {
@@ -278,11 +295,11 @@ func requestBase(c *gin.Context) string {
 		if p := strings.ToLower(strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
 			scheme = p
 		}
-		if h := strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Host"), ",")[0]); hostPattern.MatchString(h) {
+		if h := strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Host"), ",")[0]); validHost(h) {
 			host = h
 		}
 	}
-	if !hostPattern.MatchString(host) {
+	if !validHost(host) {
 		host = "localhost"
 	}
 	return scheme + "://" + host

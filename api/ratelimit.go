@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -114,8 +114,9 @@ func (s *Server) limitRate(c *gin.Context, key store.APIKey, area string) {
 	}
 	reset := max(1, int(math.Ceil(left.Seconds())))
 	h := c.Writer.Header()
-	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, area, limit, int(rl.Window.Seconds())))
-	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, area, remaining, reset))
+	// Concatenated, not Sprintf: every request writes them.
+	h.Set("RateLimit-Policy", `"`+area+`";q=`+strconv.Itoa(limit)+`;w=`+strconv.Itoa(int(rl.Window.Seconds())))
+	h.Set("RateLimit", `"`+area+`";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(reset))
 	if !ok {
 		problem.SetRetryAfter(h, time.Duration(reset)*time.Second)
 		abort(c, problem.New(http.StatusTooManyRequests, "rate-limited",
