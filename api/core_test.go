@@ -134,8 +134,13 @@ func TestMethodNotAllowed(t *testing.T) {
 func TestRequestIDIsEchoed(t *testing.T) {
 	r := get(t, shared, "/api/metadata", "X-Request-Id", "abc-123")
 	assert.Equal(t, "abc-123", r.Header().Get("X-Request-Id"))
-	generated := get(t, shared, "/api/metadata", "X-Request-Id", "<script>").Header().Get("X-Request-Id")
-	assert.Regexp(t, `^[0-9a-f]{16}$`, generated, "an unsafe id is replaced")
+	for _, id := range []string{"A.b_C-9", strings.Repeat("x", 64)} {
+		assert.Equal(t, id, get(t, shared, "/api/metadata", "X-Request-Id", id).Header().Get("X-Request-Id"))
+	}
+	for _, id := range []string{"<script>", strings.Repeat("x", 65), "a b", "æ"} {
+		generated := get(t, shared, "/api/metadata", "X-Request-Id", id).Header().Get("X-Request-Id")
+		assert.Regexp(t, `^[0-9a-f]{16}$`, generated, "an unsafe id is replaced: %q", id)
+	}
 }
 
 func TestCORSOnOpenEndpoints(t *testing.T) {
