@@ -32,21 +32,34 @@ func routeOf(c *gin.Context) string {
 	return "unmatched"
 }
 
+// otherMethod names every method HTTP does not define, as OpenTelemetry's conventions do.
+const otherMethod = "_OTHER"
+
+// methodOf is the method of a request as metrics and span names know it: one HTTP defines, or otherMethod,
+// so that a client inventing methods cannot make a series or a span name per method.
+func methodOf(c *gin.Context) string {
+	switch m := c.Request.Method; m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return otherMethod
+}
+
 // traceRequests starts the server span of a request (continuing a W3C traceparent the client sent) and
 // puts it into the request's context, so Temporal calls and database queries of the request join its
 // trace. Only the method, the route template and the status are recorded: no path, query or header.
 func (s *Server) traceRequests(c *gin.Context) {
-	route := routeOf(c)
+	route, method := routeOf(c), methodOf(c)
 	ctx := c.Request.Context()
 	if s.opts.Propagator != nil {
 		ctx = s.opts.Propagator.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
 	}
-	ctx, span := s.tracer.Start(ctx, c.Request.Method+" "+route,
-		trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(
-			attribute.String("http.request.method", c.Request.Method),
-			attribute.String("http.route", route),
-		))
+	attrs := []attribute.KeyValue{attribute.String("http.request.method", method), attribute.String("http.route", route)}
+	if method != c.Request.Method {
+		attrs = append(attrs, attribute.String("http.request.method_original", c.Request.Method))
+	}
+	ctx, span := s.tracer.Start(ctx, method+" "+route, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	defer span.End()
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
@@ -61,7 +74,7 @@ func (s *Server) traceRequests(c *gin.Context) {
 func (s *Server) measure(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	m := s.series.of(routeOf(c), c.Request.Method, c.Writer.Status())
+	m := s.series.of(routeOf(c), methodOf(c), c.Writer.Status())
 	m.requests.Inc()
 	m.duration.Observe(time.Since(start).Seconds())
 }
