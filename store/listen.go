@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -17,8 +18,9 @@ type ListenHandler struct {
 	Lost      func(error)
 }
 
-// Listen keeps one connection of pool LISTENing on channels until ctx ends, connecting again after a
-// failure (after 100 ms, doubling up to 10 s).
+// Listen keeps a connection to pool's database LISTENing on channels until ctx ends, connecting again
+// after a failure (after 100 ms, doubling up to 10 s). The connection is its own, not one of pool's: a
+// listener holds it for good, and a pool of four would serve requests with three.
 func Listen(ctx context.Context, pool *pgxpool.Pool, channels []string, h ListenHandler) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -37,11 +39,11 @@ func Listen(ctx context.Context, pool *pgxpool.Pool, channels []string, h Listen
 }
 
 func listenOnce(ctx context.Context, pool *pgxpool.Pool, channels []string, h ListenHandler) error {
-	conn, err := pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer func() { _ = conn.Close(context.Background()) }()
 	for _, ch := range channels {
 		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
 			return err
@@ -49,10 +51,8 @@ func listenOnce(ctx context.Context, pool *pgxpool.Pool, channels []string, h Li
 	}
 	h.Connected()
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
+		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			// The connection may be mid-wait; do not hand it back to the pool.
-			_ = conn.Conn().Close(context.Background())
 			return err
 		}
 		h.Notified(n)
