@@ -86,6 +86,9 @@ type target struct {
 	sql        string
 	args       []any
 	bare       func(ctx context.Context, pool *pgxpool.Pool) error
+	// coalesced, for one message, is the bare read coalesced as the API coalesces it (store.MessageReader,
+	// at most inFlight statements at once): what the endpoint's statements cost without the API around them.
+	coalesced func(inFlight int) func(ctx context.Context, pool *pgxpool.Pool) error
 }
 
 func run(ctx context.Context, database, binary, words, only, cpuProfile string, generators []string, explain bool, clients int, duration time.Duration) error {
@@ -215,6 +218,12 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 			return fmt.Errorf("%s, bare: %w", t.name, err)
 		}
 		bareCPU := ownCPU() - clientBefore
+		var coalesced result
+		if t.coalesced != nil {
+			if coalesced, err = hammer(ctx, pool, t.coalesced(int(apiConns)), clients, duration); err != nil {
+				return fmt.Errorf("%s, bare coalesced: %w", t.name, err)
+			}
+		}
 		for _, r := range runs {
 			name := t.name
 			if len(generators) > 1 {
@@ -230,6 +239,8 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 				// answers concurrent requests with one statement for several.
 				fmt.Printf("%-34s coalesced: %.0f reads in %.0f statements, %.1f reads per statement, %.2f statements per request\n", "",
 					r.reads, r.statements, r.reads/r.statements, r.statements/float64(r.web.requests))
+				fmt.Printf("%-34s bare loop coalesced the same way (%.0f statements at once): %.0f req/s, p50 %s, p99 %s; API ÷ that %.2f, p99× %.2f\n", "",
+					apiConns, coalesced.rate, ms(coalesced.p50), ms(coalesced.p99), r.web.rate/coalesced.rate, float64(r.web.p99)/float64(coalesced.p99))
 			}
 		}
 	}
@@ -322,6 +333,12 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 		{name: "one message", path: "/api/" + who + "/messages/" + messageID, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			_, err := store.New(pool).GetMessage(ctx, org, messageID)
 			return err
+		}, coalesced: func(inFlight int) func(context.Context, *pgxpool.Pool) error {
+			reader := store.NewMessageReader(pool, inFlight, nil)
+			return func(ctx context.Context, _ *pgxpool.Pool) error {
+				_, err := reader.GetMessage(ctx, org, messageID)
+				return err
+			}
 		}},
 	}
 	out, err := exec.Command("bin/postbox", "token", "--pid", scaledata.PersonSSN, "--scope", "platform:enduser").Output()
