@@ -702,25 +702,30 @@ func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef
 
 // CheckAndProject runs the checks of an update's content and, when they find no error, its projection
 // (ProjectState), or discards a revision they find invalid: the work of a save or of the checks before
-// Archive as one local activity. Each step is idempotent, so a retried attempt does them again.
+// Archive as one local activity. Each step is idempotent, so a retried attempt does them again, but for
+// the checks of a revision already promoted.
 func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
 	var res workflows.CheckAndProjectResult
 	// The checks read the revision, its content and the service once; the service is the task's, as the
 	// workflow knows it (a task's service never changes).
 	r := newReads(store.New(a.Pool), in.Content)
-	if in.Content.Revision.ID != 0 && (in.Forms || in.Attachments) {
+	checks := in.Forms || in.Attachments
+	if in.Content.Revision.ID != 0 && checks {
 		if err := r.prefetch(ctx, in.ServiceCode, in.ServiceEdition); err != nil {
 			return res, err
 		}
+		// A promoted revision passed its checks: an attempt run again after its projection committed
+		// would check it beside itself on the message (an added attachment counted twice).
+		checks = !r.rev.Promoted
 	}
-	if in.Forms {
+	if in.Forms && checks {
 		f, err := a.validateForms(ctx, r, in.ServiceCode, in.ServiceEdition)
 		if err != nil {
 			return res, err
 		}
 		res.Findings = res.Findings.Join(f)
 	}
-	if in.Attachments {
+	if in.Attachments && checks {
 		f, err := a.checkAttachments(ctx, r, workflows.CheckAttachmentsInput{
 			Content: in.Content, ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: in.Final,
 		})

@@ -323,3 +323,27 @@ func TestArchiveWithRevision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, atts, 1, "promoted once")
 }
+
+// A save's checks and projection as one local activity, run again after the first committed (its worker
+// died before its workflow task completed): the promoted revision is not checked again beside itself on
+// the message, and the answer is the first one's.
+func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	task, err := f.q.GetFormTask(ctx, "a3101102")
+	require.NoError(t, err)
+	ref := f.revision(t, store.NewRevision{MessageID: "a3101102", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101102")})
+	in := workflows.CheckAndProjectInput{Content: ref, Forms: true, Attachments: true, ServiceCode: task.ServiceCode,
+		ServiceEdition: task.ServiceEdition, Project: &workflows.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: time.Now()}}
+	var first, again workflows.CheckAndProjectResult
+	require.NoError(t, f.run(t, &first, f.acts.CheckAndProject, in))
+	require.Empty(t, first.Findings.Errors)
+	// Checked again, the revision would now be found wanting: it has no forms left.
+	_, err = f.pool.Exec(ctx, `DELETE FROM revision_forms WHERE revision_id = $1`, ref.Revision.ID)
+	require.NoError(t, err)
+	require.NoError(t, f.run(t, &again, f.acts.CheckAndProject, in))
+	assert.Empty(t, again.Findings.Errors)
+	assert.Equal(t, first.Ref, again.Ref)
+	_, err = f.q.GetRevision(ctx, ref.Revision.ID)
+	require.NoError(t, err, "not discarded")
+}
