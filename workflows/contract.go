@@ -55,8 +55,12 @@ const VersionHeartbeats = "activity-heartbeats"
 // and each remote activity cost the update two server round trips (schedule, then a new workflow task
 // with its result): validate and save now take one workflow task, a submission one plus Archive. A worker
 // that dies in one is noticed at the workflow task's timeout (10 s) and the task re-runs on another;
-// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats. Runs begun before
-// (DefaultVersion) keep the queues they began with.
+// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats. Archive must stay a
+// remote activity: a local activity runs before the workflow task that accepts its update completes, and
+// a Temporal restart in that window loses the update (admitted updates live in the server's memory), so
+// an archive committed by a local activity may never reach the workflow, which then waits in Signering
+// for good (make chaos, seed 288699, found two). A remote Archive is scheduled in the same workflow task
+// completion that records the acceptance. Runs begun before (DefaultVersion) keep the queues they began with.
 const VersionLocalWork = "local-checks-and-projection"
 
 // VersionLeanHistory is the workflow.GetVersion change id of runs with a short history, recorded as the
