@@ -160,11 +160,8 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 		}
 		var runs []driven
 		for _, g := range generators {
-			acquiresBefore, err := apiMetric(admin, roundTrips)
-			if err != nil {
-				return err
-			}
-			batchesBefore, err := apiMetrics(admin, messageBatches+"_count", messageBatches+"_sum")
+			// Round trips, and the statements and reads of coalesced single-message reads, in one look.
+			before, err := apiMetrics(admin, roundTrips, messageBatches+"_count", messageBatches+"_sum")
 			if err != nil {
 				return err
 			}
@@ -201,16 +198,12 @@ func run(ctx context.Context, database, binary, words, only, cpuProfile string, 
 			if err := <-profiled; err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
-			acquiresAfter, err := apiMetric(admin, roundTrips)
+			after, err := apiMetrics(admin, roundTrips, messageBatches+"_count", messageBatches+"_sum")
 			if err != nil {
 				return err
 			}
-			batchesAfter, err := apiMetrics(admin, messageBatches+"_count", messageBatches+"_sum")
-			if err != nil {
-				return err
-			}
-			runs = append(runs, driven{g, web, apiCPU, genCPU, (acquiresAfter - acquiresBefore) / float64(web.requests),
-				batchesAfter[0] - batchesBefore[0], batchesAfter[1] - batchesBefore[1]})
+			runs = append(runs, driven{g, web, apiCPU, genCPU, (after[0] - before[0]) / float64(web.requests),
+				after[1] - before[1], after[2] - before[2]})
 		}
 		clientBefore := ownCPU()
 		sql, err := hammer(ctx, pool, t.bare, clients, duration)
