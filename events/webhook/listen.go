@@ -29,11 +29,14 @@ type Listener struct {
 	// Subscriptions carries the ids of subscriptions made, ended or asked to replay; when it is full an id
 	// is dropped (the sweep starts its workflow).
 	Subscriptions chan int64
+	// connected is signalled each time the LISTEN takes effect: a subscription made before, while nobody
+	// listened, went unannounced, so Supervise sweeps.
+	connected chan struct{}
 }
 
 // NewListener returns a listener; Run makes it listen.
 func NewListener() *Listener {
-	return &Listener{changed: make(chan struct{}), Subscriptions: make(chan int64, 256)}
+	return &Listener{changed: make(chan struct{}), Subscriptions: make(chan int64, 256), connected: make(chan struct{}, 1)}
 }
 
 // Changed is closed at the next notification: take it before looking, then wait on it.
@@ -55,7 +58,13 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger
 	var wg sync.WaitGroup
 	wg.Go(func() { l.poll(ctx, store.New(pool), log) })
 	store.Listen(ctx, pool, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
-		Connected: l.wake, // anything committed before the LISTEN took effect
+		Connected: func() { // anything committed before the LISTEN took effect
+			l.wake()
+			select {
+			case l.connected <- struct{}{}:
+			default: // a sweep is due already
+			}
+		},
 		Notified: func(n *pgconn.Notification) {
 			l.wake()
 			if n.Channel != store.ChannelWebhooks {

@@ -12,7 +12,8 @@ import (
 )
 
 // SweepInterval is how often Supervise starts the workflows of all running subscriptions, beside those the
-// listener names: a subscription made while Temporal was away gets its workflow within it.
+// listener names and the sweep each time the listener connects: a subscription made while Temporal was
+// away gets its workflow within it.
 const SweepInterval = time.Minute
 
 // Supervise keeps a workflow running for every pending or active subscription until ctx ends. The API
@@ -36,13 +37,14 @@ func Supervise(ctx context.Context, c client.Client, q *store.Queries, l *Listen
 			start(id)
 		}
 	}
-	startAll()
 	sweep := time.NewTicker(SweepInterval)
 	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-l.connected: // the first time, and after each reconnection: what was made meanwhile went unannounced
+			startAll()
 		case <-sweep.C:
 			startAll()
 		case id := <-l.Subscriptions:
