@@ -706,49 +706,67 @@ func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef
 // the checks of a revision already promoted.
 func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
 	var res workflows.CheckAndProjectResult
+	var err error
+	if res.Findings, err = a.check(ctx, in); err != nil || len(res.Findings.Errors) > 0 || in.Project == nil {
+		return res, err
+	}
+	pr, err := a.ProjectState(ctx, *in.Project)
+	res.Ref = pr.Ref
+	return res, err
+}
+
+// CheckAndArchive runs the checks of a submission's revision, if it has one, and, when they find no error,
+// archives it (Archive), or discards a revision they find invalid: a submission to the archive as one
+// local activity. An attempt retried after the archive committed finds the archive (Archive is exactly
+// once) and, its revision being promoted, skips the checks.
+func (a *Activities) CheckAndArchive(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+	var res workflows.CheckAndArchiveResult
+	var err error
+	if in.Archive.Content.Revision.ID != 0 {
+		res.Findings, err = a.check(ctx, workflows.CheckAndProjectInput{Content: in.Archive.Content, Forms: true, Attachments: true,
+			ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: true})
+		if err != nil || len(res.Findings.Errors) > 0 {
+			return res, err
+		}
+	}
+	res.Archive, err = a.Archive(ctx, in.Archive)
+	return res, err
+}
+
+// check runs the checks in asks for and discards a revision they find invalid. A revision promoted already
+// passed them: an attempt retried after its promotion committed finds nothing, where the checks of the
+// content again, now beside itself on the message, could find what is not so.
+func (a *Activities) check(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.Findings, error) {
+	var found workflows.Findings
 	// The checks read the revision, its content and the service once; the service is the task's, as the
 	// workflow knows it (a task's service never changes).
 	r := newReads(store.New(a.Pool), in.Content)
-	checks := in.Forms || in.Attachments
-	if in.Content.Revision.ID != 0 && checks {
-		if err := r.prefetch(ctx, in.ServiceCode, in.ServiceEdition); err != nil {
-			return res, err
+	if in.Content.Revision.ID != 0 && (in.Forms || in.Attachments) {
+		if err := r.prefetch(ctx, in.ServiceCode, in.ServiceEdition); err != nil || r.rev.Promoted {
+			return found, err
 		}
-		// A promoted revision passed its checks: an attempt run again after its projection committed
-		// would check it beside itself on the message (an added attachment counted twice).
-		checks = !r.rev.Promoted
 	}
-	if in.Forms && checks {
+	if in.Forms {
 		f, err := a.validateForms(ctx, r, in.ServiceCode, in.ServiceEdition)
 		if err != nil {
-			return res, err
+			return found, err
 		}
-		res.Findings = res.Findings.Join(f)
+		found = found.Join(f)
 	}
-	if in.Attachments && checks {
+	if in.Attachments {
 		f, err := a.checkAttachments(ctx, r, workflows.CheckAttachmentsInput{
 			Content: in.Content, ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: in.Final,
 		})
 		if err != nil {
-			return res, err
+			return found, err
 		}
-		res.Findings = res.Findings.Join(f)
+		found = found.Join(f)
 	}
-	if len(res.Findings.Errors) > 0 {
-		if in.Content.Revision.ID != 0 {
-			// Failing to delete it loses nothing: store.DeleteStaleRevisions removes it later.
-			if err := a.DiscardRevision(ctx, in.Content); err != nil {
-				activity.GetLogger(ctx).Warn("discarding a revision failed", "revision", in.Content.Revision.ID, "err", err)
-			}
+	if len(found.Errors) > 0 && in.Content.Revision.ID != 0 {
+		// Failing to delete it loses nothing: store.DeleteStaleRevisions removes it later.
+		if err := a.DiscardRevision(ctx, in.Content); err != nil {
+			activity.GetLogger(ctx).Warn("discarding a revision failed", "revision", in.Content.Revision.ID, "err", err)
 		}
-		return res, nil
 	}
-	if in.Project != nil {
-		pr, err := a.ProjectState(ctx, *in.Project)
-		if err != nil {
-			return res, err
-		}
-		res.Ref = pr.Ref
-	}
-	return res, nil
+	return found, nil
 }

@@ -347,3 +347,51 @@ func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
 	_, err = f.q.GetRevision(ctx, ref.Revision.ID)
 	require.NoError(t, err, "not discarded")
 }
+
+// A submission's checks and archive as one local activity. An attempt run again after the first committed
+// (its worker died before its workflow task completed) answers the same archive and writes nothing more;
+// content the checks refuse is discarded, and nothing is archived.
+func TestCheckAndArchive(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	in := func(messageID string) workflows.CheckAndArchiveInput {
+		task, err := f.q.GetFormTask(ctx, messageID)
+		require.NoError(t, err)
+		ref := f.revision(t, store.NewRevision{MessageID: messageID, Kind: store.RevisionKindReplace, Forms: f.currentForms(t, messageID)})
+		return workflows.CheckAndArchiveInput{Archive: workflows.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()},
+			ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition}
+	}
+
+	valid := in("a3101102")
+	var first, again workflows.CheckAndArchiveResult
+	require.NoError(t, f.run(t, &first, f.acts.CheckAndArchive, valid))
+	require.Empty(t, first.Findings.Errors)
+	assert.Regexp(t, `^AR\d+$`, first.Archive.ArchiveReference)
+	evs := f.events(t)
+	require.NoError(t, f.run(t, &again, f.acts.CheckAndArchive, valid))
+	assert.Equal(t, first.Archive, again.Archive, "the first archive")
+	assert.Empty(t, again.Findings.Errors)
+	assert.Equal(t, evs, f.events(t), "no second event")
+	var archives int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM archives WHERE message_id = 'a3101102'`).Scan(&archives))
+	assert.Equal(t, 1, archives)
+	// Its revision was promoted, so the checks are not run again: a service whose rules changed since, or
+	// content now beside itself on the message, cannot turn the archived submission into an invalid one.
+	_, err := f.pool.Exec(ctx, `DELETE FROM revision_forms WHERE revision_id = $1`, valid.Archive.Content.Revision.ID)
+	require.NoError(t, err)
+	require.NoError(t, f.run(t, &again, f.acts.CheckAndArchive, valid))
+	assert.Equal(t, first.Archive, again.Archive)
+	assert.Empty(t, again.Findings.Errors)
+
+	invalid := in("a3101221")
+	var refused workflows.CheckAndArchiveResult
+	require.NoError(t, f.run(t, &refused, f.acts.CheckAndArchive, invalid))
+	assert.Len(t, refused.Findings.Errors, 2)
+	assert.Empty(t, refused.Archive.ArchiveReference)
+	_, err = f.q.GetRevision(ctx, invalid.Archive.Content.Revision.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "discarded")
+	task, err := f.q.GetFormTask(ctx, "a3101221")
+	require.NoError(t, err)
+	assert.NotEqual(t, store.StatusArchived, task.Status)
+	assert.Equal(t, evs, f.events(t))
+}

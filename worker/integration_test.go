@@ -282,23 +282,24 @@ func TestManyUpdatesKeepHistorySmall(t *testing.T) {
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
 }
 
-// The worker dies after Archive committed but before it reported: the retry on a new worker finds the
-// archive, so the task is archived once, with one ArchiveReference and one PDF.
+// The worker dies after the archive committed but before its workflow task completed: the new worker runs
+// the local activity again, which finds the archive, so the task is archived once, with one
+// ArchiveReference and one PDF.
 func TestWorkerDiesDuringArchive(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
 	c := dial(t, devServer.FrontendHostPort(), nsDurability)
 	committed := make(chan string, 1)
 	stop := startWorker(t, c, pool, func(w sdkworker.Registry, a *activities.Activities) {
-		w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
-			res, err := a.Archive(ctx, in)
+		w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+			res, err := a.CheckAndArchive(ctx, in)
 			if err != nil {
 				return res, err
 			}
-			committed <- res.ArchiveReference
+			committed <- res.Archive.ArchiveReference
 			<-ctx.Done() // never reports: the worker is stopped
-			return workflows.ArchiveResult{}, ctx.Err()
-		}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
+			return workflows.CheckAndArchiveResult{}, ctx.Err()
+		}, activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
 	})
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 

@@ -46,8 +46,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(archiveWorkerDB) != "" { // this binary started as the worker a test kills
-		os.Exit(runArchiveWorker())
+	if os.Getenv(victimWorkerDB) != "" { // this binary started as the worker a test kills
+		os.Exit(runVictimWorker())
 	}
 	os.Exit(runMain(m))
 }

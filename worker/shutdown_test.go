@@ -21,8 +21,8 @@ import (
 )
 
 // On stop (SIGTERM) a worker polls no more, but an activity it is running finishes and reports within
-// the stop timeout: the archive that was under way when the stop began is not cancelled, not retried,
-// and the submission completes once a worker takes the workflow up again.
+// the stop timeout: the archive (a local activity, in its workflow task) that was under way when the stop
+// began is not cancelled, not retried, and its workflow task completes: the submission is answered.
 func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
@@ -38,8 +38,8 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 		started        = make(chan struct{}, 1)
 		finished       = make(chan struct{})
 	)
-	archiveOpts := activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true}
-	ws.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+	archiveOpts := activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true}
+	ws.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
 		defer close(finished)
 		runs.Add(1)
 		started <- struct{}{}
@@ -47,7 +47,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 		case <-activity.GetWorkerStopChannel(ctx): // the stop has begun while this runs
 		case <-time.After(time.Minute):
 		}
-		res, err := acts.Archive(ctx, in)
+		res, err := acts.CheckAndArchive(ctx, in)
 		cancelledAtEnd.Store(ctx.Err() != nil)
 		return res, err
 	}, archiveOpts)
@@ -67,18 +67,18 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	select {
 	case <-started:
 	case <-time.After(30 * time.Second):
-		t.Fatal("Archive did not start")
+		t.Fatal("the archive did not start")
 	}
 	ws.Stop() // returns once the running archive has finished and reported
 	<-finished
 	assert.False(t, cancelledAtEnd.Load(), "the running activity was not cancelled")
 
-	// The next worker takes the workflow task that records the archive's result; it would also take a
-	// retry of the archive, had the first not reported.
+	// The next worker would take the workflow task again, and a retry of the archive, had the stopped one
+	// not completed it.
 	startWorker(t, c, pool, func(r sdkworker.Registry, a *activities.Activities) {
-		r.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+		r.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
 			runs.Add(1)
-			return a.Archive(ctx, in)
+			return a.CheckAndArchive(ctx, in)
 		}, archiveOpts)
 	})
 	var o outcome

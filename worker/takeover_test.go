@@ -25,29 +25,30 @@ import (
 	"github.com/postbox/postbox/workflows"
 )
 
-// The test binary runs as an archive worker of its own when these are set (see TestMain), so that a test
+// The test binary runs as a formtask worker of its own when these are set (see TestMain), so that a test
 // can kill it with SIGKILL like a crashed process: no stop, no last report, no closed connections.
 const (
-	archiveWorkerDB       = "POSTBOX_TEST_ARCHIVE_WORKER_DATABASE_URL"
-	archiveWorkerTemporal = "POSTBOX_TEST_ARCHIVE_WORKER_TEMPORAL"
-	archiveWorkerNS       = "POSTBOX_TEST_ARCHIVE_WORKER_NAMESPACE"
-	archiveWorkerApp      = "postbox-test-archive-worker" // its PostgreSQL application_name
+	victimWorkerDB       = "POSTBOX_TEST_VICTIM_WORKER_DATABASE_URL"
+	victimWorkerTemporal = "POSTBOX_TEST_VICTIM_WORKER_TEMPORAL"
+	victimWorkerNS       = "POSTBOX_TEST_VICTIM_WORKER_NAMESPACE"
+	victimWorkerApp      = "postbox-test-victim-worker" // its PostgreSQL application_name
 )
 
-// runArchiveWorker polls the archive queue until the process is killed; it says "ready" once it polls.
-func runArchiveWorker() int {
+// runVictimWorker polls the formtask queue (the workflows and their local activities, the archive among
+// them) until the process is killed; it says "ready" once it polls.
+func runVictimWorker() int {
 	ctx := context.Background()
-	url := os.Getenv(archiveWorkerDB)
+	url := os.Getenv(victimWorkerDB)
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	pool, err := store.Open(ctx, url+sep+"application_name="+archiveWorkerApp)
+	pool, err := store.Open(ctx, url+sep+"application_name="+victimWorkerApp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	c, err := client.Dial(client.Options{HostPort: os.Getenv(archiveWorkerTemporal), Namespace: os.Getenv(archiveWorkerNS), Logger: quietLogger()})
+	c, err := client.Dial(client.Options{HostPort: os.Getenv(victimWorkerTemporal), Namespace: os.Getenv(victimWorkerNS), Logger: quietLogger()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -57,7 +58,7 @@ func runArchiveWorker() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := worker.New(c, acts, worker.Options{Queues: []string{config.QueueArchive}}).Start(); err != nil {
+	if err := worker.New(c, acts, worker.Options{Queues: []string{config.QueueFormTask}}).Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -65,11 +66,11 @@ func runArchiveWorker() int {
 	select {}
 }
 
-// startArchiveWorkerProcess starts the test binary as an archive worker and returns it once it polls.
-func startArchiveWorkerProcess(t *testing.T, databaseURL, namespace string) *exec.Cmd {
+// startVictimWorkerProcess starts the test binary as a formtask worker and returns it once it polls.
+func startVictimWorkerProcess(t *testing.T, databaseURL, namespace string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), archiveWorkerDB+"="+databaseURL, archiveWorkerTemporal+"="+devServer.FrontendHostPort(),
-		archiveWorkerNS+"="+namespace)
+	cmd.Env = append(os.Environ(), victimWorkerDB+"="+databaseURL, victimWorkerTemporal+"="+devServer.FrontendHostPort(),
+		victimWorkerNS+"="+namespace)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -79,13 +80,14 @@ func startArchiveWorkerProcess(t *testing.T, databaseURL, namespace string) *exe
 		_ = cmd.Wait()
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "the archive worker process did not start")
+	require.NoError(t, err, "the worker process did not start")
 	require.Equal(t, "ready\n", line)
 	return cmd
 }
 
-// A worker killed (SIGKILL) in the middle of Archive, with the archive's transaction open: once its
-// heartbeats stop, Temporal gives the attempt to another worker, which archives the task, once.
+// A worker killed (SIGKILL) in the middle of a submission's archive (the local activity CheckAndArchive),
+// with the archive's transaction open: its workflow task times out, and another worker runs it again and
+// archives the task, once.
 func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	ctx := context.Background()
 	url, _ := storetest.NewDatabase(t)
@@ -93,14 +95,6 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	c := dial(t, devServer.FrontendHostPort(), nsTakeover)
-
-	// Workflows and checks run in this process; archives at first only in the one that is killed.
-	acts, err := activities.New(pool)
-	require.NoError(t, err)
-	t.Cleanup(acts.Schemas.Close)
-	rest := worker.New(c, acts, worker.Options{Queues: []string{config.QueueFormTask, config.QueueValidation}, StopTimeout: 200 * time.Millisecond})
-	require.NoError(t, rest.Start())
-	t.Cleanup(rest.Stop)
 
 	// The task's row is held (FOR NO KEY UPDATE: revisions may still be stored), so the killed worker's archive
 	// waits inside its transaction.
@@ -110,7 +104,8 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	defer hold.Rollback(ctx) //nolint:errcheck
 	_, err = hold.Exec(ctx, `SELECT 1 FROM messages WHERE id = $1 FOR NO KEY UPDATE`, id)
 	require.NoError(t, err)
-	victim := startArchiveWorkerProcess(t, url, nsTakeover)
+	// At first the workflows run only in the process that is killed.
+	victim := startVictimWorkerProcess(t, url, nsTakeover)
 
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 	type outcome struct {
@@ -127,7 +122,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 		var waiting int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
 			AND wait_event_type = 'Lock'`,
-			archiveWorkerApp).Scan(&waiting)
+			victimWorkerApp).Scan(&waiting)
 		return err == nil && waiting == 1
 	}, 30*time.Second, 50*time.Millisecond, "the archive did not start in the worker process")
 
@@ -140,14 +135,14 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	other, err := activities.New(pool)
 	require.NoError(t, err)
 	t.Cleanup(other.Schemas.Close)
-	takeover := worker.New(c, other, worker.Options{Queues: []string{config.QueueArchive}, StopTimeout: 200 * time.Millisecond})
-	takeover.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
-		res, err := other.Archive(ctx, in)
+	takeover := worker.New(c, other, worker.Options{Queues: []string{config.QueueFormTask}, StopTimeout: 200 * time.Millisecond})
+	takeover.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+		res, err := other.CheckAndArchive(ctx, in)
 		if err == nil {
 			archivedHere.Add(1)
 		}
 		return res, err
-	}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
 	require.NoError(t, takeover.Start())
 	t.Cleanup(takeover.Stop)
 
@@ -157,7 +152,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the archive did not move to the other worker")
 	}
-	t.Logf("archived %s after the worker was killed (heartbeat timeout %s)", time.Since(killed).Round(100*time.Millisecond), workflows.HeartbeatTimeout)
+	t.Logf("archived %s after the worker was killed (at the workflow task's timeout)", time.Since(killed).Round(100*time.Millisecond))
 	require.NoError(t, o.err)
 	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
 	assert.Equal(t, int32(1), archivedHere.Load(), "the other worker archived it")

@@ -5,10 +5,11 @@
 //	group       task queue                    registered
 //	formtask    workflows.TaskQueue           the FormTask workflow and every activity (see below)
 //	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint, RenderFormPrint
-//	archive     workflows.TaskQueueArchive    Archive, ProjectState
+//	archive     workflows.TaskQueueArchive    Archive, ProjectState, ChangePlace, PurgeTrashbin
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
-// The formtask workers register every activity: DiscardRevision runs as a local activity inside their
+// The formtask workers register every activity: the local activities (DiscardRevision, CheckAndProject,
+// CheckAndArchive and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run inside their
 // workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues) keep their
 // checks local and their other activities on workflows.TaskQueue until they end or continue as new.
 package worker
@@ -148,6 +149,7 @@ func register(r worker.Registry, group string, acts *activities.Activities, deli
 		workflows.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
 		workflows.ActivityChangePlace:      acts.ChangePlace,
 		workflows.ActivityCheckAndProject:  acts.CheckAndProject,
+		workflows.ActivityCheckAndArchive:  acts.CheckAndArchive,
 	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})

@@ -23,13 +23,15 @@ import (
 //
 //   - TaskQueue: the form-task workflows (workflow tasks), and the local activities, which run inside the
 //     workflow task: DiscardRevision, since VersionLocalWork the checks and ProjectState, since
-//     VersionLeanHistory CheckAndProject (the checks, ProjectState and DiscardRevision in one). Runs begun
-//     before the queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep
-//     running all their activities here, the checks as local activities, so the workers of this queue
-//     register every activity.
-//   - TaskQueueValidation: print rendering (RenderPrint), CPU-bound, and the checks (ValidateForms,
-//     CheckAttachments) of runs begun between VersionTaskQueues and VersionLocalWork.
-//   - TaskQueueArchive: archiving (Archive), bound by PostgreSQL, and the read model (ProjectState) of runs
+//     VersionLeanHistory CheckAndProject (the checks, ProjectState and DiscardRevision in one), since its
+//     version 2 CheckAndArchive (a submission's checks and its archive in one). Runs begun before the
+//     queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep running all
+//     their activities here, the checks as local activities, so the workers of this queue register every
+//     activity.
+//   - TaskQueueValidation: print rendering (RenderPrint, RenderFormPrint), CPU-bound, and the checks
+//     (ValidateForms, CheckAttachments) of runs begun between VersionTaskQueues and VersionLocalWork.
+//   - TaskQueueArchive: the scheduled purge of the trashbins (PurgeTrashbin), archiving (Archive) for runs
+//     begun before version 2 of VersionLeanHistory, and the read model (ProjectState, ChangePlace) of runs
 //     begun between VersionTaskQueues and VersionLocalWork.
 const (
 	TaskQueue           = "postbox-formtasks"
@@ -72,6 +74,16 @@ const VersionLocalWork = "local-checks-and-projection"
 // search attributes and memo only where they differ from those the run was started with (formtask starts
 // runs with them). Runs begun before (DefaultVersion, as the replay of their first workflow task finds no
 // such marker) decide each change by its own marker as before.
+//
+// Version 2 (the same marker) also archives locally: a submission that archives runs its checks and the
+// archive as one local activity (ActivityCheckAndArchive) in the workflow task of its update, instead of
+// the checks' local activity and then Archive on TaskQueueArchive, which cost the update a second workflow
+// task, the three events of a remote activity and its polls. The archive is one transaction, exactly once
+// (store.ArchiveFormTask finds a committed one), so an attempt re-run after a worker died between its
+// commit and the workflow task's completion answers the first archive; a worker that dies in it is noticed
+// at the workflow task's timeout (10 s; Archive's heartbeats noticed it in 5 s), and an attempt longer
+// than that timeout keeps its workflow task alive (the SDK heartbeats it). Runs at version 1 keep Archive
+// on TaskQueueArchive.
 const VersionLeanHistory = "lean-history"
 
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
@@ -110,6 +122,7 @@ const (
 	ActivityDiscardRevision  = "DiscardRevision"
 	ActivityPurgeTrashbin    = "PurgeTrashbin"
 	ActivityCheckAndProject  = "CheckAndProject"
+	ActivityCheckAndArchive  = "CheckAndArchive"
 )
 
 // ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
@@ -123,6 +136,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityProjectState:     TaskQueueArchive,
 	ActivityDiscardRevision:  TaskQueue,
 	ActivityCheckAndProject:  TaskQueue,
+	ActivityCheckAndArchive:  TaskQueue,
 	ActivityPurgeTrashbin:    TaskQueueArchive,
 	ActivityChangePlace:      TaskQueueArchive,
 	ActivityRenderFormPrint:  TaskQueueValidation, // as RenderPrint: print uses the options of both
@@ -404,6 +418,21 @@ type CheckAndProjectInput struct {
 type CheckAndProjectResult struct {
 	Findings Findings
 	Ref      int64
+}
+
+// CheckAndArchiveInput asks ActivityCheckAndArchive for a submission's checks and archive: the checks of
+// Archive.Content's revision, if it has one (the forms and the attachments, final), and, when they find no
+// error, the archive. A revision the checks find invalid is discarded.
+type CheckAndArchiveInput struct {
+	Archive        ArchiveInput
+	ServiceCode    string
+	ServiceEdition int
+}
+
+// CheckAndArchiveResult is what the checks found and, when they found no error, the archive.
+type CheckAndArchiveResult struct {
+	Findings Findings
+	Archive  ArchiveResult
 }
 
 // ProjectResult says what a promotion wrote.

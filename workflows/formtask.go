@@ -38,6 +38,13 @@ var (
 	// Archive and print render a PDF. StartToClose bounds an attempt that heartbeats but never ends; a
 	// worker that dies is noticed by HeartbeatTimeout (from VersionHeartbeats on).
 	renderActivity = retried(2*time.Minute, 10*time.Minute)
+	// A submission's checks and archive as one local activity (version 2 of VersionLeanHistory) have
+	// Archive's bounds; a worker that dies in one is noticed at the workflow task's timeout.
+	archiveLocalActivity = workflow.LocalActivityOptions{
+		StartToCloseTimeout:    renderActivity.StartToCloseTimeout,
+		ScheduleToCloseTimeout: renderActivity.ScheduleToCloseTimeout,
+		RetryPolicy:            retryPolicy,
+	}
 )
 
 // retried is the options of an activity whose attempts last at most startToClose, retried by retryPolicy
@@ -49,19 +56,21 @@ func retried(startToClose, scheduleToClose time.Duration) workflow.ActivityOptio
 // queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
 // on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
 // VersionHeartbeats on; the checks and the projection local from VersionLocalWork on; all of them, and one
-// local activity for checks and projection, from VersionLeanHistory on.
+// local activity for checks and projection, from VersionLeanHistory on; and from its version 2 one local
+// activity for a submission's checks and archive.
 type queues struct {
-	split     bool
-	heartbeat bool
-	local     bool
-	lean      bool
+	split        bool
+	heartbeat    bool
+	local        bool
+	lean         bool
+	localArchive bool
 }
 
 // runQueues decides the queues of a run once, before any command. Runs from VersionLeanHistory record its
 // marker alone; runs begun before replay their markers of the older changes.
 func runQueues(ctx workflow.Context) queues {
-	if workflow.GetVersion(ctx, VersionLeanHistory, workflow.DefaultVersion, 1) == 1 {
-		return queues{split: true, heartbeat: true, local: true, lean: true}
+	if v := workflow.GetVersion(ctx, VersionLeanHistory, workflow.DefaultVersion, 2); v >= 1 {
+		return queues{split: true, heartbeat: true, local: true, lean: true, localArchive: v >= 2}
 	}
 	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
 	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
@@ -397,6 +406,9 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	case !in.Sign || !maySign:
 		target = store.StatusSigning
 	}
+	if target == store.StatusArchived && t.queues.localArchive {
+		return t.checkAndArchive(ctx, in.Caller, content)
+	}
 	projected := false
 	if in.Revision.ID != 0 {
 		projectTo := target
@@ -423,13 +435,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		t.state.ArchiveReference = ar.ArchiveReference
-		t.promoted(content.Revision)
-		if err := t.setStatus(ctx, store.StatusArchived); err != nil {
-			return Result{}, err
-		}
-		log.Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", in.Caller.ID)
-		return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
+		return t.recordArchive(ctx, in.Caller, content, ar)
 	}
 	if !projected {
 		if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
@@ -447,6 +453,34 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		return Result{Outcome: OutcomeSentToSigning, Status: store.StatusSigning}, nil
 	}
 	return Result{Outcome: OutcomeSaved, Status: store.StatusFilling}, nil
+}
+
+// checkAndArchive submits content to the archive in runs from version 2 of VersionLeanHistory: its checks
+// and the archive in one local activity, which discards a revision the checks find invalid.
+func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRef) (Result, error) {
+	in := CheckAndArchiveInput{Archive: ArchiveInput{Content: content, By: c.Name, At: workflow.Now(ctx)},
+		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition}
+	var res CheckAndArchiveResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, archiveLocalActivity), ActivityCheckAndArchive, in).Get(ctx, &res)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(res.Findings.Errors) > 0 {
+		v := res.Findings.Result()
+		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
+	}
+	return t.recordArchive(ctx, c, content, res.Archive)
+}
+
+// recordArchive records the archive of content, which the run ends with, and answers the submission.
+func (t *task) recordArchive(ctx workflow.Context, c Caller, content ContentRef, ar ArchiveResult) (Result, error) {
+	t.state.ArchiveReference = ar.ArchiveReference
+	t.promoted(content.Revision)
+	if err := t.setStatus(ctx, store.StatusArchived); err != nil {
+		return Result{}, err
+	}
+	workflow.GetLogger(ctx).Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", c.ID)
+	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
 }
 
 func (t *task) putSubForm(ctx workflow.Context, in SubFormInput) (Result, error) {

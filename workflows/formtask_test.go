@@ -30,6 +30,9 @@ type fakeActivities struct {
 	calls   []string // "<activity> <revision id>"
 	invalid bool     // ValidateForms reports an error
 	slow    time.Duration
+	// lostArchives is how many attempts of CheckAndArchive archive and then fail, as when the worker
+	// dies before it answers; the next attempt finds the archive.
+	lostArchives int
 }
 
 func (f *fakeActivities) record(name string, rev int64) {
@@ -90,10 +93,32 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 		}
 		return res, nil
 	}, workflows.ActivityCheckAndProject)
-	reg(func(in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+	archive := func(in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
 		f.record(workflows.ActivityArchive, in.Content.Revision.ID)
 		return workflows.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
-	}, workflows.ActivityArchive)
+	}
+	reg(archive, workflows.ActivityArchive)
+	// As activities.CheckAndArchive, with the steps above.
+	reg(func(in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+		var res workflows.CheckAndArchiveResult
+		if c := in.Archive.Content; c.Revision.ID != 0 {
+			found, _ := validateForms(c)
+			res.Findings = res.Findings.Join(found)
+			found, _ = checkAttachments(workflows.CheckAttachmentsInput{Content: c, Final: true})
+			res.Findings = res.Findings.Join(found)
+			if len(res.Findings.Errors) > 0 {
+				return res, discardRevision(c)
+			}
+		}
+		res.Archive, _ = archive(in.Archive)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.lostArchives > 0 {
+			f.lostArchives--
+			return workflows.CheckAndArchiveResult{}, errors.New("worker lost")
+		}
+		return res, nil
+	}, workflows.ActivityCheckAndArchive)
 	reg(func(messageID string) (workflows.PrintResult, error) {
 		f.record(workflows.ActivityRenderPrint, 0)
 		return workflows.PrintResult{Digest: strings.Repeat("cd", 32)}, nil

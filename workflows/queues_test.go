@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,11 +39,13 @@ import (
 // restored, to signing, to the trashbin, restored, to the trashbin and deleted for good; formtask-v3-lifecycle
 // the same with the local work (ChangePlace a local activity); formtask-v4-lean with VersionLeanHistory
 // (worker's TestLifeOfATask with POSTBOX_RECORD_HISTORY) — validate, save, an attachment, an invalid one,
-// the attachment deleted, print, to the trashbin, restored, to signing, signed and archived. The current
-// code must replay them, so workflows running during an upgrade go on.
+// the attachment deleted, print, to the trashbin, restored, to signing, signed and archived;
+// formtask-v5-local-archive with version 2 of it (CheckAndArchive), the same with an invalid submission to
+// the archive before the one to signing. The current code must replay them, so workflows running during an
+// upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
 	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json",
-		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json", "testdata/formtask-v4-lean.json"} {
+		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json", "testdata/formtask-v4-lean.json", "testdata/formtask-v5-local-archive.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
@@ -51,60 +55,104 @@ func TestReplaysRecordedHistories(t *testing.T) {
 	}
 }
 
-// New runs schedule the long (remote) activities with a HeartbeatTimeout, so a dead worker's attempt moves
-// on within seconds.
-func TestLongActivitiesHeartbeat(t *testing.T) {
-	env, _ := newEnv(t)
-	var mu sync.Mutex
-	heartbeats := map[string]time.Duration{}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		mu.Lock()
-		defer mu.Unlock()
-		heartbeats[info.ActivityType.Name] = info.HeartbeatTimeout
-	})
-	send(env, time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
-	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
-	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
-	run(env, store.StatusFilling)
-	require.NoError(t, env.GetWorkflowError())
+// leanVersions are the versions of VersionLeanHistory a run may have begun with: runs at version 1 keep
+// Archive on the archive queue.
+var leanVersions = []workflow.Version{1, 2}
 
-	assert.Equal(t, map[string]time.Duration{
-		workflows.ActivityRenderPrint: workflows.HeartbeatTimeout,
-		workflows.ActivityArchive:     workflows.HeartbeatTimeout,
-	}, heartbeats)
+// onLean makes env's run take version v of VersionLeanHistory.
+func onLean(env *testsuite.TestWorkflowEnvironment, v workflow.Version) {
+	env.OnGetVersion(workflows.VersionLeanHistory, workflow.DefaultVersion, 2).Return(v)
+}
+
+// Runs schedule the long (remote) activities with a HeartbeatTimeout, so a dead worker's attempt moves on
+// within seconds; from version 2 of VersionLeanHistory the archive is local.
+func TestLongActivitiesHeartbeat(t *testing.T) {
+	for _, v := range leanVersions {
+		t.Run(fmt.Sprint("lean version ", v), func(t *testing.T) {
+			env, _ := newEnv(t)
+			onLean(env, v)
+			var mu sync.Mutex
+			heartbeats := map[string]time.Duration{}
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				mu.Lock()
+				defer mu.Unlock()
+				heartbeats[info.ActivityType.Name] = info.HeartbeatTimeout
+			})
+			send(env, time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+			send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
+			send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+			run(env, store.StatusFilling)
+			require.NoError(t, env.GetWorkflowError())
+
+			want := map[string]time.Duration{workflows.ActivityRenderPrint: workflows.HeartbeatTimeout}
+			if v == 1 {
+				want[workflows.ActivityArchive] = workflows.HeartbeatTimeout
+			}
+			assert.Equal(t, want, heartbeats)
+		})
+	}
 }
 
 // New runs run the short activities locally, in the workflow task (the checks with the projection as one,
-// CheckAndProject, and DiscardRevision), and put the PDF-rendering ones on the queue of their group.
+// CheckAndProject, a submission's checks with its archive as one, CheckAndArchive, and DiscardRevision),
+// and put the PDF-rendering print on the queue of its group; runs at version 1 of VersionLeanHistory put
+// Archive on the archive queue.
 func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
-	env, _ := newEnv(t)
-	var mu sync.Mutex
-	queues := map[string]string{}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		mu.Lock()
-		defer mu.Unlock()
-		queues[info.ActivityType.Name] = info.TaskQueue
-	})
-	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-		mu.Lock()
-		defer mu.Unlock()
-		queues[info.ActivityType.Name] = "local"
-	})
-	send(env, time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
-	send(env, 2*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
-	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
-	send(env, 4*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
-	send(env, 5*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 3, Digest: rev.Digest}))
-	send(env, 6*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
-	run(env, store.StatusFilling)
-	require.NoError(t, env.GetWorkflowError())
+	for _, v := range leanVersions {
+		t.Run(fmt.Sprint("lean version ", v), func(t *testing.T) {
+			env, _ := newEnv(t)
+			onLean(env, v)
+			var mu sync.Mutex
+			queues := map[string]string{}
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				mu.Lock()
+				defer mu.Unlock()
+				queues[info.ActivityType.Name] = info.TaskQueue
+			})
+			env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+				mu.Lock()
+				defer mu.Unlock()
+				queues[info.ActivityType.Name] = "local"
+			})
+			send(env, time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
+			send(env, 2*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+			send(env, 3*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
+			send(env, 4*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+			send(env, 5*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 3, Digest: rev.Digest}))
+			send(env, 6*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+			run(env, store.StatusFilling)
+			require.NoError(t, env.GetWorkflowError())
 
-	assert.Equal(t, map[string]string{
-		workflows.ActivityCheckAndProject: "local",
-		workflows.ActivityRenderPrint:     workflows.TaskQueueValidation,
-		workflows.ActivityArchive:         workflows.TaskQueueArchive,
-		workflows.ActivityDiscardRevision: "local",
-	}, queues)
+			want := map[string]string{
+				workflows.ActivityCheckAndProject: "local",
+				workflows.ActivityRenderPrint:     workflows.TaskQueueValidation,
+				workflows.ActivityCheckAndArchive: "local",
+				workflows.ActivityDiscardRevision: "local",
+			}
+			if v == 1 {
+				delete(want, workflows.ActivityCheckAndArchive)
+				want[workflows.ActivityArchive] = workflows.TaskQueueArchive
+			}
+			assert.Equal(t, want, queues)
+		})
+	}
+}
+
+// A submission's local archive whose attempt archived but never answered (its worker died) is tried again:
+// the update answers with the archive, and the run ends.
+func TestLostLocalArchiveIsRetried(t *testing.T) {
+	env, f := newEnv(t)
+	f.lostArchives = 2
+	o := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, rev))
+	run(env, store.StatusFilling)
+
+	require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
+	require.NoError(t, o.err)
+	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, "AR7000001", o.res.ArchiveReference)
+	assert.Equal(t, []string{"Archive 1", "Archive 1", "Archive 1"}, slices.DeleteFunc(f.Calls(), func(c string) bool {
+		return !strings.HasPrefix(c, workflows.ActivityArchive)
+	}), "three attempts")
 }
 
 // Every status change is counted once, by from and to, through the SDK's metrics handler.

@@ -199,12 +199,12 @@ func TestMetricsAfterASubmission(t *testing.T) {
 		`postbox_db_pool_idle_conns `,
 		`postbox_db_pool_max_conns `,
 		`postbox_db_pool_acquire_wait_seconds_total `,
-		// The SDK's own series, by task queue: the checks ran locally in the workflow task (one local
-		// activity per Update since "lean-history"), Archive on the queue of its group.
+		// The SDK's own series, by task queue: the submission's checks and archive ran locally in the
+		// workflow task (one local activity per Update since "lean-history", with the archive since its
+		// version 2), the validation's checks too.
+		`temporal_local_activity_execution_latency_seconds_bucket{activity_type="CheckAndArchive",`,
 		`temporal_local_activity_execution_latency_seconds_bucket{activity_type="CheckAndProject",`,
 		`task_queue="postbox-formtasks"`,
-		`temporal_activity_execution_latency_seconds_bucket{activity_type="Archive",`,
-		`task_queue="postbox-archive"`,
 		`temporal_worker_task_slots_available{`,
 		`temporal_workflow_completed_total{`,
 	}
@@ -262,16 +262,15 @@ func TestTraceFlowsFromHTTPIntoActivities(t *testing.T) {
 				activitySpans[sp.Name] = sp.SpanContext
 			}
 		}
-		_, checked := activitySpans["RunActivity:CheckAndProject"]
-		_, archived := activitySpans["RunActivity:Archive"]
-		return checked && archived
+		_, archived := activitySpans["RunActivity:CheckAndArchive"]
+		return archived
 	}, 30*time.Second, 100*time.Millisecond, "activity spans in the request's trace")
 
 	// A query the activity made with its context: a child of the activity's span, in the same trace.
-	validate := activitySpans["RunActivity:CheckAndProject"]
+	archive := activitySpans["RunActivity:CheckAndArchive"]
 	var queries int
 	for _, sp := range spans() {
-		if sp.Parent.SpanID() == validate.SpanID() && sp.SpanContext.TraceID() == traceID &&
+		if sp.Parent.SpanID() == archive.SpanID() && sp.SpanContext.TraceID() == traceID &&
 			sp.SpanKind == trace.SpanKindClient {
 			queries++
 		}
