@@ -37,7 +37,7 @@ type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []by
 
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, and marks the message
-// `Sendt og arkivert`. When the message is archived already it returns the existing archive and created false.
+// `Sendt og arkivert`, and notes the archive as unconfirmed (UnconfirmedArchives). When the message is archived already it returns the existing archive and created false.
 // It sends three round trips: the lock, which reads an existing archive; the content with the header and
 // the reference; the writes.
 func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
@@ -101,6 +101,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest)
 		writes.Queue(`UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
 			WHERE id = $1`, messageID, StatusArchived, a.ArchiveReference, at, by)
+		writes.Queue(`INSERT INTO unconfirmed_archives (message_id) VALUES ($1)`, messageID)
 		if err := q.execBatch(ctx, writes); err != nil {
 			return err
 		}
@@ -113,4 +114,29 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 // execBatch runs statements that return no rows in one round trip and returns the first error.
 func (q *Queries) execBatch(ctx context.Context, b *pgx.Batch) error {
 	return q.db.SendBatch(ctx, b).Close()
+}
+
+// UnconfirmedArchive is an archive its task's workflow may not know of.
+type UnconfirmedArchive struct {
+	MessageID        string
+	ArchiveReference string
+}
+
+// UnconfirmedArchives returns up to limit archives committed at least minAge ago that are not yet
+// confirmed (ConfirmArchives), oldest first.
+func (q *Queries) UnconfirmedArchives(ctx context.Context, minAge time.Duration, limit int) ([]UnconfirmedArchive, error) {
+	rows, err := q.db.Query(ctx, `SELECT u.message_id, coalesce(m.archive_reference, '')
+		FROM unconfirmed_archives u LEFT JOIN messages m ON m.id = u.message_id
+		WHERE u.archived_at <= now() - make_interval(secs => $1)
+		ORDER BY u.archived_at, u.message_id LIMIT $2`, minAge.Seconds(), limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[UnconfirmedArchive])
+}
+
+// ConfirmArchives forgets the unconfirmed archives of messageIDs: their workflows know of them.
+func (q *Queries) ConfirmArchives(ctx context.Context, messageIDs []string) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM unconfirmed_archives WHERE message_id = ANY($1)`, messageIDs)
+	return err
 }

@@ -202,6 +202,10 @@ func (ws *Workers) each(fn func(w worker.Worker)) {
 	}
 }
 
+func (ws *Workers) hasGroup(group string) bool {
+	return slices.ContainsFunc(ws.list, func(q queueWorker) bool { return q.group == group })
+}
+
 func (ws *Workers) workflowWorkers(fn func(w worker.Worker)) {
 	for _, q := range ws.list {
 		if q.group == config.QueueFormTask {
@@ -337,7 +341,8 @@ const (
 )
 
 // Run runs ws until ctx ends, and meanwhile deletes stale revisions and expired idempotent answers; beside
-// an events worker it runs the deliveries' listener and supervisor.
+// a formtask worker it confirms archives (ConfirmArchives), beside an events worker it runs the deliveries'
+// listener and supervisor.
 func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger) error {
 	if err := ws.Start(); err != nil {
 		return err
@@ -351,6 +356,15 @@ func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger)
 			ws.deliveries.Run(deliveriesCtx, ws.client, log)
 		}()
 		defer func() { stopDeliveries(); <-done }()
+	}
+	if ws.hasGroup(config.QueueFormTask) {
+		confirmCtx, stopConfirming := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			confirmArchives(confirmCtx, ws.client, pool, log)
+		}()
+		defer func() { stopConfirming(); <-done }()
 	}
 	defer func() {
 		log.Info("worker stopping: no new tasks; running activities may finish")

@@ -57,12 +57,8 @@ const VersionHeartbeats = "activity-heartbeats"
 // and each remote activity cost the update two server round trips (schedule, then a new workflow task
 // with its result): validate and save now take one workflow task, a submission one plus Archive. A worker
 // that dies in one is noticed at the workflow task's timeout (10 s) and the task re-runs on another;
-// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats. Archive must stay a
-// remote activity: a local activity runs before the workflow task that accepts its update completes, and
-// a Temporal restart in that window loses the update (admitted updates live in the server's memory), so
-// an archive committed by a local activity may never reach the workflow, which then waits in Signering
-// for good (make chaos, seed 288699, found two). A remote Archive is scheduled in the same workflow task
-// completion that records the acceptance. Runs begun before (DefaultVersion) keep the queues they began with.
+// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats (until version 2 of
+// VersionLeanHistory). Runs begun before (DefaultVersion) keep the queues they began with.
 const VersionLocalWork = "local-checks-and-projection"
 
 // VersionLeanHistory is the workflow.GetVersion change id of runs with a short history, recorded as the
@@ -84,6 +80,13 @@ const VersionLocalWork = "local-checks-and-projection"
 // at the workflow task's timeout (10 s; Archive's heartbeats noticed it in 5 s), and an attempt longer
 // than that timeout keeps its workflow task alive (the SDK heartbeats it). Runs at version 1 keep Archive
 // on TaskQueueArchive.
+//
+// A local activity commits before the workflow task that accepts its update completes, and Temporal keeps
+// an admitted update in memory: a restart in that window loses the update, and the workflow never learns
+// of the archive (make chaos, seed 288699, found two such tasks waiting in Signering for good). A remote
+// Archive was scheduled in the completion that recorded the acceptance. So every archive is noted as
+// unconfirmed in its own transaction, and the workers' sweep (worker.ConfirmArchives) tells a workflow
+// still running 20 s after its archive of it (UpdateArchiveCommitted), which ends the run archived.
 const VersionLeanHistory = "lean-history"
 
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
@@ -110,7 +113,17 @@ const (
 	UpdateValidate   = "validate"       // GET validate
 	UpdatePrint      = "print"          // GET print: renders the current content (an archive has its own print)
 	// UpdateChangeContent (formtask_forms.go): DELETE forms/{formId}, POST and DELETE attachments/{attachmentId}
+
+	// UpdateArchiveCommitted tells a run of its task's archive, committed in PostgreSQL, that the run has
+	// not recorded: the update that archived was lost (see version 2 of VersionLeanHistory). The workers'
+	// sweep sends it (worker.ConfirmArchives), never the API.
+	UpdateArchiveCommitted = "archive-committed"
 )
+
+// ArchiveCommittedInput is the archive of UpdateArchiveCommitted, as PostgreSQL holds it.
+type ArchiveCommittedInput struct {
+	ArchiveReference string
+}
 
 // Activity names; the methods of activities.Activities carry the same names.
 const (

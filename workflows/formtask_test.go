@@ -429,3 +429,32 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 			"a refused submission promotes nothing: %v", f.Calls())
 	}
 }
+
+// A run told of an archive its update never recorded (the update was lost with a Temporal restart after
+// CheckAndArchive committed) ends archived, running nothing; a run that knows of its archive, and news
+// without an ArchiveReference, are refused without a trace.
+func TestArchiveCommitted(t *testing.T) {
+	for _, from := range []string{store.StatusFilling, store.StatusSigning} {
+		t.Run(from, func(t *testing.T) {
+			env, f := newEnv(t)
+			bad := send(env, time.Minute, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{})
+			told := send(env, 2*time.Minute, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{ArchiveReference: "AR7000085"})
+			run(env, from)
+			require.True(t, bad.rejected)
+			assert.Equal(t, workflows.ErrBadInput, errType(bad.err))
+			require.NoError(t, told.err)
+			assert.Equal(t, workflows.Result{Outcome: workflows.OutcomeArchived, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, told.res)
+			assert.Empty(t, f.Calls())
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError(), "the run ends")
+		})
+	}
+	t.Run("archived", func(t *testing.T) {
+		env, f := newEnv(t)
+		again := send(env, 0, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{ArchiveReference: "AR7000085"})
+		run(env, store.StatusArchived)
+		require.True(t, again.rejected)
+		assert.Equal(t, workflows.ErrTaskArchived, errType(again.err))
+		assert.Empty(t, f.Calls())
+	})
+}
