@@ -120,6 +120,10 @@ const (
 	UpdateArchiveCommitted = "archive-committed"
 )
 
+// LogArchiveCommitted is the warning of a run told of its archive by UpdateArchiveCommitted (make chaos
+// counts them in the worker's log).
+const LogArchiveCommitted = "form task archived by an update the run never recorded; told by the sweep"
+
 // ArchiveCommittedInput is the archive of UpdateArchiveCommitted, as PostgreSQL holds it.
 type ArchiveCommittedInput struct {
 	ArchiveReference string

@@ -404,8 +404,7 @@ func (t *task) archiveCommitted(ctx workflow.Context, in ArchiveCommittedInput) 
 	if err := t.setStatus(ctx, store.StatusArchived); err != nil {
 		return Result{}, err
 	}
-	workflow.GetLogger(ctx).Warn("form task archived by an update the run never recorded; told by the sweep",
-		"archive_reference", in.ArchiveReference)
+	workflow.GetLogger(ctx).Warn(LogArchiveCommitted, "archive_reference", in.ArchiveReference)
 	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: in.ArchiveReference}, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/postbox/postbox/workflows"
 )
 
 // report is what the run found, printed at its end.
@@ -88,7 +90,8 @@ func (r *report) print(w io.Writer, st *stack) {
 	for _, status := range sortedKeys(v.workflows) {
 		wfs = append(wfs, fmt.Sprintf("%s %d", strings.TrimPrefix(status, "WORKFLOW_EXECUTION_STATUS_"), v.workflows[status]))
 	}
-	fmt.Fprintf(w, "workflows: %s\n", strings.Join(wfs, ", "))
+	fmt.Fprintf(w, "workflows: %s; %d told of an archive their lost update committed (worker.ConfirmArchives)\n",
+		strings.Join(wfs, ", "), len(logLines(filepath.Join(st.dir, "worker.log"), workflows.LogArchiveCommitted, len(r.tasks))))
 	fmt.Fprintf(w, "webhooks: %s\n", v.webhooks)
 
 	if len(s.bad5xx) > 0 {
