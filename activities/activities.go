@@ -695,6 +695,19 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 	return res, err
 }
 
+// ReadTaskState reads a task's state from the read model, for a run that lost an update (workflows.UpdateResync).
+func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (workflows.ReadModelState, error) {
+	t, err := store.New(a.Pool).GetFormTask(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return workflows.ReadModelState{}, nil
+	}
+	if err != nil {
+		return workflows.ReadModelState{}, err
+	}
+	return workflows.ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
+		Revision: t.Revision, InTrashbin: t.InTrashbin}, nil
+}
+
 // DiscardRevision deletes a revision that will not be applied; a promoted one stays.
 func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef) error {
 	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)

@@ -388,6 +388,23 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (wo
 	ctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	go s.watchServer(ctx, giveUp)
+	res, err := s.sendUpdate(ctx, task, name, arg)
+	if err != nil && behindReadModel(err, task) {
+		// An update Temporal lost after its local activity committed left the run behind the read model: it
+		// takes the read model's state (workflows.UpdateResync), and the change goes once more.
+		if r, rerr := s.sendUpdate(ctx, task, workflows.UpdateResync, workflows.ResyncInput{}); rerr == nil && r.Outcome == workflows.OutcomeResynced {
+			res, err = s.sendUpdate(ctx, task, name, arg)
+		}
+	}
+	if err != nil {
+		return workflows.Result{}, updateError(ctx, task, err)
+	}
+	return res, nil
+}
+
+// sendUpdate sends one update to the task's workflow, starting the workflow if it is not running, and
+// waits for its result.
+func (s *Service) sendUpdate(ctx context.Context, task Task, name string, arg any) (workflows.Result, error) {
 	// A run started with its search attributes and memo need not write them (workflows.VersionLeanHistory).
 	state := startState(task)
 	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -406,13 +423,33 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (wo
 		},
 	})
 	if err != nil {
-		return workflows.Result{}, updateError(ctx, task, err)
+		return workflows.Result{}, err
 	}
 	var res workflows.Result
-	if err := h.Get(ctx, &res); err != nil {
-		return workflows.Result{}, updateError(ctx, task, err)
+	err = h.Get(ctx, &res)
+	return res, err
+}
+
+// behindReadModel tells whether the workflow refused a change for a state the task as loaded from the read
+// model does not have. A precondition the API checked against the read model fails in the workflow only so
+// (or when a change came in between, and then the resync finds nothing to take).
+func behindReadModel(err error, task Task) bool {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return false
 	}
-	return res, nil
+	switch appErr.Type() {
+	case workflows.ErrPrecondition:
+		return true
+	case workflows.ErrInTrashbin:
+		return !task.InTrashbin
+	case workflows.ErrNotInTrashbin:
+		return task.InTrashbin
+	case workflows.ErrWrongState:
+		var status string
+		return appErr.HasDetails() && appErr.Details(&status) == nil && status != task.Status
+	}
+	return false
 }
 
 // errUnreachable is why a change is given up when the Temporal server does not answer.

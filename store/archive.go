@@ -116,23 +116,16 @@ func (q *Queries) execBatch(ctx context.Context, b *pgx.Batch) error {
 	return q.db.SendBatch(ctx, b).Close()
 }
 
-// UnconfirmedArchive is an archive its task's workflow may not know of.
-type UnconfirmedArchive struct {
-	MessageID        string
-	ArchiveReference string
-}
-
-// UnconfirmedArchives returns up to limit archives committed at least minAge ago that are not yet
-// confirmed (ConfirmArchives), oldest first.
-func (q *Queries) UnconfirmedArchives(ctx context.Context, minAge time.Duration, limit int) ([]UnconfirmedArchive, error) {
-	rows, err := q.db.Query(ctx, `SELECT u.message_id, coalesce(m.archive_reference, '')
-		FROM unconfirmed_archives u LEFT JOIN messages m ON m.id = u.message_id
-		WHERE u.archived_at <= now() - make_interval(secs => $1)
-		ORDER BY u.archived_at, u.message_id LIMIT $2`, minAge.Seconds(), limit)
+// UnconfirmedArchives returns the messages of up to limit archives committed at least minAge ago that are
+// not yet confirmed (ConfirmArchives), oldest first.
+func (q *Queries) UnconfirmedArchives(ctx context.Context, minAge time.Duration, limit int) ([]string, error) {
+	rows, err := q.db.Query(ctx, `SELECT message_id FROM unconfirmed_archives
+		WHERE archived_at <= now() - make_interval(secs => $1)
+		ORDER BY archived_at, message_id LIMIT $2`, minAge.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[UnconfirmedArchive])
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // ConfirmArchives forgets the unconfirmed archives of messageIDs: their workflows know of them.

@@ -22,10 +22,11 @@ import (
 // A submission's archive commits in the workflow task of its update (CheckAndArchive), before Temporal has
 // recorded the update; a Temporal restart in between loses the update, and the workflow would wait for
 // good. Every archive is therefore noted as unconfirmed (store.UnconfirmedArchives), and a sweep in the
-// formtask workers tells each workflow still running of its archive once it is ArchiveConfirmAge old: by
-// then a workflow that recorded its update has ended (a worker dying in the archive costs the workflow
-// task's timeout, 10 s). The sweep is a ticker in every formtask worker process, like the stale revisions':
-// sweeps at once tell a workflow twice at worst, and the second is refused without a trace.
+// formtask workers makes each workflow still running once its archive is ArchiveConfirmAge old take its
+// state from the read model (workflows.UpdateResync): by then a workflow that recorded its update has
+// ended (a worker dying in the archive costs the workflow task's timeout, 10 s). The sweep is a ticker in
+// every formtask worker process, like the stale revisions': sweeps at once tell a workflow twice at worst,
+// and the second is refused without a trace.
 const (
 	ArchiveConfirmAge   = 20 * time.Second
 	ArchiveConfirmSweep = 10 * time.Second
@@ -38,10 +39,10 @@ const (
 // messageIDPattern is the form of a message id (the messages_id check), which the visibility query quotes.
 var messageIDPattern = regexp.MustCompile(`^a[0-9]+$`)
 
-// ConfirmArchives tells the workflows still running of their task's archive committed at least minAge ago
-// (workflows.UpdateArchiveCommitted), and confirms each archive whose workflow now knows of it or runs no
-// more. It returns how many workflows it told. An archive whose workflow it cannot reach stays unconfirmed
-// for the next sweep.
+// ConfirmArchives makes the workflows still running after their task's archive, committed at least minAge
+// ago, take their state from the read model (workflows.UpdateResync), which ends them, and confirms each
+// archive whose workflow now runs no more. It returns how many workflows it told. An archive whose workflow
+// it cannot reach stays unconfirmed for the next sweep.
 func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, minAge time.Duration, log *slog.Logger) (told int, err error) {
 	for {
 		batch, err := q.UnconfirmedArchives(ctx, minAge, archiveConfirmBatch)
@@ -53,19 +54,19 @@ func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, min
 			return told, err
 		}
 		var confirmed []string
-		for _, a := range batch {
-			if running[a.MessageID] && a.ArchiveReference != "" {
-				t, err := tellArchive(ctx, c, a)
+		for _, id := range batch {
+			if running[id] {
+				t, err := resync(ctx, c, id)
 				if err != nil {
 					log.Warn("telling a form task's workflow of its archive failed; it is told again at the next sweep",
-						"message_id", a.MessageID, "err", err)
+						"message_id", id, "err", err)
 					continue
 				}
 				if t {
 					told++
 				}
 			}
-			confirmed = append(confirmed, a.MessageID)
+			confirmed = append(confirmed, id)
 		}
 		if err := q.ConfirmArchives(ctx, confirmed); err != nil {
 			return told, err
@@ -76,12 +77,12 @@ func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, min
 	}
 }
 
-// runningTasks returns the messages of batch whose workflows run, by one visibility query.
-func runningTasks(ctx context.Context, c client.Client, batch []store.UnconfirmedArchive) (map[string]bool, error) {
+// runningTasks returns those of messageIDs whose workflows run, by one visibility query.
+func runningTasks(ctx context.Context, c client.Client, messageIDs []string) (map[string]bool, error) {
 	var ids []string
-	for _, a := range batch {
-		if messageIDPattern.MatchString(a.MessageID) {
-			ids = append(ids, "'"+workflows.WorkflowID(a.MessageID)+"'")
+	for _, id := range messageIDs {
+		if messageIDPattern.MatchString(id) {
+			ids = append(ids, "'"+workflows.WorkflowID(id)+"'")
 		}
 	}
 	running := map[string]bool{}
@@ -104,19 +105,20 @@ func runningTasks(ctx context.Context, c client.Client, batch []store.Unconfirme
 	}
 }
 
-// tellArchive sends a running workflow its archive; it says whether the workflow learnt of it from this
-// update. A workflow that ended meanwhile, or knows of its archive, needs no telling.
-func tellArchive(ctx context.Context, c client.Client, a store.UnconfirmedArchive) (bool, error) {
+// resync makes a running workflow take its task's state from the read model; it says whether the workflow
+// learnt of its archive so. A workflow that ended meanwhile, or knows of its archive, needs no telling.
+func resync(ctx context.Context, c client.Client, messageID string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, archiveTellTimeout)
 	defer cancel()
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.WorkflowID(a.MessageID),
-		UpdateName:   workflows.UpdateArchiveCommitted,
-		Args:         []any{workflows.ArchiveCommittedInput{ArchiveReference: a.ArchiveReference}},
+		WorkflowID:   workflows.WorkflowID(messageID),
+		UpdateName:   workflows.UpdateResync,
+		Args:         []any{workflows.ResyncInput{}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	var res workflows.Result
 	if err == nil {
-		err = h.Get(ctx, nil)
+		err = h.Get(ctx, &res)
 	}
 	var (
 		notFound *serviceerror.NotFound
@@ -124,7 +126,7 @@ func tellArchive(ctx context.Context, c client.Client, a store.UnconfirmedArchiv
 	)
 	switch {
 	case err == nil:
-		return true, nil
+		return res.Outcome == workflows.OutcomeResynced, nil
 	case errors.As(err, &notFound):
 		return false, nil
 	case errors.As(err, &app) && (app.Type() == workflows.ErrTaskArchived || app.Type() == workflows.ErrPurged):

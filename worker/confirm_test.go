@@ -15,10 +15,28 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 	"github.com/postbox/postbox/workflows"
 )
+
+// lose runs a local activity of an update outside any workflow, as when Temporal lost the update after the
+// activity committed (a restart between its commit and the workflow task's completion), and decodes its
+// result into out.
+func lose(t *testing.T, out any, activity func(*activities.Activities) any, arg any) {
+	t.Helper()
+	acts, err := activities.New(shared.pool)
+	require.NoError(t, err)
+	defer acts.Schemas.Close()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	fn := activity(acts)
+	env.RegisterActivity(fn)
+	v, err := env.ExecuteActivity(fn, arg)
+	require.NoError(t, err)
+	require.NoError(t, v.Get(out))
+}
 
 // unconfirmed says whether the archive of a message is noted as unconfirmed.
 func unconfirmed(t *testing.T, messageID string) bool {
@@ -29,12 +47,11 @@ func unconfirmed(t *testing.T, messageID string) bool {
 	return n == 1
 }
 
-// A sign whose update Temporal lost after its CheckAndArchive committed (a restart between the local
-// activity's commit and the workflow task's completion): the archive is in PostgreSQL and the workflow
-// waits in Signering. The sweep tells the workflow, which ends archived, and confirms the archive; an
-// archive whose workflow recorded it is confirmed without a word to its workflow. With
-// POSTBOX_RECORD_HISTORY=<file> the told workflow's history is written there (workflows/testdata).
-func TestConfirmArchivesTellsAWorkflowItsLostArchive(t *testing.T) {
+// A sign whose update Temporal lost after its CheckAndArchive committed: the archive is in PostgreSQL and
+// the workflow waits in Signering. The sweep makes the workflow take the read model's state, which ends it
+// archived, and confirms the archive; an archive whose workflow recorded it is confirmed without a word to
+// its workflow.
+func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	ctx := context.Background()
 	c, q := devServer.Client(), store.New(shared.pool)
 	ids := copyMessages(t, shared.pool, 902, 2)
@@ -43,20 +60,11 @@ func TestConfirmArchivesTellsAWorkflowItsLostArchive(t *testing.T) {
 	res, err := shared.tasks.Submit(ctx, load(t, shared.tasks, lost), writer, submission(t, shared.pool, lost, true, false))
 	require.NoError(t, err)
 	require.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
-	// The lost update's local activity, run outside any workflow.
-	acts, err := activities.New(shared.pool)
-	require.NoError(t, err)
-	defer acts.Schemas.Close()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestActivityEnvironment()
-	env.RegisterActivity(acts.CheckAndArchive)
 	task := readModel(t, shared.pool, lost)
-	v, err := env.ExecuteActivity(acts.CheckAndArchive, workflows.CheckAndArchiveInput{
+	var archived workflows.CheckAndArchiveResult
+	lose(t, &archived, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
 		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: lost}, By: signer.Name, At: time.Now()},
 		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
-	require.NoError(t, err)
-	var archived workflows.CheckAndArchiveResult
-	require.NoError(t, v.Get(&archived))
 	require.NotEmpty(t, archived.Archive.ArchiveReference)
 	status, running := searchStatus(t, c, lost)
 	require.True(t, running)
@@ -87,13 +95,81 @@ func TestConfirmArchivesTellsAWorkflowItsLostArchive(t *testing.T) {
 	assert.False(t, unconfirmed(t, lost))
 	assert.False(t, unconfirmed(t, recorded))
 	assert.Len(t, history(t, c, recorded), recordedEvents, "a workflow that recorded its archive hears nothing")
-	events := history(t, c, lost)
-	assert.Contains(t, eventTypes(events), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED.String())
+	assert.Contains(t, eventTypes(history(t, c, lost)), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED.String())
 
 	told, err = worker.ConfirmArchives(ctx, c, q, 0, log)
 	require.NoError(t, err)
 	assert.Zero(t, told)
+}
 
+// Updates Temporal lost after their local activities committed leave the read model ahead of the run: a
+// save (a conditional change then fails the run's check of the revision), a move to the trashbin (the
+// run refuses the restore) and a move to signing (the run refuses a signature without content). Each time
+// formtask, as the API calls it, finds the run behind the read model, makes it take the read model's
+// state (workflows.UpdateResync) and sends the change again, which succeeds. With
+// POSTBOX_RECORD_HISTORY=<file> the task's history is written there (workflows/testdata).
+func TestLostUpdatesAreResynced(t *testing.T) {
+	ctx := context.Background()
+	ft, c := shared.tasks, devServer.Client()
+	id := copyMessages(t, shared.pool, 903, 1)[0]
+	res, err := ft.Submit(ctx, load(t, ft, id), writer, submission(t, shared.pool, id, false, false))
+	require.NoError(t, err)
+	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	task := readModel(t, shared.pool, id)
+	project := func(status string) {
+		rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: id, Kind: store.RevisionKindReplace, Forms: formsOf(t, shared.pool, id)})
+		require.NoError(t, err)
+		content := workflows.ContentRef{MessageID: id, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+		var out workflows.CheckAndProjectResult
+		lose(t, &out, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
+			Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
+			Final: status == store.StatusSigning, Project: &workflows.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
+		require.Empty(t, out.Findings.Errors)
+		require.Equal(t, rev.ID, readModel(t, shared.pool, id).Revision)
+	}
+	deleter := signer
+	deleter.Delete = true
+	var reportee int64
+	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT reportee_id FROM messages WHERE id = $1`, id).Scan(&reportee))
+	audit := func(action string) store.AuditEntry {
+		return store.AuditEntry{At: store.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}
+	}
+
+	// A save, lost; then a save under If-Match, whose ETag the API checked against the read model.
+	project(store.StatusFilling)
+	loaded := load(t, ft, id)
+	sub := submission(t, shared.pool, id, false, false)
+	sub.Expect = &workflows.Expectation{Revision: loaded.Revision, Status: loaded.Status}
+	res, err = ft.Submit(ctx, loaded, writer, sub)
+	require.NoError(t, err)
+	assert.Equal(t, workflows.OutcomeSaved, res.Outcome)
+
+	// To the trashbin, lost; then restored.
+	var placed workflows.ChangePlaceResult
+	lose(t, &placed, func(a *activities.Activities) any { return a.ChangePlace },
+		workflows.ChangePlaceInput{MessageID: id, Change: workflows.UpdateTrash, Audit: audit(store.AuditDelete)})
+	require.True(t, placed.Changed)
+	res, err = ft.ChangePlace(ctx, load(t, ft, id), workflows.UpdateRestore, workflows.PlaceInput{Caller: deleter, Audit: audit(store.AuditRestore)})
+	require.NoError(t, err)
+	assert.Equal(t, workflows.OutcomeRestored, res.Outcome)
+
+	// To signing, lost; then signed as it is.
+	project(store.StatusSigning)
+	res, err = ft.Submit(ctx, load(t, ft, id), signer, formtask.Submission{Complete: true, Sign: true})
+	require.NoError(t, err)
+	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	status, running := searchStatus(t, c, id)
+	assert.False(t, running)
+	assert.Equal(t, store.StatusArchived, status)
+
+	events := history(t, c, id)
+	resyncs := 0
+	for _, e := range events {
+		if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == workflows.UpdateResync {
+			resyncs++
+		}
+	}
+	assert.Equal(t, 3, resyncs)
 	if file := os.Getenv("POSTBOX_RECORD_HISTORY"); file != "" {
 		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
 		require.NoError(t, err)

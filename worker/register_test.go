@@ -35,7 +35,7 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
 		config.QueueFormTask: {workflows.ActivityArchive, workflows.ActivityChangePlace, workflows.ActivityCheckAndArchive, workflows.ActivityCheckAndProject, workflows.ActivityCheckAttachments, workflows.ActivityDiscardRevision,
-			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityRenderFormPrint, workflows.ActivityRenderPrint,
+			workflows.ActivityProjectState, workflows.ActivityPurgeTrashbin, workflows.ActivityReadTaskState, workflows.ActivityRenderFormPrint, workflows.ActivityRenderPrint,
 			workflows.ActivityValidateForms, "workflow FormTask", "workflow " + workflows.TrashbinPurgeWorkflow},
 		config.QueueValidation: {workflows.ActivityCheckAttachments, workflows.ActivityRenderFormPrint, workflows.ActivityRenderPrint,
 			workflows.ActivityValidateForms},

@@ -9,7 +9,7 @@
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
 // The formtask workers register every activity: the local activities (DiscardRevision, CheckAndProject,
-// CheckAndArchive and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run inside their
+// CheckAndArchive, ReadTaskState and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run inside their
 // workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues) keep their
 // checks local and their other activities on workflows.TaskQueue until they end or continue as new.
 package worker
@@ -150,6 +150,7 @@ func register(r worker.Registry, group string, acts *activities.Activities, deli
 		workflows.ActivityChangePlace:      acts.ChangePlace,
 		workflows.ActivityCheckAndProject:  acts.CheckAndProject,
 		workflows.ActivityCheckAndArchive:  acts.CheckAndArchive,
+		workflows.ActivityReadTaskState:    acts.ReadTaskState,
 	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})

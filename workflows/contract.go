@@ -24,7 +24,8 @@ import (
 //   - TaskQueue: the form-task workflows (workflow tasks), and the local activities, which run inside the
 //     workflow task: DiscardRevision, since VersionLocalWork the checks and ProjectState, since
 //     VersionLeanHistory CheckAndProject (the checks, ProjectState and DiscardRevision in one), since its
-//     version 2 CheckAndArchive (a submission's checks and its archive in one). Runs begun before the
+//     version 2 CheckAndArchive (a submission's checks and its archive in one), and ReadTaskState
+//     (UpdateResync). Runs begun before the
 //     queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep running all
 //     their activities here, the checks as local activities, so the workers of this queue register every
 //     activity.
@@ -85,8 +86,8 @@ const VersionLocalWork = "local-checks-and-projection"
 // an admitted update in memory: a restart in that window loses the update, and the workflow never learns
 // of the archive (make chaos, seed 288699, found two such tasks waiting in Signering for good). A remote
 // Archive was scheduled in the completion that recorded the acceptance. So every archive is noted as
-// unconfirmed in its own transaction, and the workers' sweep (worker.ConfirmArchives) tells a workflow
-// still running 20 s after its archive of it (UpdateArchiveCommitted), which ends the run archived.
+// unconfirmed in its own transaction, and the workers' sweep (worker.ConfirmArchives) makes a workflow still
+// running 20 s after its archive take its state from the read model (UpdateResync), which ends the run.
 const VersionLeanHistory = "lean-history"
 
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
@@ -114,20 +115,7 @@ const (
 	UpdatePrint      = "print"          // GET print: renders the current content (an archive has its own print)
 	// UpdateChangeContent (formtask_forms.go): DELETE forms/{formId}, POST and DELETE attachments/{attachmentId}
 
-	// UpdateArchiveCommitted tells a run of its task's archive, committed in PostgreSQL, that the run has
-	// not recorded: the update that archived was lost (see version 2 of VersionLeanHistory). The workers'
-	// sweep sends it (worker.ConfirmArchives), never the API.
-	UpdateArchiveCommitted = "archive-committed"
 )
-
-// LogArchiveCommitted is the warning of a run told of its archive by UpdateArchiveCommitted (make chaos
-// counts them in the worker's log).
-const LogArchiveCommitted = "form task archived by an update the run never recorded; told by the sweep"
-
-// ArchiveCommittedInput is the archive of UpdateArchiveCommitted, as PostgreSQL holds it.
-type ArchiveCommittedInput struct {
-	ArchiveReference string
-}
 
 // Activity names; the methods of activities.Activities carry the same names.
 const (
@@ -140,6 +128,7 @@ const (
 	ActivityPurgeTrashbin    = "PurgeTrashbin"
 	ActivityCheckAndProject  = "CheckAndProject"
 	ActivityCheckAndArchive  = "CheckAndArchive"
+	ActivityReadTaskState    = "ReadTaskState"
 )
 
 // ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
@@ -154,6 +143,7 @@ var ActivityTaskQueues = map[string]string{
 	ActivityDiscardRevision:  TaskQueue,
 	ActivityCheckAndProject:  TaskQueue,
 	ActivityCheckAndArchive:  TaskQueue,
+	ActivityReadTaskState:    TaskQueue,
 	ActivityPurgeTrashbin:    TaskQueueArchive,
 	ActivityChangePlace:      TaskQueueArchive,
 	ActivityRenderFormPrint:  TaskQueueValidation, // as RenderPrint: print uses the options of both

@@ -180,7 +180,7 @@ func (t *task) register(ctx workflow.Context) error {
 		{UpdateChangeContent, t.changeContent, t.validateContentChange},
 		{UpdateValidate, t.validate, t.validateValidate},
 		{UpdatePrint, t.print, nil}, // any status: tasks archived before Postbox have no archive print
-		{UpdateArchiveCommitted, t.archiveCommitted, t.validateArchiveCommitted},
+		{UpdateResync, t.resync, t.validateResync},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler,
@@ -307,8 +307,11 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 		return t.wrongState("the form task awaits signing; only a submission that signs it is possible")
 	}
 	if in.Revision.ID == 0 {
-		if t.state.Status != store.StatusSigning || len(in.Forms) > 0 || len(in.Attachments) > 0 {
+		if len(in.Forms) > 0 || len(in.Attachments) > 0 {
 			return reject(ErrBadInput, "the forms and attachments of the form task are required")
+		}
+		if t.state.Status != store.StatusSigning { // signs as it is: only what awaits signing
+			return t.wrongState("a submission without content signs a task in %s; the form task is in %s", store.StatusSigning, t.state.Status)
 		}
 		return nil
 	}
@@ -372,40 +375,6 @@ func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
 		return t.wrongState("validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
 	}
 	return nil
-}
-
-// validateArchiveCommitted refuses the news of an archive to a run that recorded it (or whose task is gone):
-// such an update leaves no trace.
-func (t *task) validateArchiveCommitted(_ workflow.Context, in ArchiveCommittedInput) error {
-	if err := t.gone(); err != nil {
-		return err
-	}
-	if t.state.Status == store.StatusArchived {
-		return t.state.archived()
-	}
-	if in.ArchiveReference == "" {
-		return reject(ErrBadInput, "an ArchiveReference is required")
-	}
-	return nil
-}
-
-// archiveCommitted records an archive committed by an update this run never recorded, and so ends the run.
-// The archive promoted its revision and wrote the read model and the events; all that is left is the
-// workflow's own state.
-func (t *task) archiveCommitted(ctx workflow.Context, in ArchiveCommittedInput) (Result, error) {
-	if err := t.lock(ctx); err != nil {
-		return Result{}, err
-	}
-	defer t.mu.Unlock()
-	if err := t.validateArchiveCommitted(ctx, in); err != nil {
-		return Result{}, err
-	}
-	t.state.ArchiveReference = in.ArchiveReference
-	if err := t.setStatus(ctx, store.StatusArchived); err != nil {
-		return Result{}, err
-	}
-	workflow.GetLogger(ctx).Warn(LogArchiveCommitted, "archive_reference", in.ArchiveReference)
-	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: in.ArchiveReference}, nil
 }
 
 // lock takes the task's mutex for one update; the caller must call t.mu.Unlock.

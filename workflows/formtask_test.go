@@ -33,6 +33,7 @@ type fakeActivities struct {
 	// lostArchives is how many attempts of CheckAndArchive archive and then fail, as when the worker
 	// dies before it answers; the next attempt finds the archive.
 	lostArchives int
+	readModel    workflows.ReadModelState // what ReadTaskState finds
 }
 
 func (f *fakeActivities) record(name string, rev int64) {
@@ -119,6 +120,10 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 		}
 		return res, nil
 	}, workflows.ActivityCheckAndArchive)
+	reg(func(messageID string) (workflows.ReadModelState, error) {
+		f.record(workflows.ActivityReadTaskState, 0)
+		return f.readModel, nil
+	}, workflows.ActivityReadTaskState)
 	reg(func(messageID string) (workflows.PrintResult, error) {
 		f.record(workflows.ActivityRenderPrint, 0)
 		return workflows.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
@@ -270,7 +275,7 @@ func TestValidators(t *testing.T) {
 	}{
 		{"no Write", store.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
 		{"form without Type", store.StatusFilling, workflows.UpdateSubmit, noType, workflows.ErrBadInput},
-		{"no content in Utfylling", store.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrBadInput},
+		{"no content in Utfylling", store.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrWrongState},
 		{"bad digest", store.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
 		{"sub-form without data format", store.StatusFilling, workflows.UpdateSubForm,
 			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm"}}, workflows.ErrBadInput},
@@ -430,28 +435,61 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 	}
 }
 
-// A run told of an archive its update never recorded (the update was lost with a Temporal restart after
-// CheckAndArchive committed) ends archived, running nothing; a run that knows of its archive, and news
-// without an ArchiveReference, are refused without a trace.
-func TestArchiveCommitted(t *testing.T) {
-	for _, from := range []string{store.StatusFilling, store.StatusSigning} {
-		t.Run(from, func(t *testing.T) {
+// A run behind its read model (an update Temporal lost after its local activity committed) takes the read
+// model's state on UpdateResync, reading it by one local activity: then what the read model allows, the run
+// allows (a task projected to Signering is signed as it is); an archived or deleted task ends the run; a run
+// in step answers InSync; an archived run refuses without a trace.
+func TestResync(t *testing.T) {
+	signing := workflows.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}
+	cases := []struct {
+		name      string
+		from      string
+		readModel workflows.ReadModelState
+		want      workflows.Result
+		ends      bool
+	}{
+		{"projected to signing", store.StatusFilling, signing, workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusSigning}, false},
+		{"archived", store.StatusSigning, workflows.ReadModelState{Found: true, Status: store.StatusArchived, ArchiveReference: "AR7000085", Revision: 7},
+			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, true},
+		{"deleted for good", store.StatusFilling, workflows.ReadModelState{}, workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusFilling}, true},
+		{"in the trashbin", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling, InTrashbin: true},
+			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusFilling}, false},
+		{"in step", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling},
+			workflows.Result{Outcome: workflows.OutcomeInSync, Status: store.StatusFilling}, false},
+		{"never back", store.StatusSigning, workflows.ReadModelState{Found: true, Status: store.StatusFilling},
+			workflows.Result{Outcome: workflows.OutcomeInSync, Status: store.StatusSigning}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			env, f := newEnv(t)
-			bad := send(env, time.Minute, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{})
-			told := send(env, 2*time.Minute, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{ArchiveReference: "AR7000085"})
-			run(env, from)
-			require.True(t, bad.rejected)
-			assert.Equal(t, workflows.ErrBadInput, errType(bad.err))
-			require.NoError(t, told.err)
-			assert.Equal(t, workflows.Result{Outcome: workflows.OutcomeArchived, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, told.res)
-			assert.Empty(t, f.Calls())
-			require.True(t, env.IsWorkflowCompleted())
-			require.NoError(t, env.GetWorkflowError(), "the run ends")
+			f.readModel = tc.readModel
+			resync := send(env, time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+			run(env, tc.from)
+			require.NoError(t, resync.err)
+			assert.Equal(t, tc.want, resync.res)
+			assert.Equal(t, []string{"ReadTaskState 0"}, f.Calls())
+			if tc.ends {
+				require.True(t, env.IsWorkflowCompleted())
+				require.NoError(t, env.GetWorkflowError(), "the run ends")
+			}
 		})
 	}
-	t.Run("archived", func(t *testing.T) {
+	t.Run("then signed as it is", func(t *testing.T) {
 		env, f := newEnv(t)
-		again := send(env, 0, workflows.UpdateArchiveCommitted, workflows.ArchiveCommittedInput{ArchiveReference: "AR7000085"})
+		f.readModel = signing
+		refused := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+		send(env, 2*time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+		signed := send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+		run(env, store.StatusFilling)
+		require.True(t, refused.rejected, "the run is in Utfylling")
+		assert.Equal(t, workflows.ErrWrongState, errType(refused.err))
+		require.NoError(t, signed.err)
+		assert.Equal(t, workflows.OutcomeArchived, signed.res.Outcome)
+		assert.Equal(t, []string{"ReadTaskState 0", "Archive 0"}, f.Calls())
+	})
+	t.Run("archived run", func(t *testing.T) {
+		env, f := newEnv(t)
+		again := send(env, 0, workflows.UpdateResync, workflows.ResyncInput{})
 		run(env, store.StatusArchived)
 		require.True(t, again.rejected)
 		assert.Equal(t, workflows.ErrTaskArchived, errType(again.err))

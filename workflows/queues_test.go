@@ -41,14 +41,14 @@ import (
 // (worker's TestLifeOfATask with POSTBOX_RECORD_HISTORY) — validate, save, an attachment, an invalid one,
 // the attachment deleted, print, to the trashbin, restored, to signing, signed and archived;
 // formtask-v5-local-archive with version 2 of it (CheckAndArchive), the same with an invalid submission to
-// the archive before the one to signing; formtask-v5-archive-committed (worker's
-// TestConfirmArchivesTellsAWorkflowItsLostArchive) to signing, then told of an archive whose update was
-// lost (UpdateArchiveCommitted). The current code must replay them, so workflows running during an
+// the archive before the one to signing; formtask-v5-resync (worker's TestLostUpdatesAreResynced) the
+// updates of a task whose save, move to signing and archive were each lost after their local activity
+// committed, each followed by the resync (UpdateResync) that took the read model's state. The current code must replay them, so workflows running during an
 // upgrade go on.
 func TestReplaysRecordedHistories(t *testing.T) {
 	for _, file := range []string{"testdata/formtask-v0.json", "testdata/formtask-v1.json", "testdata/formtask-v2.json",
 		"testdata/formtask-v2-lifecycle.json", "testdata/formtask-v3-lifecycle.json", "testdata/formtask-v4-lean.json", "testdata/formtask-v5-local-archive.json",
-		"testdata/formtask-v5-archive-committed.json"} {
+		"testdata/formtask-v5-resync.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
