@@ -35,6 +35,10 @@ const (
 	OutcomeInSync   Outcome = "InSync"   // the run had the read model's state
 )
 
+// MetricResyncs counts the runs that took a state from the read model (OutcomeResynced); the worker's
+// handler adds "_total". Each is an update Temporal lost after its local activity committed.
+const MetricResyncs = "postbox_formtask_resyncs"
+
 // LogResynced is the warning of a run that took a state from the read model (make chaos counts them in the
 // worker's log).
 const LogResynced = "form task's run took its state from the read model: an update that changed it was lost"
@@ -73,6 +77,7 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 	if !rm.Found {
 		t.purged = true
 		workflow.GetLogger(ctx).Warn(LogResynced, "status", before.Status, "deleted", true)
+		workflow.GetMetricsHandler(ctx).Counter(MetricResyncs).Inc(1)
 		return Result{Outcome: OutcomeResynced, Status: t.state.Status}, nil
 	}
 	// The read model is never behind the run, but a run must not go back should it be: a task's status only
@@ -91,5 +96,6 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 	}
 	workflow.GetLogger(ctx).Warn(LogResynced, "status", before.Status, "now", t.state.Status,
 		"revision", before.Revision, "now_revision", t.state.Revision, "in_trashbin", before.InTrashbin, "now_in_trashbin", t.state.InTrashbin)
+	workflow.GetMetricsHandler(ctx).Counter(MetricResyncs).Inc(1)
 	return Result{Outcome: OutcomeResynced, Status: t.state.Status, ArchiveReference: t.state.ArchiveReference}, nil
 }

@@ -181,3 +181,25 @@ func TestTransitionsAreCounted(t *testing.T) {
 	sort.Strings(got)
 	assert.Equal(t, []string{"Signering -> Sendt og arkivert: 1", "Utfylling -> Signering: 1"}, got)
 }
+
+// A run that takes a state from the read model is counted, as is the transition it makes so; one in step
+// is not.
+func TestResyncsAreCounted(t *testing.T) {
+	scope := tally.NewTestScope("", nil)
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
+	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
+	f := &fakeActivities{readModel: workflows.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}}
+	f.register(env)
+	send(env, time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+	send(env, 2*time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+	run(env, store.StatusFilling)
+
+	counts := map[string]int64{}
+	for _, c := range scope.Snapshot().Counters() {
+		counts[c.Name()] += c.Value()
+	}
+	assert.Equal(t, int64(1), counts[workflows.MetricResyncs])
+	assert.Equal(t, int64(1), counts[workflows.MetricTransitions])
+}
