@@ -88,6 +88,11 @@ type integrator struct {
 	stats  *stats
 	rng    *rand.Rand
 	giveUp time.Time // no task step is retried past this
+	// readsFirst makes the client, after an answer lost to a fault, read the task before it repeats the
+	// fill-in and go on from where the task is: a task already in Signering is signed as it is. A fill-in
+	// whose Update Temporal lost after its projection committed is then signed against a workflow still in
+	// Utfylling, which formtask resyncs (workflows.UpdateResync). The other clients repeat the step blindly.
+	readsFirst bool
 }
 
 // response is what a call returned: the status and the JSON body.
@@ -216,8 +221,16 @@ func (in *integrator) fill(ctx context.Context, t *task) error {
 	if err != nil {
 		return err
 	}
+	faulted := false
 	return in.step(ctx, "fill in", func() (bool, response, answer, error) {
+		if in.readsFirst && faulted {
+			status, err := in.status(ctx, t)
+			if err != nil || status == statusSigning {
+				return err == nil, response{}, answer{}, err
+			}
+		}
 		r, a := in.call(ctx, http.MethodPut, in.messagesURL()+"/"+t.id+"?sign=false", "/api/{who}/messages/{id}?sign=false", body)
+		faulted = transient(a)
 		return in.reached(ctx, t, r, statusSigning, a)
 	})
 }

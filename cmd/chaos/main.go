@@ -311,7 +311,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	var wg sync.WaitGroup
 	for c := range cfg.clients {
 		in := &integrator{base: st.apiURL, token: strings.TrimSpace(string(token)), stats: stats, giveUp: giveUp,
-			http: &http.Client{Timeout: 30 * time.Second}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(1_000_000+c)))}
+			http: &http.Client{Timeout: 30 * time.Second}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(1_000_000+c))), readsFirst: c%2 == 1}
 		wg.Go(func() {
 			for t := range queue {
 				in.run(ctx, t)
