@@ -391,8 +391,17 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (wo
 	res, err := s.sendUpdate(ctx, task, name, arg)
 	if err != nil && behindReadModel(err, task) {
 		// An update Temporal lost after its local activity committed left the run behind the read model: it
-		// takes the read model's state (workflows.UpdateResync), and the change goes once more.
-		if r, rerr := s.sendUpdate(ctx, task, workflows.UpdateResync, workflows.ResyncInput{}); rerr == nil && r.Outcome == workflows.OutcomeResynced {
+		// takes the read model's state (workflows.UpdateResync), and the change goes once more to the run
+		// still going; one that ended, archived or deleted, must not be started again for it.
+		r, rerr := s.sendUpdate(ctx, task, workflows.UpdateResync, workflows.ResyncInput{})
+		switch {
+		case rerr != nil || r.Outcome == workflows.OutcomeInSync:
+		case r.Outcome == workflows.OutcomePurged:
+			err = temporal.NewNonRetryableApplicationError("the form task was deleted for good", workflows.ErrPurged, nil)
+		case r.Status == store.StatusArchived:
+			err = temporal.NewNonRetryableApplicationError("the form task is sent and archived ("+r.ArchiveReference+")",
+				workflows.ErrTaskArchived, nil, r.ArchiveReference)
+		default:
 			res, err = s.sendUpdate(ctx, task, name, arg)
 		}
 	}

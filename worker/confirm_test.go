@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/testsuite"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -175,4 +176,41 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(file, b, 0o644))
 	}
+}
+
+// A resync that ends the run (its archive was lost too) answers the change from the archive instead of
+// sending it again, which would start a new run for an archived task: a task whose move to signing and
+// archive were both lost, signed by a caller who loaded it in between.
+func TestAResyncThatEndsTheRunStartsNoOther(t *testing.T) {
+	ctx := context.Background()
+	ft, c := shared.tasks, devServer.Client()
+	id := copyMessages(t, shared.pool, 904, 1)[0]
+	res, err := ft.Submit(ctx, load(t, ft, id), writer, submission(t, shared.pool, id, false, false))
+	require.NoError(t, err)
+	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	task := readModel(t, shared.pool, id)
+	rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: id, Kind: store.RevisionKindReplace, Forms: formsOf(t, shared.pool, id)})
+	require.NoError(t, err)
+	content := workflows.ContentRef{MessageID: id, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+	var projected workflows.CheckAndProjectResult
+	lose(t, &projected, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
+		Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
+		Final: true, Project: &workflows.ProjectInput{Content: content, Status: store.StatusSigning, By: writer.Name, At: time.Now()}})
+	require.Empty(t, projected.Findings.Errors)
+	loaded := load(t, ft, id)
+	require.Equal(t, store.StatusSigning, loaded.Status)
+	var archived workflows.CheckAndArchiveResult
+	lose(t, &archived, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
+		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: id}, By: signer.Name, At: time.Now()},
+		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
+	require.NotEmpty(t, archived.Archive.ArchiveReference)
+
+	res, err = ft.Submit(ctx, loaded, signer, formtask.Submission{Complete: true, Sign: true})
+	require.NoError(t, err, "a repeated signing is answered as the archive")
+	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, archived.Archive.ArchiveReference, res.ArchiveReference)
+	runs, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + workflows.WorkflowID(id) + "'"})
+	require.NoError(t, err)
+	require.Len(t, runs.Executions, 1, "no second run")
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, runs.Executions[0].GetStatus())
 }

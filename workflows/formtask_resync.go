@@ -58,8 +58,8 @@ func (t *task) validateResync(_ workflow.Context, _ ResyncInput) error {
 	return nil
 }
 
-// resync takes the task's state from the read model (see UpdateResync). An archived or deleted task ends
-// the run.
+// resync takes the task's state from the read model (see UpdateResync). An archived task ends the run, as
+// does a deleted one (OutcomePurged).
 func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 	if err := t.lock(ctx); err != nil {
 		return Result{}, err
@@ -78,7 +78,7 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 		t.purged = true
 		workflow.GetLogger(ctx).Warn(LogResynced, "status", before.Status, "deleted", true)
 		workflow.GetMetricsHandler(ctx).Counter(MetricResyncs).Inc(1)
-		return Result{Outcome: OutcomeResynced, Status: t.state.Status}, nil
+		return Result{Outcome: OutcomePurged, Status: t.state.Status}, nil
 	}
 	// The read model is never behind the run, but a run must not go back should it be: a task's status only
 	// moves on, and its revisions are promoted in the order of their ids.

@@ -451,7 +451,7 @@ func TestResync(t *testing.T) {
 		{"projected to signing", store.StatusFilling, signing, workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusSigning}, false},
 		{"archived", store.StatusSigning, workflows.ReadModelState{Found: true, Status: store.StatusArchived, ArchiveReference: "AR7000085", Revision: 7},
 			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, true},
-		{"deleted for good", store.StatusFilling, workflows.ReadModelState{}, workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusFilling}, true},
+		{"deleted for good", store.StatusFilling, workflows.ReadModelState{}, workflows.Result{Outcome: workflows.OutcomePurged, Status: store.StatusFilling}, true},
 		{"in the trashbin", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling, InTrashbin: true},
 			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusFilling}, false},
 		{"in step", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling},
