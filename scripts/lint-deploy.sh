@@ -96,7 +96,7 @@ python3 - deploy/grafana/postbox.json <<'PY'
 import json, re, sys
 known = {
     "postbox_http_requests_total", "postbox_http_request_duration_seconds_bucket",
-    "postbox_formtask_transitions_total", "postbox_validation_failures_total",
+    "postbox_formtask_transitions_total", "postbox_formtask_resyncs_total", "postbox_validation_failures_total",
     "postbox_pdf_render_seconds_bucket", "postbox_db_pool_acquired_conns",
     "postbox_db_pool_idle_conns", "postbox_db_pool_max_conns",
     "postbox_db_pool_acquire_wait_seconds_total",
