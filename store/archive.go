@@ -36,10 +36,10 @@ func (q *Queries) GetArchive(ctx context.Context, messageID string) (Archive, er
 type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []byte, err error)
 
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
-// takes an ArchiveReference from the sequence, stores the print made by render, and marks the message
-// `Sendt og arkivert`, and notes the archive as unconfirmed (UnconfirmedArchives). When the message is archived already it returns the existing archive and created false.
-// It sends three round trips: the lock, which reads an existing archive; the content with the header and
-// the reference; the writes.
+// takes an ArchiveReference from the sequence, stores the print made by render, marks the message `Sendt og
+// arkivert` and notes the archive as unconfirmed (UnconfirmedArchives). When the message is archived
+// already it returns the existing archive and created false. It sends three round trips: the lock, which
+// reads an existing archive; the content with the header and the reference; the writes.
 func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
 	err = q.inTx(ctx, func(q *Queries) error {
 		// The message lock makes concurrent attempts wait for the first one and then find its archive.

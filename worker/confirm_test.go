@@ -39,6 +39,46 @@ func lose(t *testing.T, out any, activity func(*activities.Activities) any, arg 
 	require.NoError(t, v.Get(out))
 }
 
+// savedTask is a copy of a3101102 (batch) saved once through formtask, so its workflow runs, as the read
+// model has it.
+func savedTask(t *testing.T, batch int) store.FormTask {
+	t.Helper()
+	id := copyMessages(t, shared.pool, batch, 1)[0]
+	res, err := shared.tasks.Submit(context.Background(), load(t, shared.tasks, id), writer, submission(t, shared.pool, id, false, false))
+	require.NoError(t, err)
+	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	return readModel(t, shared.pool, id)
+}
+
+// loseProjection stores a new revision of a task's current forms and loses the update that checked it
+// and projected it with status (CheckAndProject outside the workflow); it returns the revision's id.
+func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindReplace,
+		Forms: formsOf(t, shared.pool, task.MessageID)})
+	require.NoError(t, err)
+	content := workflows.ContentRef{MessageID: task.MessageID, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+	var out workflows.CheckAndProjectResult
+	lose(t, &out, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
+		Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
+		Final: status == store.StatusSigning, Project: &workflows.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
+	require.Empty(t, out.Findings.Errors)
+	return rev.ID
+}
+
+// loseArchive loses the update that signed a task as it is (CheckAndArchive outside the workflow) and
+// returns the archive's reference.
+func loseArchive(t *testing.T, task store.FormTask) string {
+	t.Helper()
+	var out workflows.CheckAndArchiveResult
+	lose(t, &out, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
+		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: task.MessageID}, By: signer.Name, At: time.Now()},
+		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
+	require.NotEmpty(t, out.Archive.ArchiveReference)
+	return out.Archive.ArchiveReference
+}
+
 // unconfirmed says whether the archive of a message is noted as unconfirmed.
 func unconfirmed(t *testing.T, messageID string) bool {
 	t.Helper()
@@ -61,12 +101,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	res, err := shared.tasks.Submit(ctx, load(t, shared.tasks, lost), writer, submission(t, shared.pool, lost, true, false))
 	require.NoError(t, err)
 	require.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
-	task := readModel(t, shared.pool, lost)
-	var archived workflows.CheckAndArchiveResult
-	lose(t, &archived, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
-		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: lost}, By: signer.Name, At: time.Now()},
-		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
-	require.NotEmpty(t, archived.Archive.ArchiveReference)
+	loseArchive(t, readModel(t, shared.pool, lost))
 	status, running := searchStatus(t, c, lost)
 	require.True(t, running)
 	require.Equal(t, store.StatusSigning, status)
@@ -112,21 +147,10 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 func TestLostUpdatesAreResynced(t *testing.T) {
 	ctx := context.Background()
 	ft, c := shared.tasks, devServer.Client()
-	id := copyMessages(t, shared.pool, 903, 1)[0]
-	res, err := ft.Submit(ctx, load(t, ft, id), writer, submission(t, shared.pool, id, false, false))
-	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
-	task := readModel(t, shared.pool, id)
+	task := savedTask(t, 903)
+	id := task.MessageID
 	project := func(status string) {
-		rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: id, Kind: store.RevisionKindReplace, Forms: formsOf(t, shared.pool, id)})
-		require.NoError(t, err)
-		content := workflows.ContentRef{MessageID: id, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
-		var out workflows.CheckAndProjectResult
-		lose(t, &out, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
-			Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
-			Final: status == store.StatusSigning, Project: &workflows.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
-		require.Empty(t, out.Findings.Errors)
-		require.Equal(t, rev.ID, readModel(t, shared.pool, id).Revision)
+		require.Equal(t, loseProjection(t, task, status), readModel(t, shared.pool, id).Revision)
 	}
 	deleter := signer
 	deleter.Delete = true
@@ -141,7 +165,7 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	loaded := load(t, ft, id)
 	sub := submission(t, shared.pool, id, false, false)
 	sub.Expect = &workflows.Expectation{Revision: loaded.Revision, Status: loaded.Status}
-	res, err = ft.Submit(ctx, loaded, writer, sub)
+	res, err := ft.Submit(ctx, loaded, writer, sub)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.OutcomeSaved, res.Outcome)
 
@@ -184,31 +208,17 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 func TestAResyncThatEndsTheRunStartsNoOther(t *testing.T) {
 	ctx := context.Background()
 	ft, c := shared.tasks, devServer.Client()
-	id := copyMessages(t, shared.pool, 904, 1)[0]
-	res, err := ft.Submit(ctx, load(t, ft, id), writer, submission(t, shared.pool, id, false, false))
-	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
-	task := readModel(t, shared.pool, id)
-	rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: id, Kind: store.RevisionKindReplace, Forms: formsOf(t, shared.pool, id)})
-	require.NoError(t, err)
-	content := workflows.ContentRef{MessageID: id, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
-	var projected workflows.CheckAndProjectResult
-	lose(t, &projected, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
-		Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
-		Final: true, Project: &workflows.ProjectInput{Content: content, Status: store.StatusSigning, By: writer.Name, At: time.Now()}})
-	require.Empty(t, projected.Findings.Errors)
+	task := savedTask(t, 904)
+	id := task.MessageID
+	loseProjection(t, task, store.StatusSigning)
 	loaded := load(t, ft, id)
 	require.Equal(t, store.StatusSigning, loaded.Status)
-	var archived workflows.CheckAndArchiveResult
-	lose(t, &archived, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
-		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: id}, By: signer.Name, At: time.Now()},
-		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
-	require.NotEmpty(t, archived.Archive.ArchiveReference)
+	ref := loseArchive(t, task)
 
-	res, err = ft.Submit(ctx, loaded, signer, formtask.Submission{Complete: true, Sign: true})
+	res, err := ft.Submit(ctx, loaded, signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err, "a repeated signing is answered as the archive")
 	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
-	assert.Equal(t, archived.Archive.ArchiveReference, res.ArchiveReference)
+	assert.Equal(t, ref, res.ArchiveReference)
 	runs, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + workflows.WorkflowID(id) + "'"})
 	require.NoError(t, err)
 	require.Len(t, runs.Executions, 1, "no second run")

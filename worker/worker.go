@@ -9,9 +9,10 @@
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
 // The formtask workers register every activity: the local activities (DiscardRevision, CheckAndProject,
-// CheckAndArchive, ReadTaskState and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run inside their
-// workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues) keep their
-// checks local and their other activities on workflows.TaskQueue until they end or continue as new.
+// CheckAndArchive, ReadTaskState and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run
+// inside their workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues)
+// keep their checks local and their other activities on workflows.TaskQueue until they end or continue
+// as new.
 package worker
 
 import (
