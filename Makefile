@@ -39,14 +39,14 @@ chaos: deps $(TEMPORAL)
 fuzz: deps
 	go test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./odata/
 
-# vet, gofmt, workflowcheck over the workflows (workflows/ and the webhook delivery in events/), the
+# vet, gofmt, workflowcheck over the workflows (formtask/ and the webhook delivery in events/), the
 # deployment files (scripts/lint-deploy.sh: docker compose config, Caddyfile, kustomize | kubeconform, the
 # dashboard's metric names), the OpenAPI document (Spectral, pinned in api/docs/package.json, ruleset
 # api/docs/spectral.yaml) and the reference page (docs-check). Not part of `make test`.
 lint: deps $(WORKFLOWCHECK) $(NPM_TOOLS)
 	go vet ./...
 	test -z "$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'); exit 1; }
-	$(WORKFLOWCHECK) ./workflows/... ./events/...
+	$(WORKFLOWCHECK) ./formtask/... ./events/...
 	scripts/lint-deploy.sh
 	api/docs/node_modules/.bin/spectral lint --ruleset api/docs/spectral.yaml --fail-severity warn client/openapi.json
 	$(MAKE) docs-check

@@ -8,14 +8,13 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // expectation turns the If-Match of a change into what the task's workflow must find when it makes the
 // change (nil without If-Match), after checking the ETag against the resource as it is now (tagOf the
 // message read again; 412 at once when stale). The revision is read before the message: a change between
 // the two reads makes the workflow's check fail, never pass.
-func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf func(store.Message) (string, error)) (*workflows.Expectation, bool) {
+func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf func(store.Message) (string, error)) (*formtask.Expectation, bool) {
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil, true
 	}
@@ -39,7 +38,7 @@ func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf f
 	party, _ := reporteeOf(c)
 	ft.msg, ft.task = m, formtask.TaskOf(m, ft.svc, party.ID)
 	ft.task.Revision = rev // the state a workflow started now begins with
-	return &workflows.Expectation{Revision: rev, Status: m.Status}, true
+	return &formtask.Expectation{Revision: rev, Status: m.Status}, true
 }
 
 // formETag is the ETag a GET of the form gives with the request's Accept, "" when the message has no

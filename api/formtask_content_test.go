@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/postbox/postbox/activities/printpdf/pdftext"
+	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 	"github.com/postbox/postbox/api"
 )
 

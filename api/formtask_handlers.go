@@ -18,7 +18,6 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // formTaskHandlers answer the changes of form tasks; the form-task service carries them to their
@@ -40,7 +39,7 @@ func refusal(err error) error {
 }
 
 // caller is what the workflow needs to know about who sends a change.
-func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey) workflows.Caller {
+func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey) formtask.Caller {
 	id := fmt.Sprintf("party:%d", p.PersonID)
 	switch {
 	case p.LoginID != 0:
@@ -48,7 +47,7 @@ func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey
 	case p.PersonID == 0:
 		id = "org:" + p.OrganizationNumber
 	}
-	return workflows.Caller{Name: p.Name, ID: id, Write: rights.Has(identity.Write, svc), Sign: rights.Has(identity.Sign, svc),
+	return formtask.Caller{Name: p.Name, ID: id, Write: rights.Has(identity.Write, svc), Sign: rights.Has(identity.Sign, svc),
 		Delete: rights.Has(identity.Delete, svc), SecurityLevel: p.SecurityLevel}
 }
 
@@ -67,7 +66,7 @@ type formTaskCall struct {
 	msg    store.Message
 	svc    store.ServiceDetail
 	task   formtask.Task
-	caller workflows.Caller
+	caller formtask.Caller
 }
 
 // beginFormTask loads the form task of the path, its service and the caller's facts, or answers the
@@ -217,7 +216,7 @@ var rereadBackoff = []time.Duration{100 * time.Millisecond, 400 * time.Milliseco
 // if it keeps failing (or the caller may no longer see the message) the answer is the message as it was
 // before, with the outcome the update returned (status, ArchiveReference) and without form and attachment
 // links, whose ids the change may have replaced.
-func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before store.Message, res workflows.Result) {
+func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before store.Message, res formtask.Result) {
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	var err error
@@ -304,7 +303,7 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 }
 
 type validationResource struct {
-	workflows.ValidationResult
+	formtask.ValidationResult
 	Links render.Links `json:"_links"`
 }
 

@@ -27,16 +27,14 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/events"
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // The form-task tests share one Temporal dev server, one database and one worker, started on first use;
@@ -94,7 +92,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 		if e.err = worker.RegisterSearchAttributes(ctx, c, "default"); e.err != nil {
 			return
 		}
-		acts, err := activities.New(e.pool)
+		acts, err := formtask.NewActivities(e.pool)
 		if err != nil {
 			e.err = err
 			return
@@ -535,16 +533,16 @@ func allowConnections(pool *pgxpool.Pool, allow bool) error {
 func TestArchivedSubmissionIsNeverAnsweredAsAFailure(t *testing.T) {
 	pool := storetest.New(t)
 	c := ownWorkerClient(t)
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
-	w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+	w.RegisterActivityWithOptions(func(ctx context.Context, in formtask.ArchiveInput) (formtask.ArchiveResult, error) {
 		res, err := acts.Archive(ctx, in)
 		if err == nil {
 			err = allowConnections(pool, false) // the database blips once the archive is committed
 		}
 		return res, err
-	}, activity.RegisterOptions{Name: workflows.ActivityArchive, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: formtask.ActivityArchive, DisableAlreadyRegisteredCheck: true})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 	defer func() { require.NoError(t, allowConnections(pool, true)) }()
@@ -629,7 +627,7 @@ func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
 	c := ownWorkerClient(t)
 	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}))
 	require.NoError(t, err)
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
 	// The worker starts some connect timeouts after the Update was sent.

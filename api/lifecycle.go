@@ -17,7 +17,7 @@ import (
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // The life of a message in the mailbox: archive, confirm, the trashbin, restore and the delete for good.
@@ -212,7 +212,7 @@ func (h *lifecycleHandlers) confirmMessage(c *gin.Context) {
 
 // deleteMessage moves a message to the reportee's trashbin.
 func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, workflows.UpdateTrash) {
+	if h.changeTaskPlace(c, formtask.UpdateTrash) {
 		return
 	}
 	h.changeMessage(c, store.AuditDelete, events.MessageDeleted, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {
@@ -228,7 +228,7 @@ func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
 
 // restoreMessage puts a message of the trashbin back into the mailbox, in the status it had.
 func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, workflows.UpdateRestore) {
+	if h.changeTaskPlace(c, formtask.UpdateRestore) {
 		return
 	}
 	h.changeMessage(c, store.AuditRestore, events.MessageRestored, true, func(q *store.Queries, m store.MessageState, _ time.Time) (string, error) {
@@ -245,7 +245,7 @@ func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
 // purgeMessage deletes a message of the trashbin for good. The archive of a sent form task is not the
 // message's and stays.
 func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, workflows.UpdatePurge) {
+	if h.changeTaskPlace(c, formtask.UpdatePurge) {
 		return
 	}
 	h.changeMessage(c, store.AuditDeleteForGood, events.MessagePurged, false, func(q *store.Queries, m store.MessageState, at time.Time) (string, error) {

@@ -12,7 +12,6 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // A form task in progress (Utfylling, Signering) belongs to its workflow: moving it to the trashbin,
@@ -38,18 +37,18 @@ var placeChanges = map[string]struct {
 	summary  func(id, status string) string
 	misplace func(id string) error
 }{
-	workflows.UpdateTrash: {store.AuditDelete, trashedSummary, func(id string) error {
+	formtask.UpdateTrash: {store.AuditDelete, trashedSummary, func(id string) error {
 		return problem.NotFound("there is no message %s in this mailbox; it is in the trashbin", id)
 	}},
-	workflows.UpdateRestore: {store.AuditRestore, restoredSummary, func(id string) error {
+	formtask.UpdateRestore: {store.AuditRestore, restoredSummary, func(id string) error {
 		return problem.New(http.StatusConflict, "not-in-trashbin", "message %s is in the mailbox, not in the trashbin", id)
 	}},
-	workflows.UpdatePurge: {store.AuditDeleteForGood, purgedSummary, func(id string) error {
+	formtask.UpdatePurge: {store.AuditDeleteForGood, purgedSummary, func(id string) error {
 		return problem.NotFound("there is no message %s in the trashbin", id)
 	}},
 }
 
-// changeTaskPlace makes change (a workflows.Update* of placeChanges) of the path's message through its
+// changeTaskPlace makes change (a formtask.Update* of placeChanges) of the path's message through its
 // workflow when it is a form task in progress the caller can see, and answers the request: 204, or 200
 // with the message for a restore. It returns false, having answered nothing, for any other message — and
 // for a task archived meanwhile, whose workflow has ended: changeMessage's transaction then makes the change.
@@ -79,7 +78,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		abort(c, err)
 		return true
 	}
-	var expect *workflows.Expectation
+	var expect *formtask.Expectation
 	if _, ok := c.Request.Header["If-Match"]; ok {
 		// task.Revision was read with the status before the ETag is checked: a change in between makes the
 		// workflow's check fail, never pass.
@@ -87,11 +86,11 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 			abort(c, err)
 			return true
 		}
-		expect = &workflows.Expectation{Revision: task.Revision, Status: task.Status}
+		expect = &formtask.Expectation{Revision: task.Revision, Status: task.Status}
 	}
 	audit := auditEntry(c, party.ID, p.action, store.Local(time.Now()))
 	audit.Summary = p.summary(id, task.Status)
-	_, err = tasks.ChangePlace(ctx, task, change, workflows.PlaceInput{
+	_, err = tasks.ChangePlace(ctx, task, change, formtask.PlaceInput{
 		Caller: caller(principalOf(c), rights, svc), Audit: audit, Expect: expect})
 	var refused *formtask.Error
 	if errors.As(err, &refused) {
@@ -110,7 +109,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		abort(c, err)
 		return true
 	}
-	if change != workflows.UpdateRestore {
+	if change != formtask.UpdateRestore {
 		c.Status(http.StatusNoContent)
 		return true
 	}
@@ -126,10 +125,10 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 // in the step that makes the change.
 func (h *lifecycleHandlers) placeRefusal(c *gin.Context, change string, m store.MessageState) error {
 	misplaced := m.InTrashbin
-	if change != workflows.UpdateTrash {
+	if change != formtask.UpdateTrash {
 		misplaced = !m.InTrashbin
 	}
-	if change == workflows.UpdateRestore { // restore names the right first, as changeMessage does
+	if change == formtask.UpdateRestore { // restore names the right first, as changeMessage does
 		if err := requireRight(c, m, identity.Delete); err != nil {
 			return err
 		}

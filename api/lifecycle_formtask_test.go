@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // newTask creates a form task of O1 through the API (P1), moved by query as a POST does, and returns its
@@ -59,7 +59,7 @@ func auditOf(t *testing.T, pool *pgxpool.Pool, id string) []string {
 // workflowRunning says whether the task's workflow still runs.
 func workflowRunning(t *testing.T, id string) bool {
 	t.Helper()
-	d, err := formTaskEnv.dev.Client().DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(id), "")
+	d, err := formTaskEnv.dev.Client().DescribeWorkflowExecution(context.Background(), formtask.WorkflowID(id), "")
 	require.NoError(t, err)
 	return d.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/postbox/postbox/api/openapi"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // The OpenAPI 3.1 document of the service, made from the registered routes (Routes), their entries in
@@ -573,7 +573,7 @@ func (b *docBuilder) problems() {
 	base := b.ref.Of(problem.Problem{})
 	b.ref.Schemas["Problem"].Properties["errors"] = &openapi.Schema{Type: "array",
 		Description: "what is wrong: the validation errors of a form task, or the faults of a body or request as texts",
-		Items:       &openapi.Schema{OneOf: []*openapi.Schema{{Type: "string"}, b.ref.Of(workflows.ValidationEntry{})}}}
+		Items:       &openapi.Schema{OneOf: []*openapi.Schema{{Type: "string"}, b.ref.Of(formtask.ValidationEntry{})}}}
 	byStatus := map[int][]problem.Type{}
 	for _, t := range problem.Types {
 		byStatus[t.Status] = append(byStatus[t.Status], t)

@@ -5,57 +5,56 @@ import (
 	"io"
 
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // The changes of one existing form or attachment of a form task in Utfylling, through the task's workflow
-// (workflows.UpdateChangeContent). The caller has found the form or attachment on the task as it loaded
+// (UpdateChangeContent). The caller has found the form or attachment on the task as it loaded
 // it; should another change remove it first, the change is NotFound. The audit entry, if any, is written
 // with the change, in its transaction.
 
 // DeleteForm deletes the sub-form formID; the result's FormID is that form.
-func (s *Service) DeleteForm(ctx context.Context, task Task, caller workflows.Caller, formID int64,
-	expect *workflows.Expectation, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) DeleteForm(ctx context.Context, task Task, caller Caller, formID int64,
+	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	return s.changeContent(ctx, task, caller, store.NewRevision{Kind: store.RevisionKindDeleteForm, TargetFormID: formID},
-		workflows.ContentChangeInput{Change: workflows.ChangeDeleteForm, Expect: expect}, audit)
+		ContentChangeInput{Change: ChangeDeleteForm, Expect: expect}, audit)
 }
 
 // DeleteAttachment deletes the attachment attachmentID; the result's AttachmentID is that attachment.
-func (s *Service) DeleteAttachment(ctx context.Context, task Task, caller workflows.Caller, attachmentID int64,
-	expect *workflows.Expectation, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) DeleteAttachment(ctx context.Context, task Task, caller Caller, attachmentID int64,
+	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	return s.changeContent(ctx, task, caller, store.NewRevision{Kind: store.RevisionKindDeleteAttachment, TargetAttachmentID: attachmentID},
-		workflows.ContentChangeInput{Change: workflows.ChangeDeleteAttachment, Expect: expect}, audit)
+		ContentChangeInput{Change: ChangeDeleteAttachment, Expect: expect}, audit)
 }
 
 // ReplaceAttachment gives the attachment attachmentID the name of a and the bytes streamed from body (past
 // maxSize bytes it fails with TooLarge and keeps nothing); the attachment keeps its id and its type. The
 // result's AttachmentID is that attachment.
-func (s *Service) ReplaceAttachment(ctx context.Context, task Task, caller workflows.Caller, attachmentID int64, a store.RevisionAttachment,
-	body io.Reader, maxSize int64, expect *workflows.Expectation, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) ReplaceAttachment(ctx context.Context, task Task, caller Caller, attachmentID int64, a store.RevisionAttachment,
+	body io.Reader, maxSize int64, expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	rev, ref, err := s.streamAttachment(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindReplaceAttachment,
 		TargetAttachmentID: attachmentID, Attachments: []store.RevisionAttachment{a}, Audit: audit}, body, maxSize)
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	return s.update(ctx, task, rev.ID, workflows.UpdateChangeContent, workflows.ContentChangeInput{
-		Caller: withLevel(caller, task), Change: workflows.ChangeReplaceAttachment, Revision: revisionRef(rev), Attachment: &ref, Expect: expect,
+	return s.update(ctx, task, rev.ID, UpdateChangeContent, ContentChangeInput{
+		Caller: withLevel(caller, task), Change: ChangeReplaceAttachment, Revision: revisionRef(rev), Attachment: &ref, Expect: expect,
 	})
 }
 
 // changeContent stores the revision of a removal and sends it to the task's workflow.
-func (s *Service) changeContent(ctx context.Context, task Task, caller workflows.Caller, nr store.NewRevision,
-	in workflows.ContentChangeInput, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) changeContent(ctx context.Context, task Task, caller Caller, nr store.NewRevision,
+	in ContentChangeInput, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	nr.MessageID, nr.Audit = task.MessageID, audit
 	rev, err := s.store.CreateRevision(ctx, nr)
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	in.Caller, in.Revision = withLevel(caller, task), revisionRef(rev)
-	return s.update(ctx, task, rev.ID, workflows.UpdateChangeContent, in)
+	return s.update(ctx, task, rev.ID, UpdateChangeContent, in)
 }

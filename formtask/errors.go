@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // Kind says why a form-task change was refused; the API maps each kind to its HTTP status.
@@ -48,7 +47,7 @@ type Error struct {
 	Status           string
 	ArchiveReference string
 	// Validation is the failed validation of Invalid.
-	Validation *workflows.ValidationResult
+	Validation *ValidationResult
 	// Err is the cause, if any.
 	Err error
 }
@@ -70,11 +69,11 @@ func updateError(ctx context.Context, task Task, err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
-		case workflows.ErrBadInput:
+		case ErrBadInput:
 			return refuse(BadInput, "%s", appErr.Message())
-		case workflows.ErrForbidden, workflows.ErrSecurityLevel:
+		case ErrForbidden, ErrSecurityLevel:
 			return refuse(Forbidden, "%s", appErr.Message())
-		case workflows.ErrTaskArchived:
+		case ErrTaskArchived:
 			e := refuse(Conflict, "%s", appErr.Message())
 			e.Status, e.ArchiveReference = store.StatusArchived, task.ArchiveReference
 			var ref string // the workflow's own, should the task have been archived after it was loaded
@@ -82,13 +81,13 @@ func updateError(ctx context.Context, task Task, err error) error {
 				e.ArchiveReference = ref
 			}
 			return e
-		case workflows.ErrPrecondition:
+		case ErrPrecondition:
 			return refuse(PreconditionFailed, "%s", appErr.Message())
-		case workflows.ErrContentGone:
+		case ErrContentGone:
 			return refuse(NotFound, "%s; another change removed it", appErr.Message())
-		case workflows.ErrWrongState, workflows.ErrInTrashbin:
+		case ErrWrongState, ErrInTrashbin:
 			kind := Conflict
-			if appErr.Type() == workflows.ErrInTrashbin {
+			if appErr.Type() == ErrInTrashbin {
 				kind = InTrashbin
 			}
 			e := refuse(kind, "%s", appErr.Message())
@@ -98,9 +97,9 @@ func updateError(ctx context.Context, task Task, err error) error {
 				e.Status = status
 			}
 			return e
-		case workflows.ErrNotInTrashbin:
+		case ErrNotInTrashbin:
 			return refuse(NotInTrashbin, "%s", appErr.Message())
-		case workflows.ErrPurged:
+		case ErrPurged:
 			return refuse(NotFound, "%s", appErr.Message())
 		}
 		return err

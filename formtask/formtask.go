@@ -21,7 +21,6 @@ import (
 
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // Task is a form task as the caller loaded it.
@@ -100,12 +99,12 @@ type Submission struct {
 	Attachments []store.RevisionAttachment
 	// Expect, when set, makes the workflow refuse the submission (PreconditionFailed) unless the task is
 	// as expected, checked in the same step as the change.
-	Expect *workflows.Expectation
+	Expect *Expectation
 }
 
 // Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
 // result with Outcome Invalid or SignRefused comes with an *Error (Invalid, SignRefused).
-func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
+func (s *Service) Submit(ctx context.Context, task Task, caller Caller, sub Submission) (Result, error) {
 	res, err := s.submit(ctx, task, caller, sub)
 	if err != nil {
 		return s.repeatedSigning(ctx, task, caller, sub, res, err)
@@ -113,27 +112,27 @@ func (s *Service) Submit(ctx context.Context, task Task, caller workflows.Caller
 	return res, nil
 }
 
-func (s *Service) submit(ctx context.Context, task Task, caller workflows.Caller, sub Submission) (workflows.Result, error) {
+func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Submission) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	in := workflows.SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
+	in := SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
 	// A task in Signering is signed as it is: a PUT there may carry no content.
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == store.StatusSigning {
-		return s.update(ctx, task, 0, workflows.UpdateSubmit, in)
+		return s.update(ctx, task, 0, UpdateSubmit, in)
 	}
 	types := make([]string, 0, len(sub.Forms))
 	for _, f := range sub.Forms {
 		types = append(types, f.Type)
 	}
 	if v := CheckMainForms(types); v != nil {
-		return workflows.Result{}, v.Refusal("")
+		return Result{}, v.Refusal("")
 	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
 		MessageID: task.MessageID, Kind: store.RevisionKindReplace, Forms: sub.Forms, Attachments: sub.Attachments,
 	})
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	in.Revision = revisionRef(rev)
 	for _, fm := range sub.Forms {
@@ -142,14 +141,14 @@ func (s *Service) submit(ctx context.Context, task Task, caller workflows.Caller
 	for _, a := range sub.Attachments {
 		in.Attachments = append(in.Attachments, attachmentRef(a))
 	}
-	return s.update(ctx, task, rev.ID, workflows.UpdateSubmit, in)
+	return s.update(ctx, task, rev.ID, UpdateSubmit, in)
 }
 
 // repeatedSigning answers a signing submission refused because the task is archived as the submission that
 // archived it was answered, when it is its repeat (its answer was lost, a client retried): the same
 // parameters (complete and sign), a caller who may sign, and the same content as the archive holds, or no
 // content (signing the task as it is). Any other refusal stays what it is.
-func (s *Service) repeatedSigning(ctx context.Context, task Task, caller workflows.Caller, sub Submission, res workflows.Result, refused error) (workflows.Result, error) {
+func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller, sub Submission, res Result, refused error) (Result, error) {
 	var e *Error
 	caller = withLevel(caller, task)
 	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != store.StatusArchived || !sub.Complete || !sub.Sign ||
@@ -161,12 +160,12 @@ func (s *Service) repeatedSigning(ctx context.Context, task Task, caller workflo
 		return res, refused
 	}
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	if (len(sub.Forms) > 0 || len(sub.Attachments) > 0) && !archivedFrom(a, sub) {
 		return res, refused
 	}
-	return workflows.Result{Outcome: workflows.OutcomeArchived, Status: store.StatusArchived, ArchiveReference: a.ArchiveReference}, nil
+	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: a.ArchiveReference}, nil
 }
 
 // archivedFrom reports whether archive a holds exactly the forms and attachments of sub, in their order.
@@ -191,23 +190,23 @@ func archivedFrom(a store.Archive, sub Submission) bool {
 
 // Create makes a new form task of a service for a reportee and stores the content sub carries (if any) as
 // its first submission, which moves the task as sub.Complete and sub.Sign say (both false keep it in
-// Utfylling). The caller needs what every change of the task needs (workflows.Caller.WriteRefusal: the
+// Utfylling). The caller needs what every change of the task needs (Caller.WriteRefusal: the
 // Write right and the service's security level), and to sign one at once the Sign right too: without it
 // nothing is created (SignRefused), where a PUT would leave the task in Signering. A refused submission
 // takes the new task away again: it never existed for the client. It returns the new task's message id and
 // the submission's result.
-func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller workflows.Caller, sub Submission) (string, workflows.Result, error) {
+func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller Caller, sub Submission) (string, Result, error) {
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
 		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if err := refusal(ctx, task, caller); err != nil {
-		return "", workflows.Result{}, err
+		return "", Result{}, err
 	}
 	if c := withLevel(caller, task); sub.Complete && sub.Sign && (!c.Sign || c.SecurityLevel < c.RequiredLevel) {
-		return "", workflows.Result{}, refuse(SignRefused,
+		return "", Result{}, refuse(SignRefused,
 			"signing needs the Sign right on service %s/%d and its security level; nothing was created", svc.ServiceCode, svc.ServiceEdition)
 	}
 	if sub.Complete && len(sub.Forms) == 0 {
-		return "", workflows.Result{}, refuse(BadInput, "a form task completed at its creation needs its forms")
+		return "", Result{}, refuse(BadInput, "a form task completed at its creation needs its forms")
 	}
 	createdEvent := events.Message{ReporteeID: reporteeID, Type: store.TypeFormTask, ServiceCode: svc.ServiceCode,
 		ServiceEdition: svc.ServiceEdition, Status: store.StatusFilling}
@@ -217,9 +216,9 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 			return s.events.MessageEvent(events.FormTaskCreated, createdEvent)
 		})
 	if err != nil {
-		return "", workflows.Result{}, err
+		return "", Result{}, err
 	}
-	created := workflows.Result{Outcome: workflows.OutcomeSaved, Status: store.StatusFilling}
+	created := Result{Outcome: OutcomeSaved, Status: store.StatusFilling}
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
 		return id, created, nil
 	}
@@ -233,45 +232,45 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 		} else if refused := (*Error)(nil); !errors.As(err, &refused) || refused.Kind != Unavailable {
 			s.endRun(ctx, task) // the submission started its workflow
 		}
-		return "", workflows.Result{}, err
+		return "", Result{}, err
 	}
 	return id, res, nil
 }
 
 // PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's
 // FormID is the form written. The audit entry, if any, is written with the change.
-func (s *Service) PutSubForm(ctx context.Context, task Task, caller workflows.Caller, formID int64, form store.RevisionForm,
-	expect *workflows.Expectation, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) PutSubForm(ctx context.Context, task Task, caller Caller, formID int64, form store.RevisionForm,
+	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	if v := CheckSubFormType(form.Type); v != nil {
-		return workflows.Result{}, v.Refusal("")
+		return Result{}, v.Refusal("")
 	}
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
 		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form}, Audit: audit,
 	})
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	return s.update(ctx, task, rev.ID, workflows.UpdateSubForm, workflows.SubFormInput{
+	return s.update(ctx, task, rev.ID, UpdateSubForm, SubFormInput{
 		Caller: withLevel(caller, task), FormID: formID, Form: formRef(form), Revision: revisionRef(rev), Expect: expect,
 	})
 }
 
 // AddAttachment adds an attachment to a form task in Utfylling; the result's AttachmentID is the new
 // attachment. The audit entry, if any, is written with the change.
-func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) AddAttachment(ctx context.Context, task Task, caller Caller, a store.RevisionAttachment, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
 		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a}, Audit: audit,
 	})
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	return s.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
+	return s.update(ctx, task, rev.ID, UpdateAttachment, AttachmentInput{
 		Caller: withLevel(caller, task), Attachment: attachmentRef(a), Revision: revisionRef(rev),
 	})
 }
@@ -279,27 +278,27 @@ func (s *Service) AddAttachment(ctx context.Context, task Task, caller workflows
 // AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
 // does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing. The audit
 // entry, if any, is written with the change.
-func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller workflows.Caller, a store.RevisionAttachment, body io.Reader, maxSize int64,
-	audit *store.MessageAuditEntry) (workflows.Result, error) {
+func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller Caller, a store.RevisionAttachment, body io.Reader, maxSize int64,
+	audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	rev, ref, err := s.streamAttachment(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindAttachment,
 		Attachments: []store.RevisionAttachment{a}, Audit: audit}, body, maxSize)
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	return s.update(ctx, task, rev.ID, workflows.UpdateAttachment, workflows.AttachmentInput{
+	return s.update(ctx, task, rev.ID, UpdateAttachment, AttachmentInput{
 		Caller: withLevel(caller, task), Attachment: ref, Revision: revisionRef(rev),
 	})
 }
 
 // streamAttachment stores the revision of one attachment, its bytes streamed from body (TooLarge past
 // maxSize), and returns it with the attachment's reference.
-func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, workflows.AttachmentRef, error) {
+func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, AttachmentRef, error) {
 	rev, size, err := s.store.CreateAttachmentRevision(ctx, nr, body, maxSize)
 	if errors.Is(err, store.ErrTooLarge) {
-		return rev, workflows.AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+		return rev, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
 	}
 	ref := attachmentRef(nr.Attachments[0])
 	ref.Size = size
@@ -308,17 +307,17 @@ func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, bo
 
 // Validate validates the current forms of a form task in Utfylling; errors in the forms are a result with
 // Success false, not an error.
-func (s *Service) Validate(ctx context.Context, task Task, caller workflows.Caller) (workflows.ValidationResult, error) {
-	res, err := s.update(ctx, task, 0, workflows.UpdateValidate, workflows.ReadInput{Caller: withLevel(caller, task)})
+func (s *Service) Validate(ctx context.Context, task Task, caller Caller) (ValidationResult, error) {
+	res, err := s.update(ctx, task, 0, UpdateValidate, ReadInput{Caller: withLevel(caller, task)})
 	if err != nil || res.Validation == nil {
-		return workflows.ValidationResult{}, err
+		return ValidationResult{}, err
 	}
 	return *res.Validation, nil
 }
 
 // Print returns the PDF of a form task: its archive's print once archived, else a print of its current
 // content (rendered by the workflow's activity, once per content). NotFound when there is no print yet.
-func (s *Service) Print(ctx context.Context, task Task, caller workflows.Caller) ([]byte, error) {
+func (s *Service) Print(ctx context.Context, task Task, caller Caller) ([]byte, error) {
 	pdf, err := s.print(ctx, task, caller)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, refuse(NotFound, "message %s has no print yet", task.MessageID)
@@ -326,7 +325,7 @@ func (s *Service) Print(ctx context.Context, task Task, caller workflows.Caller)
 	return pdf, err
 }
 
-func (s *Service) print(ctx context.Context, task Task, caller workflows.Caller) ([]byte, error) {
+func (s *Service) print(ctx context.Context, task Task, caller Caller) ([]byte, error) {
 	if task.Status == store.StatusArchived {
 		ar, err := s.store.GetArchive(ctx, task.MessageID)
 		if err == nil {
@@ -337,18 +336,18 @@ func (s *Service) print(ctx context.Context, task Task, caller workflows.Caller)
 		}
 		// Archived before Postbox kept archives: print what the message holds.
 	}
-	return s.renderedPrint(ctx, task, workflows.ReadInput{Caller: withLevel(caller, task)})
+	return s.renderedPrint(ctx, task, ReadInput{Caller: withLevel(caller, task)})
 }
 
 // PrintForm returns the PDF of one form of a form task as the task holds it now, rendered by the
 // workflow's activity once per content; NotFound when the task has no such form.
-func (s *Service) PrintForm(ctx context.Context, task Task, caller workflows.Caller, formID int64) ([]byte, error) {
-	return s.renderedPrint(ctx, task, workflows.ReadInput{Caller: withLevel(caller, task), FormID: formID})
+func (s *Service) PrintForm(ctx context.Context, task Task, caller Caller, formID int64) ([]byte, error) {
+	return s.renderedPrint(ctx, task, ReadInput{Caller: withLevel(caller, task), FormID: formID})
 }
 
 // renderedPrint asks the task's workflow for the print in asks for and reads it from the store.
-func (s *Service) renderedPrint(ctx context.Context, task Task, in workflows.ReadInput) ([]byte, error) {
-	res, err := s.update(ctx, task, 0, workflows.UpdatePrint, in)
+func (s *Service) renderedPrint(ctx context.Context, task Task, in ReadInput) ([]byte, error) {
+	res, err := s.update(ctx, task, 0, UpdatePrint, in)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +360,7 @@ func (s *Service) renderedPrint(ctx context.Context, task Task, in workflows.Rea
 
 // update sends an update to the task's workflow, starting the workflow if it is not running, and waits for
 // the result. When the update fails, the revision it referred to is deleted.
-func (s *Service) update(ctx context.Context, task Task, revisionID int64, name string, arg any) (workflows.Result, error) {
+func (s *Service) update(ctx context.Context, task Task, revisionID int64, name string, arg any) (Result, error) {
 	res, err := s.send(ctx, task, name, arg)
 	if err != nil && revisionID != 0 {
 		// The request's context may be what ended; the cleanup must still run.
@@ -370,59 +369,59 @@ func (s *Service) update(ctx context.Context, task Task, revisionID int64, name 
 		_ = s.store.DeleteRevision(cctx, task.MessageID, revisionID) // else DeleteStaleRevisions does it
 	}
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
 	switch res.Outcome {
-	case workflows.OutcomeInvalid:
+	case OutcomeInvalid:
 		e := refuse(Invalid, "the form task did not pass validation; nothing was changed")
 		e.Validation = res.Validation
 		return res, e
-	case workflows.OutcomeSignRefused:
+	case OutcomeSignRefused:
 		return res, refuse(SignRefused,
 			"signing needs the Sign right on the service and its security level; the form task is in %s", res.Status)
 	}
 	return res, nil
 }
 
-func (s *Service) send(ctx context.Context, task Task, name string, arg any) (workflows.Result, error) {
+func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Result, error) {
 	ctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	go s.watchServer(ctx, giveUp)
 	res, err := s.sendUpdate(ctx, task, name, arg)
 	if err != nil && behindReadModel(err, task) {
 		// An update Temporal lost after its local activity committed left the run behind the read model: it
-		// takes the read model's state (workflows.UpdateResync), and the change goes once more to the run
+		// takes the read model's state (UpdateResync), and the change goes once more to the run
 		// still going; one that ended, archived or deleted, must not be started again for it.
-		r, rerr := s.sendUpdate(ctx, task, workflows.UpdateResync, workflows.ResyncInput{})
+		r, rerr := s.sendUpdate(ctx, task, UpdateResync, ResyncInput{})
 		switch {
-		case rerr != nil || r.Outcome == workflows.OutcomeInSync:
-		case r.Outcome == workflows.OutcomePurged:
-			err = temporal.NewNonRetryableApplicationError("the form task was deleted for good", workflows.ErrPurged, nil)
+		case rerr != nil || r.Outcome == OutcomeInSync:
+		case r.Outcome == OutcomePurged:
+			err = temporal.NewNonRetryableApplicationError("the form task was deleted for good", ErrPurged, nil)
 		case r.Status == store.StatusArchived:
 			err = temporal.NewNonRetryableApplicationError("the form task is sent and archived ("+r.ArchiveReference+")",
-				workflows.ErrTaskArchived, nil, r.ArchiveReference)
+				ErrTaskArchived, nil, r.ArchiveReference)
 		default:
 			res, err = s.sendUpdate(ctx, task, name, arg)
 		}
 	}
 	if err != nil {
-		return workflows.Result{}, updateError(ctx, task, err)
+		return Result{}, updateError(ctx, task, err)
 	}
 	return res, nil
 }
 
 // sendUpdate sends one update to the task's workflow, starting the workflow if it is not running, and
 // waits for its result.
-func (s *Service) sendUpdate(ctx context.Context, task Task, name string, arg any) (workflows.Result, error) {
-	// A run started with its search attributes and memo need not write them (workflows.VersionLeanHistory).
+func (s *Service) sendUpdate(ctx context.Context, task Task, name string, arg any) (Result, error) {
+	// A run started with its search attributes and memo need not write them (VersionLeanHistory).
 	state := startState(task)
 	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       workflows.WorkflowID(task.MessageID),
-		TaskQueue:                workflows.TaskQueue,
+		ID:                       WorkflowID(task.MessageID),
+		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(state.SearchAttributes()...),
 		Memo:                     state.Memo(),
-	}, workflows.FormTask, state)
+	}, FormTask, state)
 	h, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -432,9 +431,9 @@ func (s *Service) sendUpdate(ctx context.Context, task Task, name string, arg an
 		},
 	})
 	if err != nil {
-		return workflows.Result{}, err
+		return Result{}, err
 	}
-	var res workflows.Result
+	var res Result
 	err = h.Get(ctx, &res)
 	return res, err
 }
@@ -448,13 +447,13 @@ func behindReadModel(err error, task Task) bool {
 		return false
 	}
 	switch appErr.Type() {
-	case workflows.ErrPrecondition:
+	case ErrPrecondition:
 		return true
-	case workflows.ErrInTrashbin:
+	case ErrInTrashbin:
 		return !task.InTrashbin
-	case workflows.ErrNotInTrashbin:
+	case ErrNotInTrashbin:
 		return task.InTrashbin
-	case workflows.ErrWrongState:
+	case ErrWrongState:
 		var status string
 		return appErr.HasDetails() && appErr.Details(&status) == nil && status != task.Status
 	}
@@ -487,38 +486,38 @@ func (s *Service) watchServer(ctx context.Context, giveUp context.CancelCauseFun
 }
 
 // startState is the workflow input of a task.
-func startState(t Task) workflows.TaskState {
-	return workflows.TaskState{
+func startState(t Task) TaskState {
+	return TaskState{
 		MessageID: t.MessageID, ReporteeID: t.ReporteeID, ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition,
 		Subject: t.Subject, Status: t.Status, ArchiveReference: t.ArchiveReference, Revision: t.Revision,
 	}
 }
 
-// refusal is the workflow's refusal of any change (workflows.TaskState.ChangeRefusal) decided on the task
+// refusal is the workflow's refusal of any change (TaskState.ChangeRefusal) decided on the task
 // as loaded, before anything is stored or sent: a caller without the Write right or the level, and a task
 // the store says is archived (the archive commits that status, and nothing moves a task out of it). So a
 // repeated change of an archived task, with content or without, is the 409 that carries its
 // ArchiveReference even while Temporal is away.
-func refusal(ctx context.Context, task Task, caller workflows.Caller) error {
+func refusal(ctx context.Context, task Task, caller Caller) error {
 	if err := startState(task).ChangeRefusal(withLevel(caller, task)); err != nil {
 		return updateError(ctx, task, err)
 	}
 	return nil
 }
 
-func withLevel(c workflows.Caller, t Task) workflows.Caller {
+func withLevel(c Caller, t Task) Caller {
 	c.RequiredLevel = t.RequiredSecurityLevel
 	return c
 }
 
-func revisionRef(r store.Revision) workflows.RevisionRef {
-	return workflows.RevisionRef{ID: r.ID, Digest: r.DigestHex()}
+func revisionRef(r store.Revision) RevisionRef {
+	return RevisionRef{ID: r.ID, Digest: r.DigestHex()}
 }
 
-func formRef(f store.RevisionForm) workflows.FormRef {
-	return workflows.FormRef{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion}
+func formRef(f store.RevisionForm) FormRef {
+	return FormRef{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion}
 }
 
-func attachmentRef(a store.RevisionAttachment) workflows.AttachmentRef {
-	return workflows.AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: int64(len(a.Data))}
+func attachmentRef(a store.RevisionAttachment) AttachmentRef {
+	return AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: int64(len(a.Data))}
 }

@@ -16,10 +16,9 @@ import (
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
-	"github.com/postbox/postbox/workflows"
 )
 
-var ingrid = workflows.Caller{Name: "Ingrid Fjellheim", Write: true, Sign: true, SecurityLevel: 1}
+var ingrid = formtask.Caller{Name: "Ingrid Fjellheim", Write: true, Sign: true, SecurityLevel: 1}
 
 func kindOf(t *testing.T, err error) formtask.Kind {
 	t.Helper()
@@ -122,18 +121,18 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
 	pdf := store.RevisionAttachment{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Data: []byte("%PDF-1.4")}
 
-	changes := map[string]func(workflows.Caller) error{}
+	changes := map[string]func(formtask.Caller) error{}
 	for _, params := range []struct{ complete, sign bool }{{true, true}, {true, false}, {false, false}} {
 		for name, forms := range map[string][]store.RevisionForm{"no content": nil, "content": {main}} {
-			changes[fmt.Sprintf("submit complete=%t sign=%t, %s", params.complete, params.sign, name)] = func(c workflows.Caller) error {
+			changes[fmt.Sprintf("submit complete=%t sign=%t, %s", params.complete, params.sign, name)] = func(c formtask.Caller) error {
 				_, err := ft.Submit(ctx, task, c, formtask.Submission{Complete: params.complete, Sign: params.sign, Forms: forms})
 				return err
 			}
 		}
 	}
-	changes["sub-form"] = func(c workflows.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub, nil, nil); return err }
-	changes["attachment"] = func(c workflows.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf, nil); return err }
-	changes["streamed attachment"] = func(c workflows.Caller) error {
+	changes["sub-form"] = func(c formtask.Caller) error { _, err := ft.PutSubForm(ctx, task, c, 0, sub, nil, nil); return err }
+	changes["attachment"] = func(c formtask.Caller) error { _, err := ft.AddAttachment(ctx, task, c, pdf, nil); return err }
+	changes["streamed attachment"] = func(c formtask.Caller) error {
 		_, err := ft.AddStreamedAttachment(ctx, task, c, pdf, strings.NewReader("%PDF-1.4"), 1<<20, nil)
 		return err
 	}

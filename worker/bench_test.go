@@ -23,12 +23,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 
-	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // bareTask is the baseline: a workflow whose one update runs one no-op activity.
@@ -61,7 +59,7 @@ func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, 
 	require.NoError(b, err)
 	b.Cleanup(c.Close)
 	require.NoError(b, worker.RegisterSearchAttributes(context.Background(), c, nsBench))
-	startWorker(b, c, pool, func(w sdkworker.Registry, _ *activities.Activities) {
+	startWorker(b, c, pool, func(w sdkworker.Registry, _ *formtask.Activities) {
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})
@@ -71,7 +69,7 @@ func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, 
 // runBare sends the bare workflow of id its update, starting it as form tasks are started, and waits for it.
 func runBare(ctx context.Context, c client.Client, id string) error {
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID: "bare/" + id, TaskQueue: workflows.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		ID: "bare/" + id, TaskQueue: formtask.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, "BareTask")
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
@@ -232,7 +230,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 				return err
 			}
 			res, err := ft.Submit(ctx, task, signer, formtask.Submission{Complete: true, Sign: true, Forms: forms})
-			if err == nil && res.Outcome != workflows.OutcomeArchived {
+			if err == nil && res.Outcome != formtask.OutcomeArchived {
 				err = fmt.Errorf("outcome %s", res.Outcome)
 			}
 			return err
@@ -264,7 +262,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		if i == 0 { // outside the CPU measured
 			workflowIDs, bareIDs := make([]string, len(ids)), make([]string, len(ids))
 			for j, id := range ids {
-				workflowIDs[j], bareIDs[j] = workflows.WorkflowID(id), "bare/"+id
+				workflowIDs[j], bareIDs[j] = formtask.WorkflowID(id), "bare/"+id
 			}
 			submitEvents, bareEvents = historyEvents(b, c, workflowIDs), historyEvents(b, c, bareIDs)
 		}
@@ -334,7 +332,7 @@ func BenchmarkFormTaskLatency(b *testing.B) {
 			})
 			timed(&archive, func() error {
 				res, err := ft.Submit(ctx, task, signer, formtask.Submission{Complete: true, Sign: true, Forms: forms})
-				if err == nil && res.Outcome != workflows.OutcomeArchived {
+				if err == nil && res.Outcome != formtask.OutcomeArchived {
 					err = fmt.Errorf("outcome %s", res.Outcome)
 				}
 				return err

@@ -16,14 +16,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // A submission's archive commits in the workflow task of its update (CheckAndArchive), before Temporal has
 // recorded the update; a Temporal restart in between loses the update, and the workflow would wait for
 // good. Every archive is therefore noted as unconfirmed (store.UnconfirmedArchives), and a sweep in the
 // formtask workers makes each workflow still running once its archive is ArchiveConfirmAge old take its
-// state from the read model (workflows.UpdateResync): by then a workflow that recorded its update has
+// state from the read model (formtask.UpdateResync): by then a workflow that recorded its update has
 // ended (a worker dying in the archive costs the workflow task's timeout, 10 s). The sweep is a ticker in
 // every formtask worker process, like the stale revisions': sweeps at once tell a workflow twice at worst,
 // and the second is refused without a trace.
@@ -40,7 +40,7 @@ const (
 var messageIDPattern = regexp.MustCompile(`^a[0-9]+$`)
 
 // ConfirmArchives makes the workflows still running after their task's archive, committed at least minAge
-// ago, take their state from the read model (workflows.UpdateResync), which ends them, and confirms each
+// ago, take their state from the read model (formtask.UpdateResync), which ends them, and confirms each
 // archive whose workflow now runs no more. It returns how many workflows it told. An archive whose workflow
 // it cannot reach stays unconfirmed for the next sweep.
 func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, minAge time.Duration, log *slog.Logger) (told int, err error) {
@@ -82,7 +82,7 @@ func runningTasks(ctx context.Context, c client.Client, messageIDs []string) (ma
 	var ids []string
 	for _, id := range messageIDs {
 		if messageIDPattern.MatchString(id) {
-			ids = append(ids, "'"+workflows.WorkflowID(id)+"'")
+			ids = append(ids, "'"+formtask.WorkflowID(id)+"'")
 		}
 	}
 	running := map[string]bool{}
@@ -97,7 +97,7 @@ func runningTasks(ctx context.Context, c client.Client, messageIDs []string) (ma
 			return nil, fmt.Errorf("list the running workflows of unconfirmed archives: %w", err)
 		}
 		for _, e := range res.Executions {
-			running[strings.TrimPrefix(e.GetExecution().GetWorkflowId(), workflows.WorkflowIDPrefix)] = true
+			running[strings.TrimPrefix(e.GetExecution().GetWorkflowId(), formtask.WorkflowIDPrefix)] = true
 		}
 		if next = res.NextPageToken; len(next) == 0 {
 			return running, nil
@@ -111,12 +111,12 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 	ctx, cancel := context.WithTimeout(ctx, archiveTellTimeout)
 	defer cancel()
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.WorkflowID(messageID),
-		UpdateName:   workflows.UpdateResync,
-		Args:         []any{workflows.ResyncInput{}},
+		WorkflowID:   formtask.WorkflowID(messageID),
+		UpdateName:   formtask.UpdateResync,
+		Args:         []any{formtask.ResyncInput{}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	var res workflows.Result
+	var res formtask.Result
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
@@ -126,10 +126,10 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 	)
 	switch {
 	case err == nil:
-		return res.Outcome == workflows.OutcomeResynced, nil
+		return res.Outcome == formtask.OutcomeResynced, nil
 	case errors.As(err, &notFound):
 		return false, nil
-	case errors.As(err, &app) && (app.Type() == workflows.ErrTaskArchived || app.Type() == workflows.ErrPurged):
+	case errors.As(err, &app) && (app.Type() == formtask.ErrTaskArchived || app.Type() == formtask.ErrPurged):
 		return false, nil
 	}
 	return false, err

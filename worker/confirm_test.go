@@ -15,19 +15,17 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // lose runs a local activity of an update outside any workflow, as when Temporal lost the update after the
 // activity committed (a restart between its commit and the workflow task's completion), and decodes its
 // result into out.
-func lose(t *testing.T, out any, activity func(*activities.Activities) any, arg any) {
+func lose(t *testing.T, out any, activity func(*formtask.Activities) any, arg any) {
 	t.Helper()
-	acts, err := activities.New(shared.pool)
+	acts, err := formtask.NewActivities(shared.pool)
 	require.NoError(t, err)
 	defer acts.Schemas.Close()
 	var s testsuite.WorkflowTestSuite
@@ -46,7 +44,7 @@ func savedTask(t *testing.T, batch int) store.FormTask {
 	id := copyMessages(t, shared.pool, batch, 1)[0]
 	res, err := shared.tasks.Submit(context.Background(), load(t, shared.tasks, id), writer, submission(t, shared.pool, id, false, false))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	require.Equal(t, formtask.OutcomeSaved, res.Outcome)
 	return readModel(t, shared.pool, id)
 }
 
@@ -58,11 +56,11 @@ func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
 	rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindReplace,
 		Forms: formsOf(t, shared.pool, task.MessageID)})
 	require.NoError(t, err)
-	content := workflows.ContentRef{MessageID: task.MessageID, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
-	var out workflows.CheckAndProjectResult
-	lose(t, &out, func(a *activities.Activities) any { return a.CheckAndProject }, workflows.CheckAndProjectInput{
+	content := formtask.ContentRef{MessageID: task.MessageID, Revision: formtask.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+	var out formtask.CheckAndProjectResult
+	lose(t, &out, func(a *formtask.Activities) any { return a.CheckAndProject }, formtask.CheckAndProjectInput{
 		Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
-		Final: status == store.StatusSigning, Project: &workflows.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
+		Final: status == store.StatusSigning, Project: &formtask.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
 	require.Empty(t, out.Findings.Errors)
 	return rev.ID
 }
@@ -71,9 +69,9 @@ func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
 // returns the archive's reference.
 func loseArchive(t *testing.T, task store.FormTask) string {
 	t.Helper()
-	var out workflows.CheckAndArchiveResult
-	lose(t, &out, func(a *activities.Activities) any { return a.CheckAndArchive }, workflows.CheckAndArchiveInput{
-		Archive:     workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: task.MessageID}, By: signer.Name, At: time.Now()},
+	var out formtask.CheckAndArchiveResult
+	lose(t, &out, func(a *formtask.Activities) any { return a.CheckAndArchive }, formtask.CheckAndArchiveInput{
+		Archive:     formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: task.MessageID}, By: signer.Name, At: time.Now()},
 		ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition})
 	require.NotEmpty(t, out.Archive.ArchiveReference)
 	return out.Archive.ArchiveReference
@@ -100,7 +98,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 
 	res, err := shared.tasks.Submit(ctx, load(t, shared.tasks, lost), writer, submission(t, shared.pool, lost, true, false))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
+	require.Equal(t, formtask.OutcomeSentToSigning, res.Outcome)
 	loseArchive(t, readModel(t, shared.pool, lost))
 	status, running := searchStatus(t, c, lost)
 	require.True(t, running)
@@ -108,7 +106,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 
 	res, err = shared.tasks.Submit(ctx, load(t, shared.tasks, recorded), signer, submission(t, shared.pool, recorded, true, true))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	require.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	require.True(t, unconfirmed(t, lost))
 	require.True(t, unconfirmed(t, recorded))
 	recordedEvents := len(history(t, c, recorded))
@@ -124,7 +122,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	assert.Equal(t, 1, told)
 	ended, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	require.NoError(t, c.GetWorkflow(ended, workflows.WorkflowID(lost), "").Get(ended, nil), "the told workflow ends")
+	require.NoError(t, c.GetWorkflow(ended, formtask.WorkflowID(lost), "").Get(ended, nil), "the told workflow ends")
 	status, running = searchStatus(t, c, lost)
 	assert.False(t, running)
 	assert.Equal(t, store.StatusArchived, status)
@@ -142,7 +140,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 // save (a conditional change then fails the run's check of the revision), a move to the trashbin (the
 // run refuses the restore) and a move to signing (the run refuses a signature without content). Each time
 // formtask, as the API calls it, finds the run behind the read model, makes it take the read model's
-// state (workflows.UpdateResync) and sends the change again, which succeeds. With
+// state (formtask.UpdateResync) and sends the change again, which succeeds. With
 // POSTBOX_RECORD_HISTORY=<file> the task's history is written there (workflows/testdata).
 func TestLostUpdatesAreResynced(t *testing.T) {
 	ctx := context.Background()
@@ -164,25 +162,25 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	project(store.StatusFilling)
 	loaded := load(t, ft, id)
 	sub := submission(t, shared.pool, id, false, false)
-	sub.Expect = &workflows.Expectation{Revision: loaded.Revision, Status: loaded.Status}
+	sub.Expect = &formtask.Expectation{Revision: loaded.Revision, Status: loaded.Status}
 	res, err := ft.Submit(ctx, loaded, writer, sub)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	assert.Equal(t, formtask.OutcomeSaved, res.Outcome)
 
 	// To the trashbin, lost; then restored.
-	var placed workflows.ChangePlaceResult
-	lose(t, &placed, func(a *activities.Activities) any { return a.ChangePlace },
-		workflows.ChangePlaceInput{MessageID: id, Change: workflows.UpdateTrash, Audit: audit(store.AuditDelete)})
+	var placed formtask.ChangePlaceResult
+	lose(t, &placed, func(a *formtask.Activities) any { return a.ChangePlace },
+		formtask.ChangePlaceInput{MessageID: id, Change: formtask.UpdateTrash, Audit: audit(store.AuditDelete)})
 	require.True(t, placed.Changed)
-	res, err = ft.ChangePlace(ctx, load(t, ft, id), workflows.UpdateRestore, workflows.PlaceInput{Caller: deleter, Audit: audit(store.AuditRestore)})
+	res, err = ft.ChangePlace(ctx, load(t, ft, id), formtask.UpdateRestore, formtask.PlaceInput{Caller: deleter, Audit: audit(store.AuditRestore)})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeRestored, res.Outcome)
+	assert.Equal(t, formtask.OutcomeRestored, res.Outcome)
 
 	// To signing, lost; then signed as it is.
 	project(store.StatusSigning)
 	res, err = ft.Submit(ctx, load(t, ft, id), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	status, running := searchStatus(t, c, id)
 	assert.False(t, running)
 	assert.Equal(t, store.StatusArchived, status)
@@ -190,7 +188,7 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	events := history(t, c, id)
 	resyncs := 0
 	for _, e := range events {
-		if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == workflows.UpdateResync {
+		if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == formtask.UpdateResync {
 			resyncs++
 		}
 	}
@@ -217,9 +215,9 @@ func TestAResyncThatEndsTheRunStartsNoOther(t *testing.T) {
 
 	res, err := ft.Submit(ctx, loaded, signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err, "a repeated signing is answered as the archive")
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	assert.Equal(t, ref, res.ArchiveReference)
-	runs, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + workflows.WorkflowID(id) + "'"})
+	runs, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + formtask.WorkflowID(id) + "'"})
 	require.NoError(t, err)
 	require.Len(t, runs.Executions, 1, "no second run")
 	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, runs.Executions[0].GetStatus())

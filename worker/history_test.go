@@ -15,14 +15,13 @@ import (
 
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // history returns the events of the current run of a task's workflow.
 func history(t *testing.T, c client.Client, messageID string) []*historypb.HistoryEvent {
 	t.Helper()
 	var events []*historypb.HistoryEvent
-	it := c.GetWorkflowHistory(context.Background(), workflows.WorkflowID(messageID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), formtask.WorkflowID(messageID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		require.NoError(t, err)
@@ -46,7 +45,7 @@ func TestSubmissionHistoryIsShort(t *testing.T) {
 	id := copyMessages(t, shared.pool, 900, 1)[0]
 	res, err := shared.tasks.Submit(ctx, load(t, shared.tasks, id), signer, submission(t, shared.pool, "a3101102", true, true))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	require.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	events := history(t, devServer.Client(), id)
 	// The bare workflow of BenchmarkSubmitEndToEnd has 13 events: started, its first workflow task (three),
 	// the update accepted, the activity (three), a second workflow task (three), the update completed and
@@ -66,8 +65,8 @@ func TestLifeOfATask(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT reportee_id FROM messages WHERE id = $1`, id).Scan(&reportee))
 	deleter := signer
 	deleter.Delete = true
-	place := func(change, action string, want workflows.Outcome) {
-		res, err := ft.ChangePlace(ctx, load(t, ft, id), change, workflows.PlaceInput{Caller: deleter,
+	place := func(change, action string, want formtask.Outcome) {
+		res, err := ft.ChangePlace(ctx, load(t, ft, id), change, formtask.PlaceInput{Caller: deleter,
 			Audit: store.AuditEntry{At: store.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}})
 		require.NoError(t, err)
 		require.Equal(t, want, res.Outcome)
@@ -78,7 +77,7 @@ func TestLifeOfATask(t *testing.T) {
 	require.True(t, v.Success)
 	res, err := ft.Submit(ctx, load(t, ft, id), writer, submission(t, pool, "a3101102", false, true))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	require.Equal(t, formtask.OutcomeSaved, res.Outcome)
 	res, err = ft.AddAttachment(ctx, load(t, ft, id), writer, store.RevisionAttachment{Name: "Beretning", FileName: "beretning.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4")}, nil)
 	require.NoError(t, err)
 	_, err = ft.AddAttachment(ctx, load(t, ft, id), writer, store.RevisionAttachment{Name: "Beretning", FileName: "anim.gif", AttachmentType: "Revisjonsberetning", Data: []byte("GIF89a")}, nil)
@@ -87,17 +86,17 @@ func TestLifeOfATask(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ft.Print(ctx, load(t, ft, id), writer)
 	require.NoError(t, err)
-	place(workflows.UpdateTrash, store.AuditDelete, workflows.OutcomeTrashed)
-	place(workflows.UpdateRestore, store.AuditRestore, workflows.OutcomeRestored)
+	place(formtask.UpdateTrash, store.AuditDelete, formtask.OutcomeTrashed)
+	place(formtask.UpdateRestore, store.AuditRestore, formtask.OutcomeRestored)
 	res, err = ft.Submit(ctx, load(t, ft, id), signer, submission(t, pool, "a3101221", true, true))
 	require.Equal(t, formtask.Invalid, kind(t, err))
-	require.Equal(t, workflows.OutcomeInvalid, res.Outcome)
+	require.Equal(t, formtask.OutcomeInvalid, res.Outcome)
 	res, err = ft.Submit(ctx, load(t, ft, id), writer, submission(t, pool, "a3101102", true, false))
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
+	require.Equal(t, formtask.OutcomeSentToSigning, res.Outcome)
 	res, err = ft.Submit(ctx, load(t, ft, id), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	require.Equal(t, formtask.OutcomeArchived, res.Outcome)
 
 	if file := os.Getenv("POSTBOX_RECORD_HISTORY"); file != "" {
 		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: history(t, devServer.Client(), id)})

@@ -19,18 +19,16 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
-	"github.com/postbox/postbox/workflows"
 )
 
 var (
 	// P1 acting for O1: every right there; password login (level 1).
-	signer = workflows.Caller{Name: "Ingrid Fjellheim", ID: "login-1", Write: true, Sign: true, SecurityLevel: 1}
+	signer = formtask.Caller{Name: "Ingrid Fjellheim", ID: "login-1", Write: true, Sign: true, SecurityLevel: 1}
 	// P3 on O1: REGNA gives Read and Write, no Sign.
-	writer = workflows.Caller{Name: "Sigrid Haugland", ID: "login-3", Write: true, SecurityLevel: 1}
+	writer = formtask.Caller{Name: "Sigrid Haugland", ID: "login-3", Write: true, SecurityLevel: 1}
 )
 
 func formsOf(t testing.TB, pool *pgxpool.Pool, messageID string) []store.RevisionForm {
@@ -74,11 +72,11 @@ func readModel(t *testing.T, pool *pgxpool.Pool, messageID string) store.FormTas
 // searchStatus returns the FormTaskStatus search attribute of a task's workflow and whether it still runs.
 func searchStatus(t *testing.T, c client.Client, messageID string) (string, bool) {
 	t.Helper()
-	d, err := c.DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(messageID), "")
+	d, err := c.DescribeWorkflowExecution(context.Background(), formtask.WorkflowID(messageID), "")
 	require.NoError(t, err)
 	info := d.GetWorkflowExecutionInfo()
 	var s string
-	p := info.GetSearchAttributes().GetIndexedFields()[workflows.SearchStatus.GetName()]
+	p := info.GetSearchAttributes().GetIndexedFields()[formtask.SearchStatus.GetName()]
 	require.NotNil(t, p, "FormTaskStatus is set")
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &s))
 	return s, info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
@@ -90,7 +88,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 
 	res, err := ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	assert.Equal(t, store.StatusArchived, res.Status)
 	assert.Regexp(t, `^AR\d+$`, res.ArchiveReference)
 
@@ -121,7 +119,7 @@ func TestSigning(t *testing.T) {
 
 	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, submission(t, pool, "a3101109", true, false))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeSentToSigning, res.Outcome)
+	assert.Equal(t, formtask.OutcomeSentToSigning, res.Outcome)
 	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
 
 	_, err = ft.Validate(ctx, load(t, ft, "a3101109"), signer)
@@ -129,17 +127,17 @@ func TestSigning(t *testing.T) {
 
 	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), writer, formtask.Submission{Complete: true, Sign: true})
 	assert.Equal(t, formtask.SignRefused, kind(t, err))
-	assert.Equal(t, workflows.OutcomeSignRefused, res.Outcome)
+	assert.Equal(t, formtask.OutcomeSignRefused, res.Outcome)
 	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
 
 	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 
 	// A task the dataset left in Signering (5302/1, main form and sub-form).
 	res, err = ft.Submit(ctx, load(t, ft, "a3100941"), signer, submission(t, pool, "a3100941", true, true))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	ar, err := store.New(pool).GetArchive(ctx, "a3100941")
 	require.NoError(t, err)
 	assert.Len(t, ar.Forms, 2)
@@ -155,7 +153,7 @@ func TestRightsAndLevel(t *testing.T) {
 	level3.SecurityLevel = 3
 	res, err := ft.Submit(ctx, load(t, ft, "a3101081"), level3, submission(t, pool, "a3101081", false, true))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeSaved, res.Outcome)
+	assert.Equal(t, formtask.OutcomeSaved, res.Outcome)
 
 	reader := writer
 	reader.Write = false
@@ -184,7 +182,7 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 	changed.Forms[0].FormData = strings.Replace(changed.Forms[0].FormData, "<Regnskapsaar>2024", "<Regnskapsaar>1999", 1)
 	res, err := ft.Submit(ctx, load(t, ft, "a3101221"), signer, changed)
 	assert.Equal(t, formtask.Invalid, kind(t, err))
-	assert.Equal(t, workflows.OutcomeInvalid, res.Outcome)
+	assert.Equal(t, formtask.OutcomeInvalid, res.Outcome)
 	require.NotNil(t, res.Validation)
 	assert.Len(t, res.Validation.ValidationErrors, 3)
 	assert.Equal(t, before, formsOf(t, pool, "a3101221"), "nothing of the revision is kept")
@@ -272,14 +270,14 @@ func TestManyUpdatesKeepHistorySmall(t *testing.T) {
 		_, err := ft.Validate(ctx, load(t, ft, "a3101186"), writer)
 		require.NoError(t, err)
 	}
-	d, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID("a3101186"), "")
+	d, err := c.DescribeWorkflowExecution(ctx, formtask.WorkflowID("a3101186"), "")
 	require.NoError(t, err)
 	info := d.GetWorkflowExecutionInfo()
 	assert.NotEqual(t, info.GetExecution().GetRunId(), info.GetFirstRunId(), "continued as new")
 	assert.Less(t, info.GetHistoryLength(), int64(500))
 	res, err := ft.Submit(ctx, load(t, ft, "a3101186"), signer, submission(t, shared.pool, "a3101186", true, true))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 }
 
 // The worker dies after the archive committed but before its workflow task completed: the new worker runs
@@ -290,21 +288,21 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 	pool := storetest.New(t)
 	c := dial(t, devServer.FrontendHostPort(), nsDurability)
 	committed := make(chan string, 1)
-	stop := startWorker(t, c, pool, func(w sdkworker.Registry, a *activities.Activities) {
-		w.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+	stop := startWorker(t, c, pool, func(w sdkworker.Registry, a *formtask.Activities) {
+		w.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 			res, err := a.CheckAndArchive(ctx, in)
 			if err != nil {
 				return res, err
 			}
 			committed <- res.Archive.ArchiveReference
 			<-ctx.Done() // never reports: the worker is stopped
-			return workflows.CheckAndArchiveResult{}, ctx.Err()
-		}, activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
+			return formtask.CheckAndArchiveResult{}, ctx.Err()
+		}, activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
 	})
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 
 	type outcome struct {
-		res workflows.Result
+		res formtask.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -328,7 +326,7 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 		t.Fatal("the submission did not finish on the new worker")
 	}
 	require.NoError(t, o.err)
-	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, o.res.Outcome)
 	assert.Equal(t, first, o.res.ArchiveReference)
 
 	var archives, prints int
@@ -381,10 +379,10 @@ func TestDevServerRestart(t *testing.T) {
 
 	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	res, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
-	assert.Equal(t, workflows.OutcomeArchived, res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	_, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", false, false))
 	assert.Equal(t, formtask.Conflict, kind(t, err), "an archived task takes no draft")
 	res, err = ft.Submit(ctx, load(t, ft, "a3101151"), signer, submission(t, pool, "a3101151", true, true))

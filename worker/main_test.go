@@ -17,13 +17,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/postbox/postbox/activities"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // One dev server for the package (the restart test starts its own). Namespaces keep tests that need a
@@ -79,7 +77,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -124,8 +122,8 @@ func dial(t testing.TB, hostPort, namespace string) client.Client {
 
 // startWorker runs a worker of c on pool until the test ends or stop is called; override may replace
 // activities before it starts.
-func startWorker(t testing.TB, c client.Client, pool *pgxpool.Pool, override func(sdkworker.Registry, *activities.Activities)) (stop func()) {
-	acts, err := activities.New(pool)
+func startWorker(t testing.TB, c client.Client, pool *pgxpool.Pool, override func(sdkworker.Registry, *formtask.Activities)) (stop func()) {
+	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
 	if override != nil {
@@ -174,7 +172,7 @@ func (r *recorder) of(messageID string) []event {
 	return out
 }
 
-func recorded[T, R any](r *recorder, name string, fn func(context.Context, T) (R, error), key func(T) workflows.ContentRef) func(context.Context, T) (R, error) {
+func recorded[T, R any](r *recorder, name string, fn func(context.Context, T) (R, error), key func(T) formtask.ContentRef) func(context.Context, T) (R, error) {
 	return func(ctx context.Context, in T) (R, error) {
 		k := key(in)
 		r.add(event{k.MessageID, k.Revision.ID, name + " start"})
@@ -184,16 +182,16 @@ func recorded[T, R any](r *recorder, name string, fn func(context.Context, T) (R
 	}
 }
 
-func (r *recorder) wrap(w sdkworker.Registry, a *activities.Activities) {
+func (r *recorder) wrap(w sdkworker.Registry, a *formtask.Activities) {
 	opts := func(name string) activity.RegisterOptions {
 		return activity.RegisterOptions{Name: name, DisableAlreadyRegisteredCheck: true}
 	}
-	w.RegisterActivityWithOptions(recorded(r, "validate", a.ValidateForms, func(c workflows.ContentRef) workflows.ContentRef { return c }),
-		opts(workflows.ActivityValidateForms))
-	w.RegisterActivityWithOptions(recorded(r, "attachments", a.CheckAttachments, func(in workflows.CheckAttachmentsInput) workflows.ContentRef { return in.Content }),
-		opts(workflows.ActivityCheckAttachments))
-	w.RegisterActivityWithOptions(recorded(r, "project", a.ProjectState, func(in workflows.ProjectInput) workflows.ContentRef { return in.Content }),
-		opts(workflows.ActivityProjectState))
-	w.RegisterActivityWithOptions(recorded(r, "check and project", a.CheckAndProject, func(in workflows.CheckAndProjectInput) workflows.ContentRef { return in.Content }),
-		opts(workflows.ActivityCheckAndProject))
+	w.RegisterActivityWithOptions(recorded(r, "validate", a.ValidateForms, func(c formtask.ContentRef) formtask.ContentRef { return c }),
+		opts(formtask.ActivityValidateForms))
+	w.RegisterActivityWithOptions(recorded(r, "attachments", a.CheckAttachments, func(in formtask.CheckAttachmentsInput) formtask.ContentRef { return in.Content }),
+		opts(formtask.ActivityCheckAttachments))
+	w.RegisterActivityWithOptions(recorded(r, "project", a.ProjectState, func(in formtask.ProjectInput) formtask.ContentRef { return in.Content }),
+		opts(formtask.ActivityProjectState))
+	w.RegisterActivityWithOptions(recorded(r, "check and project", a.CheckAndProject, func(in formtask.CheckAndProjectInput) formtask.ContentRef { return in.Content }),
+		opts(formtask.ActivityCheckAndProject))
 }

@@ -11,13 +11,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // On stop (SIGTERM) a worker polls no more, but an activity it is running finishes and reports within
@@ -27,7 +25,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
 	c := dial(t, devServer.FrontendHostPort(), nsShutdown)
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	t.Cleanup(acts.Schemas.Close)
 	ws := worker.New(c, acts, worker.Options{StopTimeout: time.Minute})
@@ -38,8 +36,8 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 		started        = make(chan struct{}, 1)
 		finished       = make(chan struct{})
 	)
-	archiveOpts := activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true}
-	ws.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+	archiveOpts := activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true}
+	ws.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 		defer close(finished)
 		runs.Add(1)
 		started <- struct{}{}
@@ -55,7 +53,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 	type outcome struct {
-		res workflows.Result
+		res formtask.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -75,8 +73,8 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 
 	// The next worker would take the workflow task again, and a retry of the archive, had the stopped one
 	// not completed it.
-	startWorker(t, c, pool, func(r sdkworker.Registry, a *activities.Activities) {
-		r.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+	startWorker(t, c, pool, func(r sdkworker.Registry, a *formtask.Activities) {
+		r.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 			runs.Add(1)
 			return a.CheckAndArchive(ctx, in)
 		}, archiveOpts)
@@ -88,16 +86,16 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 		t.Fatal("the submission did not finish")
 	}
 	require.NoError(t, o.err)
-	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, o.res.Outcome)
 	assert.Equal(t, int32(1), runs.Load(), "the archive ran once: its result was reported, not retried")
 }
 
 // A process polls the task queues of its configured queue groups only.
 func TestQueueGroups(t *testing.T) {
-	acts := &activities.Activities{}
-	assert.Equal(t, []string{workflows.TaskQueue, workflows.TaskQueueValidation, workflows.TaskQueueArchive},
+	acts := &formtask.Activities{}
+	assert.Equal(t, []string{formtask.TaskQueue, formtask.TaskQueueValidation, formtask.TaskQueueArchive},
 		worker.New(devServer.Client(), acts, worker.Options{}).TaskQueues(), "all by default")
-	assert.Equal(t, []string{workflows.TaskQueueValidation},
+	assert.Equal(t, []string{formtask.TaskQueueValidation},
 		worker.New(devServer.Client(), acts, worker.Options{Queues: []string{config.QueueValidation}}).TaskQueues())
 	for _, g := range config.QueueGroups {
 		assert.NotEmpty(t, worker.TaskQueueOf(g), g)

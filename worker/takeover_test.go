@@ -16,13 +16,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
-	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // The test binary runs as a formtask worker of its own when these are set (see TestMain), so that a test
@@ -53,7 +51,7 @@ func runVictimWorker() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -109,7 +107,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 	type outcome struct {
-		res workflows.Result
+		res formtask.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -132,17 +130,17 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	require.NoError(t, hold.Rollback(ctx))
 
 	var archivedHere atomic.Int32
-	other, err := activities.New(pool)
+	other, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	t.Cleanup(other.Schemas.Close)
 	takeover := worker.New(c, other, worker.Options{Queues: []string{config.QueueFormTask}, StopTimeout: 200 * time.Millisecond})
-	takeover.RegisterActivityWithOptions(func(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
+	takeover.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 		res, err := other.CheckAndArchive(ctx, in)
 		if err == nil {
 			archivedHere.Add(1)
 		}
 		return res, err
-	}, activity.RegisterOptions{Name: workflows.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
 	require.NoError(t, takeover.Start())
 	t.Cleanup(takeover.Stop)
 
@@ -154,7 +152,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	}
 	t.Logf("archived %s after the worker was killed (at the workflow task's timeout)", time.Since(killed).Round(100*time.Millisecond))
 	require.NoError(t, o.err)
-	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, o.res.Outcome)
 	assert.Equal(t, int32(1), archivedHere.Load(), "the other worker archived it")
 
 	var archives, prints int

@@ -14,7 +14,6 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
-	"github.com/postbox/postbox/workflows"
 )
 
 // The trashbin purge is a schedule in Temporal: created once, its retention updated by the next worker
@@ -33,19 +32,19 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 
 	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 48*time.Hour))
 	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 30*24*time.Hour), "a second worker updates the schedule")
-	handle := c.ScheduleClient().GetHandle(ctx, workflows.TrashbinPurgeScheduleID)
+	handle := c.ScheduleClient().GetHandle(ctx, formtask.TrashbinPurgeScheduleID)
 	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
 	desc, err := handle.Describe(ctx)
 	require.NoError(t, err)
 	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
 	require.True(t, ok)
-	assert.Equal(t, workflows.TrashbinPurgeWorkflow, action.Workflow)
-	assert.Equal(t, workflows.TaskQueue, action.TaskQueue)
+	assert.Equal(t, formtask.TrashbinPurgeWorkflow, action.Workflow)
+	assert.Equal(t, formtask.TaskQueue, action.TaskQueue)
 	require.Len(t, action.Args, 1)
-	var in workflows.PurgeTrashbinInput
+	var in formtask.PurgeTrashbinInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(action.Args[0].(*commonpb.Payload), &in))
 	assert.Equal(t, 30*24*time.Hour, in.Retention)
-	assert.Equal(t, []client.ScheduleIntervalSpec{{Every: workflows.TrashbinPurgeInterval}}, desc.Schedule.Spec.Intervals)
+	assert.Equal(t, []client.ScheduleIntervalSpec{{Every: formtask.TrashbinPurgeInterval}}, desc.Schedule.Spec.Intervals)
 
 	require.NoError(t, handle.Trigger(ctx, client.ScheduleTriggerOptions{}))
 	require.Eventually(t, func() bool {
@@ -89,9 +88,9 @@ func trashedTask(t *testing.T, at time.Time) string {
 	task := load(t, shared.tasks, id)
 	deleter := signer
 	deleter.Delete = true
-	res, err := shared.tasks.ChangePlace(ctx, task, workflows.UpdateTrash, workflows.PlaceInput{Caller: deleter,
+	res, err := shared.tasks.ChangePlace(ctx, task, formtask.UpdateTrash, formtask.PlaceInput{Caller: deleter,
 		Audit: store.AuditEntry{At: at, ReporteeID: o1, ActorName: deleter.Name, Action: store.AuditDelete}})
 	require.NoError(t, err)
-	require.Equal(t, workflows.OutcomeTrashed, res.Outcome)
+	require.Equal(t, formtask.OutcomeTrashed, res.Outcome)
 	return id
 }

@@ -3,15 +3,15 @@
 // scales on its own: run as many processes of each as the load needs, Temporal spreads the tasks over them.
 //
 //	group       task queue                    registered
-//	formtask    workflows.TaskQueue           the FormTask workflow and every activity (see below)
-//	validation  workflows.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint, RenderFormPrint
-//	archive     workflows.TaskQueueArchive    Archive, ProjectState, ChangePlace, PurgeTrashbin
+//	formtask    formtask.TaskQueue           the FormTask workflow and every activity (see below)
+//	validation  formtask.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint, RenderFormPrint
+//	archive     formtask.TaskQueueArchive    Archive, ProjectState, ChangePlace, PurgeTrashbin
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
 // The formtask workers register every activity: the local activities (DiscardRevision, CheckAndProject,
-// CheckAndArchive, ReadTaskState and those of workflows.ActivityTaskQueues on workflows.TaskQueue) run
-// inside their workflow tasks, and runs begun before the queues were split (workflows.VersionTaskQueues)
-// keep their checks local and their other activities on workflows.TaskQueue until they end or continue
+// CheckAndArchive, ReadTaskState and those of formtask.ActivityTaskQueues on formtask.TaskQueue) run
+// inside their workflow tasks, and runs begun before the queues were split (formtask.VersionTaskQueues)
+// keep their checks local and their other activities on formtask.TaskQueue until they end or continue
 // as new.
 package worker
 
@@ -35,13 +35,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/postbox/postbox/activities"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // Options tune a worker process; zero values take the SDK's defaults.
@@ -67,11 +65,11 @@ type Options struct {
 func TaskQueueOf(group string) string {
 	switch group {
 	case config.QueueFormTask:
-		return workflows.TaskQueue
+		return formtask.TaskQueue
 	case config.QueueValidation:
-		return workflows.TaskQueueValidation
+		return formtask.TaskQueueValidation
 	case config.QueueArchive:
-		return workflows.TaskQueueArchive
+		return formtask.TaskQueueArchive
 	case config.QueueEvents:
 		return webhook.TaskQueue
 	}
@@ -95,7 +93,7 @@ type queueWorker struct {
 var _ worker.Registry = (*Workers)(nil)
 
 // New returns the workers of opts.Queues with the workflow and the activities of each group registered.
-func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
+func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 	groups := opts.Queues
 	if len(groups) == 0 {
 		for _, g := range config.QueueGroups {
@@ -124,9 +122,9 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 			MaxConcurrentActivityExecutionSize:     maxActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
 			WorkerStopTimeout:                      opts.StopTimeout,
-			// Heartbeats reach the server at least this often, well within workflows.HeartbeatTimeout
+			// Heartbeats reach the server at least this often, well within formtask.HeartbeatTimeout
 			// (the SDK's own throttle would leave a fifth of it).
-			MaxHeartbeatThrottleInterval: workflows.HeartbeatTimeout / 5,
+			MaxHeartbeatThrottleInterval: formtask.HeartbeatTimeout / 5,
 		})
 		register(w, g, acts, opts.Deliveries)
 		ws.list = append(ws.list, queueWorker{group: g, taskQueue: tq, w: w})
@@ -134,32 +132,32 @@ func New(c client.Client, acts *activities.Activities, opts Options) *Workers {
 	return ws
 }
 
-func register(r worker.Registry, group string, acts *activities.Activities, deliveries *webhook.Deliveries) {
+func register(r worker.Registry, group string, acts *formtask.Activities, deliveries *webhook.Deliveries) {
 	if group == config.QueueEvents {
 		deliveries.Register(r)
 		return
 	}
 	fns := map[string]any{
-		workflows.ActivityValidateForms:    acts.ValidateForms,
-		workflows.ActivityCheckAttachments: acts.CheckAttachments,
-		workflows.ActivityRenderPrint:      acts.RenderPrint,
-		workflows.ActivityRenderFormPrint:  acts.RenderFormPrint,
-		workflows.ActivityArchive:          acts.Archive,
-		workflows.ActivityProjectState:     acts.ProjectState,
-		workflows.ActivityDiscardRevision:  acts.DiscardRevision,
-		workflows.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
-		workflows.ActivityChangePlace:      acts.ChangePlace,
-		workflows.ActivityCheckAndProject:  acts.CheckAndProject,
-		workflows.ActivityCheckAndArchive:  acts.CheckAndArchive,
-		workflows.ActivityReadTaskState:    acts.ReadTaskState,
+		formtask.ActivityValidateForms:    acts.ValidateForms,
+		formtask.ActivityCheckAttachments: acts.CheckAttachments,
+		formtask.ActivityRenderPrint:      acts.RenderPrint,
+		formtask.ActivityRenderFormPrint:  acts.RenderFormPrint,
+		formtask.ActivityArchive:          acts.Archive,
+		formtask.ActivityProjectState:     acts.ProjectState,
+		formtask.ActivityDiscardRevision:  acts.DiscardRevision,
+		formtask.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
+		formtask.ActivityChangePlace:      acts.ChangePlace,
+		formtask.ActivityCheckAndProject:  acts.CheckAndProject,
+		formtask.ActivityCheckAndArchive:  acts.CheckAndArchive,
+		formtask.ActivityReadTaskState:    acts.ReadTaskState,
 	}
 	if group == config.QueueFormTask {
-		r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
-		r.RegisterWorkflowWithOptions(workflows.TrashbinPurge, workflow.RegisterOptions{Name: workflows.TrashbinPurgeWorkflow})
+		r.RegisterWorkflowWithOptions(formtask.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+		r.RegisterWorkflowWithOptions(formtask.TrashbinPurge, workflow.RegisterOptions{Name: formtask.TrashbinPurgeWorkflow})
 	}
 	for name, fn := range fns {
 		// The formtask workers register all: see the package comment.
-		if group == config.QueueFormTask || workflows.ActivityTaskQueues[name] == TaskQueueOf(group) {
+		if group == config.QueueFormTask || formtask.ActivityTaskQueues[name] == TaskQueueOf(group) {
 			r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 		}
 	}
@@ -251,10 +249,10 @@ func (ws *Workers) RegisterNexusService(s *nexus.Service) {
 
 // SearchAttributes are the custom search attributes of form-task workflows and their types.
 var SearchAttributes = map[string]enumspb.IndexedValueType{
-	workflows.SearchReportee.GetName():       enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchServiceCode.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchServiceEdition.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
-	workflows.SearchStatus.GetName():         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	formtask.SearchReportee.GetName():       enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	formtask.SearchServiceCode.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	formtask.SearchServiceEdition.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
+	formtask.SearchStatus.GetName():         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // RegisterSearchAttributes adds the custom search attributes the namespace lacks. Workers starting
@@ -286,7 +284,7 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 // search attributes must be registered (RegisterSearchAttributes; postbox worker waits for Temporal to do
 // it). On stop it stops polling and lets running activities finish within opts.StopTimeout.
 func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Options, webhooks webhook.Options, log *slog.Logger) error {
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	if err != nil {
 		return err
 	}
@@ -299,16 +297,16 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 
-// EnsureTrashbinPurgeSchedule creates the schedule that purges the trashbins (workflows.TrashbinPurge every
-// workflows.TrashbinPurgeInterval, a run at a time), or sets the retention of the one that exists: workers
+// EnsureTrashbinPurgeSchedule creates the schedule that purges the trashbins (formtask.TrashbinPurge every
+// formtask.TrashbinPurgeInterval, a run at a time), or sets the retention of the one that exists: workers
 // starting together may race to create it, and whoever loses updates it.
 func EnsureTrashbinPurgeSchedule(ctx context.Context, c client.Client, retention time.Duration) error {
-	action := &client.ScheduleWorkflowAction{ID: workflows.TrashbinPurgeWorkflowID, Workflow: workflows.TrashbinPurgeWorkflow,
-		Args: []any{workflows.PurgeTrashbinInput{Retention: retention}}, TaskQueue: workflows.TaskQueue}
+	action := &client.ScheduleWorkflowAction{ID: formtask.TrashbinPurgeWorkflowID, Workflow: formtask.TrashbinPurgeWorkflow,
+		Args: []any{formtask.PurgeTrashbinInput{Retention: retention}}, TaskQueue: formtask.TaskQueue}
 	schedules := c.ScheduleClient()
 	_, err := schedules.Create(ctx, client.ScheduleOptions{
-		ID:      workflows.TrashbinPurgeScheduleID,
-		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.TrashbinPurgeInterval}}},
+		ID:      formtask.TrashbinPurgeScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: formtask.TrashbinPurgeInterval}}},
 		Action:  action,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 		Memo:    map[string]any{"Retention": retention.String()},
@@ -319,7 +317,7 @@ func EnsureTrashbinPurgeSchedule(ctx context.Context, c client.Client, retention
 		}
 		return nil
 	}
-	err = schedules.GetHandle(ctx, workflows.TrashbinPurgeScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+	err = schedules.GetHandle(ctx, formtask.TrashbinPurgeScheduleID).Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 			in.Description.Schedule.Action = action
 			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil

@@ -9,13 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/workflows"
 )
 
 // Each refusal of the form-task service has its problem; the worker's tests assert the kinds, these the
 // HTTP answers they get.
 func TestFormTaskProblems(t *testing.T) {
-	validation := &workflows.ValidationResult{ValidationErrors: []workflows.ValidationEntry{{FieldName: "anim.gif", ErrorMessage: "file type not allowed"}}}
+	validation := &formtask.ValidationResult{ValidationErrors: []formtask.ValidationEntry{{FieldName: "anim.gif", ErrorMessage: "file type not allowed"}}}
 	cases := []struct {
 		kind   formtask.Kind
 		status int

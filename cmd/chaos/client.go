@@ -91,7 +91,7 @@ type integrator struct {
 	// readsFirst makes the client, after an answer lost to a fault, read the task before it repeats the
 	// fill-in and go on from where the task is: a task already in Signering is signed as it is. A fill-in
 	// whose Update Temporal lost after its projection committed is then signed against a workflow still in
-	// Utfylling, which formtask resyncs (workflows.UpdateResync). The other clients repeat the step blindly.
+	// Utfylling, which formtask resyncs (formtask.UpdateResync). The other clients repeat the step blindly.
 	readsFirst bool
 }
 

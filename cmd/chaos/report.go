@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // report is what the run found, printed at its end.
@@ -90,8 +90,8 @@ func (r *report) print(w io.Writer, st *stack) {
 	for _, status := range sortedKeys(v.workflows) {
 		wfs = append(wfs, fmt.Sprintf("%s %d", strings.TrimPrefix(status, "WORKFLOW_EXECUTION_STATUS_"), v.workflows[status]))
 	}
-	fmt.Fprintf(w, "workflows: %s; %d runs took a state from the read model that a lost update committed (workflows.UpdateResync)\n",
-		strings.Join(wfs, ", "), len(logLines(filepath.Join(st.dir, "worker.log"), workflows.LogResynced, 10*len(r.tasks))))
+	fmt.Fprintf(w, "workflows: %s; %d runs took a state from the read model that a lost update committed (formtask.UpdateResync)\n",
+		strings.Join(wfs, ", "), len(logLines(filepath.Join(st.dir, "worker.log"), formtask.LogResynced, 10*len(r.tasks))))
 	fmt.Fprintf(w, "webhooks: %s\n", v.webhooks)
 
 	if len(s.bad5xx) > 0 {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // verdict is what the checks after the run found.
@@ -160,7 +160,7 @@ func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verd
 		if t.id == "" {
 			continue
 		}
-		d, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(t.id), "")
+		d, err := c.DescribeWorkflowExecution(ctx, formtask.WorkflowID(t.id), "")
 		if err != nil {
 			v.fail("task %s: workflow: %v", t.id, err)
 			continue

@@ -1,4 +1,4 @@
-package activities
+package formtask
 
 import (
 	"context"
@@ -10,9 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/postbox/postbox/events"
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // ChangePlace makes a form task's workflow's change of the task's place in one transaction on the locked
@@ -20,8 +18,8 @@ import (
 // forms, attachments and revisions; an archive is not the message's and stays). It makes the change only
 // when the message is where the change takes it from, so a retried attempt that finds it made writes
 // nothing more. A scheduled purge (DeletedBefore set) keeps a message that went to the trashbin later.
-func (a *Activities) ChangePlace(ctx context.Context, in workflows.ChangePlaceInput) (workflows.ChangePlaceResult, error) {
-	var res workflows.ChangePlaceResult
+func (a *Activities) ChangePlace(ctx context.Context, in ChangePlaceInput) (ChangePlaceResult, error) {
+	var res ChangePlaceResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		m, err := q.LockMessage(ctx, in.Audit.ReporteeID, in.MessageID)
@@ -35,23 +33,23 @@ func (a *Activities) ChangePlace(ctx context.Context, in workflows.ChangePlaceIn
 		at := in.Audit.At // local wall-clock time, as the store keeps it
 		var eventType string
 		switch in.Change {
-		case workflows.UpdateTrash:
+		case UpdateTrash:
 			if m.InTrashbin {
 				return nil
 			}
 			eventType, err = events.MessageDeleted, q.MoveToTrashbin(ctx, m.ID, in.Audit.ActorName, at)
-		case workflows.UpdateRestore:
+		case UpdateRestore:
 			if !m.InTrashbin {
 				return nil
 			}
 			eventType, err = events.MessageRestored, q.RestoreFromTrashbin(ctx, m.ID)
-		case workflows.UpdatePurge:
+		case UpdatePurge:
 			if !m.InTrashbin || (!in.DeletedBefore.IsZero() && !m.DeletedAt.Before(in.DeletedBefore)) {
 				return nil
 			}
 			eventType, err = events.MessagePurged, q.PurgeMessage(ctx, m.ID, at)
 		default:
-			return permanent(workflows.ErrBadInput, fmt.Errorf("no place change %q", in.Change))
+			return permanent(ErrBadInput, fmt.Errorf("no place change %q", in.Change))
 		}
 		if err != nil {
 			return err
@@ -66,7 +64,7 @@ func (a *Activities) ChangePlace(ctx context.Context, in workflows.ChangePlaceIn
 }
 
 // scheduler is the caller of the scheduled purge's changes: the schedule holds the right it exercises.
-var scheduler = workflows.Caller{Name: "Postbox", ID: "schedule", Delete: true}
+var scheduler = Caller{Name: "Postbox", ID: "schedule", Delete: true}
 
 // purgeDueTasks deletes for good the form tasks in progress moved to a trashbin before before, each
 // through its workflow (an UpdatePurge that keeps a task restored or deleted again meanwhile), with the
@@ -93,15 +91,15 @@ func (a *Activities) purgeDueTasks(ctx context.Context, before time.Time, actor 
 			}
 			e := actor
 			e.ReporteeID, e.Action, e.Summary = d.ReporteeID, store.AuditPurge, store.PurgeSummary(d.ID, d.Status, d.DeletedAt)
-			res, err := a.FormTasks.ChangePlace(ctx, task, workflows.UpdatePurge, workflows.PlaceInput{Caller: scheduler, Audit: e, DeletedBefore: before})
-			var refused *formtask.Error
-			if errors.As(err, &refused) && (refused.Kind == formtask.NotInTrashbin || refused.Kind == formtask.NotFound) {
+			res, err := a.FormTasks.ChangePlace(ctx, task, UpdatePurge, PlaceInput{Caller: scheduler, Audit: e, DeletedBefore: before})
+			var refused *Error
+			if errors.As(err, &refused) && (refused.Kind == NotInTrashbin || refused.Kind == NotFound) {
 				continue // restored or deleted for good meanwhile
 			}
 			if err != nil {
 				return purged, err
 			}
-			if res.Outcome == workflows.OutcomePurged {
+			if res.Outcome == OutcomePurged {
 				purged++
 			}
 			activity.RecordHeartbeat(ctx, purged)

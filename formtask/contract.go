@@ -8,7 +8,7 @@
 // Changing the workflow's code: running workflows replay their history against the new code, so any change
 // in the commands it issues (activities, timers, their order) must be guarded with workflow.GetVersion, e.g.
 // `if workflow.GetVersion(ctx, "archive-notify", workflow.DefaultVersion, 1) == 1 { ... }`.
-package workflows
+package formtask
 
 import (
 	"fmt"
@@ -117,7 +117,7 @@ const (
 
 )
 
-// Activity names; the methods of activities.Activities carry the same names.
+// Activity names; the methods of Activities carry the same names.
 const (
 	ActivityValidateForms    = "ValidateForms"
 	ActivityCheckAttachments = "CheckAttachments"

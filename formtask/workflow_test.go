@@ -1,4 +1,4 @@
-package workflows_test
+package formtask_test
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ import (
 
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // fakeActivities stand in for the activities: they record what the workflow asked for.
@@ -33,7 +33,7 @@ type fakeActivities struct {
 	// lostArchives is how many attempts of CheckAndArchive archive and then fail, as when the worker
 	// dies before it answers; the next attempt finds the archive.
 	lostArchives int
-	readModel    workflows.ReadModelState // what ReadTaskState finds
+	readModel    formtask.ReadModelState // what ReadTaskState finds
 }
 
 func (f *fakeActivities) record(name string, rev int64) {
@@ -51,38 +51,38 @@ func (f *fakeActivities) Calls() []string {
 
 func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	validateForms := func(c workflows.ContentRef) (workflows.Findings, error) {
-		f.record(workflows.ActivityValidateForms, c.Revision.ID)
+	validateForms := func(c formtask.ContentRef) (formtask.Findings, error) {
+		f.record(formtask.ActivityValidateForms, c.Revision.ID)
 		if f.invalid {
-			return workflows.Findings{Errors: []workflows.ValidationEntry{{FieldName: "AntallAnsatte", ErrorMessage: "too many", FieldXPath: "/Skjema/AntallAnsatte"}}}, nil
+			return formtask.Findings{Errors: []formtask.ValidationEntry{{FieldName: "AntallAnsatte", ErrorMessage: "too many", FieldXPath: "/Skjema/AntallAnsatte"}}}, nil
 		}
-		return workflows.Findings{}, nil
+		return formtask.Findings{}, nil
 	}
-	checkAttachments := func(in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
-		f.record(workflows.ActivityCheckAttachments, in.Content.Revision.ID)
-		return workflows.Findings{Warnings: []workflows.ValidationEntry{{FieldName: "a.pdf", ErrorMessage: "w"}}}, nil
+	checkAttachments := func(in formtask.CheckAttachmentsInput) (formtask.Findings, error) {
+		f.record(formtask.ActivityCheckAttachments, in.Content.Revision.ID)
+		return formtask.Findings{Warnings: []formtask.ValidationEntry{{FieldName: "a.pdf", ErrorMessage: "w"}}}, nil
 	}
-	projectState := func(in workflows.ProjectInput) (workflows.ProjectResult, error) {
-		f.record(workflows.ActivityProjectState+"("+in.Status+")", in.Content.Revision.ID)
-		return workflows.ProjectResult{Ref: 200777}, nil
+	projectState := func(in formtask.ProjectInput) (formtask.ProjectResult, error) {
+		f.record(formtask.ActivityProjectState+"("+in.Status+")", in.Content.Revision.ID)
+		return formtask.ProjectResult{Ref: 200777}, nil
 	}
-	discardRevision := func(c workflows.ContentRef) error {
-		f.record(workflows.ActivityDiscardRevision, c.Revision.ID)
+	discardRevision := func(c formtask.ContentRef) error {
+		f.record(formtask.ActivityDiscardRevision, c.Revision.ID)
 		return nil
 	}
-	reg(validateForms, workflows.ActivityValidateForms)
-	reg(checkAttachments, workflows.ActivityCheckAttachments)
-	reg(projectState, workflows.ActivityProjectState)
-	reg(discardRevision, workflows.ActivityDiscardRevision)
-	// As activities.CheckAndProject, with the steps above.
-	reg(func(in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
-		var res workflows.CheckAndProjectResult
+	reg(validateForms, formtask.ActivityValidateForms)
+	reg(checkAttachments, formtask.ActivityCheckAttachments)
+	reg(projectState, formtask.ActivityProjectState)
+	reg(discardRevision, formtask.ActivityDiscardRevision)
+	// As formtask.CheckAndProject, with the steps above.
+	reg(func(in formtask.CheckAndProjectInput) (formtask.CheckAndProjectResult, error) {
+		var res formtask.CheckAndProjectResult
 		if in.Forms {
 			found, _ := validateForms(in.Content)
 			res.Findings = res.Findings.Join(found)
 		}
 		if in.Attachments {
-			found, _ := checkAttachments(workflows.CheckAttachmentsInput{Content: in.Content, Final: in.Final})
+			found, _ := checkAttachments(formtask.CheckAttachmentsInput{Content: in.Content, Final: in.Final})
 			res.Findings = res.Findings.Join(found)
 		}
 		switch {
@@ -93,19 +93,19 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 			res.Ref = pr.Ref
 		}
 		return res, nil
-	}, workflows.ActivityCheckAndProject)
-	archive := func(in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
-		f.record(workflows.ActivityArchive, in.Content.Revision.ID)
-		return workflows.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
+	}, formtask.ActivityCheckAndProject)
+	archive := func(in formtask.ArchiveInput) (formtask.ArchiveResult, error) {
+		f.record(formtask.ActivityArchive, in.Content.Revision.ID)
+		return formtask.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
 	}
-	reg(archive, workflows.ActivityArchive)
-	// As activities.CheckAndArchive, with the steps above.
-	reg(func(in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
-		var res workflows.CheckAndArchiveResult
+	reg(archive, formtask.ActivityArchive)
+	// As formtask.CheckAndArchive, with the steps above.
+	reg(func(in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
+		var res formtask.CheckAndArchiveResult
 		if c := in.Archive.Content; c.Revision.ID != 0 {
 			found, _ := validateForms(c)
 			res.Findings = res.Findings.Join(found)
-			found, _ = checkAttachments(workflows.CheckAttachmentsInput{Content: c, Final: true})
+			found, _ = checkAttachments(formtask.CheckAttachmentsInput{Content: c, Final: true})
 			res.Findings = res.Findings.Join(found)
 			if len(res.Findings.Errors) > 0 {
 				return res, discardRevision(c)
@@ -116,22 +116,22 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 		defer f.mu.Unlock()
 		if f.lostArchives > 0 {
 			f.lostArchives--
-			return workflows.CheckAndArchiveResult{}, errors.New("worker lost")
+			return formtask.CheckAndArchiveResult{}, errors.New("worker lost")
 		}
 		return res, nil
-	}, workflows.ActivityCheckAndArchive)
-	reg(func(messageID string) (workflows.ReadModelState, error) {
-		f.record(workflows.ActivityReadTaskState, 0)
+	}, formtask.ActivityCheckAndArchive)
+	reg(func(messageID string) (formtask.ReadModelState, error) {
+		f.record(formtask.ActivityReadTaskState, 0)
 		return f.readModel, nil
-	}, workflows.ActivityReadTaskState)
-	reg(func(messageID string) (workflows.PrintResult, error) {
-		f.record(workflows.ActivityRenderPrint, 0)
-		return workflows.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
-	}, workflows.ActivityRenderPrint)
+	}, formtask.ActivityReadTaskState)
+	reg(func(messageID string) (formtask.PrintResult, error) {
+		f.record(formtask.ActivityRenderPrint, 0)
+		return formtask.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
+	}, formtask.ActivityRenderPrint)
 }
 
 type outcome struct {
-	res      workflows.Result
+	res      formtask.Result
 	err      error
 	rejected bool
 }
@@ -145,7 +145,7 @@ func send(env *testsuite.TestWorkflowEnvironment, at time.Duration, name string,
 			OnReject: func(err error) { o.err, o.rejected = err, true },
 			OnComplete: func(v any, err error) {
 				o.err = err
-				if r, ok := v.(workflows.Result); ok {
+				if r, ok := v.(formtask.Result); ok {
 					o.res = r
 				}
 			},
@@ -175,20 +175,20 @@ func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeActivities) 
 // run runs the workflow from status until the updates are done, then cancels it unless it ended itself.
 func run(env *testsuite.TestWorkflowEnvironment, status string) {
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
-	env.ExecuteWorkflow(workflows.FormTask, workflows.TaskState{
+	env.ExecuteWorkflow(formtask.FormTask, formtask.TaskState{
 		MessageID: "a3101102", ReporteeID: "r50001", ServiceCode: "4711", ServiceEdition: 2, Subject: "Årsoppgave", Status: status,
 	})
 }
 
 var (
-	writer = workflows.Caller{Name: "Sigrid Haugland", ID: "l3", Write: true, SecurityLevel: 1, RequiredLevel: 1}
-	signer = workflows.Caller{Name: "Ingrid Fjellheim", ID: "l1", Write: true, Sign: true, SecurityLevel: 1, RequiredLevel: 1}
-	rev    = workflows.RevisionRef{ID: 1, Digest: strings.Repeat("0f", 32)}
-	forms  = []workflows.FormRef{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845}}
+	writer = formtask.Caller{Name: "Sigrid Haugland", ID: "l3", Write: true, SecurityLevel: 1, RequiredLevel: 1}
+	signer = formtask.Caller{Name: "Ingrid Fjellheim", ID: "l1", Write: true, Sign: true, SecurityLevel: 1, RequiredLevel: 1}
+	rev    = formtask.RevisionRef{ID: 1, Digest: strings.Repeat("0f", 32)}
+	forms  = []formtask.FormRef{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845}}
 )
 
-func submit(c workflows.Caller, complete, sign bool, r workflows.RevisionRef) workflows.SubmitInput {
-	in := workflows.SubmitInput{Caller: c, Complete: complete, Sign: sign, Revision: r}
+func submit(c formtask.Caller, complete, sign bool, r formtask.RevisionRef) formtask.SubmitInput {
+	in := formtask.SubmitInput{Caller: c, Complete: complete, Sign: sign, Revision: r}
 	if r.ID != 0 {
 		in.Forms = forms
 	}
@@ -209,39 +209,39 @@ func TestSubmitStateTable(t *testing.T) {
 	cases := []struct {
 		name     string
 		from     string
-		in       workflows.SubmitInput
-		outcome  workflows.Outcome
+		in       formtask.SubmitInput
+		outcome  formtask.Outcome
 		status   string
 		calls    []string
 		rejected string // error type of a rejected update
 	}{
-		{"draft", store.StatusFilling, submit(signer, false, true, rev), workflows.OutcomeSaved, store.StatusFilling,
+		{"draft", store.StatusFilling, submit(signer, false, true, rev), formtask.OutcomeSaved, store.StatusFilling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"draft, sign=false too", store.StatusFilling, submit(signer, false, false, rev), workflows.OutcomeSaved, store.StatusFilling,
+		{"draft, sign=false too", store.StatusFilling, submit(signer, false, false, rev), formtask.OutcomeSaved, store.StatusFilling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"to signing", store.StatusFilling, submit(signer, true, false, rev), workflows.OutcomeSentToSigning, store.StatusSigning,
+		{"to signing", store.StatusFilling, submit(signer, true, false, rev), formtask.OutcomeSentToSigning, store.StatusSigning,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signed and archived", store.StatusFilling, submit(signer, true, true, rev), workflows.OutcomeArchived, store.StatusArchived,
+		{"signed and archived", store.StatusFilling, submit(signer, true, true, rev), formtask.OutcomeArchived, store.StatusArchived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"no Sign right: saved, sent to signing", store.StatusFilling, submit(writer, true, true, rev), workflows.OutcomeSignRefused, store.StatusSigning,
+		{"no Sign right: saved, sent to signing", store.StatusFilling, submit(writer, true, true, rev), formtask.OutcomeSignRefused, store.StatusSigning,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signing signs as is", store.StatusSigning, submit(signer, true, true, workflows.RevisionRef{}), workflows.OutcomeArchived, store.StatusArchived,
+		{"signing signs as is", store.StatusSigning, submit(signer, true, true, formtask.RevisionRef{}), formtask.OutcomeArchived, store.StatusArchived,
 			[]string{"Archive 0"}, ""},
-		{"signing with new content", store.StatusSigning, submit(signer, true, true, rev), workflows.OutcomeArchived, store.StatusArchived,
+		{"signing with new content", store.StatusSigning, submit(signer, true, true, rev), formtask.OutcomeArchived, store.StatusArchived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"signing without Sign", store.StatusSigning, submit(writer, true, true, rev), workflows.OutcomeSignRefused, store.StatusSigning,
+		{"signing without Sign", store.StatusSigning, submit(writer, true, true, rev), formtask.OutcomeSignRefused, store.StatusSigning,
 			[]string{"DiscardRevision 1"}, ""},
 		{"signing below the level", store.StatusSigning, submit(noLevel, true, true, rev), "", store.StatusSigning,
-			nil, workflows.ErrSecurityLevel},
+			nil, formtask.ErrSecurityLevel},
 		{"signing, complete=false", store.StatusSigning, submit(signer, false, true, rev), "", store.StatusSigning,
-			nil, workflows.ErrWrongState},
+			nil, formtask.ErrWrongState},
 		{"archived", store.StatusArchived, submit(signer, true, true, rev), "", store.StatusArchived,
-			nil, workflows.ErrTaskArchived},
+			nil, formtask.ErrTaskArchived},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newEnv(t)
-			o := send(env, at(tc.from), workflows.UpdateSubmit, tc.in)
+			o := send(env, at(tc.from), formtask.UpdateSubmit, tc.in)
 			run(env, tc.from)
 			if tc.rejected != "" {
 				require.True(t, o.rejected, "rejected by the validator")
@@ -266,26 +266,26 @@ func TestValidators(t *testing.T) {
 	noWrite := signer
 	noWrite.Write = false
 	noType := submit(signer, true, true, rev)
-	noType.Forms = []workflows.FormRef{{DataFormatID: "3106", DataFormatVersion: 21845}}
-	badDigest := submit(signer, true, true, workflows.RevisionRef{ID: 1, Digest: "abc"})
+	noType.Forms = []formtask.FormRef{{DataFormatID: "3106", DataFormatVersion: 21845}}
+	badDigest := submit(signer, true, true, formtask.RevisionRef{ID: 1, Digest: "abc"})
 	cases := []struct {
 		name, from, update string
 		arg                any
 		want               string
 	}{
-		{"no Write", store.StatusFilling, workflows.UpdateSubmit, submit(noWrite, false, true, rev), workflows.ErrForbidden},
-		{"form without Type", store.StatusFilling, workflows.UpdateSubmit, noType, workflows.ErrBadInput},
-		{"no content in Utfylling", store.StatusFilling, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}), workflows.ErrWrongState},
-		{"bad digest", store.StatusFilling, workflows.UpdateSubmit, badDigest, workflows.ErrBadInput},
-		{"sub-form without data format", store.StatusFilling, workflows.UpdateSubForm,
-			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm"}}, workflows.ErrBadInput},
-		{"sub-form in Signering", store.StatusSigning, workflows.UpdateSubForm,
-			workflows.SubFormInput{Caller: signer, Revision: rev, Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, workflows.ErrWrongState},
-		{"attachment without type", store.StatusFilling, workflows.UpdateAttachment,
-			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf"}}, workflows.ErrBadInput},
-		{"attachment when archived", store.StatusArchived, workflows.UpdateAttachment,
-			workflows.AttachmentInput{Caller: signer, Revision: rev, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Bilde"}}, workflows.ErrTaskArchived},
-		{"validate in Signering", store.StatusSigning, workflows.UpdateValidate, workflows.ReadInput{Caller: signer}, workflows.ErrWrongState},
+		{"no Write", store.StatusFilling, formtask.UpdateSubmit, submit(noWrite, false, true, rev), formtask.ErrForbidden},
+		{"form without Type", store.StatusFilling, formtask.UpdateSubmit, noType, formtask.ErrBadInput},
+		{"no content in Utfylling", store.StatusFilling, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}), formtask.ErrWrongState},
+		{"bad digest", store.StatusFilling, formtask.UpdateSubmit, badDigest, formtask.ErrBadInput},
+		{"sub-form without data format", store.StatusFilling, formtask.UpdateSubForm,
+			formtask.SubFormInput{Caller: signer, Revision: rev, Form: formtask.FormRef{Type: "SubForm"}}, formtask.ErrBadInput},
+		{"sub-form in Signering", store.StatusSigning, formtask.UpdateSubForm,
+			formtask.SubFormInput{Caller: signer, Revision: rev, Form: formtask.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, formtask.ErrWrongState},
+		{"attachment without type", store.StatusFilling, formtask.UpdateAttachment,
+			formtask.AttachmentInput{Caller: signer, Revision: rev, Attachment: formtask.AttachmentRef{FileName: "a.pdf"}}, formtask.ErrBadInput},
+		{"attachment when archived", store.StatusArchived, formtask.UpdateAttachment,
+			formtask.AttachmentInput{Caller: signer, Revision: rev, Attachment: formtask.AttachmentRef{FileName: "a.pdf", AttachmentType: "Bilde"}}, formtask.ErrTaskArchived},
+		{"validate in Signering", store.StatusSigning, formtask.UpdateValidate, formtask.ReadInput{Caller: signer}, formtask.ErrWrongState},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,7 +295,7 @@ func TestValidators(t *testing.T) {
 			require.True(t, o.rejected)
 			assert.Equal(t, tc.want, errType(o.err), o.err)
 			assert.Empty(t, f.Calls(), "a rejected update runs nothing")
-			if tc.want == workflows.ErrWrongState { // the workflow's status travels with the refusal
+			if tc.want == formtask.ErrWrongState { // the workflow's status travels with the refusal
 				var appErr *temporal.ApplicationError
 				require.ErrorAs(t, o.err, &appErr)
 				var status string
@@ -309,12 +309,12 @@ func TestValidators(t *testing.T) {
 func TestInvalidFormsKeepNothing(t *testing.T) {
 	env, f := newEnv(t)
 	f.invalid = true
-	o := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, rev))
-	v := send(env, 2*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
+	o := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, rev))
+	v := send(env, 2*time.Minute, formtask.UpdateValidate, formtask.ReadInput{Caller: writer})
 	run(env, store.StatusFilling)
 
 	require.NoError(t, o.err)
-	assert.Equal(t, workflows.OutcomeInvalid, o.res.Outcome)
+	assert.Equal(t, formtask.OutcomeInvalid, o.res.Outcome)
 	assert.Equal(t, store.StatusFilling, o.res.Status)
 	require.NotNil(t, o.res.Validation)
 	assert.False(t, o.res.Validation.Success)
@@ -325,18 +325,18 @@ func TestInvalidFormsKeepNothing(t *testing.T) {
 	assert.NotContains(t, strings.Join(f.Calls(), ","), "ProjectState")
 
 	require.NoError(t, v.err)
-	assert.Equal(t, workflows.OutcomeValidated, v.res.Outcome)
+	assert.Equal(t, formtask.OutcomeValidated, v.res.Outcome)
 	assert.False(t, v.res.Validation.Success)
 }
 
 func TestSubFormAttachmentAndPrint(t *testing.T) {
 	env, f := newEnv(t)
-	sub := send(env, time.Minute, workflows.UpdateSubForm, workflows.SubFormInput{Caller: writer, Revision: rev,
-		Form: workflows.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}})
-	att := send(env, 2*time.Minute, workflows.UpdateAttachment, workflows.AttachmentInput{Caller: writer,
-		Revision: workflows.RevisionRef{ID: 2, Digest: rev.Digest}, Attachment: workflows.AttachmentRef{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Size: 3}})
-	val := send(env, 3*time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
-	pr := send(env, 4*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
+	sub := send(env, time.Minute, formtask.UpdateSubForm, formtask.SubFormInput{Caller: writer, Revision: rev,
+		Form: formtask.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}})
+	att := send(env, 2*time.Minute, formtask.UpdateAttachment, formtask.AttachmentInput{Caller: writer,
+		Revision: formtask.RevisionRef{ID: 2, Digest: rev.Digest}, Attachment: formtask.AttachmentRef{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Size: 3}})
+	val := send(env, 3*time.Minute, formtask.UpdateValidate, formtask.ReadInput{Caller: writer})
+	pr := send(env, 4*time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
 	run(env, store.StatusFilling)
 
 	require.NoError(t, sub.err)
@@ -360,8 +360,8 @@ func TestSubFormAttachmentAndPrint(t *testing.T) {
 func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 	env, f := newEnv(t)
 	f.slow = 20 * time.Millisecond
-	a := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, false, true, rev))
-	b := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, false, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+	a := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, false, true, rev))
+	b := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, false, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
 	run(env, store.StatusFilling)
 
 	require.NoError(t, a.err)
@@ -383,9 +383,9 @@ func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 func TestContinueAsNew(t *testing.T) {
 	env, _ := newEnv(t)
 	var outs []*outcome
-	outs = append(outs, send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, false, rev)))
-	for i := 1; i < workflows.MaxUpdatesPerRun; i++ {
-		outs = append(outs, send(env, time.Minute+time.Duration(i)*time.Second, workflows.UpdatePrint, workflows.ReadInput{Caller: signer}))
+	outs = append(outs, send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, false, rev)))
+	for i := 1; i < formtask.MaxUpdatesPerRun; i++ {
+		outs = append(outs, send(env, time.Minute+time.Duration(i)*time.Second, formtask.UpdatePrint, formtask.ReadInput{Caller: signer}))
 	}
 	run(env, store.StatusFilling)
 
@@ -396,7 +396,7 @@ func TestContinueAsNew(t *testing.T) {
 	require.True(t, workflow.IsContinueAsNewError(err), "got %v", err)
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(err, &can))
-	var next workflows.TaskState
+	var next formtask.TaskState
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	assert.Equal(t, store.StatusSigning, next.Status)
 	assert.Equal(t, "a3101102", next.MessageID)
@@ -408,29 +408,29 @@ func TestContinueAsNew(t *testing.T) {
 func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 	env, f := newEnv(t)
 	f.slow = 20 * time.Millisecond
-	expecting := func(r workflows.RevisionRef, e workflows.Expectation) workflows.SubmitInput {
+	expecting := func(r formtask.RevisionRef, e formtask.Expectation) formtask.SubmitInput {
 		in := submit(signer, false, false, r)
 		in.Expect = &e
 		return in
 	}
-	read := workflows.Expectation{Revision: 0, Status: store.StatusFilling}
-	a := send(env, time.Minute, workflows.UpdateSubmit, expecting(rev, read))
-	b := send(env, time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 2, Digest: rev.Digest}, read))
-	c := send(env, 2*time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 3, Digest: rev.Digest},
-		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
-	d := send(env, 3*time.Minute, workflows.UpdateSubmit, expecting(workflows.RevisionRef{ID: 4, Digest: rev.Digest},
-		workflows.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
-	e := send(env, 4*time.Minute, workflows.UpdateSubForm, workflows.SubFormInput{Caller: signer, Revision: workflows.RevisionRef{ID: 5, Digest: rev.Digest},
-		Form: workflows.FormRef{Type: "SubForm", DataFormatID: "1", DataFormatVersion: 1}, Expect: &read})
+	read := formtask.Expectation{Revision: 0, Status: store.StatusFilling}
+	a := send(env, time.Minute, formtask.UpdateSubmit, expecting(rev, read))
+	b := send(env, time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 2, Digest: rev.Digest}, read))
+	c := send(env, 2*time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 3, Digest: rev.Digest},
+		formtask.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+	d := send(env, 3*time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 4, Digest: rev.Digest},
+		formtask.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+	e := send(env, 4*time.Minute, formtask.UpdateSubForm, formtask.SubFormInput{Caller: signer, Revision: formtask.RevisionRef{ID: 5, Digest: rev.Digest},
+		Form: formtask.FormRef{Type: "SubForm", DataFormatID: "1", DataFormatVersion: 1}, Expect: &read})
 	run(env, store.StatusFilling)
 
 	require.NoError(t, a.err)
-	assert.Equal(t, workflows.ErrPrecondition, errType(b.err))
+	assert.Equal(t, formtask.ErrPrecondition, errType(b.err))
 	require.NoError(t, c.err)
-	assert.Equal(t, workflows.ErrPrecondition, errType(d.err), "revision 3 was promoted since")
-	assert.Equal(t, workflows.ErrPrecondition, errType(e.err), "a sub-form is held to its expectation too")
+	assert.Equal(t, formtask.ErrPrecondition, errType(d.err), "revision 3 was promoted since")
+	assert.Equal(t, formtask.ErrPrecondition, errType(e.err), "a sub-form is held to its expectation too")
 	for _, call := range f.Calls() {
-		assert.False(t, strings.HasPrefix(call, workflows.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4") || strings.HasSuffix(call, " 5")),
+		assert.False(t, strings.HasPrefix(call, formtask.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4") || strings.HasSuffix(call, " 5")),
 			"a refused submission promotes nothing: %v", f.Calls())
 	}
 }
@@ -440,30 +440,30 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 // allows (a task projected to Signering is signed as it is); an archived or deleted task ends the run; a run
 // in step answers InSync; an archived run refuses without a trace.
 func TestResync(t *testing.T) {
-	signing := workflows.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}
+	signing := formtask.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}
 	cases := []struct {
 		name      string
 		from      string
-		readModel workflows.ReadModelState
-		want      workflows.Result
+		readModel formtask.ReadModelState
+		want      formtask.Result
 		ends      bool
 	}{
-		{"projected to signing", store.StatusFilling, signing, workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusSigning}, false},
-		{"archived", store.StatusSigning, workflows.ReadModelState{Found: true, Status: store.StatusArchived, ArchiveReference: "AR7000085", Revision: 7},
-			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, true},
-		{"deleted for good", store.StatusFilling, workflows.ReadModelState{}, workflows.Result{Outcome: workflows.OutcomePurged, Status: store.StatusFilling}, true},
-		{"in the trashbin", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling, InTrashbin: true},
-			workflows.Result{Outcome: workflows.OutcomeResynced, Status: store.StatusFilling}, false},
-		{"in step", store.StatusFilling, workflows.ReadModelState{Found: true, Status: store.StatusFilling},
-			workflows.Result{Outcome: workflows.OutcomeInSync, Status: store.StatusFilling}, false},
-		{"never back", store.StatusSigning, workflows.ReadModelState{Found: true, Status: store.StatusFilling},
-			workflows.Result{Outcome: workflows.OutcomeInSync, Status: store.StatusSigning}, false},
+		{"projected to signing", store.StatusFilling, signing, formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusSigning}, false},
+		{"archived", store.StatusSigning, formtask.ReadModelState{Found: true, Status: store.StatusArchived, ArchiveReference: "AR7000085", Revision: 7},
+			formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, true},
+		{"deleted for good", store.StatusFilling, formtask.ReadModelState{}, formtask.Result{Outcome: formtask.OutcomePurged, Status: store.StatusFilling}, true},
+		{"in the trashbin", store.StatusFilling, formtask.ReadModelState{Found: true, Status: store.StatusFilling, InTrashbin: true},
+			formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusFilling}, false},
+		{"in step", store.StatusFilling, formtask.ReadModelState{Found: true, Status: store.StatusFilling},
+			formtask.Result{Outcome: formtask.OutcomeInSync, Status: store.StatusFilling}, false},
+		{"never back", store.StatusSigning, formtask.ReadModelState{Found: true, Status: store.StatusFilling},
+			formtask.Result{Outcome: formtask.OutcomeInSync, Status: store.StatusSigning}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newEnv(t)
 			f.readModel = tc.readModel
-			resync := send(env, time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+			resync := send(env, time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
 			run(env, tc.from)
 			require.NoError(t, resync.err)
 			assert.Equal(t, tc.want, resync.res)
@@ -477,22 +477,22 @@ func TestResync(t *testing.T) {
 	t.Run("then signed as it is", func(t *testing.T) {
 		env, f := newEnv(t)
 		f.readModel = signing
-		refused := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
-		send(env, 2*time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
-		signed := send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+		refused := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
+		send(env, 2*time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
+		signed := send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
 		run(env, store.StatusFilling)
 		require.True(t, refused.rejected, "the run is in Utfylling")
-		assert.Equal(t, workflows.ErrWrongState, errType(refused.err))
+		assert.Equal(t, formtask.ErrWrongState, errType(refused.err))
 		require.NoError(t, signed.err)
-		assert.Equal(t, workflows.OutcomeArchived, signed.res.Outcome)
+		assert.Equal(t, formtask.OutcomeArchived, signed.res.Outcome)
 		assert.Equal(t, []string{"ReadTaskState 0", "Archive 0"}, f.Calls())
 	})
 	t.Run("archived run", func(t *testing.T) {
 		env, f := newEnv(t)
-		again := send(env, 0, workflows.UpdateResync, workflows.ResyncInput{})
+		again := send(env, 0, formtask.UpdateResync, formtask.ResyncInput{})
 		run(env, store.StatusArchived)
 		require.True(t, again.rejected)
-		assert.Equal(t, workflows.ErrTaskArchived, errType(again.err))
+		assert.Equal(t, formtask.ErrTaskArchived, errType(again.err))
 		assert.Empty(t, f.Calls())
 	})
 }

@@ -1,4 +1,4 @@
-package activities
+package formtask
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // purgedEvent is the event of a message the schedule deleted for good.
@@ -30,7 +29,7 @@ const purgeBatch = 200
 // transaction, each with its audit entry naming the schedule's run, then the form tasks in progress
 // through their workflows (purgeDueTasks), and returns how many it deleted. A retried attempt finds only
 // what is left.
-func (a *Activities) PurgeTrashbin(ctx context.Context, in workflows.PurgeTrashbinActivityInput) (int, error) {
+func (a *Activities) PurgeTrashbin(ctx context.Context, in PurgeTrashbinActivityInput) (int, error) {
 	info := activity.GetInfo(ctx)
 	actor := store.AuditEntry{At: store.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
 		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}

@@ -1,4 +1,4 @@
-package activities
+package formtask
 
 import (
 	"context"
@@ -6,17 +6,16 @@ import (
 	"slices"
 
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // RenderFormPrint stores the print of one form of a message, with the message's header and without its
 // attachments, and returns its digest (hex). The same form renders once. A form that is no longer on the
-// message is workflows.ErrContentGone.
-func (a *Activities) RenderFormPrint(ctx context.Context, in workflows.FormPrintInput) (workflows.PrintResult, error) {
+// message is ErrContentGone.
+func (a *Activities) RenderFormPrint(ctx context.Context, in FormPrintInput) (PrintResult, error) {
 	return a.renderContent(ctx, in.MessageID, func(forms []store.FormContent, _ []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error) {
 		i := slices.IndexFunc(forms, func(f store.FormContent) bool { return f.ID == in.FormID })
 		if i < 0 {
-			return nil, nil, permanent(workflows.ErrContentGone, fmt.Errorf("form %d is not on message %s", in.FormID, in.MessageID))
+			return nil, nil, permanent(ErrContentGone, fmt.Errorf("form %d is not on message %s", in.FormID, in.MessageID))
 		}
 		return forms[i : i+1], nil, nil
 	})

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/postbox/postbox/activities/printpdf/pdftext"
+	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 )
 
 // pdfPages is the text of every page, one line per text object.

@@ -1,4 +1,4 @@
-package workflows
+package formtask
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package workflows_test
+package formtask_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // A purge run asks the activity to purge what was deleted more than the retention before the run's start,
@@ -22,13 +22,13 @@ func TestTrashbinPurge(t *testing.T) {
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	start := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
 	env.SetStartTime(start)
-	var asked workflows.PurgeTrashbinActivityInput
-	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PurgeTrashbinActivityInput) (int, error) {
+	var asked formtask.PurgeTrashbinActivityInput
+	env.RegisterActivityWithOptions(func(_ context.Context, in formtask.PurgeTrashbinActivityInput) (int, error) {
 		asked = in
 		return 7, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityPurgeTrashbin})
+	}, activity.RegisterOptions{Name: formtask.ActivityPurgeTrashbin})
 
-	env.ExecuteWorkflow(workflows.TrashbinPurge, workflows.PurgeTrashbinInput{Retention: 30 * 24 * time.Hour})
+	env.ExecuteWorkflow(formtask.TrashbinPurge, formtask.PurgeTrashbinInput{Retention: 30 * 24 * time.Hour})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var purged int

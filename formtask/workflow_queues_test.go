@@ -1,4 +1,4 @@
-package workflows_test
+package formtask_test
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
+	"github.com/postbox/postbox/formtask"
 )
 
 // Histories recorded on the real dev server with the workflow as it was before each versioned change:
@@ -51,7 +51,7 @@ func TestReplaysRecordedHistories(t *testing.T) {
 		"testdata/formtask-v5-resync.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.FormTask, workflow.RegisterOptions{Name: "FormTask"})
+			r.RegisterWorkflowWithOptions(formtask.FormTask, workflow.RegisterOptions{Name: "FormTask"})
 			logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, file))
 		})
@@ -64,7 +64,7 @@ var leanVersions = []workflow.Version{1, 2}
 
 // onLean makes env's run take version v of VersionLeanHistory.
 func onLean(env *testsuite.TestWorkflowEnvironment, v workflow.Version) {
-	env.OnGetVersion(workflows.VersionLeanHistory, workflow.DefaultVersion, 2).Return(v)
+	env.OnGetVersion(formtask.VersionLeanHistory, workflow.DefaultVersion, 2).Return(v)
 }
 
 // Runs schedule the long (remote) activities with a HeartbeatTimeout, so a dead worker's attempt moves on
@@ -81,15 +81,15 @@ func TestLongActivitiesHeartbeat(t *testing.T) {
 				defer mu.Unlock()
 				heartbeats[info.ActivityType.Name] = info.HeartbeatTimeout
 			})
-			send(env, time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
-			send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
-			send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
+			send(env, time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
+			send(env, 2*time.Minute, formtask.UpdateSubmit, submit(writer, false, true, rev))
+			send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
 			run(env, store.StatusFilling)
 			require.NoError(t, env.GetWorkflowError())
 
-			want := map[string]time.Duration{workflows.ActivityRenderPrint: workflows.HeartbeatTimeout}
+			want := map[string]time.Duration{formtask.ActivityRenderPrint: formtask.HeartbeatTimeout}
 			if v == 1 {
-				want[workflows.ActivityArchive] = workflows.HeartbeatTimeout
+				want[formtask.ActivityArchive] = formtask.HeartbeatTimeout
 			}
 			assert.Equal(t, want, heartbeats)
 		})
@@ -117,24 +117,24 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 				defer mu.Unlock()
 				queues[info.ActivityType.Name] = "local"
 			})
-			send(env, time.Minute, workflows.UpdateValidate, workflows.ReadInput{Caller: writer})
-			send(env, 2*time.Minute, workflows.UpdatePrint, workflows.ReadInput{Caller: writer})
-			send(env, 3*time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
-			send(env, 4*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 2, Digest: rev.Digest}))
-			send(env, 5*time.Minute, workflows.UpdateSubmit, submit(writer, true, true, workflows.RevisionRef{ID: 3, Digest: rev.Digest}))
-			send(env, 6*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+			send(env, time.Minute, formtask.UpdateValidate, formtask.ReadInput{Caller: writer})
+			send(env, 2*time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
+			send(env, 3*time.Minute, formtask.UpdateSubmit, submit(writer, false, true, rev))
+			send(env, 4*time.Minute, formtask.UpdateSubmit, submit(writer, true, true, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
+			send(env, 5*time.Minute, formtask.UpdateSubmit, submit(writer, true, true, formtask.RevisionRef{ID: 3, Digest: rev.Digest}))
+			send(env, 6*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
 			run(env, store.StatusFilling)
 			require.NoError(t, env.GetWorkflowError())
 
 			want := map[string]string{
-				workflows.ActivityCheckAndProject: "local",
-				workflows.ActivityRenderPrint:     workflows.TaskQueueValidation,
-				workflows.ActivityCheckAndArchive: "local",
-				workflows.ActivityDiscardRevision: "local",
+				formtask.ActivityCheckAndProject: "local",
+				formtask.ActivityRenderPrint:     formtask.TaskQueueValidation,
+				formtask.ActivityCheckAndArchive: "local",
+				formtask.ActivityDiscardRevision: "local",
 			}
 			if v == 1 {
-				delete(want, workflows.ActivityCheckAndArchive)
-				want[workflows.ActivityArchive] = workflows.TaskQueueArchive
+				delete(want, formtask.ActivityCheckAndArchive)
+				want[formtask.ActivityArchive] = formtask.TaskQueueArchive
 			}
 			assert.Equal(t, want, queues)
 		})
@@ -146,15 +146,15 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 func TestLostLocalArchiveIsRetried(t *testing.T) {
 	env, f := newEnv(t)
 	f.lostArchives = 2
-	o := send(env, time.Minute, workflows.UpdateSubmit, submit(signer, true, true, rev))
+	o := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, rev))
 	run(env, store.StatusFilling)
 
 	require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
 	require.NoError(t, o.err)
-	assert.Equal(t, workflows.OutcomeArchived, o.res.Outcome)
+	assert.Equal(t, formtask.OutcomeArchived, o.res.Outcome)
 	assert.Equal(t, "AR7000001", o.res.ArchiveReference)
 	assert.Equal(t, []string{"Archive 1", "Archive 1", "Archive 1"}, slices.DeleteFunc(f.Calls(), func(c string) bool {
-		return !strings.HasPrefix(c, workflows.ActivityArchive)
+		return !strings.HasPrefix(c, formtask.ActivityArchive)
 	}), "three attempts")
 }
 
@@ -166,15 +166,15 @@ func TestTransitionsAreCounted(t *testing.T) {
 	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	(&fakeActivities{}).register(env)
-	send(env, time.Minute, workflows.UpdateSubmit, submit(writer, false, true, rev))
-	send(env, 2*time.Minute, workflows.UpdateSubmit, submit(writer, true, false, rev))
-	send(env, 3*time.Minute, workflows.UpdateSubmit, submit(signer, true, true, workflows.RevisionRef{}))
+	send(env, time.Minute, formtask.UpdateSubmit, submit(writer, false, true, rev))
+	send(env, 2*time.Minute, formtask.UpdateSubmit, submit(writer, true, false, rev))
+	send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
 	run(env, store.StatusFilling)
 	require.NoError(t, env.GetWorkflowError())
 
 	var got []string
 	for _, c := range scope.Snapshot().Counters() {
-		if c.Name() == workflows.MetricTransitions {
+		if c.Name() == formtask.MetricTransitions {
 			got = append(got, fmt.Sprintf("%s -> %s: %d", c.Tags()["from"], c.Tags()["to"], c.Value()))
 		}
 	}
@@ -190,16 +190,16 @@ func TestResyncsAreCounted(t *testing.T) {
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
-	f := &fakeActivities{readModel: workflows.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}}
+	f := &fakeActivities{readModel: formtask.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}}
 	f.register(env)
-	send(env, time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
-	send(env, 2*time.Minute, workflows.UpdateResync, workflows.ResyncInput{})
+	send(env, time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
+	send(env, 2*time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
 	run(env, store.StatusFilling)
 
 	counts := map[string]int64{}
 	for _, c := range scope.Snapshot().Counters() {
 		counts[c.Name()] += c.Value()
 	}
-	assert.Equal(t, int64(1), counts[workflows.MetricResyncs])
-	assert.Equal(t, int64(1), counts[workflows.MetricTransitions])
+	assert.Equal(t, int64(1), counts[formtask.MetricResyncs])
+	assert.Equal(t, int64(1), counts[formtask.MetricTransitions])
 }

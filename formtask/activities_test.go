@@ -1,8 +1,7 @@
-package activities_test
+package formtask_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,27 +10,25 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/postbox/postbox/activities"
-	"github.com/postbox/postbox/activities/printpdf/pdftext"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
-	"github.com/postbox/postbox/workflows"
 )
 
 type fixture struct {
 	pool *pgxpool.Pool
-	acts *activities.Activities
+	acts *formtask.Activities
 	env  *testsuite.TestActivityEnvironment
 	q    *store.Queries
 }
 
 func newFixture(t *testing.T) *fixture {
 	pool := storetest.New(t)
-	acts, err := activities.New(pool)
+	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	acts.Events = events.NewBuilder("https://postbox.test")
 	t.Cleanup(acts.Schemas.Close)
@@ -54,11 +51,11 @@ func (f *fixture) run(t *testing.T, out any, fn any, args ...any) error {
 	return nil
 }
 
-func (f *fixture) revision(t *testing.T, nr store.NewRevision) workflows.ContentRef {
+func (f *fixture) revision(t *testing.T, nr store.NewRevision) formtask.ContentRef {
 	t.Helper()
 	rev, err := f.q.CreateRevision(context.Background(), nr)
 	require.NoError(t, err)
-	return workflows.ContentRef{MessageID: nr.MessageID, Revision: workflows.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
+	return formtask.ContentRef{MessageID: nr.MessageID, Revision: formtask.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
 }
 
 func (f *fixture) currentForms(t *testing.T, messageID string) []store.RevisionForm {
@@ -72,19 +69,11 @@ func (f *fixture) currentForms(t *testing.T, messageID string) []store.RevisionF
 	return out
 }
 
-func errType(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return appErr.Type()
-	}
-	return ""
-}
-
 func TestValidateForms(t *testing.T) {
 	f := newFixture(t)
 
-	var bad workflows.Findings
-	require.NoError(t, f.run(t, &bad, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3101221"}))
+	var bad formtask.Findings
+	require.NoError(t, f.run(t, &bad, f.acts.ValidateForms, formtask.ContentRef{MessageID: "a3101221"}))
 	require.Len(t, bad.Errors, 2, "%+v", bad.Errors)
 	assert.Equal(t, "AntallAnsatte", bad.Errors[0].FieldName)
 	assert.Equal(t, "/Skjema/AntallAnsatte", bad.Errors[0].FieldXPath)
@@ -95,8 +84,8 @@ func TestValidateForms(t *testing.T) {
 	assert.False(t, res.Success)
 	assert.Equal(t, res.ValidationErrors, res.ValidationWarnings)
 
-	var good workflows.Findings
-	require.NoError(t, f.run(t, &good, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3101102"}))
+	var good formtask.Findings
+	require.NoError(t, f.run(t, &good, f.acts.ValidateForms, formtask.ContentRef{MessageID: "a3101102"}))
 	assert.Empty(t, good.Errors)
 	assert.True(t, good.Result().Success)
 
@@ -104,7 +93,7 @@ func TestValidateForms(t *testing.T) {
 	forms := f.currentForms(t, "a3101109")
 	forms = append(forms, forms[0], store.RevisionForm{Type: "SubForm", DataFormatID: "9999", DataFormatVersion: 1, Name: "x", FormData: "<x/>"})
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101109", Kind: store.RevisionKindReplace, Forms: forms})
-	var rev workflows.Findings
+	var rev formtask.Findings
 	require.NoError(t, f.run(t, &rev, f.acts.ValidateForms, ref))
 	var names []string
 	for _, e := range rev.Errors {
@@ -119,33 +108,33 @@ func TestValidateForms(t *testing.T) {
 	wrong := ref
 	wrong.Revision.Digest = strings.Repeat("00", 32)
 	err := f.run(t, nil, f.acts.ValidateForms, wrong)
-	assert.Equal(t, workflows.ErrRevisionDigest, errType(err))
+	assert.Equal(t, formtask.ErrRevisionDigest, errType(err))
 	other := ref
 	other.MessageID = "a3101102"
 	err = f.run(t, nil, f.acts.ValidateForms, other)
-	assert.Equal(t, workflows.ErrRevisionDigest, errType(err))
-	err = f.run(t, nil, f.acts.ValidateForms, workflows.ContentRef{MessageID: "a3100150"})
-	assert.Equal(t, activities.ErrNotFormTask, errType(err))
+	assert.Equal(t, formtask.ErrRevisionDigest, errType(err))
+	err = f.run(t, nil, f.acts.ValidateForms, formtask.ContentRef{MessageID: "a3100150"})
+	assert.Equal(t, formtask.ErrNotFormTask, errType(err))
 }
 
 // pngBytes is the start of a PNG file.
 const pngBytes = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
-func TestCheckAttachments(t *testing.T) {
+func TestCheckAttachmentsActivity(t *testing.T) {
 	f := newFixture(t)
-	in := func(ref workflows.ContentRef) workflows.CheckAttachmentsInput {
-		return workflows.CheckAttachmentsInput{Content: ref, ServiceCode: "6120", ServiceEdition: 1, Final: true}
+	in := func(ref formtask.ContentRef) formtask.CheckAttachmentsInput {
+		return formtask.CheckAttachmentsInput{Content: ref, ServiceCode: "6120", ServiceEdition: 1, Final: true}
 	}
 	png := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
 		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte(pngBytes)}}})
-	var ok workflows.Findings
+	var ok formtask.Findings
 	require.NoError(t, f.run(t, &ok, f.acts.CheckAttachments, in(png)))
 	assert.Empty(t, ok.Errors)
 
 	// The content is re-checked from what was stored: an executable named as a picture is refused.
 	exe := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
 		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.png", AttachmentType: "Bilde", Data: []byte("MZ\x90\x00\x03")}}})
-	var disguised workflows.Findings
+	var disguised formtask.Findings
 	require.NoError(t, f.run(t, &disguised, f.acts.CheckAttachments, in(exe)))
 	require.Len(t, disguised.Errors, 1)
 	assert.Equal(t, "kvittering.png", disguised.Errors[0].FieldName)
@@ -153,7 +142,7 @@ func TestCheckAttachments(t *testing.T) {
 
 	big := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
 		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: append([]byte("\xff\xd8\xff"), make([]byte, 1<<20)...)}}})
-	var tooBig workflows.Findings
+	var tooBig formtask.Findings
 	require.NoError(t, f.run(t, &tooBig, f.acts.CheckAttachments, in(big)))
 	require.Len(t, tooBig.Errors, 1)
 	assert.Equal(t, "stort.jpg", tooBig.Errors[0].FieldName)
@@ -165,7 +154,7 @@ func TestCheckAttachments(t *testing.T) {
 			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte(pngBytes)}}}).Revision.ID)
 		require.NoError(t, err)
 	}
-	var fourth workflows.Findings
+	var fourth formtask.Findings
 	require.NoError(t, f.run(t, &fourth, f.acts.CheckAttachments, in(png)))
 	require.Len(t, fourth.Errors, 1)
 	assert.Equal(t, "Bilde", fourth.Errors[0].FieldName)
@@ -182,7 +171,7 @@ func pdfText(t *testing.T, b []byte) string {
 func TestRenderPrintCachedByContent(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	var first, second workflows.PrintResult
+	var first, second formtask.PrintResult
 	require.NoError(t, f.run(t, &first, f.acts.RenderPrint, "a3101102"))
 	require.NoError(t, f.run(t, &second, f.acts.RenderPrint, "a3101102"))
 	assert.Equal(t, first.Digest, second.Digest)
@@ -201,7 +190,7 @@ func TestRenderPrintCachedByContent(t *testing.T) {
 	// Another status is other content.
 	_, err := f.q.SetFormTaskState(ctx, "a3101102", store.StatusSigning, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
-	var third workflows.PrintResult
+	var third formtask.PrintResult
 	require.NoError(t, f.run(t, &third, f.acts.RenderPrint, "a3101102"))
 	assert.NotEqual(t, first.Digest, third.Digest)
 }
@@ -214,7 +203,7 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	forms := f.currentForms(t, "a3101151")
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101151", Kind: store.RevisionKindReplace, Forms: forms,
 		Attachments: []store.RevisionAttachment{{Name: "Revisjonsberetning", FileName: "revisjon.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4 beretning")}}})
-	in := workflows.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: at}
+	in := formtask.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: at}
 	for range 2 { // retried
 		require.NoError(t, f.run(t, nil, f.acts.ProjectState, in))
 	}
@@ -233,8 +222,8 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	assert.JSONEq(t, fmt.Sprintf(`{"MessageId":"a3101151","ReporteeId":%q,"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2,
 		"Status":"Utfylling","AttachmentId":%d,"AttachmentType":"Revisjonsberetning"}`, f.reportee(t, "a3101151"), atts[0].ID), string(evs[0].Data))
 
-	archive := workflows.ArchiveInput{Content: workflows.ContentRef{MessageID: "a3101151"}, By: "Ingrid Fjellheim", At: at}
-	var first, again workflows.ArchiveResult
+	archive := formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: "a3101151"}, By: "Ingrid Fjellheim", At: at}
+	var first, again formtask.ArchiveResult
 	require.NoError(t, f.run(t, &first, f.acts.Archive, archive))
 	require.NoError(t, f.run(t, &again, f.acts.Archive, archive))
 	assert.Equal(t, first, again, "a retried archive returns the first")
@@ -269,7 +258,7 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	assert.Equal(t, "%PDF-1.4 beretning", string(blob))
 
 	// Once archived, the read model keeps its status.
-	require.NoError(t, f.run(t, nil, f.acts.ProjectState, workflows.ProjectInput{Content: workflows.ContentRef{MessageID: "a3101151"}, Status: store.StatusFilling, By: "x", At: at}))
+	require.NoError(t, f.run(t, nil, f.acts.ProjectState, formtask.ProjectInput{Content: formtask.ContentRef{MessageID: "a3101151"}, Status: store.StatusFilling, By: "x", At: at}))
 	task, err = f.q.GetFormTask(ctx, "a3101151")
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusArchived, task.Status)
@@ -311,8 +300,8 @@ func TestArchiveWithRevision(t *testing.T) {
 	ctx := context.Background()
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101263", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101263"),
 		Attachments: []store.RevisionAttachment{{Name: "R", FileName: "r.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF")}}})
-	in := workflows.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()}
-	var first, again workflows.ArchiveResult
+	in := formtask.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()}
+	var first, again formtask.ArchiveResult
 	require.NoError(t, f.run(t, &first, f.acts.Archive, in))
 	require.NoError(t, f.run(t, &again, f.acts.Archive, in))
 	assert.Equal(t, first, again)
@@ -333,9 +322,9 @@ func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
 	task, err := f.q.GetFormTask(ctx, "a3101102")
 	require.NoError(t, err)
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101102", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101102")})
-	in := workflows.CheckAndProjectInput{Content: ref, Forms: true, Attachments: true, ServiceCode: task.ServiceCode,
-		ServiceEdition: task.ServiceEdition, Project: &workflows.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: time.Now()}}
-	var first, again workflows.CheckAndProjectResult
+	in := formtask.CheckAndProjectInput{Content: ref, Forms: true, Attachments: true, ServiceCode: task.ServiceCode,
+		ServiceEdition: task.ServiceEdition, Project: &formtask.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: time.Now()}}
+	var first, again formtask.CheckAndProjectResult
 	require.NoError(t, f.run(t, &first, f.acts.CheckAndProject, in))
 	require.Empty(t, first.Findings.Errors)
 	// Checked again, the revision would now be found wanting: it has no forms left.
@@ -354,16 +343,16 @@ func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
 func TestCheckAndArchive(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	in := func(messageID string) workflows.CheckAndArchiveInput {
+	in := func(messageID string) formtask.CheckAndArchiveInput {
 		task, err := f.q.GetFormTask(ctx, messageID)
 		require.NoError(t, err)
 		ref := f.revision(t, store.NewRevision{MessageID: messageID, Kind: store.RevisionKindReplace, Forms: f.currentForms(t, messageID)})
-		return workflows.CheckAndArchiveInput{Archive: workflows.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()},
+		return formtask.CheckAndArchiveInput{Archive: formtask.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()},
 			ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition}
 	}
 
 	valid := in("a3101102")
-	var first, again workflows.CheckAndArchiveResult
+	var first, again formtask.CheckAndArchiveResult
 	require.NoError(t, f.run(t, &first, f.acts.CheckAndArchive, valid))
 	require.Empty(t, first.Findings.Errors)
 	assert.Regexp(t, `^AR\d+$`, first.Archive.ArchiveReference)
@@ -384,7 +373,7 @@ func TestCheckAndArchive(t *testing.T) {
 	assert.Empty(t, again.Findings.Errors)
 
 	invalid := in("a3101221")
-	var refused workflows.CheckAndArchiveResult
+	var refused formtask.CheckAndArchiveResult
 	require.NoError(t, f.run(t, &refused, f.acts.CheckAndArchive, invalid))
 	assert.Len(t, refused.Findings.Errors, 2)
 	assert.Empty(t, refused.Archive.ArchiveReference)

@@ -1,7 +1,7 @@
 // Package activities does the I/O of form-task workflows: XSD validation, attachment rules, print PDFs,
 // archiving and the read model in PostgreSQL. Every activity is idempotent, so Temporal may retry any of
 // them; input that can never succeed is a non-retryable application error whose type names the problem.
-package activities
+package formtask
 
 import (
 	"context"
@@ -21,17 +21,15 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/postbox/postbox/activities/printpdf"
-	"github.com/postbox/postbox/activities/xsd"
+	"github.com/postbox/postbox/formtask/printpdf"
+	"github.com/postbox/postbox/formtask/xsd"
 	"github.com/postbox/postbox/events"
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/workflows"
 )
 
 // Activities holds what the activities share. Register a *Activities with the worker: its exported methods
-// are the activities, named as in workflows.Activity* (so it has no other exported methods; close the
+// are the activities, named as in Activity* (so it has no other exported methods; close the
 // schema cache with a.Schemas.Close()).
 type Activities struct {
 	Pool     *pgxpool.Pool
@@ -39,14 +37,14 @@ type Activities struct {
 	Renderer *printpdf.Renderer
 	// FormTasks sends the scheduled purge's deletions of form tasks in progress to their workflows;
 	// without it they wait for a worker that has it (worker.Serve sets it).
-	FormTasks *formtask.Service
+	FormTasks *Service
 	// Events makes the events of the changes the activities write (form-task status, attachments changed,
 	// messages purged), each in the transaction of its change.
 	Events events.Builder
 }
 
-// New returns activities over pool, with a schema cache that loads from the xsd_schemas table.
-func New(pool *pgxpool.Pool) (*Activities, error) {
+// NewActivities returns activities over pool, with a schema cache that loads from the xsd_schemas table.
+func NewActivities(pool *pgxpool.Pool) (*Activities, error) {
 	r, err := printpdf.NewRenderer()
 	if err != nil {
 		return nil, err
@@ -113,7 +111,7 @@ func permanent(kind string, err error) error {
 // heartbeat records heartbeats every fifth of the activity's HeartbeatTimeout until stop is called, so that
 // a worker that dies in a long activity is noticed within HeartbeatTimeout and the attempt goes to another
 // worker. The first beat comes after that fifth: an activity that ends sooner costs no call. Activities
-// scheduled without a HeartbeatTimeout (local ones, runs begun before workflows.VersionHeartbeats) do not
+// scheduled without a HeartbeatTimeout (local ones, runs begun before VersionHeartbeats) do not
 // heartbeat.
 func heartbeat(ctx context.Context) (stop func()) {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 5
@@ -138,7 +136,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 
 // revision returns the revision content refers to, checking that it belongs to the message and has the
 // digest the workflow carries: the workflow must apply exactly what the API stored.
-func (a *Activities) revision(ctx context.Context, q *store.Queries, c workflows.ContentRef) (store.Revision, error) {
+func (a *Activities) revision(ctx context.Context, q *store.Queries, c ContentRef) (store.Revision, error) {
 	r, err := q.GetRevision(ctx, c.Revision.ID)
 	if err != nil {
 		return r, revisionError(c, err)
@@ -147,19 +145,19 @@ func (a *Activities) revision(ctx context.Context, q *store.Queries, c workflows
 }
 
 // referenced checks that a revision is the one c refers to.
-func referenced(c workflows.ContentRef) func(store.Revision) error {
+func referenced(c ContentRef) func(store.Revision) error {
 	return func(r store.Revision) error {
 		if r.MessageID != c.MessageID || r.DigestHex() != c.Revision.Digest {
-			return permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
+			return permanent(ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
 		}
 		return nil
 	}
 }
 
 // revisionError is the error of looking up the revision c refers to.
-func revisionError(c workflows.ContentRef, err error) error {
+func revisionError(c ContentRef, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return permanent(workflows.ErrRevisionDigest, fmt.Errorf("revision %d does not exist", c.Revision.ID))
+		return permanent(ErrRevisionDigest, fmt.Errorf("revision %d does not exist", c.Revision.ID))
 	}
 	return err
 }
@@ -176,7 +174,7 @@ func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID s
 // CheckAttachments of one CheckAndProject share them.
 type reads struct {
 	q          *store.Queries
-	c          workflows.ContentRef
+	c          ContentRef
 	rev        *store.Revision
 	revContent *content
 	msgContent *content
@@ -188,7 +186,7 @@ type content struct {
 	atts  []store.AttachmentInfo
 }
 
-func newReads(q *store.Queries, c workflows.ContentRef) *reads {
+func newReads(q *store.Queries, c ContentRef) *reads {
 	return &reads{q: q, c: c, services: map[[2]any]store.ServiceDetail{}}
 }
 
@@ -256,18 +254,18 @@ func (r *reads) service(ctx context.Context, code string, edition int) (store.Se
 
 // ValidateForms validates the forms of a revision, or the message's current forms, against the schemas of
 // their data formats, and checks that they are forms of the message's service with one MainForm.
-func (a *Activities) ValidateForms(ctx context.Context, c workflows.ContentRef) (workflows.Findings, error) {
+func (a *Activities) ValidateForms(ctx context.Context, c ContentRef) (Findings, error) {
 	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	task, err := a.formTask(ctx, q, c.MessageID)
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
 	return a.validateForms(ctx, newReads(q, c), task.ServiceCode, task.ServiceEdition)
 }
 
 // validateForms is ValidateForms of the content of r, a form task of the service edition.
-func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode string, serviceEdition int) (workflows.Findings, error) {
+func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode string, serviceEdition int) (Findings, error) {
 	var (
 		forms []store.FormContent
 		kind  = store.RevisionKindReplace // the current content is a whole form set too
@@ -277,7 +275,7 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 	)
 	if c.Revision.ID != 0 {
 		if rev, err = r.revision(ctx, a); err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		kind = rev.Kind
 		forms, _, err = r.revisionContent(ctx)
@@ -285,45 +283,45 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 		forms, _, err = r.messageContent(ctx)
 	}
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
 	svc, err := r.service(ctx, serviceCode, serviceEdition)
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
 
-	var f workflows.Findings
-	fail := func(v *formtask.Violation) { f = f.Join(findings(v)) }
+	var f Findings
+	fail := func(v *Violation) { f = f.Join(findings(v)) }
 	if kind == store.RevisionKindReplace {
 		types := make([]string, 0, len(forms))
 		for _, form := range forms {
 			types = append(types, form.Type)
 		}
-		if v := formtask.CheckMainForms(types); v != nil {
+		if v := CheckMainForms(types); v != nil {
 			fail(v)
 		}
 	}
 	if kind == store.RevisionKindSubForm && rev.TargetFormID != 0 {
 		current, _, err := r.messageContent(ctx)
 		if err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		for _, cf := range current {
 			if cf.ID == rev.TargetFormID {
-				if v := formtask.CheckSubFormTarget(cf.ID, cf.Type); v != nil {
+				if v := CheckSubFormTarget(cf.ID, cf.Type); v != nil {
 					fail(v)
 				}
 			}
 		}
 	}
 	for _, form := range forms {
-		if _, v := formtask.FormOf(svc, form.Type, form.DataFormatID, form.DataFormatVersion); v != nil {
+		if _, v := FormOf(svc, form.Type, form.DataFormatID, form.DataFormatVersion); v != nil {
 			fail(v)
 			continue
 		}
 		issues, err := a.validateForm(ctx, form)
 		if err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		f = f.Join(issues)
 	}
@@ -331,15 +329,15 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 }
 
 // findings are rule violations as validation errors.
-func findings(vs ...*formtask.Violation) workflows.Findings {
-	var f workflows.Findings
+func findings(vs ...*Violation) Findings {
+	var f Findings
 	for _, v := range vs {
-		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: v.Field, ErrorMessage: v.Message})
+		f.Errors = append(f.Errors, ValidationEntry{FieldName: v.Field, ErrorMessage: v.Message})
 	}
 	return f
 }
 
-func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (workflows.Findings, error) {
+func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (Findings, error) {
 	key := form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)
 	f, err := a.validateXML(ctx, key, []byte(form.FormData), func(message string) string { return message })
 	if len(f.Errors) > 0 {
@@ -349,25 +347,25 @@ func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (
 }
 
 // validateXML validates doc against the schema the cache holds under key; message words each issue.
-func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, message func(string) string) (workflows.Findings, error) {
+func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, message func(string) string) (Findings, error) {
 	schema, err := a.Schemas.Get(ctx, key)
 	if err != nil {
 		var le loadError
 		if errors.As(err, &le) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
-		return workflows.Findings{}, permanent(ErrInvalidSchema, err)
+		return Findings{}, permanent(ErrInvalidSchema, err)
 	}
 	res, err := schema.Validate(doc)
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
-	var f workflows.Findings
+	var f Findings
 	for _, is := range res.Errors {
-		f.Errors = append(f.Errors, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
+		f.Errors = append(f.Errors, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
 	}
 	for _, is := range res.Warnings {
-		f.Warnings = append(f.Warnings, workflows.ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
+		f.Warnings = append(f.Warnings, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
 	}
 	return f, nil
 }
@@ -377,13 +375,13 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 // exceed MaxFileSize and the count per type must not exceed MaxAttachmentCount (nor, when final, fall
 // below MinAttachmentCount). The attachments the content adds of a type with IsXsdValidationRequired must
 // be XML valid against the rule's schema.
-func (a *Activities) CheckAttachments(ctx context.Context, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+func (a *Activities) CheckAttachments(ctx context.Context, in CheckAttachmentsInput) (Findings, error) {
 	defer heartbeat(ctx)()
 	return a.checkAttachments(ctx, newReads(store.New(a.Pool), in.Content), in)
 }
 
 // checkAttachments is CheckAttachments of in, the content of r.
-func (a *Activities) checkAttachments(ctx context.Context, r *reads, in workflows.CheckAttachmentsInput) (workflows.Findings, error) {
+func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAttachmentsInput) (Findings, error) {
 	q := r.q
 	var (
 		atts  []store.AttachmentInfo
@@ -393,32 +391,32 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in workflow
 	)
 	if in.Content.Revision.ID != 0 {
 		if rev, err = r.revision(ctx, a); err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		switch rev.Kind {
 		case store.RevisionKindSubForm, store.RevisionKindDeleteForm, store.RevisionKindDeleteAttachment:
-			return workflows.Findings{}, nil
+			return Findings{}, nil
 		case store.RevisionKindAttachment, store.RevisionKindReplaceAttachment: // beside those the message has
 			if _, atts, err = r.messageContent(ctx); err != nil {
-				return workflows.Findings{}, err
+				return Findings{}, err
 			}
 			atts = slices.DeleteFunc(slices.Clone(atts), func(att store.AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
 		}
 		if _, added, err = r.revisionContent(ctx); err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		atts = append(slices.Clip(atts), added...)
 	} else if _, atts, err = r.messageContent(ctx); err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
 	svc, err := r.service(ctx, in.ServiceCode, in.ServiceEdition)
 	if errors.Is(err, store.ErrNotFound) {
-		return workflows.Findings{}, permanent(ErrNotFormTask, fmt.Errorf("service %s/%d does not exist", in.ServiceCode, in.ServiceEdition))
+		return Findings{}, permanent(ErrNotFormTask, fmt.Errorf("service %s/%d does not exist", in.ServiceCode, in.ServiceEdition))
 	}
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
-	f := findings(formtask.CheckAttachments(svc, atts, in.Final)...)
+	f := findings(CheckAttachments(svc, atts, in.Final)...)
 	for ordinal, att := range added {
 		rule, ok := store.RuleFor(svc.AttachmentRules, att.AttachmentType)
 		if !ok || !rule.IsXsdValidationRequired {
@@ -426,7 +424,7 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in workflow
 		}
 		issues, err := a.validateAttachmentXML(ctx, q, svc, rule, rev.ID, ordinal, att.FileName)
 		if err != nil {
-			return workflows.Findings{}, err
+			return Findings{}, err
 		}
 		f = f.Join(issues)
 	}
@@ -435,10 +433,10 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in workflow
 
 // validateAttachmentXML validates attachment ordinal of a revision against the schema of its rule.
 func (a *Activities) validateAttachmentXML(ctx context.Context, q *store.Queries, svc store.ServiceDetail, rule store.AttachmentRule,
-	revisionID int64, ordinal int, fileName string) (workflows.Findings, error) {
+	revisionID int64, ordinal int, fileName string) (Findings, error) {
 	data, err := q.RevisionAttachmentData(ctx, revisionID, ordinal, xsd.DefaultMaxBytes+1) // more is refused as too large
 	if err != nil {
-		return workflows.Findings{}, err
+		return Findings{}, err
 	}
 	return a.validateXML(ctx, AttachmentRuleSchemaKey(svc.ServiceCode, svc.ServiceEdition, rule.AttachmentRuleID), data,
 		func(message string) string {
@@ -503,7 +501,7 @@ func (a *Activities) renderPDF(doc printpdf.Document) ([]byte, error) {
 
 // RenderPrint stores the print of a message's current content and returns its digest (hex). The same
 // content is rendered once.
-func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflows.PrintResult, error) {
+func (a *Activities) RenderPrint(ctx context.Context, messageID string) (PrintResult, error) {
 	return a.renderContent(ctx, messageID, func(forms []store.FormContent, atts []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error) {
 		return forms, atts, nil
 	})
@@ -512,39 +510,39 @@ func (a *Activities) RenderPrint(ctx context.Context, messageID string) (workflo
 // renderContent stores the print of what pick takes of a message's current forms and attachments and
 // returns its digest (hex).
 func (a *Activities) renderContent(ctx context.Context, messageID string,
-	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (workflows.PrintResult, error) {
+	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (PrintResult, error) {
 	defer heartbeat(ctx)()
 	q := store.New(a.Pool)
 	h, err := q.GetPrintHeader(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {
-		return workflows.PrintResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
+		return PrintResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
 	}
 	if err != nil {
-		return workflows.PrintResult{}, err
+		return PrintResult{}, err
 	}
 	forms, atts, err := q.MessageContent(ctx, messageID)
 	if err == nil {
 		forms, atts, err = pick(forms, atts)
 	}
 	if err != nil {
-		return workflows.PrintResult{}, err
+		return PrintResult{}, err
 	}
 	digest, pdf, err := a.render(ctx, q, document(h, forms, atts))
 	if err != nil {
-		return workflows.PrintResult{}, err
+		return PrintResult{}, err
 	}
 	if pdf != nil {
 		if err := q.PutPrint(ctx, digest, pdf); err != nil {
-			return workflows.PrintResult{}, err
+			return PrintResult{}, err
 		}
 	}
-	return workflows.PrintResult{Digest: hex.EncodeToString(digest)}, nil
+	return PrintResult{Digest: hex.EncodeToString(digest)}, nil
 }
 
 // Archive makes the revision (if any) the message's content, archives that with its print and marks the
 // message `Sendt og arkivert`, in one transaction and exactly once: a retry, or a second archive of the same
 // message, returns the first archive.
-func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (workflows.ArchiveResult, error) {
+func (a *Activities) Archive(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
 	defer heartbeat(ctx)()
 	var (
 		ar      store.Archive
@@ -577,15 +575,15 @@ func (a *Activities) Archive(ctx context.Context, in workflows.ArchiveInput) (wo
 			Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, changes, true)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return workflows.ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
+		return ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
 	}
 	if err != nil {
-		return workflows.ArchiveResult{}, err
+		return ArchiveResult{}, err
 	}
 	if created {
 		activity.GetLogger(ctx).Info("archived", "message", in.Content.MessageID, "archive_reference", ar.ArchiveReference)
 	}
-	return workflows.ArchiveResult{ArchiveReference: ar.ArchiveReference, PrintDigest: hex.EncodeToString(ar.PrintDigest)}, nil
+	return ArchiveResult{ArchiveReference: ar.ArchiveReference, PrintDigest: hex.EncodeToString(ar.PrintDigest)}, nil
 }
 
 // promotion is what promoting a revision did, for its events.
@@ -598,7 +596,7 @@ type promotion struct {
 // promote makes content's revision, if it has one, the message's content (a no-op when it is already),
 // sets *ref to the form or attachment it wrote or removed and returns what it did (nothing when an earlier
 // attempt promoted it).
-func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.ContentRef, ref *int64) (promotion, error) {
+func (a *Activities) promote(ctx context.Context, q *store.Queries, c ContentRef, ref *int64) (promotion, error) {
 	if c.Revision.ID == 0 {
 		return promotion{}, nil
 	}
@@ -607,10 +605,10 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c workflows.
 		return promotion{}, revisionError(c, err)
 	}
 	if errors.Is(err, store.ErrBadRevision) {
-		return promotion{}, permanent(workflows.ErrBadInput, err)
+		return promotion{}, permanent(ErrBadInput, err)
 	}
 	if errors.Is(err, store.ErrContentGone) {
-		return promotion{}, permanent(workflows.ErrContentGone, err)
+		return promotion{}, permanent(ErrContentGone, err)
 	}
 	if err != nil {
 		return promotion{}, err
@@ -678,8 +676,8 @@ func (a *Activities) taskEvents(ctx context.Context, q *store.Queries, m events.
 
 // ProjectState writes the read model in one transaction: promotes the content's revision (if any) and sets
 // the status, LastChangedBy and LastChangedDateTime, with the events of what changed.
-func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput) (workflows.ProjectResult, error) {
-	var res workflows.ProjectResult
+func (a *Activities) ProjectState(ctx context.Context, in ProjectInput) (ProjectResult, error) {
+	var res ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.NewTx(tx) // any error rolls it all back
 		changes, err := a.promote(ctx, q, in.Content, &res.Ref)
@@ -695,21 +693,21 @@ func (a *Activities) ProjectState(ctx context.Context, in workflows.ProjectInput
 	return res, err
 }
 
-// ReadTaskState reads a task's state from the read model, for a run that lost an update (workflows.UpdateResync).
-func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (workflows.ReadModelState, error) {
+// ReadTaskState reads a task's state from the read model, for a run that lost an update (UpdateResync).
+func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadModelState, error) {
 	t, err := store.New(a.Pool).GetFormTask(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {
-		return workflows.ReadModelState{}, nil
+		return ReadModelState{}, nil
 	}
 	if err != nil {
-		return workflows.ReadModelState{}, err
+		return ReadModelState{}, err
 	}
-	return workflows.ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
+	return ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
 		Revision: t.Revision, InTrashbin: t.InTrashbin}, nil
 }
 
 // DiscardRevision deletes a revision that will not be applied; a promoted one stays.
-func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef) error {
+func (a *Activities) DiscardRevision(ctx context.Context, c ContentRef) error {
 	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
 }
 
@@ -717,8 +715,8 @@ func (a *Activities) DiscardRevision(ctx context.Context, c workflows.ContentRef
 // (ProjectState), or discards a revision they find invalid: the work of a save or of the checks before
 // Archive as one local activity. Each step is idempotent, so a retried attempt does them again, but for
 // the checks of a revision already promoted.
-func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.CheckAndProjectResult, error) {
-	var res workflows.CheckAndProjectResult
+func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInput) (CheckAndProjectResult, error) {
+	var res CheckAndProjectResult
 	var err error
 	if res.Findings, err = a.check(ctx, in); err != nil || len(res.Findings.Errors) > 0 || in.Project == nil {
 		return res, err
@@ -732,11 +730,11 @@ func (a *Activities) CheckAndProject(ctx context.Context, in workflows.CheckAndP
 // archives it (Archive), or discards a revision they find invalid: a submission to the archive as one
 // local activity. An attempt retried after the archive committed finds the archive (Archive is exactly
 // once) and, its revision being promoted, skips the checks.
-func (a *Activities) CheckAndArchive(ctx context.Context, in workflows.CheckAndArchiveInput) (workflows.CheckAndArchiveResult, error) {
-	var res workflows.CheckAndArchiveResult
+func (a *Activities) CheckAndArchive(ctx context.Context, in CheckAndArchiveInput) (CheckAndArchiveResult, error) {
+	var res CheckAndArchiveResult
 	var err error
 	if in.Archive.Content.Revision.ID != 0 {
-		res.Findings, err = a.check(ctx, workflows.CheckAndProjectInput{Content: in.Archive.Content, Forms: true, Attachments: true,
+		res.Findings, err = a.check(ctx, CheckAndProjectInput{Content: in.Archive.Content, Forms: true, Attachments: true,
 			ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: true})
 		if err != nil || len(res.Findings.Errors) > 0 {
 			return res, err
@@ -749,8 +747,8 @@ func (a *Activities) CheckAndArchive(ctx context.Context, in workflows.CheckAndA
 // check runs the checks in asks for and discards a revision they find invalid. A revision promoted already
 // passed them: an attempt retried after its promotion committed finds nothing, where the checks of the
 // content again, now beside itself on the message, could find what is not so.
-func (a *Activities) check(ctx context.Context, in workflows.CheckAndProjectInput) (workflows.Findings, error) {
-	var found workflows.Findings
+func (a *Activities) check(ctx context.Context, in CheckAndProjectInput) (Findings, error) {
+	var found Findings
 	// The checks read the revision, its content and the service once; the service is the task's, as the
 	// workflow knows it (a task's service never changes).
 	r := newReads(store.New(a.Pool), in.Content)
@@ -767,7 +765,7 @@ func (a *Activities) check(ctx context.Context, in workflows.CheckAndProjectInpu
 		found = found.Join(f)
 	}
 	if in.Attachments {
-		f, err := a.checkAttachments(ctx, r, workflows.CheckAttachmentsInput{
+		f, err := a.checkAttachments(ctx, r, CheckAttachmentsInput{
 			Content: in.Content, ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: in.Final,
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package workflows
+package formtask
 
 import (
 	"go.temporal.io/sdk/workflow"
