@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 )
 
 // The forms and attachments tests build their own organization on the form-task server's database, with

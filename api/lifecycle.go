@@ -15,9 +15,9 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/formtask"
 )
 
 // The life of a message in the mailbox: archive, confirm, the trashbin, restore and the delete for good.

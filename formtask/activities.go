@@ -21,9 +21,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask/printpdf"
 	"github.com/postbox/postbox/formtask/xsd"
-	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )

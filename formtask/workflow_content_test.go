@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
 )
 
 func contentChange(c formtask.Caller, change formtask.ContentChange, r formtask.RevisionRef) formtask.ContentChangeInput {

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
 )
 
 var deleter = formtask.Caller{Name: "Per Storvik", ID: "l4", Write: true, Delete: true, SecurityLevel: 1, RequiredLevel: 1}

@@ -23,9 +23,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/formtask"
 )
 
 // Histories recorded on the real dev server with the workflow as it was before each versioned change:

@@ -19,9 +19,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/formtask"
 )
 
 // fakeActivities stand in for the activities: they record what the workflow asked for.

@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/formtask"
 )
 
 // A purge run asks the activity to purge what was deleted more than the retention before the run's start,

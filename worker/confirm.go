@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
 )
 
 // A submission's archive commits in the workflow task of its update (CheckAndArchive), before Temporal has

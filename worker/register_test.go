@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/formtask"
 )
 
 // names records what is registered on a worker.

@@ -35,10 +35,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
 

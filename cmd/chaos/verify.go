@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/events/webhook"
-	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
 )
 
 // verdict is what the checks after the run found.
