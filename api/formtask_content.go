@@ -86,7 +86,7 @@ func (h *mailboxHandlers) listAttachments(c *gin.Context) {
 // messageAudit is the audit entry of a change of the message of the path, written with the change.
 func messageAudit(c *gin.Context, action, format string, args ...any) *store.MessageAuditEntry {
 	party, _ := reporteeOf(c)
-	e := store.MessageAuditEntry{AuditEntry: auditEntry(c, party.ID, action, time.Time{}), MessageID: c.Param("messageId")}
+	e := store.MessageAuditEntry{Entry: auditEntry(c, party.ID, action, time.Time{}), MessageID: c.Param("messageId")}
 	e.Summary = fmt.Sprintf(format, args...)
 	return &e
 }

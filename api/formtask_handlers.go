@@ -15,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -204,7 +205,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	c.Header("Location", messagesURL(c)+"/"+id)
 	created := store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName, Type: "FormTask",
 		ServiceOwner: svc.ServiceOwnerName, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition,
-		CreatedDate: store.Local(now), LastChangedDateTime: store.Local(now)}}
+		CreatedDate: clock.Local(now), LastChangedDateTime: clock.Local(now)}}
 	h.renderChanged(c, http.StatusCreated, created, res)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
@@ -52,7 +53,7 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action, eventType stri
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	at := store.Local(time.Now())
+	at := clock.Local(time.Now())
 	var after store.Message
 	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -74,7 +75,7 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action, eventType stri
 			return err
 		}
 		if summary != "" {
-			e := store.MessageAuditEntry{AuditEntry: auditEntry(c, party.ID, action, at), MessageID: id}
+			e := store.MessageAuditEntry{Entry: auditEntry(c, party.ID, action, at), MessageID: id}
 			e.Summary = summary
 			if err := q.AppendMessageAudit(ctx, e); err != nil {
 				return err

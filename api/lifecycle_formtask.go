@@ -9,7 +9,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -65,7 +67,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		return true
 	}
 	svc := store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition}
-	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == store.StatusArchived || !visibility(rights).Allows(svc, task.Status) {
+	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == taskstatus.Archived || !visibility(rights).Allows(svc, task.Status) {
 		return false
 	}
 	tasks, ok := h.tasks.formTasksOrUnavailable(c)
@@ -88,7 +90,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		}
 		expect = &formtask.Expectation{Revision: task.Revision, Status: task.Status}
 	}
-	audit := auditEntry(c, party.ID, p.action, store.Local(time.Now()))
+	audit := auditEntry(c, party.ID, p.action, clock.Local(time.Now()))
 	audit.Summary = p.summary(id, task.Status)
 	_, err = tasks.ChangePlace(ctx, task, change, formtask.PlaceInput{
 		Caller: caller(principalOf(c), rights, svc), Audit: audit, Expect: expect})
@@ -96,7 +98,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 	if errors.As(err, &refused) {
 		switch refused.Kind {
 		case formtask.Conflict:
-			if refused.Status == store.StatusArchived {
+			if refused.Status == taskstatus.Archived {
 				return false
 			}
 		case formtask.InTrashbin, formtask.NotInTrashbin:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -310,7 +311,7 @@ func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Messa
 	party, _ := reporteeOf(c)
 	read := h.events.MessageEvent(events.CorrespondenceRead, events.Message{MessageID: m.MessageID, ReporteeID: party.ID,
 		Type: m.Type, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition, Status: store.StatusRead})
-	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, store.Local(time.Now()), read); err != nil {
+	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, clock.Local(time.Now()), read); err != nil {
 		abort(c, err)
 		return m, false
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/microcosm-cc/bluemonday"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/store"
 )
 
@@ -59,7 +60,7 @@ func (h *mailboxHandlers) getPortalView(c *gin.Context) {
 	self := messagesURL(c) + "/" + url.PathEscape(m.MessageID)
 	page := portalPage{
 		MessageSummary: m.MessageSummary, Reportee: party.Name,
-		Created: m.CreatedDate.Format(store.LocalTimeLayout), Changed: m.LastChangedDateTime.Format(store.LocalTimeLayout),
+		Created: m.CreatedDate.Format(clock.LocalTimeLayout), Changed: m.LastChangedDateTime.Format(clock.LocalTimeLayout),
 		ChangedBy: m.LastChangedBy, Summary: m.Summary, ArchiveReference: m.ArchiveReference,
 		Body: template.HTML(bodyPolicy.Sanitize(m.Body)), //nolint:gosec // sanitised just now
 	}

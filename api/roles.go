@@ -14,6 +14,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -144,11 +145,11 @@ func (h *authorizationHandlers) changeAuthorization(ctx context.Context, fn func
 }
 
 // auditEntry starts an audit entry for a change the caller makes for the reportee.
-func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) store.AuditEntry {
+func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) audit.Entry {
 	p := principalOf(c)
 	subject := p.Subject()
 	key, _ := apiKeyOf(c)
-	return store.AuditEntry{At: at, ReporteeID: reporteeID, ActorName: p.Name, ActorPartyID: subject.PartyID,
+	return audit.Entry{At: at, ReporteeID: reporteeID, ActorName: p.Name, ActorPartyID: subject.PartyID,
 		ActorLoginID: subject.LoginID, ActorMethod: string(p.Method), APIKeyName: key.Name, RequestID: requestID(c), Action: action}
 }
 
@@ -312,7 +313,7 @@ func (h *authorizationHandlers) roleDeleted(r store.DelegatedRole) store.Event {
 }
 
 // deleteAudited runs a delete, its audit entry and its event in one transaction and answers 204.
-func (h *authorizationHandlers) deleteAudited(c *gin.Context, e store.AuditEntry, event store.Event, del func(q *store.Queries) error) {
+func (h *authorizationHandlers) deleteAudited(c *gin.Context, e audit.Entry, event store.Event, del func(q *store.Queries) error) {
 	ctx := c.Request.Context()
 	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
 		if err := del(q); err != nil {
@@ -352,9 +353,9 @@ func (h *authorizationHandlers) listAuditLog(c *gin.Context) {
 	if !ok {
 		return
 	}
-	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]store.AuditEntry, bool, error) {
+	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]audit.Entry, bool, error) {
 		return h.q.ListAudit(c.Request.Context(), party.ID, lq)
-	}, func(e store.AuditEntry) auditEntryResource {
+	}, func(e audit.Entry) auditEntryResource {
 		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
 			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,
 			RightID: e.RightID, RightHolder: e.RightHolder, Summary: e.Summary, RequestID: e.RequestID}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
@@ -81,7 +82,7 @@ func (h *subscriptionHandlers) subscriptionsURL(c *gin.Context) string {
 func (h *subscriptionHandlers) resource(c *gin.Context, s store.Subscription) subscriptionResource {
 	self := h.subscriptionsURL(c) + "/" + strconv.FormatInt(s.ID, 10)
 	r := subscriptionResource{ID: s.ID, EndPoint: s.EndPoint, Types: s.Types, Status: s.Status, StatusReason: s.StatusReason,
-		Created: render.TimestampOf(store.Local(s.Created))}
+		Created: render.TimestampOf(clock.Local(s.Created))}
 	r.Links.Add("self", render.Link{Href: self})
 	r.Links.Add("deadletters", render.Link{Href: self + "/deadletters"})
 	return r
@@ -200,7 +201,7 @@ func (h *subscriptionHandlers) listDeadLetters(c *gin.Context) {
 	items := make([]deadLetterResource, len(dead))
 	for i, d := range dead {
 		items[i] = deadLetterResource{Sequence: d.Seq, EventID: d.EventID, Attempts: d.Attempts, Reason: d.Reason,
-			DeadDateTime: render.TimestampOf(store.Local(d.Dead)), Replaying: d.Replay}
+			DeadDateTime: render.TimestampOf(clock.Local(d.Dead)), Replaying: d.Replay}
 	}
 	self := h.resource(c, s).Links.Self()
 	coll := render.Collection{Embedded: render.EmbedList("deadletters", items)}

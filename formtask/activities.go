@@ -21,8 +21,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask/printpdf"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/formtask/xsd"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
@@ -555,7 +557,7 @@ func (a *Activities) Archive(ctx context.Context, in ArchiveInput) (ArchiveResul
 			return err
 		}
 		var header store.PrintHeader
-		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, store.Local(in.At),
+		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, clock.Local(in.At),
 			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
 				header = h
 				// The digest holds the ArchiveReference just drawn: no print of it is stored yet.
@@ -572,7 +574,7 @@ func (a *Activities) Archive(ctx context.Context, in ArchiveInput) (ArchiveResul
 		}
 		return a.taskEvents(ctx, q, events.Message{MessageID: in.Content.MessageID, ReporteeID: header.ReporteeID,
 			Type: store.TypeFormTask, ServiceCode: header.ServiceCode, ServiceEdition: header.ServiceEdition,
-			Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, changes, true)
+			Status: taskstatus.Archived, ArchiveReference: ar.ArchiveReference}, changes, true)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return ArchiveResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", in.Content.MessageID))
@@ -684,7 +686,7 @@ func (a *Activities) ProjectState(ctx context.Context, in ProjectInput) (Project
 		if err != nil {
 			return err
 		}
-		changed, err := q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, store.Local(in.At))
+		changed, err := q.SetFormTaskState(ctx, in.Content.MessageID, in.Status, in.By, clock.Local(in.At))
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 )
@@ -55,7 +56,7 @@ func (a *Activities) ChangePlace(ctx context.Context, in ChangePlaceInput) (Chan
 			return err
 		}
 		res.Changed = true
-		if err := q.AppendMessageAudit(ctx, store.MessageAuditEntry{AuditEntry: in.Audit, MessageID: m.ID}); err != nil {
+		if err := q.AppendMessageAudit(ctx, store.MessageAuditEntry{Entry: in.Audit, MessageID: m.ID}); err != nil {
 			return err
 		}
 		return q.AppendEvents(ctx, a.placeEvent(eventType, in.Audit.ReporteeID, m.ID, m.Type, m.Service, m.Status))
@@ -70,7 +71,7 @@ var scheduler = Caller{Name: "Postbox", ID: "schedule", Delete: true}
 // through its workflow (an UpdatePurge that keeps a task restored or deleted again meanwhile), with the
 // audit entry of actor, and returns how many it deleted. Without FormTasks (activities run without a
 // Temporal client) they are left for a worker that has one.
-func (a *Activities) purgeDueTasks(ctx context.Context, before time.Time, actor store.AuditEntry) (int, error) {
+func (a *Activities) purgeDueTasks(ctx context.Context, before time.Time, actor audit.Entry) (int, error) {
 	if a.FormTasks == nil {
 		return 0, nil
 	}

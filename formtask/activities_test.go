@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/printpdf/pdftext"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -188,7 +189,7 @@ func TestRenderPrintCachedByContent(t *testing.T) {
 	assert.Contains(t, text, "Innsender/Navn")
 
 	// Another status is other content.
-	_, err := f.q.SetFormTaskState(ctx, "a3101102", store.StatusSigning, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
+	_, err := f.q.SetFormTaskState(ctx, "a3101102", taskstatus.Signing, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	var third formtask.PrintResult
 	require.NoError(t, f.run(t, &third, f.acts.RenderPrint, "a3101102"))
@@ -203,7 +204,7 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	forms := f.currentForms(t, "a3101151")
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101151", Kind: store.RevisionKindReplace, Forms: forms,
 		Attachments: []store.RevisionAttachment{{Name: "Revisjonsberetning", FileName: "revisjon.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4 beretning")}}})
-	in := formtask.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: at}
+	in := formtask.ProjectInput{Content: ref, Status: taskstatus.Filling, By: "Ingrid Fjellheim", At: at}
 	for range 2 { // retried
 		require.NoError(t, f.run(t, nil, f.acts.ProjectState, in))
 	}
@@ -241,7 +242,7 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	assert.Equal(t, 1, prints)
 	task, err := f.q.GetFormTask(ctx, "a3101151")
 	require.NoError(t, err)
-	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, first.ArchiveReference, task.ArchiveReference)
 
 	ar, err := f.q.GetArchive(ctx, "a3101151")
@@ -258,10 +259,10 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	assert.Equal(t, "%PDF-1.4 beretning", string(blob))
 
 	// Once archived, the read model keeps its status.
-	require.NoError(t, f.run(t, nil, f.acts.ProjectState, formtask.ProjectInput{Content: formtask.ContentRef{MessageID: "a3101151"}, Status: store.StatusFilling, By: "x", At: at}))
+	require.NoError(t, f.run(t, nil, f.acts.ProjectState, formtask.ProjectInput{Content: formtask.ContentRef{MessageID: "a3101151"}, Status: taskstatus.Filling, By: "x", At: at}))
 	task, err = f.q.GetFormTask(ctx, "a3101151")
 	require.NoError(t, err)
-	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Len(t, f.events(t), 2, "and writes no event")
 }
 
@@ -323,7 +324,7 @@ func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
 	require.NoError(t, err)
 	ref := f.revision(t, store.NewRevision{MessageID: "a3101102", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101102")})
 	in := formtask.CheckAndProjectInput{Content: ref, Forms: true, Attachments: true, ServiceCode: task.ServiceCode,
-		ServiceEdition: task.ServiceEdition, Project: &formtask.ProjectInput{Content: ref, Status: store.StatusFilling, By: "Ingrid Fjellheim", At: time.Now()}}
+		ServiceEdition: task.ServiceEdition, Project: &formtask.ProjectInput{Content: ref, Status: taskstatus.Filling, By: "Ingrid Fjellheim", At: time.Now()}}
 	var first, again formtask.CheckAndProjectResult
 	require.NoError(t, f.run(t, &first, f.acts.CheckAndProject, in))
 	require.Empty(t, first.Findings.Errors)
@@ -381,6 +382,6 @@ func TestCheckAndArchive(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound, "discarded")
 	task, err := f.q.GetFormTask(ctx, "a3101221")
 	require.NoError(t, err)
-	assert.NotEqual(t, store.StatusArchived, task.Status)
+	assert.NotEqual(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, evs, f.events(t))
 }

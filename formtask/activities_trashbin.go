@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 )
@@ -31,7 +33,7 @@ const purgeBatch = 200
 // what is left.
 func (a *Activities) PurgeTrashbin(ctx context.Context, in PurgeTrashbinActivityInput) (int, error) {
 	info := activity.GetInfo(ctx)
-	actor := store.AuditEntry{At: store.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
+	actor := audit.Entry{At: clock.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
 		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}
 	total := 0
 	for {

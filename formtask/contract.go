@@ -14,9 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/postbox/postbox/store"
 )
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
@@ -219,7 +218,7 @@ func (s TaskState) ChangeRefusal(c Caller) error {
 	if err := c.WriteRefusal(s.ServiceCode, s.ServiceEdition); err != nil {
 		return err
 	}
-	if s.Status == store.StatusArchived {
+	if s.Status == taskstatus.Archived {
 		return s.archived()
 	}
 	if s.InTrashbin {

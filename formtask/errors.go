@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/postbox/postbox/store"
 )
 
 // Kind says why a form-task change was refused; the API maps each kind to its HTTP status.
@@ -75,7 +74,7 @@ func updateError(ctx context.Context, task Task, err error) error {
 			return refuse(Forbidden, "%s", appErr.Message())
 		case ErrTaskArchived:
 			e := refuse(Conflict, "%s", appErr.Message())
-			e.Status, e.ArchiveReference = store.StatusArchived, task.ArchiveReference
+			e.Status, e.ArchiveReference = taskstatus.Archived, task.ArchiveReference
 			var ref string // the workflow's own, should the task have been archived after it was loaded
 			if appErr.HasDetails() && appErr.Details(&ref) == nil && ref != "" {
 				e.ArchiveReference = ref

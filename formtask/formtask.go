@@ -19,7 +19,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
 
@@ -118,7 +120,7 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	}
 	in := SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
 	// A task in Signering is signed as it is: a PUT there may carry no content.
-	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == store.StatusSigning {
+	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == taskstatus.Signing {
 		return s.update(ctx, task, 0, UpdateSubmit, in)
 	}
 	types := make([]string, 0, len(sub.Forms))
@@ -151,7 +153,7 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller, sub Submission, res Result, refused error) (Result, error) {
 	var e *Error
 	caller = withLevel(caller, task)
-	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != store.StatusArchived || !sub.Complete || !sub.Sign ||
+	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != taskstatus.Archived || !sub.Complete || !sub.Sign ||
 		!caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
 		return res, refused
 	}
@@ -165,7 +167,7 @@ func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller,
 	if (len(sub.Forms) > 0 || len(sub.Attachments) > 0) && !archivedFrom(a, sub) {
 		return res, refused
 	}
-	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: a.ArchiveReference}, nil
+	return Result{Outcome: OutcomeArchived, Status: taskstatus.Archived, ArchiveReference: a.ArchiveReference}, nil
 }
 
 // archivedFrom reports whether archive a holds exactly the forms and attachments of sub, in their order.
@@ -197,7 +199,7 @@ func archivedFrom(a store.Archive, sub Submission) bool {
 // the submission's result.
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller Caller, sub Submission) (string, Result, error) {
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
-		Status: store.StatusFilling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
+		Status: taskstatus.Filling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if err := refusal(ctx, task, caller); err != nil {
 		return "", Result{}, err
 	}
@@ -209,8 +211,8 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 		return "", Result{}, refuse(BadInput, "a form task completed at its creation needs its forms")
 	}
 	createdEvent := events.Message{ReporteeID: reporteeID, Type: store.TypeFormTask, ServiceCode: svc.ServiceCode,
-		ServiceEdition: svc.ServiceEdition, Status: store.StatusFilling}
-	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, store.Local(time.Now()),
+		ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling}
+	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, clock.Local(time.Now()),
 		func(id string) store.Event {
 			createdEvent.MessageID = id
 			return s.events.MessageEvent(events.FormTaskCreated, createdEvent)
@@ -218,7 +220,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	if err != nil {
 		return "", Result{}, err
 	}
-	created := Result{Outcome: OutcomeSaved, Status: store.StatusFilling}
+	created := Result{Outcome: OutcomeSaved, Status: taskstatus.Filling}
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
 		return id, created, nil
 	}
@@ -326,7 +328,7 @@ func (s *Service) Print(ctx context.Context, task Task, caller Caller) ([]byte, 
 }
 
 func (s *Service) print(ctx context.Context, task Task, caller Caller) ([]byte, error) {
-	if task.Status == store.StatusArchived {
+	if task.Status == taskstatus.Archived {
 		ar, err := s.store.GetArchive(ctx, task.MessageID)
 		if err == nil {
 			return s.store.GetPrint(ctx, ar.PrintDigest)
@@ -397,7 +399,7 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Re
 		case rerr != nil || r.Outcome == OutcomeInSync:
 		case r.Outcome == OutcomePurged:
 			err = temporal.NewNonRetryableApplicationError("the form task was deleted for good", ErrPurged, nil)
-		case r.Status == store.StatusArchived:
+		case r.Status == taskstatus.Archived:
 			err = temporal.NewNonRetryableApplicationError("the form task is sent and archived ("+r.ArchiveReference+")",
 				ErrTaskArchived, nil, r.ArchiveReference)
 		default:

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -83,7 +84,7 @@ func TestNamespaceMissingIsUnavailable(t *testing.T) {
 func TestRefusedBeforeStoring(t *testing.T) {
 	ft := formtask.New(nil, nil, formtask.Options{})
 	ctx := context.Background()
-	task := formtask.Task{MessageID: "a3101263", Status: store.StatusFilling}
+	task := formtask.Task{MessageID: "a3101263", Status: taskstatus.Filling}
 	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
 
@@ -116,7 +117,7 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 	ft := formtask.New(nil, store.New(storetest.New(t)), formtask.Options{})
 	ctx := context.Background()
 	task := formtask.Task{MessageID: "a3101263", ServiceCode: "4711", ServiceEdition: 2,
-		Status: store.StatusArchived, ArchiveReference: "AR7000001"}
+		Status: taskstatus.Archived, ArchiveReference: "AR7000001"}
 	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
 	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
 	pdf := store.RevisionAttachment{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Data: []byte("%PDF-1.4")}
@@ -142,7 +143,7 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 			var e *formtask.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, formtask.Conflict, e.Kind)
-			assert.Equal(t, store.StatusArchived, e.Status)
+			assert.Equal(t, taskstatus.Archived, e.Status)
 			assert.Equal(t, "AR7000001", e.ArchiveReference)
 
 			noWrite := ingrid

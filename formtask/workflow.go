@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/postbox/postbox/store"
 )
 
 // MaxUpdatesPerRun bounds the updates one run handles before it continues as new, so that a task edited
@@ -147,7 +146,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 		return err
 	}
 	if err := workflow.Await(ctx, func() bool {
-		return t.state.Status == store.StatusArchived || t.purged || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		return t.state.Status == taskstatus.Archived || t.purged || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	}); err != nil {
 		return err
 	}
@@ -155,7 +154,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
-	if t.state.Status == store.StatusArchived || t.purged {
+	if t.state.Status == taskstatus.Archived || t.purged {
 		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, FormTask, t.state)
@@ -303,15 +302,15 @@ func (t *task) validateSubmit(_ workflow.Context, in SubmitInput) error {
 	if err := t.checkExpected(in.Expect); err != nil {
 		return err
 	}
-	if t.state.Status == store.StatusSigning && !(in.Complete && in.Sign) {
+	if t.state.Status == taskstatus.Signing && !(in.Complete && in.Sign) {
 		return t.wrongState("the form task awaits signing; only a submission that signs it is possible")
 	}
 	if in.Revision.ID == 0 {
 		if len(in.Forms) > 0 || len(in.Attachments) > 0 {
 			return reject(ErrBadInput, "the forms and attachments of the form task are required")
 		}
-		if t.state.Status != store.StatusSigning { // signs as it is: only what awaits signing
-			return t.wrongState("a submission without content signs a task in %s; the form task is in %s", store.StatusSigning, t.state.Status)
+		if t.state.Status != taskstatus.Signing { // signs as it is: only what awaits signing
+			return t.wrongState("a submission without content signs a task in %s; the form task is in %s", taskstatus.Signing, t.state.Status)
 		}
 		return nil
 	}
@@ -335,8 +334,8 @@ func (t *task) validateFilling(c Caller, what string) error {
 	if err := t.changeRefusal(c); err != nil {
 		return err
 	}
-	if t.state.Status != store.StatusFilling {
-		return t.wrongState("%s is possible only while the form task is in %s, not %s", what, store.StatusFilling, t.state.Status)
+	if t.state.Status != taskstatus.Filling {
+		return t.wrongState("%s is possible only while the form task is in %s, not %s", what, taskstatus.Filling, t.state.Status)
 	}
 	return nil
 }
@@ -371,8 +370,8 @@ func (t *task) validateValidate(_ workflow.Context, _ ReadInput) error {
 	if t.state.InTrashbin {
 		return t.state.inTrashbinRefusal()
 	}
-	if t.state.Status != store.StatusFilling {
-		return t.wrongState("validation is possible only while the form task is in %s, not %s", store.StatusFilling, t.state.Status)
+	if t.state.Status != taskstatus.Filling {
+		return t.wrongState("validation is possible only while the form task is in %s, not %s", taskstatus.Filling, t.state.Status)
 	}
 	return nil
 }
@@ -398,28 +397,28 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	content := ContentRef{MessageID: t.state.MessageID, Revision: in.Revision}
 	maySign := in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
 	wantsSign := in.Complete && in.Sign
-	if t.state.Status == store.StatusSigning && !maySign {
+	if t.state.Status == taskstatus.Signing && !maySign {
 		log.Info("sign refused", "caller", in.Caller.ID)
 		return Result{Outcome: OutcomeSignRefused, Status: t.state.Status}, t.discard(ctx, in.Revision, nil)
 	}
 
-	target := store.StatusArchived
+	target := taskstatus.Archived
 	switch {
 	case !in.Complete: // also with sign=false: nothing is completed
-		target = store.StatusFilling
+		target = taskstatus.Filling
 	case !in.Sign || !maySign:
-		target = store.StatusSigning
+		target = taskstatus.Signing
 	}
-	if target == store.StatusArchived && t.queues.localArchive {
+	if target == taskstatus.Archived && t.queues.localArchive {
 		return t.checkAndArchive(ctx, in.Caller, content)
 	}
 	projected := false
 	if in.Revision.ID != 0 {
 		projectTo := target
-		if target == store.StatusArchived {
+		if target == taskstatus.Archived {
 			projectTo = "" // Archive promotes the revision
 		}
-		findings, err := t.checkAndProject(ctx, content, true, true, target != store.StatusFilling, projectTo, in.Caller.Name)
+		findings, err := t.checkAndProject(ctx, content, true, true, target != taskstatus.Filling, projectTo, in.Caller.Name)
 		if err != nil {
 			return Result{}, err
 		}
@@ -430,7 +429,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		projected = projectTo != ""
 	}
 
-	if target == store.StatusArchived {
+	if target == taskstatus.Archived {
 		// Archive promotes the revision and archives in one transaction.
 		var ar ArchiveResult
 		actx := t.queues.archive(ctx)
@@ -450,13 +449,13 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		return Result{}, err
 	}
 	switch {
-	case target == store.StatusSigning && wantsSign:
+	case target == taskstatus.Signing && wantsSign:
 		log.Info("sign refused; sent to signing", "caller", in.Caller.ID)
-		return Result{Outcome: OutcomeSignRefused, Status: store.StatusSigning}, nil
-	case target == store.StatusSigning:
-		return Result{Outcome: OutcomeSentToSigning, Status: store.StatusSigning}, nil
+		return Result{Outcome: OutcomeSignRefused, Status: taskstatus.Signing}, nil
+	case target == taskstatus.Signing:
+		return Result{Outcome: OutcomeSentToSigning, Status: taskstatus.Signing}, nil
 	}
-	return Result{Outcome: OutcomeSaved, Status: store.StatusFilling}, nil
+	return Result{Outcome: OutcomeSaved, Status: taskstatus.Filling}, nil
 }
 
 // checkAndArchive submits content to the archive in runs from version 2 of VersionLeanHistory: its checks
@@ -480,11 +479,11 @@ func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRe
 func (t *task) recordArchive(ctx workflow.Context, c Caller, content ContentRef, ar ArchiveResult) (Result, error) {
 	t.state.ArchiveReference = ar.ArchiveReference
 	t.promoted(content.Revision)
-	if err := t.setStatus(ctx, store.StatusArchived); err != nil {
+	if err := t.setStatus(ctx, taskstatus.Archived); err != nil {
 		return Result{}, err
 	}
 	workflow.GetLogger(ctx).Info("form task archived", "archive_reference", ar.ArchiveReference, "caller", c.ID)
-	return Result{Outcome: OutcomeArchived, Status: store.StatusArchived, ArchiveReference: ar.ArchiveReference}, nil
+	return Result{Outcome: OutcomeArchived, Status: taskstatus.Archived, ArchiveReference: ar.ArchiveReference}, nil
 }
 
 func (t *task) putSubForm(ctx workflow.Context, in SubFormInput) (Result, error) {
@@ -508,7 +507,7 @@ func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, valid
 		return Result{}, t.discard(ctx, rev, err)
 	}
 	content := ContentRef{MessageID: t.state.MessageID, Revision: rev}
-	findings, err := t.checkAndProject(ctx, content, forms, attachments, false, store.StatusFilling, c.Name)
+	findings, err := t.checkAndProject(ctx, content, forms, attachments, false, taskstatus.Filling, c.Name)
 	if err != nil {
 		return Result{}, err
 	}
@@ -516,7 +515,7 @@ func (t *task) addContent(ctx workflow.Context, c Caller, rev RevisionRef, valid
 		v := findings.Result()
 		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 	}
-	r := Result{Outcome: OutcomeSaved, Status: store.StatusFilling}
+	r := Result{Outcome: OutcomeSaved, Status: taskstatus.Filling}
 	ref := findings.ref
 	setRef(&r, ref)
 	return r, nil

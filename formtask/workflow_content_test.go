@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 func contentChange(c formtask.Caller, change formtask.ContentChange, r formtask.RevisionRef) formtask.ContentChangeInput {
@@ -30,12 +30,12 @@ func TestContentChanges(t *testing.T) {
 		contentChange(writer, formtask.ChangeDeleteAttachment, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
 	repl := send(env, 3*time.Minute, formtask.UpdateChangeContent,
 		contentChange(writer, formtask.ChangeReplaceAttachment, formtask.RevisionRef{ID: 3, Digest: rev.Digest}))
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	for _, o := range []*outcome{delForm, delAtt, repl} {
 		require.NoError(t, o.err)
 		assert.Equal(t, formtask.OutcomeSaved, o.res.Outcome)
-		assert.Equal(t, store.StatusFilling, o.res.Status)
+		assert.Equal(t, taskstatus.Filling, o.res.Status)
 	}
 	assert.Equal(t, int64(200777), delForm.res.FormID)
 	assert.Equal(t, int64(200777), delAtt.res.AttachmentID)
@@ -51,7 +51,7 @@ func TestContentChangeValidators(t *testing.T) {
 	noWrite := writer
 	noWrite.Write = false
 	stale := contentChange(writer, formtask.ChangeDeleteForm, rev)
-	stale.Expect = &formtask.Expectation{Revision: 41, Status: store.StatusFilling}
+	stale.Expect = &formtask.Expectation{Revision: 41, Status: taskstatus.Filling}
 	noContent := contentChange(writer, formtask.ChangeReplaceAttachment, rev)
 	noContent.Attachment = nil
 	cases := []struct {
@@ -59,13 +59,13 @@ func TestContentChangeValidators(t *testing.T) {
 		in         formtask.ContentChangeInput
 		want       string
 	}{
-		{"no Write", store.StatusFilling, contentChange(noWrite, formtask.ChangeDeleteAttachment, rev), formtask.ErrForbidden},
-		{"in Signering", store.StatusSigning, contentChange(writer, formtask.ChangeDeleteForm, rev), formtask.ErrWrongState},
-		{"archived", store.StatusArchived, contentChange(writer, formtask.ChangeDeleteAttachment, rev), formtask.ErrTaskArchived},
-		{"stale expectation", store.StatusFilling, stale, formtask.ErrPrecondition},
-		{"no revision", store.StatusFilling, contentChange(writer, formtask.ChangeDeleteForm, formtask.RevisionRef{}), formtask.ErrBadInput},
-		{"replacement without content", store.StatusFilling, noContent, formtask.ErrBadInput},
-		{"unknown change", store.StatusFilling, contentChange(writer, "Rename", rev), formtask.ErrBadInput},
+		{"no Write", taskstatus.Filling, contentChange(noWrite, formtask.ChangeDeleteAttachment, rev), formtask.ErrForbidden},
+		{"in Signering", taskstatus.Signing, contentChange(writer, formtask.ChangeDeleteForm, rev), formtask.ErrWrongState},
+		{"archived", taskstatus.Archived, contentChange(writer, formtask.ChangeDeleteAttachment, rev), formtask.ErrTaskArchived},
+		{"stale expectation", taskstatus.Filling, stale, formtask.ErrPrecondition},
+		{"no revision", taskstatus.Filling, contentChange(writer, formtask.ChangeDeleteForm, formtask.RevisionRef{}), formtask.ErrBadInput},
+		{"replacement without content", taskstatus.Filling, noContent, formtask.ErrBadInput},
+		{"unknown change", taskstatus.Filling, contentChange(writer, "Rename", rev), formtask.ErrBadInput},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestFormPrint(t *testing.T) {
 	}, activity.RegisterOptions{Name: formtask.ActivityRenderFormPrint})
 	one := send(env, time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer, FormID: 200129})
 	all := send(env, 2*time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, one.err)
 	assert.Equal(t, strings.Repeat("ef", 32), one.res.PrintDigest)

@@ -6,7 +6,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // The life of a form task in progress in the mailbox: to the trashbin, back, and deleted for good. Its
@@ -51,7 +52,7 @@ const (
 // request, what), in the transaction of the change.
 type PlaceInput struct {
 	Caller Caller
-	Audit  store.AuditEntry
+	Audit  audit.Entry
 	// DeletedBefore, set by the scheduled purge, purges the task only if it went to the trashbin before.
 	DeletedBefore time.Time `json:",omitempty"`
 	// Expect, when set, refuses the change (ErrPrecondition) unless the task is as expected.
@@ -63,7 +64,7 @@ type PlaceInput struct {
 type ChangePlaceInput struct {
 	MessageID     string
 	Change        string
-	Audit         store.AuditEntry
+	Audit         audit.Entry
 	DeletedBefore time.Time `json:",omitempty"`
 }
 
@@ -108,7 +109,7 @@ func (t *task) validatePlace(change string, inTrashbin bool, in PlaceInput) erro
 		return reject(ErrForbidden, "the caller may not delete or restore messages of service %s/%d for this reportee",
 			t.state.ServiceCode, t.state.ServiceEdition)
 	}
-	if t.state.Status == store.StatusArchived {
+	if t.state.Status == taskstatus.Archived {
 		return t.state.archived()
 	}
 	if err := t.checkExpected(in.Expect); err != nil {

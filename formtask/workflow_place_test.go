@@ -14,7 +14,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
 
@@ -31,7 +33,7 @@ func placeEnv(t *testing.T, found formtask.ChangePlaceResult) (*testsuite.TestWo
 }
 
 func place(c formtask.Caller) formtask.PlaceInput {
-	return formtask.PlaceInput{Caller: c, Audit: store.AuditEntry{ReporteeID: 50001, ActorName: c.Name, Action: store.AuditDelete}}
+	return formtask.PlaceInput{Caller: c, Audit: audit.Entry{ReporteeID: 50001, ActorName: c.Name, Action: store.AuditDelete}}
 }
 
 // detail is the status a refusal carries.
@@ -59,22 +61,22 @@ func TestTrashRestorePurge(t *testing.T) {
 	trash2 := send(env, 6*time.Minute, formtask.UpdateTrash, place(deleter))
 	purge := send(env, 7*time.Minute, formtask.UpdatePurge, place(deleter))
 	behind := send(env, 7*time.Minute, formtask.UpdateRestore, place(deleter)) // accepted, waits for the purge
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, trash.err)
 	assert.Equal(t, formtask.OutcomeTrashed, trash.res.Outcome)
-	assert.Equal(t, store.StatusFilling, trash.res.Status, "it keeps its status")
+	assert.Equal(t, taskstatus.Filling, trash.res.Status, "it keeps its status")
 	for _, o := range []*outcome{put, sub, val, again} {
 		require.True(t, o.rejected, "refused by the validator")
 		assert.Equal(t, formtask.ErrInTrashbin, errType(o.err))
-		assert.Equal(t, store.StatusFilling, detail(t, o.err))
+		assert.Equal(t, taskstatus.Filling, detail(t, o.err))
 	}
 	require.NoError(t, restore.err)
 	assert.Equal(t, formtask.OutcomeRestored, restore.res.Outcome)
 	require.NoError(t, draft.err)
-	assert.Equal(t, store.StatusSigning, draft.res.Status)
+	assert.Equal(t, taskstatus.Signing, draft.res.Status)
 	require.NoError(t, trash2.err)
-	assert.Equal(t, store.StatusSigning, trash2.res.Status)
+	assert.Equal(t, taskstatus.Signing, trash2.res.Status)
 	require.NoError(t, purge.err)
 	assert.Equal(t, formtask.OutcomePurged, purge.res.Outcome)
 	assert.False(t, behind.rejected)
@@ -98,17 +100,17 @@ func TestPlaceValidators(t *testing.T) {
 	noDelete := deleter
 	noDelete.Delete = false
 	stale := place(deleter)
-	stale.Expect = &formtask.Expectation{Revision: 7, Status: store.StatusFilling}
+	stale.Expect = &formtask.Expectation{Revision: 7, Status: taskstatus.Filling}
 	cases := []struct {
 		name, from, update string
 		in                 formtask.PlaceInput
 		want               string
 	}{
-		{"trash without Delete", store.StatusFilling, formtask.UpdateTrash, place(noDelete), formtask.ErrForbidden},
-		{"restore of a task in the mailbox", store.StatusFilling, formtask.UpdateRestore, place(deleter), formtask.ErrNotInTrashbin},
-		{"purge of a task in the mailbox", store.StatusSigning, formtask.UpdatePurge, place(deleter), formtask.ErrNotInTrashbin},
-		{"trash of an archived task", store.StatusArchived, formtask.UpdateTrash, place(deleter), formtask.ErrTaskArchived},
-		{"trash under a stale If-Match", store.StatusFilling, formtask.UpdateTrash, stale, formtask.ErrPrecondition},
+		{"trash without Delete", taskstatus.Filling, formtask.UpdateTrash, place(noDelete), formtask.ErrForbidden},
+		{"restore of a task in the mailbox", taskstatus.Filling, formtask.UpdateRestore, place(deleter), formtask.ErrNotInTrashbin},
+		{"purge of a task in the mailbox", taskstatus.Signing, formtask.UpdatePurge, place(deleter), formtask.ErrNotInTrashbin},
+		{"trash of an archived task", taskstatus.Archived, formtask.UpdateTrash, place(deleter), formtask.ErrTaskArchived},
+		{"trash under a stale If-Match", taskstatus.Filling, formtask.UpdateTrash, stale, formtask.ErrPrecondition},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +131,7 @@ func TestSubmissionBehindTheTrashIsRefused(t *testing.T) {
 	f.slow = 20 * time.Millisecond
 	trash := send(env, time.Minute, formtask.UpdateTrash, place(deleter))
 	put := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, false, true, rev))
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, trash.err)
 	assert.False(t, put.rejected, "accepted before the trash was made")
@@ -147,7 +149,7 @@ func TestPurgeNotDueAndGone(t *testing.T) {
 		o := send(env, time.Minute, formtask.UpdatePurge, in)
 		env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 		env.ExecuteWorkflow(formtask.FormTask, formtask.TaskState{MessageID: "a3101102", ReporteeID: "r50001", ServiceCode: "4711",
-			ServiceEdition: 2, Status: store.StatusFilling, InTrashbin: true})
+			ServiceEdition: 2, Status: taskstatus.Filling, InTrashbin: true})
 		return env, o
 	}
 	env, o := purgeInTrash(t, formtask.ChangePlaceResult{})
@@ -167,7 +169,7 @@ func TestTrashbinCarriesOverContinueAsNew(t *testing.T) {
 	for i := 1; i < formtask.MaxUpdatesPerRun; i++ {
 		send(env, time.Minute+time.Duration(i)*time.Second, formtask.UpdatePrint, formtask.ReadInput{Caller: signer})
 	}
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "got %v", env.GetWorkflowError())
 	var next formtask.TaskState

@@ -24,8 +24,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/internal/temporaltest"
-	"github.com/postbox/postbox/store"
 )
 
 // Histories recorded on the real dev server with the workflow as it was before each versioned change:
@@ -84,7 +84,7 @@ func TestLongActivitiesHeartbeat(t *testing.T) {
 			send(env, time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
 			send(env, 2*time.Minute, formtask.UpdateSubmit, submit(writer, false, true, rev))
 			send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
-			run(env, store.StatusFilling)
+			run(env, taskstatus.Filling)
 			require.NoError(t, env.GetWorkflowError())
 
 			want := map[string]time.Duration{formtask.ActivityRenderPrint: formtask.HeartbeatTimeout}
@@ -123,7 +123,7 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 			send(env, 4*time.Minute, formtask.UpdateSubmit, submit(writer, true, true, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
 			send(env, 5*time.Minute, formtask.UpdateSubmit, submit(writer, true, true, formtask.RevisionRef{ID: 3, Digest: rev.Digest}))
 			send(env, 6*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
-			run(env, store.StatusFilling)
+			run(env, taskstatus.Filling)
 			require.NoError(t, env.GetWorkflowError())
 
 			want := map[string]string{
@@ -147,7 +147,7 @@ func TestLostLocalArchiveIsRetried(t *testing.T) {
 	env, f := newEnv(t)
 	f.lostArchives = 2
 	o := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, rev))
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
 	require.NoError(t, o.err)
@@ -169,7 +169,7 @@ func TestTransitionsAreCounted(t *testing.T) {
 	send(env, time.Minute, formtask.UpdateSubmit, submit(writer, false, true, rev))
 	send(env, 2*time.Minute, formtask.UpdateSubmit, submit(writer, true, false, rev))
 	send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 	require.NoError(t, env.GetWorkflowError())
 
 	var got []string
@@ -190,11 +190,11 @@ func TestResyncsAreCounted(t *testing.T) {
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	s.SetMetricsHandler(contribtally.NewMetricsHandler(scope))
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
-	f := &fakeActivities{readModel: formtask.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}}
+	f := &fakeActivities{readModel: formtask.ReadModelState{Found: true, Status: taskstatus.Signing, Revision: 7}}
 	f.register(env)
 	send(env, time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
 	send(env, 2*time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	counts := map[string]int64{}
 	for _, c := range scope.Snapshot().Counters() {

@@ -1,9 +1,8 @@
 package formtask
 
 import (
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/postbox/postbox/store"
 )
 
 // A run's local activities (CheckAndProject, CheckAndArchive, ChangePlace) commit in the workflow task of
@@ -44,7 +43,7 @@ const MetricResyncs = "postbox_formtask_resyncs"
 const LogResynced = "form task's run took its state from the read model: an update that changed it was lost"
 
 // statusOrder is the order of a task's statuses.
-var statusOrder = map[string]int{store.StatusFilling: 1, store.StatusSigning: 2, store.StatusArchived: 3}
+var statusOrder = map[string]int{taskstatus.Filling: 1, taskstatus.Signing: 2, taskstatus.Archived: 3}
 
 // validateResync refuses a resync of a run that has nothing left to learn: its task archived (the archive
 // is the last change) or deleted for good. Such an update leaves no trace.
@@ -52,7 +51,7 @@ func (t *task) validateResync(_ workflow.Context, _ ResyncInput) error {
 	if err := t.gone(); err != nil {
 		return err
 	}
-	if t.state.Status == store.StatusArchived {
+	if t.state.Status == taskstatus.Archived {
 		return t.state.archived()
 	}
 	return nil
@@ -84,7 +83,7 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 	// moves on, and its revisions are promoted in the order of their ids.
 	t.state.Revision, t.state.InTrashbin = max(t.state.Revision, rm.Revision), rm.InTrashbin
 	if statusOrder[rm.Status] > statusOrder[t.state.Status] {
-		if rm.Status == store.StatusArchived {
+		if rm.Status == taskstatus.Archived {
 			t.state.ArchiveReference = rm.ArchiveReference
 		}
 		if err := t.setStatus(ctx, rm.Status); err != nil {

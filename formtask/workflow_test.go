@@ -20,8 +20,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/internal/temporaltest"
-	"github.com/postbox/postbox/store"
 )
 
 // fakeActivities stand in for the activities: they record what the workflow asked for.
@@ -157,7 +157,7 @@ func send(env *testsuite.TestWorkflowEnvironment, at time.Duration, name string,
 // at is when to send the update: at once to an archived task, whose run ends in its first workflow task
 // (UpdateWithStart delivers the update in that task).
 func at(status string) time.Duration {
-	if status == store.StatusArchived {
+	if status == taskstatus.Archived {
 		return 0
 	}
 	return time.Minute
@@ -215,27 +215,27 @@ func TestSubmitStateTable(t *testing.T) {
 		calls    []string
 		rejected string // error type of a rejected update
 	}{
-		{"draft", store.StatusFilling, submit(signer, false, true, rev), formtask.OutcomeSaved, store.StatusFilling,
+		{"draft", taskstatus.Filling, submit(signer, false, true, rev), formtask.OutcomeSaved, taskstatus.Filling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"draft, sign=false too", store.StatusFilling, submit(signer, false, false, rev), formtask.OutcomeSaved, store.StatusFilling,
+		{"draft, sign=false too", taskstatus.Filling, submit(signer, false, false, rev), formtask.OutcomeSaved, taskstatus.Filling,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Utfylling) 1"}, ""},
-		{"to signing", store.StatusFilling, submit(signer, true, false, rev), formtask.OutcomeSentToSigning, store.StatusSigning,
+		{"to signing", taskstatus.Filling, submit(signer, true, false, rev), formtask.OutcomeSentToSigning, taskstatus.Signing,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signed and archived", store.StatusFilling, submit(signer, true, true, rev), formtask.OutcomeArchived, store.StatusArchived,
+		{"signed and archived", taskstatus.Filling, submit(signer, true, true, rev), formtask.OutcomeArchived, taskstatus.Archived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"no Sign right: saved, sent to signing", store.StatusFilling, submit(writer, true, true, rev), formtask.OutcomeSignRefused, store.StatusSigning,
+		{"no Sign right: saved, sent to signing", taskstatus.Filling, submit(writer, true, true, rev), formtask.OutcomeSignRefused, taskstatus.Signing,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "ProjectState(Signering) 1"}, ""},
-		{"signing signs as is", store.StatusSigning, submit(signer, true, true, formtask.RevisionRef{}), formtask.OutcomeArchived, store.StatusArchived,
+		{"signing signs as is", taskstatus.Signing, submit(signer, true, true, formtask.RevisionRef{}), formtask.OutcomeArchived, taskstatus.Archived,
 			[]string{"Archive 0"}, ""},
-		{"signing with new content", store.StatusSigning, submit(signer, true, true, rev), formtask.OutcomeArchived, store.StatusArchived,
+		{"signing with new content", taskstatus.Signing, submit(signer, true, true, rev), formtask.OutcomeArchived, taskstatus.Archived,
 			[]string{"ValidateForms 1", "CheckAttachments 1", "Archive 1"}, ""},
-		{"signing without Sign", store.StatusSigning, submit(writer, true, true, rev), formtask.OutcomeSignRefused, store.StatusSigning,
+		{"signing without Sign", taskstatus.Signing, submit(writer, true, true, rev), formtask.OutcomeSignRefused, taskstatus.Signing,
 			[]string{"DiscardRevision 1"}, ""},
-		{"signing below the level", store.StatusSigning, submit(noLevel, true, true, rev), "", store.StatusSigning,
+		{"signing below the level", taskstatus.Signing, submit(noLevel, true, true, rev), "", taskstatus.Signing,
 			nil, formtask.ErrSecurityLevel},
-		{"signing, complete=false", store.StatusSigning, submit(signer, false, true, rev), "", store.StatusSigning,
+		{"signing, complete=false", taskstatus.Signing, submit(signer, false, true, rev), "", taskstatus.Signing,
 			nil, formtask.ErrWrongState},
-		{"archived", store.StatusArchived, submit(signer, true, true, rev), "", store.StatusArchived,
+		{"archived", taskstatus.Archived, submit(signer, true, true, rev), "", taskstatus.Archived,
 			nil, formtask.ErrTaskArchived},
 	}
 	for _, tc := range cases {
@@ -254,7 +254,7 @@ func TestSubmitStateTable(t *testing.T) {
 			assert.Equal(t, tc.status, o.res.Status)
 			assert.ElementsMatch(t, tc.calls[:min(2, len(tc.calls))], f.Calls()[:min(2, len(tc.calls))], "checks run together")
 			assert.Equal(t, tc.calls[min(2, len(tc.calls)):], f.Calls()[min(2, len(tc.calls)):])
-			if tc.status == store.StatusArchived {
+			if tc.status == taskstatus.Archived {
 				assert.Equal(t, "AR7000001", o.res.ArchiveReference)
 				require.NoError(t, env.GetWorkflowError(), "an archived task's workflow ends")
 			}
@@ -273,19 +273,19 @@ func TestValidators(t *testing.T) {
 		arg                any
 		want               string
 	}{
-		{"no Write", store.StatusFilling, formtask.UpdateSubmit, submit(noWrite, false, true, rev), formtask.ErrForbidden},
-		{"form without Type", store.StatusFilling, formtask.UpdateSubmit, noType, formtask.ErrBadInput},
-		{"no content in Utfylling", store.StatusFilling, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}), formtask.ErrWrongState},
-		{"bad digest", store.StatusFilling, formtask.UpdateSubmit, badDigest, formtask.ErrBadInput},
-		{"sub-form without data format", store.StatusFilling, formtask.UpdateSubForm,
+		{"no Write", taskstatus.Filling, formtask.UpdateSubmit, submit(noWrite, false, true, rev), formtask.ErrForbidden},
+		{"form without Type", taskstatus.Filling, formtask.UpdateSubmit, noType, formtask.ErrBadInput},
+		{"no content in Utfylling", taskstatus.Filling, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}), formtask.ErrWrongState},
+		{"bad digest", taskstatus.Filling, formtask.UpdateSubmit, badDigest, formtask.ErrBadInput},
+		{"sub-form without data format", taskstatus.Filling, formtask.UpdateSubForm,
 			formtask.SubFormInput{Caller: signer, Revision: rev, Form: formtask.FormRef{Type: "SubForm"}}, formtask.ErrBadInput},
-		{"sub-form in Signering", store.StatusSigning, formtask.UpdateSubForm,
+		{"sub-form in Signering", taskstatus.Signing, formtask.UpdateSubForm,
 			formtask.SubFormInput{Caller: signer, Revision: rev, Form: formtask.FormRef{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234}}, formtask.ErrWrongState},
-		{"attachment without type", store.StatusFilling, formtask.UpdateAttachment,
+		{"attachment without type", taskstatus.Filling, formtask.UpdateAttachment,
 			formtask.AttachmentInput{Caller: signer, Revision: rev, Attachment: formtask.AttachmentRef{FileName: "a.pdf"}}, formtask.ErrBadInput},
-		{"attachment when archived", store.StatusArchived, formtask.UpdateAttachment,
+		{"attachment when archived", taskstatus.Archived, formtask.UpdateAttachment,
 			formtask.AttachmentInput{Caller: signer, Revision: rev, Attachment: formtask.AttachmentRef{FileName: "a.pdf", AttachmentType: "Bilde"}}, formtask.ErrTaskArchived},
-		{"validate in Signering", store.StatusSigning, formtask.UpdateValidate, formtask.ReadInput{Caller: signer}, formtask.ErrWrongState},
+		{"validate in Signering", taskstatus.Signing, formtask.UpdateValidate, formtask.ReadInput{Caller: signer}, formtask.ErrWrongState},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,11 +311,11 @@ func TestInvalidFormsKeepNothing(t *testing.T) {
 	f.invalid = true
 	o := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, rev))
 	v := send(env, 2*time.Minute, formtask.UpdateValidate, formtask.ReadInput{Caller: writer})
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, o.err)
 	assert.Equal(t, formtask.OutcomeInvalid, o.res.Outcome)
-	assert.Equal(t, store.StatusFilling, o.res.Status)
+	assert.Equal(t, taskstatus.Filling, o.res.Status)
 	require.NotNil(t, o.res.Validation)
 	assert.False(t, o.res.Validation.Success)
 	assert.Equal(t, "/Skjema/AntallAnsatte", o.res.Validation.ValidationErrors[0].FieldXPath)
@@ -337,7 +337,7 @@ func TestSubFormAttachmentAndPrint(t *testing.T) {
 		Revision: formtask.RevisionRef{ID: 2, Digest: rev.Digest}, Attachment: formtask.AttachmentRef{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Size: 3}})
 	val := send(env, 3*time.Minute, formtask.UpdateValidate, formtask.ReadInput{Caller: writer})
 	pr := send(env, 4*time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, sub.err)
 	assert.Equal(t, int64(200777), sub.res.FormID)
@@ -362,7 +362,7 @@ func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 	f.slow = 20 * time.Millisecond
 	a := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, false, true, rev))
 	b := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, false, formtask.RevisionRef{ID: 2, Digest: rev.Digest}))
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, a.err)
 	require.NoError(t, b.err)
@@ -375,7 +375,7 @@ func TestConcurrentUpdatesDoNotInterleave(t *testing.T) {
 		}
 		assert.True(t, strings.HasSuffix(c, " "+want), "call %d %q belongs to update %s: %v", i, c, want, calls)
 	}
-	assert.Equal(t, store.StatusSigning, b.res.Status)
+	assert.Equal(t, taskstatus.Signing, b.res.Status)
 }
 
 // A run hands over to a new one after MaxUpdatesPerRun updates, carrying its state, once every update
@@ -387,7 +387,7 @@ func TestContinueAsNew(t *testing.T) {
 	for i := 1; i < formtask.MaxUpdatesPerRun; i++ {
 		outs = append(outs, send(env, time.Minute+time.Duration(i)*time.Second, formtask.UpdatePrint, formtask.ReadInput{Caller: signer}))
 	}
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	for _, o := range outs {
 		require.NoError(t, o.err)
@@ -398,7 +398,7 @@ func TestContinueAsNew(t *testing.T) {
 	require.True(t, errors.As(err, &can))
 	var next formtask.TaskState
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	assert.Equal(t, store.StatusSigning, next.Status)
+	assert.Equal(t, taskstatus.Signing, next.Status)
 	assert.Equal(t, "a3101102", next.MessageID)
 }
 
@@ -413,16 +413,16 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 		in.Expect = &e
 		return in
 	}
-	read := formtask.Expectation{Revision: 0, Status: store.StatusFilling}
+	read := formtask.Expectation{Revision: 0, Status: taskstatus.Filling}
 	a := send(env, time.Minute, formtask.UpdateSubmit, expecting(rev, read))
 	b := send(env, time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 2, Digest: rev.Digest}, read))
 	c := send(env, 2*time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 3, Digest: rev.Digest},
-		formtask.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+		formtask.Expectation{Revision: rev.ID, Status: taskstatus.Filling}))
 	d := send(env, 3*time.Minute, formtask.UpdateSubmit, expecting(formtask.RevisionRef{ID: 4, Digest: rev.Digest},
-		formtask.Expectation{Revision: rev.ID, Status: store.StatusFilling}))
+		formtask.Expectation{Revision: rev.ID, Status: taskstatus.Filling}))
 	e := send(env, 4*time.Minute, formtask.UpdateSubForm, formtask.SubFormInput{Caller: signer, Revision: formtask.RevisionRef{ID: 5, Digest: rev.Digest},
 		Form: formtask.FormRef{Type: "SubForm", DataFormatID: "1", DataFormatVersion: 1}, Expect: &read})
-	run(env, store.StatusFilling)
+	run(env, taskstatus.Filling)
 
 	require.NoError(t, a.err)
 	assert.Equal(t, formtask.ErrPrecondition, errType(b.err))
@@ -440,7 +440,7 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 // allows (a task projected to Signering is signed as it is); an archived or deleted task ends the run; a run
 // in step answers InSync; an archived run refuses without a trace.
 func TestResync(t *testing.T) {
-	signing := formtask.ReadModelState{Found: true, Status: store.StatusSigning, Revision: 7}
+	signing := formtask.ReadModelState{Found: true, Status: taskstatus.Signing, Revision: 7}
 	cases := []struct {
 		name      string
 		from      string
@@ -448,16 +448,16 @@ func TestResync(t *testing.T) {
 		want      formtask.Result
 		ends      bool
 	}{
-		{"projected to signing", store.StatusFilling, signing, formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusSigning}, false},
-		{"archived", store.StatusSigning, formtask.ReadModelState{Found: true, Status: store.StatusArchived, ArchiveReference: "AR7000085", Revision: 7},
-			formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusArchived, ArchiveReference: "AR7000085"}, true},
-		{"deleted for good", store.StatusFilling, formtask.ReadModelState{}, formtask.Result{Outcome: formtask.OutcomePurged, Status: store.StatusFilling}, true},
-		{"in the trashbin", store.StatusFilling, formtask.ReadModelState{Found: true, Status: store.StatusFilling, InTrashbin: true},
-			formtask.Result{Outcome: formtask.OutcomeResynced, Status: store.StatusFilling}, false},
-		{"in step", store.StatusFilling, formtask.ReadModelState{Found: true, Status: store.StatusFilling},
-			formtask.Result{Outcome: formtask.OutcomeInSync, Status: store.StatusFilling}, false},
-		{"never back", store.StatusSigning, formtask.ReadModelState{Found: true, Status: store.StatusFilling},
-			formtask.Result{Outcome: formtask.OutcomeInSync, Status: store.StatusSigning}, false},
+		{"projected to signing", taskstatus.Filling, signing, formtask.Result{Outcome: formtask.OutcomeResynced, Status: taskstatus.Signing}, false},
+		{"archived", taskstatus.Signing, formtask.ReadModelState{Found: true, Status: taskstatus.Archived, ArchiveReference: "AR7000085", Revision: 7},
+			formtask.Result{Outcome: formtask.OutcomeResynced, Status: taskstatus.Archived, ArchiveReference: "AR7000085"}, true},
+		{"deleted for good", taskstatus.Filling, formtask.ReadModelState{}, formtask.Result{Outcome: formtask.OutcomePurged, Status: taskstatus.Filling}, true},
+		{"in the trashbin", taskstatus.Filling, formtask.ReadModelState{Found: true, Status: taskstatus.Filling, InTrashbin: true},
+			formtask.Result{Outcome: formtask.OutcomeResynced, Status: taskstatus.Filling}, false},
+		{"in step", taskstatus.Filling, formtask.ReadModelState{Found: true, Status: taskstatus.Filling},
+			formtask.Result{Outcome: formtask.OutcomeInSync, Status: taskstatus.Filling}, false},
+		{"never back", taskstatus.Signing, formtask.ReadModelState{Found: true, Status: taskstatus.Filling},
+			formtask.Result{Outcome: formtask.OutcomeInSync, Status: taskstatus.Signing}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -480,7 +480,7 @@ func TestResync(t *testing.T) {
 		refused := send(env, time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
 		send(env, 2*time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
 		signed := send(env, 3*time.Minute, formtask.UpdateSubmit, submit(signer, true, true, formtask.RevisionRef{}))
-		run(env, store.StatusFilling)
+		run(env, taskstatus.Filling)
 		require.True(t, refused.rejected, "the run is in Utfylling")
 		assert.Equal(t, formtask.ErrWrongState, errType(refused.err))
 		require.NoError(t, signed.err)
@@ -490,7 +490,7 @@ func TestResync(t *testing.T) {
 	t.Run("archived run", func(t *testing.T) {
 		env, f := newEnv(t)
 		again := send(env, 0, formtask.UpdateResync, formtask.ResyncInput{})
-		run(env, store.StatusArchived)
+		run(env, taskstatus.Archived)
 		require.True(t, again.rejected)
 		assert.Equal(t, formtask.ErrTaskArchived, errType(again.err))
 		assert.Empty(t, f.Calls())

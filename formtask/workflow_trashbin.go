@@ -3,9 +3,8 @@ package formtask
 import (
 	"time"
 
+	"github.com/postbox/postbox/clock"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/postbox/postbox/store"
 )
 
 // The scheduled purge of the trashbins: a Temporal schedule (TrashbinPurgeScheduleID, visible under
@@ -43,7 +42,7 @@ var purgeActivity = workflow.ActivityOptions{
 // TrashbinPurge purges the trashbins of what has been there for longer than in.Retention, as of the run's
 // start, and returns how many messages it purged.
 func TrashbinPurge(ctx workflow.Context, in PurgeTrashbinInput) (int, error) {
-	before := store.Local(workflow.Now(ctx)).Add(-in.Retention)
+	before := clock.Local(workflow.Now(ctx)).Add(-in.Retention)
 	var purged int
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, purgeActivity), ActivityPurgeTrashbin,
 		PurgeTrashbinActivityInput{Before: before}).Get(ctx, &purged)

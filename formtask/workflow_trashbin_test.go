@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/temporaltest"
-	"github.com/postbox/postbox/store"
 )
 
 // A purge run asks the activity to purge what was deleted more than the retention before the run's start,
@@ -34,5 +34,5 @@ func TestTrashbinPurge(t *testing.T) {
 	var purged int
 	require.NoError(t, env.GetWorkflowResult(&purged))
 	assert.Equal(t, 7, purged)
-	assert.Equal(t, store.Local(start).Add(-30*24*time.Hour), asked.Before)
+	assert.Equal(t, clock.Local(start).Add(-30*24*time.Hour), asked.Before)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // The archive: the immutable record a form task leaves when it is sent.
@@ -83,7 +84,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			return err
 		}
 		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
-		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = StatusArchived, a.ArchiveReference, at, by
+		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = taskstatus.Archived, a.ArchiveReference, at, by
 		digest, pdf, err := render(q, header, a)
 		if err != nil {
 			return err
@@ -100,7 +101,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest)
 		writes.Queue(`UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
-			WHERE id = $1`, messageID, StatusArchived, a.ArchiveReference, at, by)
+			WHERE id = $1`, messageID, taskstatus.Archived, a.ArchiveReference, at, by)
 		writes.Queue(`INSERT INTO unconfirmed_archives (message_id) VALUES ($1)`, messageID)
 		if err := q.execBatch(ctx, writes); err != nil {
 			return err

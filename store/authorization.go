@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/store/odatasql"
 )
 
@@ -394,28 +395,8 @@ const (
 	AuditDeleteRoleDefinition = "DeleteRoleDefinition"
 )
 
-// AuditEntry is one line of the append-only authorization audit log: who did what, for whom, when and
-// from which client.
-type AuditEntry struct {
-	ID               int64
-	At               time.Time
-	ReporteeID       int64
-	ActorName        string
-	ActorPartyID     int64
-	ActorLoginID     int64
-	ActorMethod      string
-	APIKeyName       string
-	RequestID        string
-	Action           string
-	RoleID           int64
-	RoleDefinitionID int
-	RightID          int64
-	RightHolder      string
-	Summary          string
-}
-
 // AppendAudit writes an entry; call it in the transaction of the change it records.
-func (q *Queries) AppendAudit(ctx context.Context, e AuditEntry) error {
+func (q *Queries) AppendAudit(ctx context.Context, e audit.Entry) error {
 	_, err := q.db.Exec(ctx, `INSERT INTO authorization_audit (occurred_at, reportee_id, actor_name, actor_party_id, actor_login_id,
 			actor_method, api_key_name, request_id, action, role_id, role_definition_id, right_id, right_holder, summary)
 		VALUES ($1, $2, $3, NULLIF($4, 0::bigint), NULLIF($5, 0::bigint), $6, $7, $8, $9, NULLIF($10, 0::bigint),
@@ -440,7 +421,7 @@ var AuditFields = odatasql.Fields{
 }
 
 // ListAudit lists the audit entries of a reportee, newest first.
-func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery) ([]AuditEntry, bool, error) {
+func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery) ([]audit.Entry, bool, error) {
 	where, tail, args, err := listClauses(lq, AuditFields, listOrder{byDefault: "a.occurred_at DESC, a.id DESC", tieBreaker: "a.id DESC"}, 2)
 	if err != nil {
 		return nil, false, err
@@ -448,5 +429,5 @@ func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery)
 	return queryPage(ctx, q, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
 			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
 			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
-		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[AuditEntry])
+		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[audit.Entry])
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -46,7 +48,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			at, action := store.Local(time.Now()), store.AuditDelete
+			at, action := clock.Local(time.Now()), store.AuditDelete
 			if state.InTrashbin {
 				action, err = store.AuditRestore, q.RestoreFromTrashbin(ctx, m.ID)
 			} else {
@@ -55,7 +57,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			e := store.MessageAuditEntry{AuditEntry: store.AuditEntry{At: at, ReporteeID: m.Reportee, ActorName: "bench",
+			e := store.MessageAuditEntry{Entry: audit.Entry{At: at, ReporteeID: m.Reportee, ActorName: "bench",
 				ActorMethod: "bench", RequestID: "bench", Action: action, Summary: "bench"}, MessageID: m.ID}
 			if err := q.AppendMessageAudit(ctx, e); err != nil || !withEvent {
 				return err

@@ -6,13 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
-
-// Form-task statuses of the interface.
-const (
-	StatusFilling  = "Utfylling"
-	StatusSigning  = "Signering"
-	StatusArchived = "Sendt og arkivert"
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // FormTask is what a form-task workflow is started from: everything it needs is in the message.
@@ -66,7 +60,7 @@ func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by st
 	err = q.db.QueryRow(ctx, `WITH before AS (SELECT id, status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE)
 		UPDATE messages m SET status = $2, last_changed_by = $3, last_changed = $4
 		FROM before WHERE m.id = before.id AND before.status <> $5 RETURNING before.status`,
-		messageID, status, by, at, StatusArchived).Scan(&before)
+		messageID, status, by, at, taskstatus.Archived).Scan(&before)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -89,7 +83,7 @@ func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, s
 	err := q.inTx(ctx, func(q *Queries) error {
 		err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
 				created_date, last_changed, last_changed_by)
-			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+StatusFilling+`', $5, $5, $6)
+			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6)
 			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, svc.ServiceName, at, by).Scan(&id)
 		if err != nil {
 			return err
@@ -103,7 +97,7 @@ func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, s
 // event removed, in one transaction.
 func (q *Queries) DeleteNewFormTask(ctx context.Context, messageID string, removed Event) error {
 	return q.inTx(ctx, func(q *Queries) error {
-		tag, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+StatusFilling+`'`, messageID)
+		tag, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+taskstatus.Filling+`'`, messageID)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

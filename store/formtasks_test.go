@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -22,7 +23,7 @@ func TestFormTaskRevisions(t *testing.T) {
 	task, err := q.GetFormTask(ctx, "a3101081") // O2's 4711/1, security level 3
 	require.NoError(t, err)
 	assert.Equal(t, 3, task.RequiredSecurityLevel)
-	assert.Equal(t, store.StatusFilling, task.Status)
+	assert.Equal(t, taskstatus.Filling, task.Status)
 	assert.Regexp(t, `^r\d+$`, task.ReporteeID)
 	_, err = q.GetFormTask(ctx, "a3100150") // correspondence
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -154,7 +155,7 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 	renders := 0
 	render := func(_ *store.Queries, h store.PrintHeader, a store.Archive) ([]byte, []byte, error) {
 		renders++
-		assert.Equal(t, store.StatusArchived, h.Status)
+		assert.Equal(t, taskstatus.Archived, h.Status)
 		assert.Equal(t, a.ArchiveReference, h.ArchiveReference)
 		assert.Equal(t, "Ingrid Fjellheim", h.LastChangedBy)
 		assert.Contains(t, h.Reportee, "(310123455)")
@@ -174,19 +175,19 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 
 	task, err := q.GetFormTask(ctx, "a3101102")
 	require.NoError(t, err)
-	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, first.ArchiveReference, task.ArchiveReference)
 	pdf, err := q.GetPrint(ctx, first.PrintDigest)
 	require.NoError(t, err)
 	assert.Equal(t, "%PDF-1.4", string(pdf))
 
 	// The read model of an archived task no longer changes, and the archive never does.
-	changed, err := q.SetFormTaskState(ctx, "a3101102", store.StatusFilling, "x", at)
+	changed, err := q.SetFormTaskState(ctx, "a3101102", taskstatus.Filling, "x", at)
 	require.NoError(t, err)
 	assert.False(t, changed)
 	task, err = q.GetFormTask(ctx, "a3101102")
 	require.NoError(t, err)
-	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, taskstatus.Archived, task.Status)
 	_, err = pool.Exec(ctx, `UPDATE archives SET archived_by = 'x'`)
 	require.ErrorContains(t, err, "immutable")
 	_, err = pool.Exec(ctx, `DELETE FROM archives`)
@@ -201,12 +202,12 @@ func TestSetFormTaskStateTellsWhetherTheStatusChanged(t *testing.T) {
 	for _, step := range []struct {
 		status  string
 		changed bool
-	}{{store.StatusFilling, false}, {store.StatusSigning, true}, {store.StatusSigning, false}, {store.StatusFilling, true}} {
+	}{{taskstatus.Filling, false}, {taskstatus.Signing, true}, {taskstatus.Signing, false}, {taskstatus.Filling, true}} {
 		changed, err := q.SetFormTaskState(ctx, "a3101102", step.status, "x", at)
 		require.NoError(t, err)
 		assert.Equal(t, step.changed, changed, step.status)
 	}
-	changed, err := q.SetFormTaskState(ctx, "a3100150", store.StatusSigning, "x", at)
+	changed, err := q.SetFormTaskState(ctx, "a3100150", taskstatus.Signing, "x", at)
 	require.NoError(t, err)
 	assert.False(t, changed, "a correspondence is no form task")
 }

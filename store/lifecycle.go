@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store/odatasql"
 )
 
@@ -110,7 +113,7 @@ const (
 // the reportee, when and from which client, with the fields of an authorization audit entry (the role and
 // right fields unused).
 type MessageAuditEntry struct {
-	AuditEntry
+	audit.Entry
 	MessageID string
 }
 
@@ -181,11 +184,11 @@ func (d ServiceDetail) SigningText(language int) string {
 
 // PurgeSummary is the audit summary of a message the scheduled purge deleted for good.
 func PurgeSummary(messageID, status string, deletedAt time.Time) string {
-	return fmt.Sprintf("purged %s (%s) from the trashbin, where it was since %s", messageID, status, deletedAt.Format(LocalTimeLayout))
+	return fmt.Sprintf("purged %s (%s) from the trashbin, where it was since %s", messageID, status, deletedAt.Format(clock.LocalTimeLayout))
 }
 
 // taskInProgress is true of a message row that is a form task in progress: its workflow owns its place.
-const taskInProgress = `(type = '` + TypeFormTask + `' AND status <> '` + StatusArchived + `')`
+const taskInProgress = `(type = '` + TypeFormTask + `' AND status <> '` + taskstatus.Archived + `')`
 
 // PurgedMessage is a message the trashbin purge deleted for good, as it was.
 type PurgedMessage struct {
@@ -201,7 +204,7 @@ type PurgedMessage struct {
 // before before (oldest first), each with its audit entry (actor with its Action and Summary filled in per
 // message) and the event purged makes of it. Messages another transaction holds are left for the next
 // round, and form tasks in progress to their workflows (DueTasksInTrashbin). It returns how many it purged.
-func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor AuditEntry, purged func(PurgedMessage) Event) (int, error) {
+func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor audit.Entry, purged func(PurgedMessage) Event) (int, error) {
 	n := 0
 	err := q.inTx(ctx, func(q *Queries) error {
 		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, type, service_code, service_edition, status, deleted_at FROM messages
@@ -221,7 +224,7 @@ func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int
 			if err := q.PurgeMessage(ctx, m.ID, actor.At); err != nil {
 				return err
 			}
-			e := MessageAuditEntry{AuditEntry: actor, MessageID: m.ID}
+			e := MessageAuditEntry{Entry: actor, MessageID: m.ID}
 			e.ReporteeID, e.Action = m.ReporteeID, AuditPurge
 			e.Summary = PurgeSummary(m.ID, m.Status, m.DeletedAt)
 			if err := q.AppendMessageAudit(ctx, e); err != nil {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -15,7 +17,7 @@ import (
 func TestPurgeTrashbin(t *testing.T) {
 	pool := storetest.New(t)
 	ctx := context.Background()
-	now := store.Local(time.Now())
+	now := clock.Local(time.Now())
 	// Three correspondences and an archived form task of O1 in the trashbin for 40 days, one for a day.
 	old := []string{"a3100115", "a3100122", "a3100136", "a3100129"}
 	for _, id := range old {
@@ -30,7 +32,7 @@ func TestPurgeTrashbin(t *testing.T) {
 		VALUES ('AR9100129', 'a3100129', '2024-01-01', 'test', '[]', '[]', '\x02')`)
 	require.NoError(t, err)
 
-	actor := store.AuditEntry{At: now, ActorName: "Postbox", ActorMethod: "schedule", RequestID: "trashbin-purge/run"}
+	actor := audit.Entry{At: now, ActorName: "Postbox", ActorMethod: "schedule", RequestID: "trashbin-purge/run"}
 	q := store.New(pool)
 	before := now.Add(-30 * 24 * time.Hour)
 	for _, want := range []int{3, 1, 0} { // batches of three
@@ -69,14 +71,14 @@ func purgedEvent(m store.PurgedMessage) store.Event {
 func TestPurgeTrashbinLeavesTasksInProgressToTheirWorkflows(t *testing.T) {
 	pool := storetest.New(t)
 	ctx := context.Background()
-	now := store.Local(time.Now())
+	now := clock.Local(time.Now())
 	for id, days := range map[string]int{"a3101179": 40, "a3101109": 40, "a3100115": 40, "a3101151": 1} {
 		_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, now.Add(-time.Duration(days)*24*time.Hour))
 		require.NoError(t, err)
 	}
 	q := store.New(pool)
 	before := now.Add(-30 * 24 * time.Hour)
-	n, err := q.PurgeTrashbin(ctx, before, 10, store.AuditEntry{At: now, ActorName: "Postbox"}, purgedEvent)
+	n, err := q.PurgeTrashbin(ctx, before, 10, audit.Entry{At: now, ActorName: "Postbox"}, purgedEvent)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "only the correspondence")
 	ids := func(after string) []string {

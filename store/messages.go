@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store/odatasql"
 )
@@ -49,11 +50,11 @@ func (v Visibility) Allows(s ServiceKey, status string) bool {
 
 // ArchivedStatus reports whether status is an archived state; status names are unique across types.
 func ArchivedStatus(status string) bool {
-	return status == StatusArchived || status == StatusCorrespondenceFiled
+	return status == taskstatus.Archived || status == StatusCorrespondenceFiled
 }
 
 // archivedSQL is ArchivedStatus over messages m.
-const archivedSQL = `m.status IN ('` + StatusArchived + `', 'Arkivert')`
+const archivedSQL = `m.status IN ('` + taskstatus.Archived + `', 'Arkivert')`
 
 // visibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.
 // The grants travel as three parallel arrays of service and "archived" flag (one statement whatever their

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/postbox/postbox/clock"
 )
 
 // Revisions of a form task: the payloads of one PUT or POST, stored before the workflow is asked to take
@@ -476,7 +477,7 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 			return err
 		}
 		if audit != nil {
-			audit.MessageID, audit.At = r.MessageID, Local(time.Now())
+			audit.MessageID, audit.At = r.MessageID, clock.Local(time.Now())
 			if err := q.AppendMessageAudit(ctx, *audit); err != nil {
 				return err
 			}

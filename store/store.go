@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	_ "time/tzdata" // the Zone must load on hosts without a zone database
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -162,21 +161,3 @@ func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
 	return runTx(ctx, b, func(tx pgx.Tx) error { return fn(New(tx)) })
 }
 
-// LocalTimeLayout is how timestamps are written in the dataset and in responses.
-const LocalTimeLayout = "2006-01-02T15:04:05"
-
-// Zone is the zone of the interface's local date-times: timestamps are written without one, and mean
-// Norwegian wall-clock time.
-var Zone = func() *time.Location {
-	loc, err := time.LoadLocation("Europe/Oslo")
-	if err != nil {
-		panic(err) // time/tzdata is linked in, so this cannot fail
-	}
-	return loc
-}()
-
-// Local returns t as the local wall-clock time a timestamp column holds.
-func Local(t time.Time) time.Time {
-	l := t.In(Zone)
-	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
-}

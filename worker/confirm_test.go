@@ -15,7 +15,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 )
@@ -60,7 +63,7 @@ func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
 	var out formtask.CheckAndProjectResult
 	lose(t, &out, func(a *formtask.Activities) any { return a.CheckAndProject }, formtask.CheckAndProjectInput{
 		Content: content, Forms: true, Attachments: true, ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition,
-		Final: status == store.StatusSigning, Project: &formtask.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
+		Final: status == taskstatus.Signing, Project: &formtask.ProjectInput{Content: content, Status: status, By: writer.Name, At: time.Now()}})
 	require.Empty(t, out.Findings.Errors)
 	return rev.ID
 }
@@ -102,7 +105,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	loseArchive(t, readModel(t, shared.pool, lost))
 	status, running := searchStatus(t, c, lost)
 	require.True(t, running)
-	require.Equal(t, store.StatusSigning, status)
+	require.Equal(t, taskstatus.Signing, status)
 
 	res, err = shared.tasks.Submit(ctx, load(t, shared.tasks, recorded), signer, submission(t, shared.pool, recorded, true, true))
 	require.NoError(t, err)
@@ -125,7 +128,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	require.NoError(t, c.GetWorkflow(ended, formtask.WorkflowID(lost), "").Get(ended, nil), "the told workflow ends")
 	status, running = searchStatus(t, c, lost)
 	assert.False(t, running)
-	assert.Equal(t, store.StatusArchived, status)
+	assert.Equal(t, taskstatus.Archived, status)
 	assert.False(t, unconfirmed(t, lost))
 	assert.False(t, unconfirmed(t, recorded))
 	assert.Len(t, history(t, c, recorded), recordedEvents, "a workflow that recorded its archive hears nothing")
@@ -154,12 +157,12 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	deleter.Delete = true
 	var reportee int64
 	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT reportee_id FROM messages WHERE id = $1`, id).Scan(&reportee))
-	audit := func(action string) store.AuditEntry {
-		return store.AuditEntry{At: store.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}
+	audit := func(action string) audit.Entry {
+		return audit.Entry{At: clock.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}
 	}
 
 	// A save, lost; then a save under If-Match, whose ETag the API checked against the read model.
-	project(store.StatusFilling)
+	project(taskstatus.Filling)
 	loaded := load(t, ft, id)
 	sub := submission(t, shared.pool, id, false, false)
 	sub.Expect = &formtask.Expectation{Revision: loaded.Revision, Status: loaded.Status}
@@ -177,13 +180,13 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	assert.Equal(t, formtask.OutcomeRestored, res.Outcome)
 
 	// To signing, lost; then signed as it is.
-	project(store.StatusSigning)
+	project(taskstatus.Signing)
 	res, err = ft.Submit(ctx, load(t, ft, id), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
 	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
 	status, running := searchStatus(t, c, id)
 	assert.False(t, running)
-	assert.Equal(t, store.StatusArchived, status)
+	assert.Equal(t, taskstatus.Archived, status)
 
 	events := history(t, c, id)
 	resyncs := 0
@@ -208,9 +211,9 @@ func TestAResyncThatEndsTheRunStartsNoOther(t *testing.T) {
 	ft, c := shared.tasks, devServer.Client()
 	task := savedTask(t, 904)
 	id := task.MessageID
-	loseProjection(t, task, store.StatusSigning)
+	loseProjection(t, task, taskstatus.Signing)
 	loaded := load(t, ft, id)
-	require.Equal(t, store.StatusSigning, loaded.Status)
+	require.Equal(t, taskstatus.Signing, loaded.Status)
 	ref := loseArchive(t, task)
 
 	res, err := ft.Submit(ctx, loaded, signer, formtask.Submission{Complete: true, Sign: true})

@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
@@ -67,7 +69,7 @@ func TestLifeOfATask(t *testing.T) {
 	deleter.Delete = true
 	place := func(change, action string, want formtask.Outcome) {
 		res, err := ft.ChangePlace(ctx, load(t, ft, id), change, formtask.PlaceInput{Caller: deleter,
-			Audit: store.AuditEntry{At: store.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}})
+			Audit: audit.Entry{At: clock.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}})
 		require.NoError(t, err)
 		require.Equal(t, want, res.Outcome)
 	}

@@ -20,6 +20,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -89,11 +90,11 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	res, err := ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
-	assert.Equal(t, store.StatusArchived, res.Status)
+	assert.Equal(t, taskstatus.Archived, res.Status)
 	assert.Regexp(t, `^AR\d+$`, res.ArchiveReference)
 
 	task := readModel(t, pool, "a3101102")
-	assert.Equal(t, store.StatusArchived, task.Status)
+	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, res.ArchiveReference, task.ArchiveReference)
 	h, err := store.New(pool).GetPrintHeader(ctx, "a3101102")
 	require.NoError(t, err)
@@ -103,7 +104,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(pdf), "%PDF-"))
 
 	s, running := searchStatus(t, devServer.Client(), "a3101102")
-	assert.Equal(t, store.StatusArchived, s)
+	assert.Equal(t, taskstatus.Archived, s)
 	assert.False(t, running, "the workflow of an archived task ends")
 
 	_, err = ft.Submit(ctx, load(t, ft, "a3101102"), signer, submission(t, pool, "a3101102", false, true))
@@ -120,7 +121,7 @@ func TestSigning(t *testing.T) {
 	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, submission(t, pool, "a3101109", true, false))
 	require.NoError(t, err)
 	assert.Equal(t, formtask.OutcomeSentToSigning, res.Outcome)
-	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
+	assert.Equal(t, taskstatus.Signing, readModel(t, pool, "a3101109").Status)
 
 	_, err = ft.Validate(ctx, load(t, ft, "a3101109"), signer)
 	assert.Equal(t, formtask.Conflict, kind(t, err), "validation only in Utfylling")
@@ -128,7 +129,7 @@ func TestSigning(t *testing.T) {
 	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), writer, formtask.Submission{Complete: true, Sign: true})
 	assert.Equal(t, formtask.SignRefused, kind(t, err))
 	assert.Equal(t, formtask.OutcomeSignRefused, res.Outcome)
-	assert.Equal(t, store.StatusSigning, readModel(t, pool, "a3101109").Status)
+	assert.Equal(t, taskstatus.Signing, readModel(t, pool, "a3101109").Status)
 
 	res, err = ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})
 	require.NoError(t, err)
@@ -186,7 +187,7 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 	require.NotNil(t, res.Validation)
 	assert.Len(t, res.Validation.ValidationErrors, 3)
 	assert.Equal(t, before, formsOf(t, pool, "a3101221"), "nothing of the revision is kept")
-	assert.Equal(t, store.StatusFilling, readModel(t, pool, "a3101221").Status)
+	assert.Equal(t, taskstatus.Filling, readModel(t, pool, "a3101221").Status)
 	var revisions int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM form_revisions WHERE message_id = 'a3101221'`).Scan(&revisions))
 	assert.Zero(t, revisions)
@@ -352,12 +353,12 @@ func TestDevServerRestart(t *testing.T) {
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 
 	states := map[string]string{
-		"a3101102": store.StatusFilling,  // a draft saved
-		"a3101109": store.StatusSigning,  // sent to signing
-		"a3101151": store.StatusArchived, // signed and archived
+		"a3101102": taskstatus.Filling,  // a draft saved
+		"a3101109": taskstatus.Signing,  // sent to signing
+		"a3101151": taskstatus.Archived, // signed and archived
 	}
 	for id, want := range states {
-		res, err := ft.Submit(ctx, load(t, ft, id), signer, submission(t, pool, id, want != store.StatusFilling, want == store.StatusArchived))
+		res, err := ft.Submit(ctx, load(t, ft, id), signer, submission(t, pool, id, want != taskstatus.Filling, want == taskstatus.Archived))
 		require.NoError(t, err)
 		require.Equal(t, want, res.Status)
 	}
@@ -374,7 +375,7 @@ func TestDevServerRestart(t *testing.T) {
 		s, running := searchStatus(t, c, id)
 		assert.Equal(t, want, s, id)
 		assert.Equal(t, want, readModel(t, pool, id).Status, id)
-		assert.Equal(t, want != store.StatusArchived, running, id)
+		assert.Equal(t, want != taskstatus.Archived, running, id)
 	}
 
 	res, err := ft.Submit(ctx, load(t, ft, "a3101109"), signer, formtask.Submission{Complete: true, Sign: true})

@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
@@ -22,7 +24,7 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 	ctx := context.Background()
 	c := devServer.Client()
 	const old, recent = "a3100101", "a3100122" // correspondence
-	now := store.Local(time.Now())
+	now := clock.Local(time.Now())
 	// Two form tasks in progress in the trashbin, put there through their workflows.
 	oldTask, recentTask := trashedTask(t, now.Add(-31*24*time.Hour)), trashedTask(t, now.Add(-29*24*time.Hour))
 	for id, at := range map[string]time.Time{old: now.Add(-31 * 24 * time.Hour), recent: now.Add(-29 * 24 * time.Hour)} {
@@ -89,7 +91,7 @@ func trashedTask(t *testing.T, at time.Time) string {
 	deleter := signer
 	deleter.Delete = true
 	res, err := shared.tasks.ChangePlace(ctx, task, formtask.UpdateTrash, formtask.PlaceInput{Caller: deleter,
-		Audit: store.AuditEntry{At: at, ReporteeID: o1, ActorName: deleter.Name, Action: store.AuditDelete}})
+		Audit: audit.Entry{At: at, ReporteeID: o1, ActorName: deleter.Name, Action: store.AuditDelete}})
 	require.NoError(t, err)
 	require.Equal(t, formtask.OutcomeTrashed, res.Outcome)
 	return id

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/clock"
 )
 
 // Link is a HAL link. Attachment links carry the extra attachment fields.
@@ -87,5 +87,5 @@ func TimestampOrNull(t *time.Time) *Timestamp {
 
 // MarshalText writes the local date-time.
 func (t Timestamp) MarshalText() ([]byte, error) {
-	return t.t.AppendFormat(nil, store.LocalTimeLayout), nil
+	return t.t.AppendFormat(nil, clock.LocalTimeLayout), nil
 }

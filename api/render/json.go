@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/clock"
 )
 
 // JSONAppender is a resource that writes its own JSON without reflection: byte for byte what
@@ -162,7 +162,7 @@ func AppendLinks(b []byte, links []Link) []byte {
 // AppendJSON writes the timestamp as a JSON string, as encoding/json writes its text.
 func (t Timestamp) AppendJSON(b []byte) []byte {
 	b = append(b, '"')
-	b = t.t.AppendFormat(b, store.LocalTimeLayout)
+	b = t.t.AppendFormat(b, clock.LocalTimeLayout)
 	return append(b, '"')
 }
 

@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/store"
 )
 
 // verdict is what the checks after the run found.
@@ -105,7 +105,7 @@ func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, started tim
 	}
 
 	// Creations whose answer was lost: tasks of the run no client knows. They must still be untouched.
-	rows, err := db.Query(ctx, `SELECT id, status FROM messages WHERE type = 'FormTask' AND created_date >= $1`, store.Local(started))
+	rows, err := db.Query(ctx, `SELECT id, status FROM messages WHERE type = 'FormTask' AND created_date >= $1`, clock.Local(started))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/identity/password"
 	"github.com/postbox/postbox/store"
 )
@@ -158,7 +160,7 @@ func (t *localTime) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("timestamp must be a string like 2025-03-14T09:30:00")
 	}
-	v, err := time.Parse(store.LocalTimeLayout, s)
+	v, err := time.Parse(clock.LocalTimeLayout, s)
 	if err != nil {
 		return fmt.Errorf("timestamp %q is not like 2025-03-14T09:30:00", s)
 	}
@@ -252,7 +254,7 @@ var (
 	actions     = []string{"Read", "Write", "Delete", "Sign", "ArchiveRead", "ArchiveDelete"}
 	languages   = []int{1044, 2068, 1033}
 	statuses    = map[string][]string{
-		"FormTask":       {store.StatusFilling, store.StatusSigning, store.StatusArchived},
+		"FormTask":       {taskstatus.Filling, taskstatus.Signing, taskstatus.Archived},
 		"Correspondence": {"Ulest", "Lest", "Arkivert"},
 	}
 )

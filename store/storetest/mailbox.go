@@ -9,9 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/stretchr/testify/require"
-
-	"github.com/postbox/postbox/store"
 )
 
 // The shape of the large mailbox benchmarks run on.
@@ -49,8 +48,8 @@ func LargeMailbox(tb testing.TB, n int) (*pgxpool.Pool, int64) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
 	span := int64(3 * 365 * 24 * time.Hour / time.Second)
-	archived := store.StatusArchived
-	formStatus := []string{archived, archived, archived, archived, store.StatusFilling, store.StatusSigning}
+	archived := taskstatus.Archived
+	formStatus := []string{archived, archived, archived, archived, taskstatus.Filling, taskstatus.Signing}
 	corrStatus := []string{"Lest", "Lest", "Lest", "Arkivert", "Arkivert", "Ulest"}
 	rows := make([][]any, n)
 	for i := range rows {
