@@ -160,4 +160,3 @@ func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
 	}
 	return runTx(ctx, b, func(tx pgx.Tx) error { return fn(New(tx)) })
 }
-
