@@ -536,13 +536,13 @@ func TestArchivedSubmissionIsNeverAnsweredAsAFailure(t *testing.T) {
 	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
-	w.RegisterActivityWithOptions(func(ctx context.Context, in formtask.ArchiveInput) (formtask.ArchiveResult, error) {
-		res, err := acts.Archive(ctx, in)
-		if err == nil {
+	w.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
+		res, err := acts.CheckAndArchive(ctx, in)
+		if err == nil && res.Archive.ArchiveReference != "" {
 			err = allowConnections(pool, false) // the database blips once the archive is committed
 		}
 		return res, err
-	}, activity.RegisterOptions{Name: formtask.ActivityArchive, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: "CheckAndArchive", DisableAlreadyRegisteredCheck: true})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 	defer func() { require.NoError(t, allowConnections(pool, true)) }()

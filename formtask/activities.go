@@ -1,6 +1,7 @@
-// Package activities does the I/O of form-task workflows: XSD validation, attachment rules, print PDFs,
+// The activities do the I/O of form-task workflows: XSD validation, attachment rules, print PDFs,
 // archiving and the read model in PostgreSQL. Every activity is idempotent, so Temporal may retry any of
 // them; input that can never succeed is a non-retryable application error whose type names the problem.
+
 package formtask
 
 import (
@@ -113,8 +114,7 @@ func permanent(kind string, err error) error {
 // heartbeat records heartbeats every fifth of the activity's HeartbeatTimeout until stop is called, so that
 // a worker that dies in a long activity is noticed within HeartbeatTimeout and the attempt goes to another
 // worker. The first beat comes after that fifth: an activity that ends sooner costs no call. Activities
-// scheduled without a HeartbeatTimeout (local ones, runs begun before VersionHeartbeats) do not
-// heartbeat.
+// scheduled without a HeartbeatTimeout (the local ones) do not heartbeat.
 func heartbeat(ctx context.Context) (stop func()) {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 5
 	if every <= 0 {
@@ -164,16 +164,8 @@ func revisionError(c ContentRef, err error) error {
 	return err
 }
 
-func (a *Activities) formTask(ctx context.Context, q *store.Queries, messageID string) (store.FormTask, error) {
-	t, err := q.GetFormTask(ctx, messageID)
-	if errors.Is(err, store.ErrNotFound) {
-		return t, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
-	}
-	return t, err
-}
-
-// reads are what the checks of one content read from the store, each read once: ValidateForms and
-// CheckAttachments of one CheckAndProject share them.
+// reads are what the checks of one content read from the store, each read once: validateForms and
+// checkAttachments of one CheckAndProject share them.
 type reads struct {
 	q          *store.Queries
 	c          ContentRef
@@ -254,19 +246,9 @@ func (r *reads) service(ctx context.Context, code string, edition int) (store.Se
 	return svc, err
 }
 
-// ValidateForms validates the forms of a revision, or the message's current forms, against the schemas of
-// their data formats, and checks that they are forms of the message's service with one MainForm.
-func (a *Activities) ValidateForms(ctx context.Context, c ContentRef) (Findings, error) {
-	defer heartbeat(ctx)()
-	q := store.New(a.Pool)
-	task, err := a.formTask(ctx, q, c.MessageID)
-	if err != nil {
-		return Findings{}, err
-	}
-	return a.validateForms(ctx, newReads(q, c), task.ServiceCode, task.ServiceEdition)
-}
-
-// validateForms is ValidateForms of the content of r, a form task of the service edition.
+// validateForms validates the forms of the content of r (a revision, or the message's current forms), a
+// form task of the service edition, against the schemas of their data formats, and checks that they are
+// forms of the service with one MainForm.
 func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode string, serviceEdition int) (Findings, error) {
 	var (
 		forms []store.FormContent
@@ -372,17 +354,11 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 	return f, nil
 }
 
-// CheckAttachments checks the attachments the content would leave on the message against the service's
+// checkAttachments checks the attachments the content would leave on the message against the service's
 // AttachmentRules: the type must be known, the file name must match AllowedFileTypes, the size must not
 // exceed MaxFileSize and the count per type must not exceed MaxAttachmentCount (nor, when final, fall
 // below MinAttachmentCount). The attachments the content adds of a type with IsXsdValidationRequired must
 // be XML valid against the rule's schema.
-func (a *Activities) CheckAttachments(ctx context.Context, in CheckAttachmentsInput) (Findings, error) {
-	defer heartbeat(ctx)()
-	return a.checkAttachments(ctx, newReads(store.New(a.Pool), in.Content), in)
-}
-
-// checkAttachments is CheckAttachments of in, the content of r.
 func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAttachmentsInput) (Findings, error) {
 	q := r.q
 	var (
@@ -541,11 +517,10 @@ func (a *Activities) renderContent(ctx context.Context, messageID string,
 	return PrintResult{Digest: hex.EncodeToString(digest)}, nil
 }
 
-// Archive makes the revision (if any) the message's content, archives that with its print and marks the
+// archive makes the revision (if any) the message's content, archives that with its print and marks the
 // message `Sendt og arkivert`, in one transaction and exactly once: a retry, or a second archive of the same
 // message, returns the first archive.
-func (a *Activities) Archive(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
-	defer heartbeat(ctx)()
+func (a *Activities) archive(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
 	var (
 		ar      store.Archive
 		created bool
@@ -676,9 +651,9 @@ func (a *Activities) taskEvents(ctx context.Context, q *store.Queries, m events.
 	return q.AppendEvents(ctx, evs...)
 }
 
-// ProjectState writes the read model in one transaction: promotes the content's revision (if any) and sets
+// projectState writes the read model in one transaction: promotes the content's revision (if any) and sets
 // the status, LastChangedBy and LastChangedDateTime, with the events of what changed.
-func (a *Activities) ProjectState(ctx context.Context, in ProjectInput) (ProjectResult, error) {
+func (a *Activities) projectState(ctx context.Context, in ProjectInput) (ProjectResult, error) {
 	var res ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := store.NewTx(tx) // any error rolls it all back
@@ -714,7 +689,7 @@ func (a *Activities) DiscardRevision(ctx context.Context, c ContentRef) error {
 }
 
 // CheckAndProject runs the checks of an update's content and, when they find no error, its projection
-// (ProjectState), or discards a revision they find invalid: the work of a save or of the checks before
+// (projectState), or discards a revision they find invalid: the work of a save or of the checks before
 // Archive as one local activity. Each step is idempotent, so a retried attempt does them again, but for
 // the checks of a revision already promoted.
 func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInput) (CheckAndProjectResult, error) {
@@ -723,13 +698,13 @@ func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInpu
 	if res.Findings, err = a.check(ctx, in); err != nil || len(res.Findings.Errors) > 0 || in.Project == nil {
 		return res, err
 	}
-	pr, err := a.ProjectState(ctx, *in.Project)
+	pr, err := a.projectState(ctx, *in.Project)
 	res.Ref = pr.Ref
 	return res, err
 }
 
 // CheckAndArchive runs the checks of a submission's revision, if it has one, and, when they find no error,
-// archives it (Archive), or discards a revision they find invalid: a submission to the archive as one
+// archives it (archive), or discards a revision they find invalid: a submission to the archive as one
 // local activity. An attempt retried after the archive committed finds the archive (Archive is exactly
 // once) and, its revision being promoted, skips the checks.
 func (a *Activities) CheckAndArchive(ctx context.Context, in CheckAndArchiveInput) (CheckAndArchiveResult, error) {
@@ -742,7 +717,7 @@ func (a *Activities) CheckAndArchive(ctx context.Context, in CheckAndArchiveInpu
 			return res, err
 		}
 	}
-	res.Archive, err = a.Archive(ctx, in.Archive)
+	res.Archive, err = a.archive(ctx, in.Archive)
 	return res, err
 }
 

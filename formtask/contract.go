@@ -1,13 +1,14 @@
-// Package workflows holds the form-task workflow and its contract: the task queue, the workflow id, the
-// update names and the types that cross between the API, the workflow and the activities.
+// The form-task workflow's contract: the task queues, the workflow id, the update names and the types that
+// cross between the service, the workflow and the activities.
 //
 // One workflow runs per form task (id "formtask/<MessageId>"). It holds the task's status and carries
 // revision ids and SHA-256 digests, never form data or attachment bytes: the API stores a submission's
 // payloads first (store.CreateRevision) and then sends an Update with the reference.
 //
-// Changing the workflow's code: running workflows replay their history against the new code, so any change
-// in the commands it issues (activities, timers, their order) must be guarded with workflow.GetVersion, e.g.
-// `if workflow.GetVersion(ctx, "archive-notify", workflow.DefaultVersion, 1) == 1 { ... }`.
+// Changing the workflow's code: running workflows replay their history against the new code, so a change
+// in the commands it issues (activities, timers, their order) is guarded with a workflow.GetVersion patch
+// (docs/formtasks.md, "Changing the workflow"), and testdata/formtask-baseline.json must still replay.
+
 package formtask
 
 import (
@@ -20,74 +21,37 @@ import (
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
 //
-//   - TaskQueue: the form-task workflows (workflow tasks), and the local activities, which run inside the
-//     workflow task: DiscardRevision, since VersionLocalWork the checks and ProjectState, since
-//     VersionLeanHistory CheckAndProject (the checks, ProjectState and DiscardRevision in one), since its
-//     version 2 CheckAndArchive (a submission's checks and its archive in one), and ReadTaskState
-//     (UpdateResync). Runs begun before the
-//     queues were split (workflow.GetVersion change VersionTaskQueues at DefaultVersion) keep running all
-//     their activities here, the checks as local activities, so the workers of this queue register every
-//     activity.
-//   - TaskQueueValidation: print rendering (RenderPrint, RenderFormPrint), CPU-bound, and the checks
-//     (ValidateForms, CheckAttachments) of runs begun between VersionTaskQueues and VersionLocalWork.
-//   - TaskQueueArchive: the scheduled purge of the trashbins (PurgeTrashbin), archiving (Archive) for runs
-//     begun before version 2 of VersionLeanHistory, and the read model (ProjectState, ChangePlace) of runs
-//     begun between VersionTaskQueues and VersionLocalWork.
+//   - TaskQueue: the FormTask and TrashbinPurge workflows, and the local activities, which run inside the
+//     workflow task of the update that needs them: CheckAndProject (the checks of a change's content and
+//     its projection into the read model), CheckAndArchive (a submission's checks and its archive),
+//     DiscardRevision, ChangePlace and ReadTaskState.
+//   - TaskQueueValidation: the prints (RenderPrint, RenderFormPrint), CPU-bound PDF rendering.
+//   - TaskQueueArchive: the scheduled purge of the trashbins (PurgeTrashbin).
 const (
 	TaskQueue           = "postbox-formtasks"
 	TaskQueueValidation = "postbox-validation"
 	TaskQueueArchive    = "postbox-archive"
 )
 
-// VersionTaskQueues is the workflow.GetVersion change id of the split task queues: version 1 schedules the
-// checks as (remote) activities on TaskQueueValidation and archiving and projection on TaskQueueArchive;
-// DefaultVersion (runs begun before) keeps everything on TaskQueue with the checks as local activities.
-const VersionTaskQueues = "activity-task-queues"
+// ActivitiesOn lists the activities the workers of a task queue register, by method value (each is
+// registered under its method's name, the name the workflow schedules it by).
+func ActivitiesOn(a *Activities, taskQueue string) []any {
+	switch taskQueue {
+	case TaskQueue:
+		return []any{a.CheckAndProject, a.CheckAndArchive, a.DiscardRevision, a.ChangePlace, a.ReadTaskState}
+	case TaskQueueValidation:
+		return []any{a.RenderPrint, a.RenderFormPrint}
+	case TaskQueueArchive:
+		return []any{a.PurgeTrashbin}
+	}
+	return nil
+}
 
-// VersionHeartbeats is the workflow.GetVersion change id of heartbeats: from version 1 the long activities
-// (ValidateForms and CheckAttachments, which run together, RenderPrint and Archive) are scheduled with
-// HeartbeatTimeout, so that the attempt of a worker that dies in them goes to another worker within
-// seconds instead of at StartToClose; runs begun before (DefaultVersion) keep the options they began with.
-const VersionHeartbeats = "activity-heartbeats"
-
-// VersionLocalWork is the workflow.GetVersion change id of local checks and projection: from version 1 the
-// checks (ValidateForms, CheckAttachments) and ProjectState run as local activities in the workflow task
-// of the update that needs them, on the formtask workers, instead of as activities on TaskQueueValidation
-// and TaskQueueArchive. Each is short (an XSD validation takes well under a millisecond) and idempotent,
-// and each remote activity cost the update two server round trips (schedule, then a new workflow task
-// with its result): validate and save now take one workflow task, a submission one plus Archive. A worker
-// that dies in one is noticed at the workflow task's timeout (10 s) and the task re-runs on another;
-// Archive and RenderPrint, which render PDFs, stay on their queues with heartbeats (until version 2 of
-// VersionLeanHistory). Runs begun before (DefaultVersion) keep the queues they began with.
-const VersionLocalWork = "local-checks-and-projection"
-
-// VersionLeanHistory is the workflow.GetVersion change id of runs with a short history, recorded as the
-// first command of a run. Version 1 takes VersionTaskQueues, VersionHeartbeats, VersionLocalWork,
-// VersionContentChanges, VersionFormPrint and VersionLifecycle at version 1 without recording their
-// markers (each cost two events, the marker and its TemporalChangeVersion search attribute, all server
-// work); it runs the checks of an update, its projection and the discard of an invalid revision as one
-// local activity (ActivityCheckAndProject), one marker instead of up to three; and it writes the task's
-// search attributes and memo only where they differ from those the run was started with (formtask starts
-// runs with them). Runs begun before (DefaultVersion, as the replay of their first workflow task finds no
-// such marker) decide each change by its own marker as before.
-//
-// Version 2 (the same marker) also archives locally: a submission that archives runs its checks and the
-// archive as one local activity (ActivityCheckAndArchive) in the workflow task of its update, instead of
-// the checks' local activity and then Archive on TaskQueueArchive, which cost the update a second workflow
-// task, the three events of a remote activity and its polls. The archive is one transaction, exactly once
-// (store.ArchiveFormTask finds a committed one), so an attempt re-run after a worker died between its
-// commit and the workflow task's completion answers the first archive; a worker that dies in it is noticed
-// at the workflow task's timeout (10 s; Archive's heartbeats noticed it in 5 s), and an attempt longer
-// than that timeout keeps its workflow task alive (the SDK heartbeats it). Runs at version 1 keep Archive
-// on TaskQueueArchive.
-//
-// A local activity commits before the workflow task that accepts its update completes, and Temporal keeps
-// an admitted update in memory: a restart in that window loses the update, and the workflow never learns
-// of the archive (make chaos, seed 288699, found two such tasks waiting in Signering for good). A remote
-// Archive was scheduled in the completion that recorded the acceptance. So every archive is noted as
-// unconfirmed in its own transaction, and the workers' sweep (worker.ConfirmArchives) makes a workflow still
-// running 20 s after its archive take its state from the read model (UpdateResync), which ends the run.
-const VersionLeanHistory = "lean-history"
+// A submission's archive runs as a local activity, which commits before the workflow task that accepts
+// its update completes, and Temporal keeps an admitted update in memory: a restart in that window loses
+// the update, and the workflow never learns of the archive. So every archive is noted as unconfirmed in
+// its own transaction, and the workers' sweep (ConfirmArchives) makes a workflow still running 20 s after
+// its archive take its state from the read model (UpdateResync), which ends the run.
 
 // HeartbeatTimeout is how long a worker may stay silent in a heartbeating activity before Temporal gives
 // the attempt to another worker (after the retry policy's first interval, 1 s). The activities heartbeat
@@ -115,38 +79,6 @@ const (
 	// UpdateChangeContent (formtask_forms.go): DELETE forms/{formId}, POST and DELETE attachments/{attachmentId}
 
 )
-
-// Activity names; the methods of Activities carry the same names.
-const (
-	ActivityValidateForms    = "ValidateForms"
-	ActivityCheckAttachments = "CheckAttachments"
-	ActivityRenderPrint      = "RenderPrint"
-	ActivityArchive          = "Archive"
-	ActivityProjectState     = "ProjectState"
-	ActivityDiscardRevision  = "DiscardRevision"
-	ActivityPurgeTrashbin    = "PurgeTrashbin"
-	ActivityCheckAndProject  = "CheckAndProject"
-	ActivityCheckAndArchive  = "CheckAndArchive"
-	ActivityReadTaskState    = "ReadTaskState"
-)
-
-// ActivityTaskQueues says where each activity runs in runs from VersionTaskQueues on: the workflow
-// schedules it there and the worker registers it on that queue's workers. DiscardRevision is a local
-// activity, so it runs in the workflow task, on TaskQueue.
-var ActivityTaskQueues = map[string]string{
-	ActivityValidateForms:    TaskQueueValidation,
-	ActivityCheckAttachments: TaskQueueValidation,
-	ActivityRenderPrint:      TaskQueueValidation,
-	ActivityArchive:          TaskQueueArchive,
-	ActivityProjectState:     TaskQueueArchive,
-	ActivityDiscardRevision:  TaskQueue,
-	ActivityCheckAndProject:  TaskQueue,
-	ActivityCheckAndArchive:  TaskQueue,
-	ActivityReadTaskState:    TaskQueue,
-	ActivityPurgeTrashbin:    TaskQueueArchive,
-	ActivityChangePlace:      TaskQueueArchive,
-	ActivityRenderFormPrint:  TaskQueueValidation, // as RenderPrint: print uses the options of both
-}
 
 // Custom search attributes of form-task workflows. The reportee is its ReporteeId ("r" + digits), so no
 // identity number reaches Temporal.
@@ -405,7 +337,7 @@ type ProjectInput struct {
 	At      time.Time
 }
 
-// CheckAndProjectInput asks ActivityCheckAndProject for the checks of an update's content (the forms
+// CheckAndProjectInput asks CheckAndProject for the checks of an update's content (the forms
 // against their schemas, the attachments against the service's rules, Final as in CheckAttachmentsInput)
 // and, when they find no error and Project is set, its projection (Project.Content is Content). A revision
 // the checks find invalid is discarded.
@@ -426,7 +358,7 @@ type CheckAndProjectResult struct {
 	Ref      int64
 }
 
-// CheckAndArchiveInput asks ActivityCheckAndArchive for a submission's checks and archive: the checks of
+// CheckAndArchiveInput asks CheckAndArchive for a submission's checks and archive: the checks of
 // Archive.Content's revision, if it has one (the forms and the attachments, final), and, when they find no
 // error, the archive. A revision the checks find invalid is discarded.
 type CheckAndArchiveInput struct {

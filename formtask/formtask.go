@@ -1,7 +1,12 @@
-// Package formtask changes form tasks: it stores a change's payloads as a revision, sends the change to
-// the task's workflow (UpdateWithStart) and waits for its outcome. It returns typed errors (*Error), never
-// HTTP answers. The rules of a service's metadata (rules.go) are here too, for the API's early check and
-// for the activities.
+// Package formtask is the room of form tasks, from the service the API calls to the workflow and its
+// activities:
+//
+//   - the service (formtask.go, content.go, lifecycle.go) stores a change's payloads as a revision, sends the
+//     change to the task's workflow (UpdateWithStart) and waits for its outcome; it returns typed errors
+//     (*Error, errors.go), never HTTP answers;
+//   - the rules of a service's metadata (rules.go), for the service's early check and for the activities;
+//   - the workflow (contract.go, workflow*.go): one per task, deterministic, importing no database package;
+//   - the activities (activities*.go), which do its I/O, and the sweep that confirms archives (sweep.go).
 package formtask
 
 import (
@@ -415,7 +420,7 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Re
 // sendUpdate sends one update to the task's workflow, starting the workflow if it is not running, and
 // waits for its result.
 func (s *Service) sendUpdate(ctx context.Context, task Task, name string, arg any) (Result, error) {
-	// A run started with its search attributes and memo need not write them (VersionLeanHistory).
+	// A run started with its search attributes and memo need not write them again (publish).
 	state := startState(task)
 	start := s.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       WorkflowID(task.MessageID),

@@ -22,123 +22,45 @@ var (
 		BackoffCoefficient: 2,
 		MaximumInterval:    30 * time.Second,
 	}
-	shortActivity = retried(30*time.Second, 5*time.Minute)
-	// Short idempotent work runs as local activities, in the workflow task that needs it, instead of
-	// costing two server round trips each: DiscardRevision always; the checks before VersionTaskQueues;
-	// the checks and ProjectState from VersionLocalWork on.
+	// Short idempotent work runs as local activities, in the workflow task of the update that needs it,
+	// instead of costing two server round trips each: the checks with the projection (CheckAndProject),
+	// the discard of a refused revision, a place change, the read of the read model (resync).
 	localActivity = workflow.LocalActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:            retryPolicy,
 	}
-	// The checks (XSD validation, attachment rules): from VersionTaskQueues to VersionLocalWork they ran
-	// on the validation queue (ActivityTaskQueues).
-	validationActivity = retried(30*time.Second, 2*time.Minute)
-	// Archive and print render a PDF. StartToClose bounds an attempt that heartbeats but never ends; a
-	// worker that dies is noticed by HeartbeatTimeout (from VersionHeartbeats on).
-	renderActivity = retried(2*time.Minute, 10*time.Minute)
-	// A submission's checks and archive as one local activity (version 2 of VersionLeanHistory) have
-	// Archive's bounds; a worker that dies in one is noticed at the workflow task's timeout.
-	archiveLocalActivity = workflow.LocalActivityOptions{
-		StartToCloseTimeout:    renderActivity.StartToCloseTimeout,
-		ScheduleToCloseTimeout: renderActivity.ScheduleToCloseTimeout,
+	// A submission's checks and archive (CheckAndArchive) render the archive's PDF: an attempt may take as
+	// long as a print. A worker that dies in one is noticed at the workflow task's timeout (10 s).
+	archiveActivity = workflow.LocalActivityOptions{
+		StartToCloseTimeout:    printActivity.StartToCloseTimeout,
+		ScheduleToCloseTimeout: printActivity.ScheduleToCloseTimeout,
+		RetryPolicy:            retryPolicy,
+	}
+	// A print renders a PDF on the validation queue's workers, which scale with the CPU work; it heartbeats,
+	// so the attempt of a worker that dies moves on within HeartbeatTimeout instead of at StartToClose.
+	printActivity = workflow.ActivityOptions{
+		TaskQueue:              TaskQueueValidation,
+		StartToCloseTimeout:    2 * time.Minute,
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:       HeartbeatTimeout,
 		RetryPolicy:            retryPolicy,
 	}
 )
 
-// retried is the options of an activity whose attempts last at most startToClose, retried by retryPolicy
-// until scheduleToClose.
-func retried(startToClose, scheduleToClose time.Duration) workflow.ActivityOptions {
-	return workflow.ActivityOptions{StartToCloseTimeout: startToClose, ScheduleToCloseTimeout: scheduleToClose, RetryPolicy: retryPolicy}
-}
+// acts names the activities for the workflow: their methods are called by method value, so the compiler
+// checks their arguments, and never run here (the workers run a *Activities of their own).
+var acts *Activities
 
-// queues are the activity options of a run: the task queues of ActivityTaskQueues from VersionTaskQueues
-// on, everything on the workflow's own queue (and the checks local) for runs begun before; heartbeats from
-// VersionHeartbeats on; the checks and the projection local from VersionLocalWork on; all of them, and one
-// local activity for checks and projection, from VersionLeanHistory on; and from its version 2 one local
-// activity for a submission's checks and archive.
-type queues struct {
-	split        bool
-	heartbeat    bool
-	local        bool
-	lean         bool
-	localArchive bool
-}
-
-// runQueues decides the queues of a run once, before any command. Runs from VersionLeanHistory record its
-// marker alone; runs begun before replay their markers of the older changes.
-func runQueues(ctx workflow.Context) queues {
-	if v := workflow.GetVersion(ctx, VersionLeanHistory, workflow.DefaultVersion, 2); v >= 1 {
-		return queues{split: true, heartbeat: true, local: true, lean: true, localArchive: v >= 2}
-	}
-	split := workflow.GetVersion(ctx, VersionTaskQueues, workflow.DefaultVersion, 1)
-	heartbeat := workflow.GetVersion(ctx, VersionHeartbeats, workflow.DefaultVersion, 1)
-	local := workflow.GetVersion(ctx, VersionLocalWork, workflow.DefaultVersion, 1)
-	return queues{split: split >= 1, heartbeat: heartbeat >= 1, local: local >= 1}
-}
-
-// version is the version of a change made after VersionLeanHistory's changes: 1 in lean runs without a
-// marker of its own, else that of its marker.
-func (q queues) version(ctx workflow.Context, changeID string) workflow.Version {
-	if q.lean {
-		return 1
-	}
-	return workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, 1)
-}
-
-// localChecks says whether the checks run as local activities: before the split and since VersionLocalWork.
-func (q queues) localChecks() bool { return !q.split || q.local }
-
-// heartbeating adds the HeartbeatTimeout to the options of a long activity in runs from VersionHeartbeats.
-func (q queues) heartbeating(opts workflow.ActivityOptions) workflow.ActivityOptions {
-	if q.heartbeat {
-		opts.HeartbeatTimeout = HeartbeatTimeout
-	}
-	return opts
-}
-
-func (q queues) checks(ctx workflow.Context) workflow.Context {
-	if q.localChecks() {
-		return workflow.WithLocalActivityOptions(ctx, localActivity)
-	}
-	return workflow.WithActivityOptions(ctx, q.heartbeating(validationActivity))
-}
-
-func (q queues) execCheck(ctx workflow.Context, name string, arg any) workflow.Future {
-	if q.localChecks() {
-		return workflow.ExecuteLocalActivity(ctx, name, arg)
-	}
-	return workflow.ExecuteActivity(workflow.WithTaskQueue(ctx, ActivityTaskQueues[name]), name, arg)
-}
-
-// print and archive render (archive in the transaction that archives); projection is a short write.
-func (q queues) print(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, q.heartbeating(renderActivity), ActivityRenderPrint)
-}
-
-func (q queues) archive(ctx workflow.Context) workflow.Context {
-	return q.on(ctx, q.heartbeating(renderActivity), ActivityArchive)
-}
-
-func (q queues) project(ctx workflow.Context, in ProjectInput) workflow.Future {
-	if q.local {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityProjectState, in)
-	}
-	return workflow.ExecuteActivity(q.on(ctx, shortActivity, ActivityProjectState), ActivityProjectState, in)
-}
-
-func (q queues) on(ctx workflow.Context, opts workflow.ActivityOptions, activity string) workflow.Context {
-	if q.split {
-		opts.TaskQueue = ActivityTaskQueues[activity]
-	}
-	return workflow.WithActivityOptions(ctx, opts)
+// local runs a local activity with the short options.
+func local(ctx workflow.Context, activity, arg any) workflow.Future {
+	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), activity, arg)
 }
 
 // FormTask is the workflow of one form task: it applies the updates of the interface one at a time, keeps
 // the read model current through activities, and ends when the task is archived.
 func FormTask(ctx workflow.Context, state TaskState) error {
-	// Decided once per run, before any command: a run keeps the queues it began with.
-	t := &task{state: state, mu: workflow.NewMutex(ctx), queues: runQueues(ctx)}
+	t := &task{state: state, mu: workflow.NewMutex(ctx)}
 	if err := t.register(ctx); err != nil {
 		return err
 	}
@@ -164,7 +86,6 @@ type task struct {
 	state   TaskState
 	mu      workflow.Mutex // one update at a time past its validator: they read and write the same message
 	handled int            // updates of this run
-	queues  queues         // where this run's activities go
 	purged  bool           // the task was deleted for good: the run ends
 }
 
@@ -190,13 +111,10 @@ func (t *task) register(ctx workflow.Context) error {
 	return t.registerPlaceChanges(ctx)
 }
 
-// publish makes the task findable: search attributes and the subject as memo. Lean runs write only those
-// the run was not started (or continued as new) with.
+// publish makes the task findable: search attributes and the subject as memo, those the run was not
+// started (or continued as new) with (formtask starts runs with them).
 func (t *task) publish(ctx workflow.Context) error {
-	attrs, memo := t.state.SearchAttributes(), t.state.Memo()
-	if t.queues.lean {
-		attrs, memo = t.unpublished(ctx)
-	}
+	attrs, memo := t.unpublished(ctx)
 	if len(attrs) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
 			return err
@@ -409,41 +327,17 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	case !in.Sign || !maySign:
 		target = taskstatus.Signing
 	}
-	if target == taskstatus.Archived && t.queues.localArchive {
+	if target == taskstatus.Archived {
 		return t.checkAndArchive(ctx, in.Caller, content)
 	}
-	projected := false
-	if in.Revision.ID != 0 {
-		projectTo := target
-		if target == taskstatus.Archived {
-			projectTo = "" // Archive promotes the revision
-		}
-		findings, err := t.checkAndProject(ctx, content, true, true, target != taskstatus.Filling, projectTo, in.Caller.Name)
-		if err != nil {
-			return Result{}, err
-		}
-		if len(findings.Errors) > 0 {
-			v := findings.Result()
-			return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
-		}
-		projected = projectTo != ""
+	// A submission that does not archive has a revision: one without content only signs (validateSubmit).
+	findings, err := t.checkAndProject(ctx, content, true, true, target != taskstatus.Filling, target, in.Caller.Name)
+	if err != nil {
+		return Result{}, err
 	}
-
-	if target == taskstatus.Archived {
-		// Archive promotes the revision and archives in one transaction.
-		var ar ArchiveResult
-		actx := t.queues.archive(ctx)
-		err := workflow.ExecuteActivity(actx, ActivityArchive,
-			ArchiveInput{Content: content, By: in.Caller.Name, At: workflow.Now(ctx)}).Get(ctx, &ar)
-		if err != nil {
-			return Result{}, err
-		}
-		return t.recordArchive(ctx, in.Caller, content, ar)
-	}
-	if !projected {
-		if _, err := t.project(ctx, content, target, in.Caller.Name); err != nil {
-			return Result{}, err
-		}
+	if len(findings.Errors) > 0 {
+		v := findings.Result()
+		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 	}
 	if err := t.setStatus(ctx, target); err != nil {
 		return Result{}, err
@@ -458,13 +352,13 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	return Result{Outcome: OutcomeSaved, Status: taskstatus.Filling}, nil
 }
 
-// checkAndArchive submits content to the archive in runs from version 2 of VersionLeanHistory: its checks
-// and the archive in one local activity, which discards a revision the checks find invalid.
+// checkAndArchive submits content to the archive: its checks (when it has a revision) and the archive in
+// one local activity, which discards a revision the checks find invalid.
 func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRef) (Result, error) {
 	in := CheckAndArchiveInput{Archive: ArchiveInput{Content: content, By: c.Name, At: workflow.Now(ctx)},
 		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition}
 	var res CheckAndArchiveResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, archiveLocalActivity), ActivityCheckAndArchive, in).Get(ctx, &res)
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, archiveActivity), acts.CheckAndArchive, in).Get(ctx, &res)
 	if err != nil {
 		return Result{}, err
 	}
@@ -543,12 +437,14 @@ func (t *task) print(ctx workflow.Context, in ReadInput) (Result, error) {
 	}
 	defer t.mu.Unlock()
 	var pr PrintResult
-	actx := t.queues.print(ctx)
-	activity, arg := ActivityRenderPrint, any(t.state.MessageID)
-	if in.FormID != 0 && t.queues.version(ctx, VersionFormPrint) == 1 {
-		activity, arg = ActivityRenderFormPrint, FormPrintInput{MessageID: t.state.MessageID, FormID: in.FormID}
+	actx := workflow.WithActivityOptions(ctx, printActivity)
+	var f workflow.Future
+	if in.FormID != 0 {
+		f = workflow.ExecuteActivity(actx, acts.RenderFormPrint, FormPrintInput{MessageID: t.state.MessageID, FormID: in.FormID})
+	} else {
+		f = workflow.ExecuteActivity(actx, acts.RenderPrint, t.state.MessageID)
 	}
-	if err := workflow.ExecuteActivity(actx, activity, arg).Get(ctx, &pr); err != nil {
+	if err := f.Get(ctx, &pr); err != nil {
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomePrinted, Status: t.state.Status, PrintDigest: pr.Digest}, nil
@@ -561,70 +457,21 @@ type checked struct {
 }
 
 // checkAndProject runs the checks of content and, when they find no error and status is set, projects it
-// (project) with status by by; a revision they find invalid is discarded. Lean runs do it all in one local
-// activity; runs begun before schedule the checks, then the discard or the projection.
+// with status by by, all in one local activity; a revision they find invalid is discarded.
 func (t *task) checkAndProject(ctx workflow.Context, content ContentRef, forms, attachments, final bool, status, by string) (checked, error) {
-	if !t.queues.lean {
-		findings, err := t.check(ctx, content, forms, attachments, final)
-		if err != nil {
-			return checked{}, err
-		}
-		if len(findings.Errors) > 0 {
-			return checked{Findings: findings}, t.discard(ctx, content.Revision, nil)
-		}
-		var ref int64
-		if status != "" {
-			ref, err = t.project(ctx, content, status, by)
-		}
-		return checked{Findings: findings, ref: ref}, err
-	}
 	in := CheckAndProjectInput{Content: content, Forms: forms, Attachments: attachments,
 		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Final: final}
 	if status != "" {
 		in.Project = &ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}
 	}
 	var res CheckAndProjectResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityCheckAndProject, in).Get(ctx, &res); err != nil {
+	if err := local(ctx, acts.CheckAndProject, in).Get(ctx, &res); err != nil {
 		return checked{}, err
 	}
 	if status != "" && len(res.Findings.Errors) == 0 {
 		t.promoted(content.Revision)
 	}
 	return checked{Findings: res.Findings, ref: res.Ref}, nil
-}
-
-// check validates the forms of content against their schemas and its attachments against the service's
-// rules, both at once; final also applies the minimum counts of attachments.
-func (t *task) check(ctx workflow.Context, content ContentRef, forms, attachments, final bool) (Findings, error) {
-	actx := t.queues.checks(ctx)
-	var futures []workflow.Future
-	if forms {
-		futures = append(futures, t.queues.execCheck(actx, ActivityValidateForms, content))
-	}
-	if attachments {
-		futures = append(futures, t.queues.execCheck(actx, ActivityCheckAttachments, CheckAttachmentsInput{
-			Content: content, ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Final: final,
-		}))
-	}
-	var all Findings
-	for _, f := range futures {
-		var one Findings
-		if err := f.Get(ctx, &one); err != nil {
-			return Findings{}, err
-		}
-		all = all.Join(one)
-	}
-	return all, nil
-}
-
-// project writes the read model: promotes content's revision and sets status and last change.
-func (t *task) project(ctx workflow.Context, content ContentRef, status, by string) (int64, error) {
-	var pr ProjectResult
-	err := t.queues.project(ctx, ProjectInput{Content: content, Status: status, By: by, At: workflow.Now(ctx)}).Get(ctx, &pr)
-	if err == nil {
-		t.promoted(content.Revision)
-	}
-	return pr.Ref, err
 }
 
 // promoted records the revision now promoted into the message, which changes expect (checkExpected).
@@ -640,9 +487,7 @@ func (t *task) discard(ctx workflow.Context, rev RevisionRef, err error) error {
 	if rev.ID == 0 {
 		return err
 	}
-	actx := workflow.WithLocalActivityOptions(ctx, localActivity)
-	if derr := workflow.ExecuteLocalActivity(actx, ActivityDiscardRevision,
-		ContentRef{MessageID: t.state.MessageID, Revision: rev}).Get(ctx, nil); derr != nil {
+	if derr := local(ctx, acts.DiscardRevision, ContentRef{MessageID: t.state.MessageID, Revision: rev}).Get(ctx, nil); derr != nil {
 		workflow.GetLogger(ctx).Warn("discarding a revision failed", "revision", rev.ID, "err", derr)
 	}
 	return err

@@ -8,18 +8,6 @@ import (
 // POST attachments/{attachmentId} (new content) and DELETE attachments/{attachmentId}.
 const UpdateChangeContent = "change-content"
 
-// VersionContentChanges is the workflow.GetVersion change id of UpdateChangeContent: its handler records
-// version 1, so that a later change of what it does can tell the changes handled before it.
-const VersionContentChanges = "content-changes"
-
-// ActivityRenderFormPrint stores the print of one form of a task (GET forms/{formId}/print) and returns
-// its digest, as RenderPrint does for the whole task.
-const ActivityRenderFormPrint = "RenderFormPrint"
-
-// VersionFormPrint is the workflow.GetVersion change id of the print of one form: from version 1 a print
-// update with a FormID renders that form alone.
-const VersionFormPrint = "form-print"
-
 // FormPrintInput names the form RenderFormPrint prints.
 type FormPrintInput struct {
 	MessageID string
@@ -78,7 +66,6 @@ func (t *task) validateContentChange(_ workflow.Context, in ContentChangeInput) 
 // attachment content is checked against the service's attachment rules, a removal is not (the minimum
 // counts hold only when the task is completed). The result's FormID or AttachmentID is the one changed.
 func (t *task) changeContent(ctx workflow.Context, in ContentChangeInput) (Result, error) {
-	_ = t.queues.version(ctx, VersionContentChanges)
 	return t.addContent(ctx, in.Caller, in.Revision, func() error { return t.validateContentChange(ctx, in) },
 		false, in.Change == ChangeReplaceAttachment, func(r *Result, ref int64) {
 			if in.Change == ChangeDeleteForm {

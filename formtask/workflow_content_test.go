@@ -86,7 +86,7 @@ func TestFormPrint(t *testing.T) {
 	env.RegisterActivityWithOptions(func(in formtask.FormPrintInput) (formtask.PrintResult, error) {
 		printed = append(printed, in)
 		return formtask.PrintResult{Digest: strings.Repeat("ef", 32)}, nil
-	}, activity.RegisterOptions{Name: formtask.ActivityRenderFormPrint})
+	}, activity.RegisterOptions{Name: "RenderFormPrint"})
 	one := send(env, time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer, FormID: 200129})
 	all := send(env, 2*time.Minute, formtask.UpdatePrint, formtask.ReadInput{Caller: writer})
 	run(env, taskstatus.Filling)

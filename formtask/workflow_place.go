@@ -24,15 +24,6 @@ const (
 	UpdatePurge   = "purge"   // DELETE trashbin/{id}, or the scheduled purge: deleted for good
 )
 
-// ActivityChangePlace moves a task's message to or from the trashbin, or deletes it, with its audit entry.
-const ActivityChangePlace = "ChangePlace"
-
-// VersionLifecycle is the workflow.GetVersion change id of the place updates: each records it when it
-// first runs, so a later change of their commands can tell the runs that made them apart (and the
-// TemporalChangeVersion search attribute finds the tasks of runs before VersionLeanHistory that have been
-// in a trashbin).
-const VersionLifecycle = "formtask-lifecycle"
-
 // Error types of refused place changes (and of content changes of a task in the trashbin).
 const (
 	ErrInTrashbin    = "InTrashbin"    // the task is in the trashbin
@@ -59,7 +50,7 @@ type PlaceInput struct {
 	Expect *Expectation `json:",omitempty"`
 }
 
-// ChangePlaceInput asks ActivityChangePlace for one change (UpdateTrash, UpdateRestore or UpdatePurge) of
+// ChangePlaceInput asks ChangePlace for one change (UpdateTrash, UpdateRestore or UpdatePurge) of
 // a message: made only if the message is where the change takes it from (a retried attempt finds it done).
 type ChangePlaceInput struct {
 	MessageID     string
@@ -133,9 +124,8 @@ func (t *task) changePlace(ctx workflow.Context, change string, validate func() 
 	if err := validate(); err != nil {
 		return Result{}, err
 	}
-	t.queues.version(ctx, VersionLifecycle)
 	var r ChangePlaceResult
-	err := t.queues.changePlace(ctx, ChangePlaceInput{
+	err := local(ctx, acts.ChangePlace, ChangePlaceInput{
 		MessageID: t.state.MessageID, Change: change, Audit: in.Audit, DeletedBefore: in.DeletedBefore,
 	}).Get(ctx, &r)
 	if err != nil {
@@ -159,15 +149,6 @@ func (t *task) changePlace(ctx workflow.Context, change string, validate func() 
 	}
 	workflow.GetLogger(ctx).Info("form task "+string(res.Outcome), "caller", in.Caller.ID)
 	return res, nil
-}
-
-// changePlace runs ChangePlace, a short write like the projection: a local activity in runs from
-// VersionLocalWork on, else on the archive queue.
-func (q queues) changePlace(ctx workflow.Context, in ChangePlaceInput) workflow.Future {
-	if q.local {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityChangePlace, in)
-	}
-	return workflow.ExecuteActivity(q.on(ctx, shortActivity, ActivityChangePlace), ActivityChangePlace, in)
 }
 
 // gone refuses every update of a task deleted for good.

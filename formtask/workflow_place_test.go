@@ -26,9 +26,9 @@ var deleter = formtask.Caller{Name: "Per Storvik", ID: "l4", Write: true, Delete
 func placeEnv(t *testing.T, found formtask.ChangePlaceResult) (*testsuite.TestWorkflowEnvironment, *fakeActivities) {
 	env, f := newEnv(t)
 	env.RegisterActivityWithOptions(func(in formtask.ChangePlaceInput) (formtask.ChangePlaceResult, error) {
-		f.record(formtask.ActivityChangePlace+"("+in.Change+")", 0)
+		f.record("ChangePlace"+"("+in.Change+")", 0)
 		return found, nil
-	}, activity.RegisterOptions{Name: formtask.ActivityChangePlace})
+	}, activity.RegisterOptions{Name: "ChangePlace"})
 	return env, f
 }
 
@@ -89,7 +89,7 @@ func TestTrashRestorePurge(t *testing.T) {
 // sortChecks orders the two checks that run together as ValidateForms, CheckAttachments.
 func sortChecks(calls []string) []string {
 	for i := 0; i+1 < len(calls); i++ {
-		if strings.HasPrefix(calls[i], formtask.ActivityCheckAttachments) && strings.HasPrefix(calls[i+1], formtask.ActivityValidateForms) {
+		if strings.HasPrefix(calls[i], "CheckAttachments") && strings.HasPrefix(calls[i+1], "ValidateForms") {
 			calls[i], calls[i+1] = calls[i+1], calls[i]
 		}
 	}

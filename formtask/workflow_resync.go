@@ -12,13 +12,13 @@ import (
 // activities write the read model, so a read model that differs from the run is always ahead of it.
 // UpdateResync makes the run take the task's state from there: formtask sends it when the run refuses a
 // change for a state the read model does not have, then sends the change again; the workers' sweep sends it
-// to a run still running after its archive (worker.ConfirmArchives).
+// to a run still running after its archive (ConfirmArchives).
 const UpdateResync = "resync"
 
 // ResyncInput is the input of UpdateResync.
 type ResyncInput struct{}
 
-// ReadModelState is a task's state as the read model holds it (ActivityReadTaskState). Found is false once
+// ReadModelState is a task's state as the read model holds it (ReadTaskState). Found is false once
 // the message is deleted for good.
 type ReadModelState struct {
 	Found            bool
@@ -68,8 +68,7 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 		return Result{}, err
 	}
 	var rm ReadModelState
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivity), ActivityReadTaskState,
-		t.state.MessageID).Get(ctx, &rm); err != nil {
+	if err := local(ctx, acts.ReadTaskState, t.state.MessageID).Get(ctx, &rm); err != nil {
 		return Result{}, err
 	}
 	before := t.state

@@ -24,7 +24,9 @@ import (
 	"github.com/postbox/postbox/internal/temporaltest"
 )
 
-// fakeActivities stand in for the activities: they record what the workflow asked for.
+// fakeActivities stand in for the activities: they record what the workflow asked for, the steps of the
+// local activities CheckAndProject and CheckAndArchive (ValidateForms, CheckAttachments, ProjectState,
+// Archive) by the name of each step.
 type fakeActivities struct {
 	mu      sync.Mutex
 	calls   []string // "<activity> <revision id>"
@@ -52,28 +54,25 @@ func (f *fakeActivities) Calls() []string {
 func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
 	validateForms := func(c formtask.ContentRef) (formtask.Findings, error) {
-		f.record(formtask.ActivityValidateForms, c.Revision.ID)
+		f.record("ValidateForms", c.Revision.ID)
 		if f.invalid {
 			return formtask.Findings{Errors: []formtask.ValidationEntry{{FieldName: "AntallAnsatte", ErrorMessage: "too many", FieldXPath: "/Skjema/AntallAnsatte"}}}, nil
 		}
 		return formtask.Findings{}, nil
 	}
 	checkAttachments := func(in formtask.CheckAttachmentsInput) (formtask.Findings, error) {
-		f.record(formtask.ActivityCheckAttachments, in.Content.Revision.ID)
+		f.record("CheckAttachments", in.Content.Revision.ID)
 		return formtask.Findings{Warnings: []formtask.ValidationEntry{{FieldName: "a.pdf", ErrorMessage: "w"}}}, nil
 	}
 	projectState := func(in formtask.ProjectInput) (formtask.ProjectResult, error) {
-		f.record(formtask.ActivityProjectState+"("+in.Status+")", in.Content.Revision.ID)
+		f.record("ProjectState"+"("+in.Status+")", in.Content.Revision.ID)
 		return formtask.ProjectResult{Ref: 200777}, nil
 	}
 	discardRevision := func(c formtask.ContentRef) error {
-		f.record(formtask.ActivityDiscardRevision, c.Revision.ID)
+		f.record("DiscardRevision", c.Revision.ID)
 		return nil
 	}
-	reg(validateForms, formtask.ActivityValidateForms)
-	reg(checkAttachments, formtask.ActivityCheckAttachments)
-	reg(projectState, formtask.ActivityProjectState)
-	reg(discardRevision, formtask.ActivityDiscardRevision)
+	reg(discardRevision, "DiscardRevision")
 	// As formtask.CheckAndProject, with the steps above.
 	reg(func(in formtask.CheckAndProjectInput) (formtask.CheckAndProjectResult, error) {
 		var res formtask.CheckAndProjectResult
@@ -93,12 +92,11 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 			res.Ref = pr.Ref
 		}
 		return res, nil
-	}, formtask.ActivityCheckAndProject)
+	}, "CheckAndProject")
 	archive := func(in formtask.ArchiveInput) (formtask.ArchiveResult, error) {
-		f.record(formtask.ActivityArchive, in.Content.Revision.ID)
+		f.record("Archive", in.Content.Revision.ID)
 		return formtask.ArchiveResult{ArchiveReference: "AR7000001", PrintDigest: strings.Repeat("ab", 32)}, nil
 	}
-	reg(archive, formtask.ActivityArchive)
 	// As formtask.CheckAndArchive, with the steps above.
 	reg(func(in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 		var res formtask.CheckAndArchiveResult
@@ -119,15 +117,15 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 			return formtask.CheckAndArchiveResult{}, errors.New("worker lost")
 		}
 		return res, nil
-	}, formtask.ActivityCheckAndArchive)
+	}, "CheckAndArchive")
 	reg(func(messageID string) (formtask.ReadModelState, error) {
-		f.record(formtask.ActivityReadTaskState, 0)
+		f.record("ReadTaskState", 0)
 		return f.readModel, nil
-	}, formtask.ActivityReadTaskState)
+	}, "ReadTaskState")
 	reg(func(messageID string) (formtask.PrintResult, error) {
-		f.record(formtask.ActivityRenderPrint, 0)
+		f.record("RenderPrint", 0)
 		return formtask.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
-	}, formtask.ActivityRenderPrint)
+	}, "RenderPrint")
 }
 
 type outcome struct {
@@ -430,7 +428,7 @@ func TestExpectationIsCheckedWithTheChange(t *testing.T) {
 	assert.Equal(t, formtask.ErrPrecondition, errType(d.err), "revision 3 was promoted since")
 	assert.Equal(t, formtask.ErrPrecondition, errType(e.err), "a sub-form is held to its expectation too")
 	for _, call := range f.Calls() {
-		assert.False(t, strings.HasPrefix(call, formtask.ActivityProjectState) && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4") || strings.HasSuffix(call, " 5")),
+		assert.False(t, strings.HasPrefix(call, "ProjectState") && (strings.HasSuffix(call, " 2") || strings.HasSuffix(call, " 4") || strings.HasSuffix(call, " 5")),
 			"a refused submission promotes nothing: %v", f.Calls())
 	}
 }

@@ -44,7 +44,7 @@ var purgeActivity = workflow.ActivityOptions{
 func TrashbinPurge(ctx workflow.Context, in PurgeTrashbinInput) (int, error) {
 	before := clock.Local(workflow.Now(ctx)).Add(-in.Retention)
 	var purged int
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, purgeActivity), ActivityPurgeTrashbin,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, purgeActivity), acts.PurgeTrashbin,
 		PurgeTrashbinActivityInput{Before: before}).Get(ctx, &purged)
 	return purged, err
 }

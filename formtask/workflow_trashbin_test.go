@@ -26,7 +26,7 @@ func TestTrashbinPurge(t *testing.T) {
 	env.RegisterActivityWithOptions(func(_ context.Context, in formtask.PurgeTrashbinActivityInput) (int, error) {
 		asked = in
 		return 7, nil
-	}, activity.RegisterOptions{Name: formtask.ActivityPurgeTrashbin})
+	}, activity.RegisterOptions{Name: "PurgeTrashbin"})
 
 	env.ExecuteWorkflow(formtask.TrashbinPurge, formtask.PurgeTrashbinInput{Retention: 30 * 24 * time.Hour})
 	require.True(t, env.IsWorkflowCompleted())

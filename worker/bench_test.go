@@ -238,7 +238,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		// The sweep that confirms each archive to its workflow (ConfirmArchives) is part of a submission's
 		// cost: here all of them at once, in the time and CPU measured.
 		sweep := time.Now()
-		told, err := worker.ConfirmArchives(ctx, c, store.New(pool), 0, slog.New(slog.DiscardHandler))
+		told, err := formtask.ConfirmArchives(ctx, c, store.New(pool), 0, slog.New(slog.DiscardHandler))
 		require.NoError(b, err)
 		require.Zero(b, told, "every workflow recorded its archive")
 		wall += time.Since(sweep)

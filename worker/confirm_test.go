@@ -20,7 +20,6 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
-	"github.com/postbox/postbox/worker"
 )
 
 // lose runs a local activity of an update outside any workflow, as when Temporal lost the update after the
@@ -115,12 +114,12 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	recordedEvents := len(history(t, c, recorded))
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	told, err := worker.ConfirmArchives(ctx, c, q, time.Hour, log)
+	told, err := formtask.ConfirmArchives(ctx, c, q, time.Hour, log)
 	require.NoError(t, err)
 	assert.Zero(t, told, "archives younger than the age are left")
 	assert.True(t, unconfirmed(t, lost))
 
-	told, err = worker.ConfirmArchives(ctx, c, q, 0, log)
+	told, err = formtask.ConfirmArchives(ctx, c, q, 0, log)
 	require.NoError(t, err)
 	assert.Equal(t, 1, told)
 	ended, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -134,7 +133,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	assert.Len(t, history(t, c, recorded), recordedEvents, "a workflow that recorded its archive hears nothing")
 	assert.Contains(t, eventTypes(history(t, c, lost)), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED.String())
 
-	told, err = worker.ConfirmArchives(ctx, c, q, 0, log)
+	told, err = formtask.ConfirmArchives(ctx, c, q, 0, log)
 	require.NoError(t, err)
 	assert.Zero(t, told)
 }
@@ -144,7 +143,7 @@ func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 // run refuses the restore) and a move to signing (the run refuses a signature without content). Each time
 // formtask, as the API calls it, finds the run behind the read model, makes it take the read model's
 // state (formtask.UpdateResync) and sends the change again, which succeeds. With
-// POSTBOX_RECORD_HISTORY=<file> the task's history is written there (workflows/testdata).
+// POSTBOX_RECORD_HISTORY=<file> the task's history is written there (formtask/testdata).
 func TestLostUpdatesAreResynced(t *testing.T) {
 	ctx := context.Background()
 	ft, c := shared.tasks, devServer.Client()

@@ -52,12 +52,11 @@ func TestSubmissionHistoryIsShort(t *testing.T) {
 	// The bare workflow of BenchmarkSubmitEndToEnd has 13 events: started, its first workflow task (three),
 	// the update accepted, the activity (three), a second workflow task (three), the update completed and
 	// the run completed. A submission has one workflow task, the checks and archive in its local activity's
-	// marker, and beside it the version marker with its TemporalChangeVersion and the status: 11 (17 at
-	// version 1 of VersionLeanHistory, with Archive on the archive queue; 24 before).
-	assert.LessOrEqual(t, len(events), 11, eventTypes(events))
+	// marker, and beside it the status search attribute: 9.
+	assert.LessOrEqual(t, len(events), 9, eventTypes(events))
 }
 
-// The life of a task in one run of the current code, for workflows/testdata (its replay test): with
+// The life of a task in one run of the current code, for formtask/testdata/formtask-baseline.json (its replay test): with
 // POSTBOX_RECORD_HISTORY=<file> the history is written there.
 func TestLifeOfATask(t *testing.T) {
 	ctx := context.Background()

@@ -298,7 +298,7 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 			committed <- res.Archive.ArchiveReference
 			<-ctx.Done() // never reports: the worker is stopped
 			return formtask.CheckAndArchiveResult{}, ctx.Err()
-		}, activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
+		}, activity.RegisterOptions{Name: "CheckAndArchive", DisableAlreadyRegisteredCheck: true})
 	})
 	ft := formtask.New(c, store.New(pool), formtask.Options{})
 

@@ -186,12 +186,6 @@ func (r *recorder) wrap(w sdkworker.Registry, a *formtask.Activities) {
 	opts := func(name string) activity.RegisterOptions {
 		return activity.RegisterOptions{Name: name, DisableAlreadyRegisteredCheck: true}
 	}
-	w.RegisterActivityWithOptions(recorded(r, "validate", a.ValidateForms, func(c formtask.ContentRef) formtask.ContentRef { return c }),
-		opts(formtask.ActivityValidateForms))
-	w.RegisterActivityWithOptions(recorded(r, "attachments", a.CheckAttachments, func(in formtask.CheckAttachmentsInput) formtask.ContentRef { return in.Content }),
-		opts(formtask.ActivityCheckAttachments))
-	w.RegisterActivityWithOptions(recorded(r, "project", a.ProjectState, func(in formtask.ProjectInput) formtask.ContentRef { return in.Content }),
-		opts(formtask.ActivityProjectState))
 	w.RegisterActivityWithOptions(recorded(r, "check and project", a.CheckAndProject, func(in formtask.CheckAndProjectInput) formtask.ContentRef { return in.Content }),
-		opts(formtask.ActivityCheckAndProject))
+		opts("CheckAndProject"))
 }

@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"reflect"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/nexus-rpc/sdk-go/nexus"
@@ -22,23 +25,25 @@ func (n *names) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
 	*n = append(*n, "workflow "+o.Name)
 }
 func (n *names) RegisterDynamicWorkflow(any, workflow.DynamicRegisterOptions) {}
-func (n *names) RegisterActivity(any)                                         {}
+func (n *names) RegisterActivity(fn any) {
+	// As the SDK names a method value: the method's name.
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	*n = append(*n, strings.TrimSuffix(name[strings.LastIndex(name, ".")+1:], "-fm"))
+}
 func (n *names) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) {
 	*n = append(*n, o.Name)
 }
 func (n *names) RegisterDynamicActivity(any, activity.DynamicRegisterOptions) {}
 func (n *names) RegisterNexusService(*nexus.Service)                          {}
 
-// Each queue group's workers register the activities formtask.ActivityTaskQueues puts on its queue; the
-// formtask workers register everything, for runs begun before the split.
+// Each queue group's workers register the activities formtask.ActivitiesOn puts on its queue, under the
+// names the workflow schedules them by.
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
-		config.QueueFormTask: {formtask.ActivityArchive, formtask.ActivityChangePlace, formtask.ActivityCheckAndArchive, formtask.ActivityCheckAndProject, formtask.ActivityCheckAttachments, formtask.ActivityDiscardRevision,
-			formtask.ActivityProjectState, formtask.ActivityPurgeTrashbin, formtask.ActivityReadTaskState, formtask.ActivityRenderFormPrint, formtask.ActivityRenderPrint,
-			formtask.ActivityValidateForms, "workflow FormTask", "workflow " + formtask.TrashbinPurgeWorkflow},
-		config.QueueValidation: {formtask.ActivityCheckAttachments, formtask.ActivityRenderFormPrint, formtask.ActivityRenderPrint,
-			formtask.ActivityValidateForms},
-		config.QueueArchive: {formtask.ActivityArchive, formtask.ActivityChangePlace, formtask.ActivityProjectState, formtask.ActivityPurgeTrashbin},
+		config.QueueFormTask: {"ChangePlace", "CheckAndArchive", "CheckAndProject", "DiscardRevision", "ReadTaskState",
+			"workflow FormTask", "workflow " + formtask.TrashbinPurgeWorkflow},
+		config.QueueValidation: {"RenderFormPrint", "RenderPrint"},
+		config.QueueArchive:    {"PurgeTrashbin"},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 	}

@@ -36,7 +36,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 		started        = make(chan struct{}, 1)
 		finished       = make(chan struct{})
 	)
-	archiveOpts := activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true}
+	archiveOpts := activity.RegisterOptions{Name: "CheckAndArchive", DisableAlreadyRegisteredCheck: true}
 	ws.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 		defer close(finished)
 		runs.Add(1)

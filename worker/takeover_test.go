@@ -140,7 +140,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 			archivedHere.Add(1)
 		}
 		return res, err
-	}, activity.RegisterOptions{Name: formtask.ActivityCheckAndArchive, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: "CheckAndArchive", DisableAlreadyRegisteredCheck: true})
 	require.NoError(t, takeover.Start())
 	t.Cleanup(takeover.Stop)
 

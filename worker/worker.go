@@ -3,16 +3,14 @@
 // scales on its own: run as many processes of each as the load needs, Temporal spreads the tasks over them.
 //
 //	group       task queue                    registered
-//	formtask    formtask.TaskQueue           the FormTask workflow and every activity (see below)
-//	validation  formtask.TaskQueueValidation ValidateForms, CheckAttachments, RenderPrint, RenderFormPrint
-//	archive     formtask.TaskQueueArchive    Archive, ProjectState, ChangePlace, PurgeTrashbin
+//	formtask    formtask.TaskQueue            the FormTask and TrashbinPurge workflows and their local
+//	                                          activities: CheckAndProject, CheckAndArchive, DiscardRevision,
+//	                                          ChangePlace, ReadTaskState
+//	validation  formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
+//	archive     formtask.TaskQueueArchive     PurgeTrashbin
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
 //
-// The formtask workers register every activity: the local activities (DiscardRevision, CheckAndProject,
-// CheckAndArchive, ReadTaskState and those of formtask.ActivityTaskQueues on formtask.TaskQueue) run
-// inside their workflow tasks, and runs begun before the queues were split (formtask.VersionTaskQueues)
-// keep their checks local and their other activities on formtask.TaskQueue until they end or continue
-// as new.
+// formtask.ActivitiesOn says which activities run on which queue.
 package worker
 
 import (
@@ -137,29 +135,12 @@ func register(r worker.Registry, group string, acts *formtask.Activities, delive
 		deliveries.Register(r)
 		return
 	}
-	fns := map[string]any{
-		formtask.ActivityValidateForms:    acts.ValidateForms,
-		formtask.ActivityCheckAttachments: acts.CheckAttachments,
-		formtask.ActivityRenderPrint:      acts.RenderPrint,
-		formtask.ActivityRenderFormPrint:  acts.RenderFormPrint,
-		formtask.ActivityArchive:          acts.Archive,
-		formtask.ActivityProjectState:     acts.ProjectState,
-		formtask.ActivityDiscardRevision:  acts.DiscardRevision,
-		formtask.ActivityPurgeTrashbin:    acts.PurgeTrashbin,
-		formtask.ActivityChangePlace:      acts.ChangePlace,
-		formtask.ActivityCheckAndProject:  acts.CheckAndProject,
-		formtask.ActivityCheckAndArchive:  acts.CheckAndArchive,
-		formtask.ActivityReadTaskState:    acts.ReadTaskState,
-	}
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(formtask.FormTask, workflow.RegisterOptions{Name: "FormTask"})
 		r.RegisterWorkflowWithOptions(formtask.TrashbinPurge, workflow.RegisterOptions{Name: formtask.TrashbinPurgeWorkflow})
 	}
-	for name, fn := range fns {
-		// The formtask workers register all: see the package comment.
-		if group == config.QueueFormTask || formtask.ActivityTaskQueues[name] == TaskQueueOf(group) {
-			r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-		}
+	for _, fn := range formtask.ActivitiesOn(acts, TaskQueueOf(group)) {
+		r.RegisterActivity(fn)
 	}
 }
 
@@ -362,7 +343,7 @@ func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			confirmArchives(confirmCtx, ws.client, pool, log)
+			formtask.SweepArchives(confirmCtx, ws.client, pool, log)
 		}()
 		defer func() { stopConfirming(); <-done }()
 	}

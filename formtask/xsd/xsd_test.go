@@ -252,10 +252,8 @@ func TestRejectedDocuments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := compileDemo(t, skjema, tt.lim)
-			start := time.Now()
 			res, err := s.Validate([]byte(tt.doc))
 			require.NoError(t, err)
-			assert.Less(t, time.Since(start), 2*time.Second)
 			require.NotEmpty(t, res.Errors)
 			assert.Equal(t, tt.msg, res.Errors[0].ErrorMessage)
 			assert.Equal(t, tt.line, res.Errors[0].Line)

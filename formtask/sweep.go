@@ -1,4 +1,4 @@
-package worker
+package formtask
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
 
@@ -23,7 +22,7 @@ import (
 // recorded the update; a Temporal restart in between loses the update, and the workflow would wait for
 // good. Every archive is therefore noted as unconfirmed (store.UnconfirmedArchives), and a sweep in the
 // formtask workers makes each workflow still running once its archive is ArchiveConfirmAge old take its
-// state from the read model (formtask.UpdateResync): by then a workflow that recorded its update has
+// state from the read model (UpdateResync): by then a workflow that recorded its update has
 // ended (a worker dying in the archive costs the workflow task's timeout, 10 s). The sweep is a ticker in
 // every formtask worker process, like the stale revisions': sweeps at once tell a workflow twice at worst,
 // and the second is refused without a trace.
@@ -40,7 +39,7 @@ const (
 var messageIDPattern = regexp.MustCompile(`^a[0-9]+$`)
 
 // ConfirmArchives makes the workflows still running after their task's archive, committed at least minAge
-// ago, take their state from the read model (formtask.UpdateResync), which ends them, and confirms each
+// ago, take their state from the read model (UpdateResync), which ends them, and confirms each
 // archive whose workflow now runs no more. It returns how many workflows it told. An archive whose workflow
 // it cannot reach stays unconfirmed for the next sweep.
 func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, minAge time.Duration, log *slog.Logger) (told int, err error) {
@@ -82,7 +81,7 @@ func runningTasks(ctx context.Context, c client.Client, messageIDs []string) (ma
 	var ids []string
 	for _, id := range messageIDs {
 		if messageIDPattern.MatchString(id) {
-			ids = append(ids, "'"+formtask.WorkflowID(id)+"'")
+			ids = append(ids, "'"+WorkflowID(id)+"'")
 		}
 	}
 	running := map[string]bool{}
@@ -97,7 +96,7 @@ func runningTasks(ctx context.Context, c client.Client, messageIDs []string) (ma
 			return nil, fmt.Errorf("list the running workflows of unconfirmed archives: %w", err)
 		}
 		for _, e := range res.Executions {
-			running[strings.TrimPrefix(e.GetExecution().GetWorkflowId(), formtask.WorkflowIDPrefix)] = true
+			running[strings.TrimPrefix(e.GetExecution().GetWorkflowId(), WorkflowIDPrefix)] = true
 		}
 		if next = res.NextPageToken; len(next) == 0 {
 			return running, nil
@@ -111,12 +110,12 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 	ctx, cancel := context.WithTimeout(ctx, archiveTellTimeout)
 	defer cancel()
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   formtask.WorkflowID(messageID),
-		UpdateName:   formtask.UpdateResync,
-		Args:         []any{formtask.ResyncInput{}},
+		WorkflowID:   WorkflowID(messageID),
+		UpdateName:   UpdateResync,
+		Args:         []any{ResyncInput{}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	var res formtask.Result
+	var res Result
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
@@ -126,17 +125,18 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 	)
 	switch {
 	case err == nil:
-		return res.Outcome == formtask.OutcomeResynced, nil
+		return res.Outcome == OutcomeResynced, nil
 	case errors.As(err, &notFound):
 		return false, nil
-	case errors.As(err, &app) && (app.Type() == formtask.ErrTaskArchived || app.Type() == formtask.ErrPurged):
+	case errors.As(err, &app) && (app.Type() == ErrTaskArchived || app.Type() == ErrPurged):
 		return false, nil
 	}
 	return false, err
 }
 
-// confirmArchives sweeps every ArchiveConfirmSweep until ctx ends.
-func confirmArchives(ctx context.Context, c client.Client, pool *pgxpool.Pool, log *slog.Logger) {
+// SweepArchives confirms archives (ConfirmArchives) every ArchiveConfirmSweep until ctx ends; the formtask
+// workers run it.
+func SweepArchives(ctx context.Context, c client.Client, pool *pgxpool.Pool, log *slog.Logger) {
 	tick := time.NewTicker(ArchiveConfirmSweep)
 	defer tick.Stop()
 	for {
