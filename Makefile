@@ -18,7 +18,10 @@ export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 run: deps $(TEMPORAL) build
 	scripts/run.sh
 
-test: deps $(TEMPORAL)
+# The whole suite: vet, gofmt, workflowcheck and every test under the race detector (scripts/test.sh), with
+# Chromium for the reference page's test.
+test: deps $(TEMPORAL) $(WORKFLOWCHECK)
+	@scripts/deps.sh chromium
 	scripts/test.sh
 
 bench: deps $(TEMPORAL)
@@ -26,7 +29,7 @@ bench: deps $(TEMPORAL)
 
 # The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by wrk (the
 # Debian package, installed here; --generator vegeta or both for vegeta as a library) at 32 clients, each endpoint beside its bare SQL, on the database of POSTBOX_DATABASE_URL filled by
-# `postbox seed` and `postbox gen` (see README, Data at scale). Not part of `make test`.
+# `postbox seed` and `postbox gen` (docs/performance.md). Not part of `make test`.
 bench-load: deps build
 	@scripts/deps.sh wrk
 	go run ./cmd/benchload
@@ -39,14 +42,10 @@ chaos: deps $(TEMPORAL)
 fuzz: deps
 	go test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./odata/
 
-# vet, gofmt, workflowcheck over the workflows (formtask/ and the webhook delivery in events/), the
-# deployment files (scripts/lint-deploy.sh: docker compose config, Caddyfile, kustomize | kubeconform, the
+# The deployment files (scripts/lint-deploy.sh: docker compose config, Caddyfile, kustomize | kubeconform, the
 # dashboard's metric names), the OpenAPI document (Spectral, pinned in api/docs/package.json, ruleset
 # api/docs/spectral.yaml) and the reference page (docs-check). Not part of `make test`.
-lint: deps $(WORKFLOWCHECK) $(NPM_TOOLS)
-	go vet ./...
-	test -z "$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'); exit 1; }
-	$(WORKFLOWCHECK) ./formtask/... ./events/...
+lint: deps $(NPM_TOOLS)
 	scripts/lint-deploy.sh
 	api/docs/node_modules/.bin/spectral lint --ruleset api/docs/spectral.yaml --fail-severity warn client/openapi.json
 	$(MAKE) docs-check

@@ -14,7 +14,7 @@ import (
 	"github.com/postbox/postbox/client"
 )
 
-// The README's submit flow (Submitting a form task, with its Idempotency-Key and If-Match lines) as an
+// The submit flow of docs/formtasks.md (Submitting a form task, with its Idempotency-Key and If-Match lines) as an
 // integrator's Go program walks it through the generated client: over a real listener, on the real router,
 // database, Temporal dev server and worker.
 func TestClientWalksTheREADMESubmitFlow(t *testing.T) {

@@ -114,7 +114,7 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if !complete { // complete=false with sign=false too: only saved, see README
+	if !complete { // complete=false with sign=false too: only saved (docs/formtasks.md)
 		sign = false
 	}
 	var body formTaskBody

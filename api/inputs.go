@@ -14,7 +14,7 @@ import (
 
 // The longest text each field of a request may hold, in characters, whether it comes in a JSON or an
 // XML body. Longer values, like a NUL character (which PostgreSQL cannot store) or invalid UTF-8, get
-// 400 naming the field before any query runs. The README's table of field limits is this one.
+// 400 naming the field before any query runs. The table of field limits in docs/http.md is this one.
 const (
 	maxUserNameChars        = 256
 	maxPasswordChars        = 1024

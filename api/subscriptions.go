@@ -16,7 +16,7 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Webhook subscriptions (README, Events): a reportee's, made by a caller for {who}, which gets the events
+// Webhook subscriptions (docs/events.md): a reportee's, made by a caller for {who}, which gets the events
 // the caller's rights let it read, or a service owner's, which gets the events of its services. The API
 // only writes them; the events workers start each one's delivery workflow (webhook.Supervise), so
 // subscribing works while Temporal is away. A subscription is the caller's own: another caller, even for

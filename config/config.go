@@ -33,14 +33,14 @@ type Config struct {
 	// Temporal) before it gives up (POSTBOX_STARTUP_TIMEOUT); 0 waits for ever.
 	StartupTimeout time.Duration
 
-	// Slow and idle clients (see the README, Slow clients).
+	// Slow and idle clients (docs/http.md, Slow clients).
 	ReadHeaderTimeout time.Duration // POSTBOX_READ_HEADER_TIMEOUT: how long the request line and headers may take
 	IdleTimeout       time.Duration // POSTBOX_IDLE_TIMEOUT: how long an idle keep-alive connection stays open
 	ProgressWindow    time.Duration // POSTBOX_PROGRESS_WINDOW: the window in which bodies must make progress
 	ProgressMinBytes  int64         // POSTBOX_PROGRESS_MIN_BYTES: what a body must bring (or a response take) per window
 	MaxHeaderBytes    int64         // POSTBOX_MAX_HEADER_BYTES: limit of the request line and headers (431 beyond)
 
-	// Rate limits (see the README, Rate limits): requests each API key may make per window in each area,
+	// Rate limits (docs/http.md, Rate limits): requests each API key may make per window in each area,
 	// unless the key has its own limit for the area; 0 turns limiting off.
 	RateLimit  int           // POSTBOX_RATE_LIMIT
 	RateWindow time.Duration // POSTBOX_RATE_WINDOW: the fixed window the limit counts in
@@ -78,7 +78,7 @@ type Config struct {
 	// resources as absolute URIs under it.
 	PublicURL string
 
-	// Webhook deliveries (see the README, Events): POSTBOX_WEBHOOK_ALLOW_PRIVATE lets endpoints be plain
+	// Webhook deliveries (docs/events.md): POSTBOX_WEBHOOK_ALLOW_PRIVATE lets endpoints be plain
 	// http and resolve to private, loopback and link-local addresses (local receivers only);
 	// POSTBOX_WEBHOOK_RETRIES are the waits before each further attempt of a failed delivery, after the last
 	// of which the event is dead-lettered; POSTBOX_WEBHOOK_TIMEOUT cuts one request to an endpoint;

@@ -57,7 +57,7 @@ commands:
                  --secret-file (read on every delivery; none: unchecked), prints each delivery;
                  [--addr 127.0.0.1:9999] [--secret-file .data/webhook-secret]
 
-Settings come from POSTBOX_* environment variables; see README.md.
+Settings come from POSTBOX_* environment variables; see docs/operations.md.
 `
 
 func main() {
