@@ -82,7 +82,8 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(ctxPrincipal, p)
 	if !s.scopeAllows(p, c.Request.Method, c.FullPath()) {
-		abort(c, problem.New(http.StatusForbidden, "insufficient-scope", "the token's scopes do not allow %s %s", c.Request.Method, c.FullPath()))
+		abort(c, problem.New(http.StatusForbidden, "insufficient-scope", "the token's scopes do not allow %s %s; a token with one of %s does",
+			c.Request.Method, c.FullPath(), strings.Join(s.scopesFor(c.Request.Method, c.FullPath()), ", ")))
 		return
 	}
 	c.Next()

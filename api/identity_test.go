@@ -370,5 +370,25 @@ func TestEveryRouteHasAScopeRule(t *testing.T) {
 		}
 		p := requireProblem(t, do(t, shared, request{method: r.Method, path: path, header: hdr}), http.StatusForbidden)
 		assert.Equal(t, "urn:postbox:problem:insufficient-scope", p["type"], "%s %s", r.Method, r.Path)
+		assert.Contains(t, p["detail"], r.Scopes[0], "the refusal names the scopes that would allow %s %s", r.Method, r.Path)
+	}
+}
+
+// Every 401 names how to authenticate (WWW-Authenticate): the ApiKey scheme when the key is missing or
+// unknown, else a bearer token or a session cookie.
+func TestUnauthorizedNamesTheSchemes(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		header     []string
+	}{
+		{"no key", `ApiKey realm="postbox", header="ApiKey"`, nil},
+		{"an unknown key", `ApiKey realm="postbox", header="ApiKey"`, []string{"ApiKey", "00000000-0000-0000-0000-000000000000"}},
+		{"no login", `Bearer realm="postbox", Cookie realm="postbox", cookie-name=".ASPXAUTH"`, []string{"ApiKey", keyAll}},
+		{"a forged cookie", `Bearer realm="postbox", Cookie realm="postbox", cookie-name=".ASPXAUTH"`, []string{"ApiKey", keyAll, "Cookie", ".ASPXAUTH=forged"}},
+		{"a bad token", `Bearer realm="postbox", Cookie realm="postbox", cookie-name=".ASPXAUTH"`, []string{"ApiKey", keyAll, "Authorization", "Bearer x.y.z"}},
+	} {
+		r := get(t, shared, "/api/reportees", tc.header...)
+		requireProblem(t, r, http.StatusUnauthorized)
+		assert.Equal(t, tc.want, r.Header().Get("WWW-Authenticate"), tc.name)
 	}
 }

@@ -325,6 +325,9 @@ func (s *Server) renderErrors(c *gin.Context) {
 	if p.Status == http.StatusRequestTimeout {
 		c.Header("Connection", "close") // what is left of a slow body is not worth waiting for
 	}
+	if p.Status == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", challenge(p.Type))
+	}
 	switch {
 	case internal:
 		s.log.ErrorContext(c.Request.Context(), "request failed", "err", err, "request_id", requestID(c),
@@ -398,4 +401,15 @@ func found(c *gin.Context, err error, missing func() *problem.Problem) bool {
 func abort(c *gin.Context, err error) {
 	_ = c.Error(err)
 	c.Abort()
+}
+
+// challenge is the WWW-Authenticate of a 401 (RFC 9110 §11.6.1): the API key's own scheme when the key is
+// missing or unknown, else the logins a client can retry with (a bearer token, RFC 6750, marked
+// invalid_token when one was sent and refused; a session cookie from the password login).
+func challenge(problemType string) string {
+	switch problemType {
+	case problem.TypeURI("missing-api-key"), problem.TypeURI("invalid-api-key"):
+		return `ApiKey realm="postbox", header="ApiKey"`
+	}
+	return `Bearer realm="postbox", Cookie realm="postbox", cookie-name="` + sessionCookie + `"`
 }

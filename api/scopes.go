@@ -59,3 +59,13 @@ func (s *Server) scopeAllows(p identity.Principal, method, route string) bool {
 	}
 	return false
 }
+
+// scopesFor lists the scopes any one of which lets a bearer token call method on route: the route's own,
+// then the general scopes of its area.
+func (s *Server) scopesFor(method, route string) []string {
+	r, ok := s.routeIndex[method+" "+route]
+	if !ok || r.Scopes == nil {
+		return nil
+	}
+	return append(slices.Clone(r.Scopes), generalScopes(r.Area)...)
+}

@@ -48,11 +48,14 @@ const Namespace = "urn:ietf:rfc:7807"
 // ClientClosed is the status of a request the client gave up on: nobody is listening for the answer.
 const ClientClosed = 499
 
+// TypeURI is the type URI of a kind of problem.
+func TypeURI(kind string) string { return "urn:postbox:problem:" + kind }
+
 // New builds a Problem of a kind; the kind becomes the type URI and names the problem for clients.
 func New(status int, kind, format string, args ...any) *Problem {
 	typ := "about:blank"
 	if kind != "" {
-		typ = "urn:postbox:problem:" + kind
+		typ = TypeURI(kind)
 	}
 	return &Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: fmt.Sprintf(format, args...)}
 }

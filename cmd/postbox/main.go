@@ -44,7 +44,7 @@ const usage = `usage: postbox <command> [flags]
 commands:
   api            serve the REST API
   migrate        apply pending database migrations
-  seed --file F  import a dataset (see deploy/demo/README.md); idempotent
+  seed --file F  migrate, then import a dataset (see deploy/demo/README.md); idempotent
   worker         run the Temporal workers of the queue groups in POSTBOX_WORKER_QUEUES (form-task workflows,
                  validation and print, archiving, webhook deliveries)
   dev            migrate, import --file (default deploy/demo/demo.json), serve the API and run the workers of
@@ -60,15 +60,18 @@ commands:
 Settings come from POSTBOX_* environment variables; see docs/operations.md.
 `
 
-func main() {
-	if len(os.Args) < 2 {
+func main() { os.Exit(command(os.Args[1:])) }
+
+// command runs the command of args and returns the process's exit code.
+func command(args []string) int {
+	if len(args) < 1 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+		return 2
 	}
 	cfg, err := config.Load()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "postbox: configuration:", err)
-		os.Exit(2)
+		return 2
 	}
 	log := telemetry.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	slog.SetDefault(log)
@@ -76,7 +79,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cmd, args := os.Args[1], os.Args[2:]
+	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "api":
 		err = runAPI(ctx, cfg, log)
@@ -96,15 +99,19 @@ func main() {
 		err = runWebhookEcho(ctx, cfg, log, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
-		return
+		return 0
 	default:
 		fmt.Fprintf(os.Stderr, "postbox: unknown command %q\n\n%s", cmd, usage)
-		os.Exit(2)
+		return 2
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp): // the command printed its usage
+		return 0
+	case err != nil:
 		log.Error("postbox "+cmd+" failed", "err", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func runMigrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
@@ -130,6 +137,10 @@ func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 		return err
 	}
 	defer pool.Close()
+	// A fresh database gets its schema first, so `createdb; postbox seed` works.
+	if err := store.Migrate(ctx, pool); err != nil {
+		return err
+	}
 	if err := importer.FromFile(ctx, pool, *file); err != nil {
 		return err
 	}
@@ -501,7 +512,7 @@ func httpServe(ctx context.Context, cfg config.Config, log *slog.Logger, srv *ht
 func runWebhookEcho(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("webhook-echo", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9999", "where to listen")
-	secretFile := fs.String("secret-file", ".data/webhook-secret", "file holding the subscription's Secret")
+	secretFile := fs.String("secret-file", "/tmp/postbox-webhook-secret", "file holding the subscription's Secret")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

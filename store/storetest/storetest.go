@@ -88,6 +88,17 @@ func Create(ctx context.Context) (url, name string, drop func(), err error) {
 func NewEmpty(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
+	pool, err := store.Open(ctx, NewBlank(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, store.Migrate(ctx, pool))
+	return pool
+}
+
+// NewBlank creates a database with neither schema nor data, as createdb leaves it, and returns its URL.
+func NewBlank(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, ServerURL())
 	require.NoError(t, err, "the tests need PostgreSQL at POSTBOX_TEST_DATABASE_URL (default %s)", DefaultURL)
 	defer admin.Close(ctx)
@@ -96,11 +107,7 @@ func NewEmpty(t testing.TB) *pgxpool.Pool {
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
 	t.Cleanup(func() { dropDatabase(name) })
-	pool, err := store.Open(ctx, withDatabase(t, name))
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, store.Migrate(ctx, pool))
-	return pool
+	return withDatabase(t, name)
 }
 
 func dropDatabase(name string) {
