@@ -104,7 +104,9 @@ var routeDocs = map[string]routeDoc{
 		OK:       answerOf(http.StatusOK, "the form task as the change left it", negotiated, messageResource{}),
 		Problems: statuses(http.StatusBadRequest, http.StatusConflict, http.StatusPreconditionFailed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)},
 	"GET /api/:who/messages/:messageId/validate": {Summary: "Validate a form task's current forms",
-		OK: answerOf(http.StatusOK, "the validation result (Success false with errors is still 200)", negotiated, validationResource{}), Problems: statuses(http.StatusConflict)},
+		OK: answerOf(http.StatusOK, "the validation result (Success false with errors is still 200). As the interface's rule says, "+
+			"with errors both ValidationErrors and ValidationWarnings list every error and warning; without errors "+
+			"ValidationErrors is empty and ValidationWarnings lists the warnings", negotiated, validationResource{}), Problems: statuses(http.StatusConflict)},
 	"GET /api/:who/messages/:messageId/print": {Summary: "Read the PDF of a form task",
 		OK: answerOf(http.StatusOK, "the PDF", "application/pdf", binary), Problems: statuses(http.StatusConflict), Download: true},
 	"PUT /api/:who/messages/:messageId/forms/:formId": {Summary: "Change a sub-form, or add one when formId names none",

@@ -232,3 +232,12 @@ type exampleResponse struct {
 		Example json.RawMessage `json:"example"`
 	} `json:"content"`
 }
+
+// The validation result lists an error under ValidationWarnings too (the interface's rule), and the
+// document says so where a client reads the answer.
+func TestOpenAPISaysWhyErrorsAreAlsoWarnings(t *testing.T) {
+	op := openAPIDocument(t).Paths["/api/{who}/messages/{messageId}/validate"]["get"]
+	var ok struct{ Description string }
+	require.NoError(t, json.Unmarshal(op.Responses["200"], &ok))
+	assert.Contains(t, ok.Description, "with errors both ValidationErrors and ValidationWarnings list every error and warning")
+}

@@ -323,7 +323,20 @@ func findings(vs ...*Violation) Findings {
 
 func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (Findings, error) {
 	key := form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)
-	f, err := a.validateXML(ctx, key, []byte(form.FormData), func(message string) string { return message })
+	f, err := a.validateXML(ctx, key, []byte(form.FormData), func(is xsd.Issue) string {
+		if is.FieldXPath != "" { // the path says where
+			return is.ErrorMessage
+		}
+		// A document the parser refused, or an issue tied to no element: name the form and the line.
+		where := fmt.Sprintf("%s %s version %d", form.Type, form.DataFormatID, form.DataFormatVersion)
+		if form.ID != 0 {
+			where += fmt.Sprintf(" (form %d)", form.ID)
+		}
+		if is.Line > 0 {
+			where += fmt.Sprintf(", line %d", is.Line)
+		}
+		return where + ": " + is.ErrorMessage
+	})
 	if len(f.Errors) > 0 {
 		telemetry.ValidationFailures.WithLabelValues(key).Inc()
 	}
@@ -331,7 +344,7 @@ func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (
 }
 
 // validateXML validates doc against the schema the cache holds under key; message words each issue.
-func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, message func(string) string) (Findings, error) {
+func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, message func(xsd.Issue) string) (Findings, error) {
 	schema, err := a.Schemas.Get(ctx, key)
 	if err != nil {
 		var le loadError
@@ -346,10 +359,10 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 	}
 	var f Findings
 	for _, is := range res.Errors {
-		f.Errors = append(f.Errors, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
+		f.Errors = append(f.Errors, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is), FieldXPath: is.FieldXPath})
 	}
 	for _, is := range res.Warnings {
-		f.Warnings = append(f.Warnings, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is.ErrorMessage), FieldXPath: is.FieldXPath})
+		f.Warnings = append(f.Warnings, ValidationEntry{FieldName: is.FieldName, ErrorMessage: message(is), FieldXPath: is.FieldXPath})
 	}
 	return f, nil
 }
@@ -417,8 +430,8 @@ func (a *Activities) validateAttachmentXML(ctx context.Context, q *store.Queries
 		return Findings{}, err
 	}
 	return a.validateXML(ctx, AttachmentRuleSchemaKey(svc.ServiceCode, svc.ServiceEdition, rule.AttachmentRuleID), data,
-		func(message string) string {
-			return fmt.Sprintf("attachment %s (%s): %s", fileName, rule.AttachmentTypeName, message)
+		func(is xsd.Issue) string {
+			return fmt.Sprintf("attachment %s (%s): %s", fileName, rule.AttachmentTypeName, is.ErrorMessage)
 		})
 }
 

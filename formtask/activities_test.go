@@ -105,6 +105,16 @@ func TestValidateForms(t *testing.T) {
 		"DataFormatId: data format 9999 version 1 is not a form of service 4711/2",
 	}, names)
 
+	// A main form the parser refuses: the error names the form and the line, beside the parser's words.
+	malformed := f.currentForms(t, "a3101109")
+	malformed[0].FormData = "<Skjema>\n<Innsender>\n</Skjema>"
+	var broken formtask.Findings
+	require.NoError(t, f.run(t, &broken, f.acts.ValidateForms,
+		f.revision(t, store.NewRevision{MessageID: "a3101109", Kind: store.RevisionKindReplace, Forms: malformed})))
+	require.NotEmpty(t, broken.Errors)
+	assert.Equal(t, fmt.Sprintf("MainForm %s version %d, line 3: Opening and ending tag mismatch: Innsender line 2 and Skjema",
+		malformed[0].DataFormatID, malformed[0].DataFormatVersion), broken.Errors[0].ErrorMessage)
+
 	// The workflow must apply exactly what the API stored.
 	wrong := ref
 	wrong.Revision.Digest = strings.Repeat("00", 32)

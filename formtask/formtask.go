@@ -124,9 +124,15 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 		return Result{}, err
 	}
 	in := SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
-	// A task in Signering is signed as it is: a PUT there may carry no content.
-	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 && task.Status == taskstatus.Signing {
-		return s.update(ctx, task, 0, UpdateSubmit, in)
+	// A task in Signering is signed as it is: a PUT there may carry no content. One in Utfylling has
+	// nothing to sign yet.
+	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
+		if task.Status == taskstatus.Signing {
+			return s.update(ctx, task, 0, UpdateSubmit, in)
+		}
+		return Result{}, refuse(BadInput, "the form task is in %s: a PUT without content signs only a task in %s. "+
+			"Send the task's forms (and attachments) in the body, or complete it first (PUT with its content and ?sign=false)",
+			task.Status, taskstatus.Signing)
 	}
 	types := make([]string, 0, len(sub.Forms))
 	for _, f := range sub.Forms {

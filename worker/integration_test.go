@@ -196,6 +196,12 @@ func TestInvalidFormKeepsNothing(t *testing.T) {
 	two.Forms = append(two.Forms, two.Forms[0])
 	_, err = ft.Submit(ctx, load(t, ft, "a3101263"), signer, two)
 	assert.Equal(t, formtask.BadInput, kind(t, err), "exactly one MainForm")
+
+	// A signing PUT without content on a task in Utfylling says what to do, not that a MainForm is missing.
+	_, err = ft.Submit(ctx, load(t, ft, "a3101263"), signer, formtask.Submission{Complete: true, Sign: true})
+	require.Equal(t, formtask.BadInput, kind(t, err))
+	assert.Contains(t, err.Error(), "a PUT without content signs only a task in Signering")
+	assert.Contains(t, err.Error(), "?sign=false")
 }
 
 func TestAttachmentsAndSubForms(t *testing.T) {
