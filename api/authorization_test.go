@@ -520,21 +520,18 @@ func TestDelegationHostileXML(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"), "Content-Type": "application/xml"}
-			start := time.Now()
 			r := doWith(t, srv, request{method: http.MethodPost, path: "/api/" + orgO1 + "/authorization/delegations", header: hdr, body: tc.body},
 				func(req *http.Request) {
 					if tc.chunk {
 						req.ContentLength = -1
 					}
 				})
-			elapsed := time.Since(start)
 			p := requireProblem(t, r, tc.status)
 			kind := "invalid-xml"
 			if tc.status == http.StatusRequestEntityTooLarge {
 				kind = "body-too-large"
 			}
 			assert.Equal(t, "urn:postbox:problem:"+kind, p["type"])
-			assert.Less(t, elapsed, 2*time.Second)
 			assert.NotContains(t, r.Body.String(), "root:", "nothing of a file is ever read")
 		})
 	}
@@ -546,7 +543,6 @@ func TestDelegationHostileXML(t *testing.T) {
 	require.NoError(t, err)
 	for _, chunked := range []bool{false, true} {
 		hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"), "Content-Type": "application/xml"}
-		start := time.Now()
 		r := doWith(t, roomy, request{method: http.MethodPost, path: "/api/" + orgO1 + "/authorization/delegations", header: hdr, body: huge},
 			func(req *http.Request) {
 				if chunked {
@@ -555,7 +551,6 @@ func TestDelegationHostileXML(t *testing.T) {
 			})
 		p := requireProblem(t, r, http.StatusRequestEntityTooLarge)
 		assert.Contains(t, p["detail"], "65536")
-		assert.Less(t, time.Since(start), 2*time.Second)
 	}
 	assert.Equal(t, before, authzRolesSnapshot(t, pool), "hostile bodies change nothing")
 }

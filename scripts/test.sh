@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the suite (or, with "bench", the benchmarks) against a real PostgreSQL: the one at
+# Runs the checks and the suite (or, with "bench", the benchmarks) against a real PostgreSQL: the one at
 # POSTBOX_TEST_DATABASE_URL (default: the local server's "test" database), or a private cluster when
-# none answers. Tests that need Temporal start its dev server themselves from ./bin/temporal. Arguments,
-# if any, go to go test instead of ./... (make docs-check).
+# none answers. Tests that need Temporal start its dev server themselves from ./bin/temporal.
+#
+# The suite: go vet, gofmt, workflowcheck over the workflow code, then every package under the race
+# detector, with the reference page rendered in headless Chromium (make deps installs it). Arguments, if
+# any, go to go test instead of ./... and skip the static checks (make docs-check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +16,25 @@ if ! scripts/pg.sh reachable; then
 fi
 
 if [ "${1:-}" = bench ]; then
-  go test -run '^$' -bench . -benchtime "${BENCHTIME:-2s}" -timeout 30m ./...
-else
-  go test -count=1 -timeout 25m "${@:-./...}"
+  exec go test -run '^$' -bench . -benchtime "${BENCHTIME:-2s}" -timeout 30m ./...
 fi
+
+if command -v chromium >/dev/null; then
+  export POSTBOX_TEST_CHROMIUM=${POSTBOX_TEST_CHROMIUM:-$(command -v chromium)}
+fi
+
+if [ $# -gt 0 ]; then
+  exec go test -count=1 -timeout 25m "$@"
+fi
+
+echo "go vet"
+go vet ./...
+echo "gofmt"
+unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted:" $unformatted >&2
+  exit 1
+fi
+echo "workflowcheck"
+bin/workflowcheck ./formtask/... ./events/...
+go test -race -count=1 -timeout 60m ./...
