@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -140,7 +140,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		return
 	}
 	p := principalOf(c)
-	now := time.Now()
+	now := clock.Now()
 	delegated := make([]store.Event, 0, len(defs))
 	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		for _, d := range defs {

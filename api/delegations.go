@@ -8,12 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -268,7 +268,7 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 	if !found(c, err, notThere) {
 		return
 	}
-	now := time.Now()
+	now := clock.Now()
 	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.ID}, party.ID, right.Right)
 		if err != nil {

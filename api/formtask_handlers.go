@@ -182,7 +182,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	now := time.Now()
+	now := clock.Now()
 	if !svc.RestEnabled || now.Before(svc.ValidFrom) || now.After(svc.ValidTo) {
 		abort(c, problem.New(http.StatusConflict, "service-closed", "service %s edition %d cannot be submitted through this interface now",
 			svc.ServiceCode, svc.ServiceEdition))

@@ -53,7 +53,7 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action, eventType stri
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	at := clock.Local(time.Now())
+	at := clock.Now()
 	var after store.Message
 	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)

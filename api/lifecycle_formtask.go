@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -90,7 +89,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		}
 		expect = &formtask.Expectation{Revision: task.Revision, Status: task.Status}
 	}
-	audit := auditEntry(c, party.ID, p.action, clock.Local(time.Now()))
+	audit := auditEntry(c, party.ID, p.action, clock.Now())
 	audit.Summary = p.summary(id, task.Status)
 	_, err = tasks.ChangePlace(ctx, task, change, formtask.PlaceInput{
 		Caller: caller(principalOf(c), rights, svc), Audit: audit, Expect: expect})

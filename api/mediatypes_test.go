@@ -8,14 +8,17 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/store"
 )
 
@@ -37,9 +40,13 @@ var notResources = []string{
 
 // Every resource carries the same fields in all four media types: for each GET route of the router that
 // answers with a resource, the field names of the JSON forms (keys, recursively, with the items of
-// _embedded lists and of arrays) are the element names of the XML forms.
+// _embedded lists and of arrays) are the element names of the XML forms. And every local date-time a
+// resource shows (without a zone) is in the service's zone: one made during the test is within a minute
+// of the request's time there, so no field can drift into UTC wall-clock time (an hour off in Oslo).
 func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	srv, pool := newServer(t)
+	began := time.Now()
+	timestamps := 0
 	// A delegation, so the delegations, the audit log and the personal contacts have entries to compare.
 	require.Equal(t, http.StatusCreated, authzDelegate(t, srv, ssnP1, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA)).Code)
 	formTasks, _ := formTaskServer(t)
@@ -153,6 +160,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 					require.Contains(t, r.Header().Get("Content-Type"), accept)
 					if shape == nil {
 						require.NoError(t, json.Unmarshal(r.Body.Bytes(), &shape))
+						timestamps += checkLocalTimes(t, shape, "", began, time.Now())
 					}
 					got := map[string]bool{}
 					if strings.Contains(accept, "xml") {
@@ -179,6 +187,44 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 			assert.Contains(t, covered, route.Path, "a GET route whose resource this test does not render")
 		}
 	}
+	// The delegation's DelegatedTime and audit entry, the trashed message's change, the subscriptions and
+	// their dead letters were all made during the test.
+	assert.GreaterOrEqual(t, timestamps, 6, "local date-times made during the test were checked")
+}
+
+// localTime is the form of a local date-time without a zone, as the interface writes them.
+var localTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$`)
+
+// checkLocalTimes checks every local date-time of a JSON resource that falls within three hours of the
+// request (so it was made during the test; the dataset's are years old) against the request's time in the
+// service's zone, and returns how many it checked.
+func checkLocalTimes(t *testing.T, v any, path string, from, to time.Time) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k != "_links" {
+				n += checkLocalTimes(t, x, path+"."+k, from, to)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			n += checkLocalTimes(t, x, fmt.Sprintf("%s[%d]", path, i), from, to)
+		}
+	case string:
+		if !localTime.MatchString(v) {
+			return 0
+		}
+		at, err := time.ParseInLocation("2006-01-02T15:04:05", v[:19], clock.Zone())
+		require.NoError(t, err)
+		if at.Before(from.Add(-3*time.Hour)) || at.After(to.Add(3*time.Hour)) {
+			return 0
+		}
+		assert.WithinRange(t, at, from.Add(-time.Minute), to.Add(time.Minute),
+			"%s = %s is not the request's time in %s (%s)", path, v, clock.Zone(), to.In(clock.Zone()).Format(time.DateTime))
+		return 1
+	}
+	return n
 }
 
 // jsonFieldPaths adds the fields of a JSON resource to out as paths (Name, Rights[].Action,

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -311,7 +310,7 @@ func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Messa
 	party, _ := reporteeOf(c)
 	read := h.events.MessageEvent(events.CorrespondenceRead, events.Message{MessageID: m.MessageID, ReporteeID: party.ID,
 		Type: m.Type, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition, Status: store.StatusRead})
-	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, clock.Local(time.Now()), read); err != nil {
+	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, clock.Now(), read); err != nil {
 		abort(c, err)
 		return m, false
 	}

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 )
@@ -259,7 +259,7 @@ func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action, eventType 
 	}
 	ctx := c.Request.Context()
 	party, _ := reporteeOf(c)
-	now := time.Now()
+	now := clock.Now()
 	var id int
 	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		var summary string
@@ -325,7 +325,7 @@ func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
 		return
 	}
 	party, _ := reporteeOf(c)
-	now := time.Now()
+	now := clock.Now()
 	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
 		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
 			return err

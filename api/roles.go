@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -259,7 +260,7 @@ func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedR
 			return
 		}
 	}
-	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, time.Now())
+	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, clock.Now())
 	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
 	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
 	h.deleteAudited(c, e, h.roleDeleted(role), func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
@@ -298,7 +299,7 @@ func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
 			"right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName))
 		return
 	}
-	e := auditEntry(c, party.ID, store.AuditDeleteRight, time.Now())
+	e := auditEntry(c, party.ID, store.AuditDeleteRight, clock.Now())
 	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
 	e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
 	changed := h.events.RoleDefinitionEvent(events.RoleDefinitionChanged, events.RoleDefinition{RoleDefinitionID: r.RoleDefinitionID,

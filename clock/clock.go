@@ -18,12 +18,15 @@ const LocalTimeLayout = "2006-01-02T15:04:05"
 
 var zone atomic.Pointer[time.Location]
 
-func init() {
+func init() { zone.Store(DefaultLocation()) }
+
+// DefaultLocation is DefaultZone's location.
+func DefaultLocation() *time.Location {
 	loc, err := time.LoadLocation(DefaultZone)
 	if err != nil {
 		panic(err) // time/tzdata is linked in, so this cannot fail
 	}
-	zone.Store(loc)
+	return loc
 }
 
 // Zone is the service's zone.

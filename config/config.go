@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/postbox/postbox/clock"
 )
 
 // Config holds every setting. The defaults run the whole stack on one machine.
@@ -77,6 +79,10 @@ type Config struct {
 	// PublicURL is the base URL clients reach the API at (POSTBOX_PUBLIC_URL): events name their
 	// resources as absolute URIs under it.
 	PublicURL string
+
+	// TimeZone is the zone of every local date-time the interface shows without a zone (POSTBOX_TIME_ZONE,
+	// an IANA name; Europe/Oslo by default). The commands make it the clock's (clock.SetZone).
+	TimeZone *time.Location
 
 	// Webhook deliveries (docs/events.md): POSTBOX_WEBHOOK_ALLOW_PRIVATE lets endpoints be plain
 	// http and resolve to private, loopback and link-local addresses (local receivers only);
@@ -155,6 +161,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
 
 		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", "http://127.0.0.1:8080"),
+		TimeZone:  parsed(&r, "POSTBOX_TIME_ZONE", clock.DefaultLocation(), time.LoadLocation, "an IANA time zone like Europe/Oslo"),
 
 		WebhookAllowPrivate:     r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
 		WebhookRetries:          r.durations("POSTBOX_WEBHOOK_RETRIES", "10s,30s,1m,5m,10m,30m,1h,3h,6h,12h"),

@@ -28,6 +28,16 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Empty(t, c.OTLPEndpoint, "tracing is off by default")
 	assert.False(t, c.TrustClientCertHeader)
 	assert.Equal(t, "http://127.0.0.1:8080", c.PublicURL)
+	assert.Equal(t, "Europe/Oslo", c.TimeZone.String())
+}
+
+func TestTimeZone(t *testing.T) {
+	c, err := load(env(map[string]string{"POSTBOX_TIME_ZONE": "UTC"}))
+	require.NoError(t, err)
+	assert.Equal(t, "UTC", c.TimeZone.String())
+	_, err = load(env(map[string]string{"POSTBOX_TIME_ZONE": "Mars/Olympus"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "POSTBOX_TIME_ZONE")
 }
 
 func TestPublicURL(t *testing.T) {

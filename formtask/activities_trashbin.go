@@ -2,7 +2,6 @@ package formtask
 
 import (
 	"context"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -33,7 +32,7 @@ const purgeBatch = 200
 // what is left.
 func (a *Activities) PurgeTrashbin(ctx context.Context, in PurgeTrashbinActivityInput) (int, error) {
 	info := activity.GetInfo(ctx)
-	actor := audit.Entry{At: clock.Local(time.Now()), ActorName: "Postbox", ActorMethod: "schedule",
+	actor := audit.Entry{At: clock.Now(), ActorName: "Postbox", ActorMethod: "schedule",
 		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}
 	total := 0
 	for {

@@ -223,7 +223,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	}
 	createdEvent := events.Message{ReporteeID: reporteeID, Type: store.TypeFormTask, ServiceCode: svc.ServiceCode,
 		ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling}
-	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, clock.Local(time.Now()),
+	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, clock.Now(),
 		func(id string) store.Event {
 			createdEvent.MessageID = id
 			return s.events.MessageEvent(events.FormTaskCreated, createdEvent)

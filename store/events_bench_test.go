@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -48,7 +47,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			at, action := clock.Local(time.Now()), store.AuditDelete
+			at, action := clock.Now(), store.AuditDelete
 			if state.InTrashbin {
 				action, err = store.AuditRestore, q.RestoreFromTrashbin(ctx, m.ID)
 			} else {

@@ -17,7 +17,7 @@ import (
 func TestPurgeTrashbin(t *testing.T) {
 	pool := storetest.New(t)
 	ctx := context.Background()
-	now := clock.Local(time.Now())
+	now := clock.Now()
 	// Three correspondences and an archived form task of O1 in the trashbin for 40 days, one for a day.
 	old := []string{"a3100115", "a3100122", "a3100136", "a3100129"}
 	for _, id := range old {
@@ -71,7 +71,7 @@ func purgedEvent(m store.PurgedMessage) store.Event {
 func TestPurgeTrashbinLeavesTasksInProgressToTheirWorkflows(t *testing.T) {
 	pool := storetest.New(t)
 	ctx := context.Background()
-	now := clock.Local(time.Now())
+	now := clock.Now()
 	for id, days := range map[string]int{"a3101179": 40, "a3101109": 40, "a3100115": 40, "a3101151": 1} {
 		_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, id, now.Add(-time.Duration(days)*24*time.Hour))
 		require.NoError(t, err)

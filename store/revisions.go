@@ -477,7 +477,7 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 			return err
 		}
 		if audit != nil {
-			audit.MessageID, audit.At = r.MessageID, clock.Local(time.Now())
+			audit.MessageID, audit.At = r.MessageID, clock.Now()
 			if err := q.AppendMessageAudit(ctx, *audit); err != nil {
 				return err
 			}

@@ -157,7 +157,7 @@ func TestLostUpdatesAreResynced(t *testing.T) {
 	var reportee int64
 	require.NoError(t, shared.pool.QueryRow(ctx, `SELECT reportee_id FROM messages WHERE id = $1`, id).Scan(&reportee))
 	audit := func(action string) audit.Entry {
-		return audit.Entry{At: clock.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}
+		return audit.Entry{At: clock.Now(), ReporteeID: reportee, ActorName: deleter.Name, Action: action}
 	}
 
 	// A save, lost; then a save under If-Match, whose ETag the API checked against the read model.

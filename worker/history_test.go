@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,7 +67,7 @@ func TestLifeOfATask(t *testing.T) {
 	deleter.Delete = true
 	place := func(change, action string, want formtask.Outcome) {
 		res, err := ft.ChangePlace(ctx, load(t, ft, id), change, formtask.PlaceInput{Caller: deleter,
-			Audit: audit.Entry{At: clock.Local(time.Now()), ReporteeID: reportee, ActorName: deleter.Name, Action: action}})
+			Audit: audit.Entry{At: clock.Now(), ReporteeID: reportee, ActorName: deleter.Name, Action: action}})
 		require.NoError(t, err)
 		require.Equal(t, want, res.Outcome)
 	}

@@ -24,7 +24,7 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 	ctx := context.Background()
 	c := devServer.Client()
 	const old, recent = "a3100101", "a3100122" // correspondence
-	now := clock.Local(time.Now())
+	now := clock.Now()
 	// Two form tasks in progress in the trashbin, put there through their workflows.
 	oldTask, recentTask := trashedTask(t, now.Add(-31*24*time.Hour)), trashedTask(t, now.Add(-29*24*time.Hour))
 	for id, at := range map[string]time.Time{old: now.Add(-31 * 24 * time.Hour), recent: now.Add(-29 * 24 * time.Hour)} {

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
@@ -73,6 +74,7 @@ func command(args []string) int {
 		fmt.Fprintln(os.Stderr, "postbox: configuration:", err)
 		return 2
 	}
+	clock.SetZone(cfg.TimeZone)
 	log := telemetry.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	slog.SetDefault(log)
 
