@@ -142,6 +142,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	p := principalOf(c)
 	now := clock.Now()
 	delegated := make([]store.Event, 0, len(defs))
+	created := delegatedResource{Name: holder.name, RoleIDs: make([]int64, 0, len(defs))}
 	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
 		for _, d := range defs {
 			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
@@ -160,6 +161,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 			}
 			delegated = append(delegated, h.events.RoleEvent(events.RoleDelegated, events.Role{RoleID: id, RoleDefinitionID: d.ID,
 				ReporteeID: party.ID, HolderPartyID: holder.partyID, HolderUserName: holder.userName()}))
+			created.RoleIDs = append(created.RoleIDs, id)
 		}
 		return q.AppendEvents(ctx, delegated...)
 	})
@@ -167,7 +169,29 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	c.Status(http.StatusCreated)
+	// A person or organization is a receiver of {who}'s delegations, under its reportee id; an enterprise
+	// user is found in the delegations list.
+	delegations := h.authorizationURL(c) + "/delegations"
+	if holder.loginID == 0 {
+		created.RightHolderID = reporteeID(holder.partyID)
+		created.Links.Add("self", render.Link{Href: delegations + "/" + created.RightHolderID})
+		c.Header("Location", delegations+"/"+created.RightHolderID)
+	} else {
+		created.UserName = holder.name
+		created.Links.Add("self", render.Link{Href: delegations})
+		c.Header("Location", delegations)
+	}
+	respond(c, http.StatusCreated, created)
+}
+
+// delegatedResource is what a delegation made: the receiver (its reportee id, for the receiver routes
+// …/delegations/{receiverId}; or an enterprise user's name) and the ids of the roles it now holds.
+type delegatedResource struct {
+	RightHolderID string `json:"RightHolderId,omitempty"`
+	UserName      string `json:",omitempty"`
+	Name          string
+	RoleIDs       []int64      `json:"RoleIds" xmlitem:"RoleId"`
+	Links         render.Links `json:"_links"`
 }
 
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.

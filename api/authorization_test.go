@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/identity"
 )
 
@@ -253,7 +254,6 @@ func TestDelegationGivesAndDeletionTakesAccessAtOnce(t *testing.T) {
 	// P3 is access manager and holds REGNA (read and write, no Sign): P3 may delegate it.
 	r := authzDelegate(t, srv, ssnP3, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA))
 	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
-	assert.Empty(t, r.Body.String())
 
 	assert.Equal(t, []string{ssnP5, orgO1, orgO4, orgO6}, authzReportees(t, srv, ssnP5))
 	services := authzMailboxServices(t, srv, ssnP5, orgO1)
@@ -272,6 +272,14 @@ func TestDelegationGivesAndDeletionTakesAccessAtOnce(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
 	assert.Contains(t, authzMailboxServices(t, srv, ssnP5, orgO1), "6120")
 	utinn := authzRoleID(t, srv, ssnP5, orgO1, roleUTINN)
+	// The answer names the receiver, and its Location is the receiver's delegations, usable at once.
+	created := r.json(t)
+	p5 := selfReporteeID(t, ssnP5)
+	assert.Equal(t, p5, created["RightHolderId"])
+	assert.Equal(t, []any{float64(utinn)}, created["RoleIds"])
+	receiver := authzDo(t, srv, ssnP1, http.MethodGet, pathOf(t, r.Header().Get("Location")), "", "")
+	require.Equal(t, http.StatusOK, receiver.Code, receiver.Body.String())
+	assert.Equal(t, p5, receiver.json(t)["RightHolderId"])
 
 	// P4 is neither access manager nor holder: 403; unknown role ids get 404 from an access manager.
 	p := requireProblem(t, authzDo(t, srv, ssnP4, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", orgO1, regna), "", ""), http.StatusForbidden)
@@ -342,7 +350,7 @@ func TestDelegationGivesAndDeletionTakesAccessAtOnce(t *testing.T) {
 
 func parseLocal(t *testing.T, s string) time.Time {
 	t.Helper()
-	v, err := time.ParseInLocation("2006-01-02T15:04:05", s, time.Local)
+	v, err := time.ParseInLocation("2006-01-02T15:04:05", s, clock.Zone()) // the service's zone, as every local time
 	require.NoError(t, err)
 	return v
 }

@@ -295,6 +295,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[problem.Problem]():           "Problem",
 	reflect.TypeFor[attachmentResource]():        "Attachment",
 	reflect.TypeFor[receiverResource]():          "Receiver",
+	reflect.TypeFor[delegatedResource]():         "DelegationCreated",
 	reflect.TypeFor[attachmentAccessResource]():  "AttachmentAccess",
 	reflect.TypeFor[roleRequirement]():           "RoleRequirement",
 	reflect.TypeFor[eventResource]():             "Event",

@@ -323,6 +323,25 @@ type DelegationCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// DelegationCreated defines model for DelegationCreated.
+type DelegationCreated struct {
+	Name          string  `json:"Name"`
+	RightHolderId *string `json:"RightHolderId,omitempty"`
+	RoleIds       []int   `json:"RoleIds"`
+	UserName      *string `json:"UserName,omitempty"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]DelegationCreated_Links_AdditionalProperties `json:"_links"`
+}
+
+// DelegationCreatedLinks1 defines model for DelegationCreated.Links.1.
+type DelegationCreatedLinks1 = []Link
+
+// DelegationCreated_Links_AdditionalProperties defines model for DelegationCreated._links.AdditionalProperties.
+type DelegationCreated_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // Event defines model for Event.
 type Event struct {
 	Data            map[string]interface{} `json:"data"`
@@ -3236,6 +3255,68 @@ func (t DelegationCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, 
 }
 
 func (t *DelegationCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the DelegationCreated_Links_AdditionalProperties as a Link
+func (t DelegationCreated_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the DelegationCreated_Links_AdditionalProperties as the provided Link
+func (t *DelegationCreated_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the DelegationCreated_Links_AdditionalProperties, using the provided Link
+func (t *DelegationCreated_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDelegationCreatedLinks1 returns the union data inside the DelegationCreated_Links_AdditionalProperties as a DelegationCreatedLinks1
+func (t DelegationCreated_Links_AdditionalProperties) AsDelegationCreatedLinks1() (DelegationCreatedLinks1, error) {
+	var body DelegationCreatedLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDelegationCreatedLinks1 overwrites any union data inside the DelegationCreated_Links_AdditionalProperties as the provided DelegationCreatedLinks1
+func (t *DelegationCreated_Links_AdditionalProperties) FromDelegationCreatedLinks1(v DelegationCreatedLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDelegationCreatedLinks1 performs a merge with any union data inside the DelegationCreated_Links_AdditionalProperties, using the provided DelegationCreatedLinks1
+func (t *DelegationCreated_Links_AdditionalProperties) MergeDelegationCreatedLinks1(v DelegationCreatedLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DelegationCreated_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DelegationCreated_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -22775,6 +22856,7 @@ func (r ListDelegationsResponse) ContentType() string {
 // DelegateRolesResponse201Headers the declared response headers of an HTTP 201 response for DelegateRoles
 type DelegateRolesResponse201Headers struct {
 	IdempotentReplayed *string
+	Location           *string
 	RateLimit          *string
 	RateLimitPolicy    *string
 }
@@ -22792,6 +22874,12 @@ type DelegateRolesResponse503Headers struct {
 type DelegateRolesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// HALJSON201 the response for an HTTP 201 `application/hal+json` response
+	HALJSON201 *DelegationCreated
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DelegationCreated
+	// XML201 the response for an HTTP 201 `application/xml` response
+	XML201 *openapi_types.File
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem400
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -22826,6 +22914,21 @@ type DelegateRolesResponse struct {
 	Headers429 *DelegateRolesResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DelegateRolesResponse503Headers
+}
+
+// GetHALJSON201 returns the response for an HTTP 201 `application/hal+json` response
+func (r DelegateRolesResponse) GetHALJSON201() *DelegationCreated {
+	return r.HALJSON201
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DelegateRolesResponse) GetJSON201() *DelegationCreated {
+	return r.JSON201
+}
+
+// GetXML201 returns the response for an HTTP 201 `application/xml` response
+func (r DelegateRolesResponse) GetXML201() *openapi_types.File {
+	return r.XML201
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -39341,8 +39444,26 @@ func ParseDelegateRolesResponse(rsp *http.Response) (*DelegateRolesResponse, err
 	}
 
 	switch {
-	case rsp.StatusCode == 201:
-		break // No content-type
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 201:
+		var dest DelegationCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON201 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 201:
+		var dest DelegationCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 201:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem400
@@ -39442,6 +39563,9 @@ func ParseDelegateRolesResponse(rsp *http.Response) (*DelegateRolesResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	case rsp.StatusCode == 201:
+	// Content-type (application/hal+xml) unsupported
+
 	case rsp.StatusCode == 400:
 	// Content-type (application/problem+xml) unsupported
 
@@ -39495,6 +39619,13 @@ func ParseDelegateRolesResponse(rsp *http.Response) (*DelegateRolesResponse, err
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
