@@ -193,12 +193,14 @@ var routeDocs = map[string]routeDoc{
 	"DELETE /api/:who/events/subscriptions/:subscriptionId":                          subscriptionDocs.delete,
 	"GET /api/:who/events/subscriptions/:subscriptionId/deadletters":                 subscriptionDocs.deadLetters,
 	"POST /api/:who/events/subscriptions/:subscriptionId/deadletters/replay":         subscriptionDocs.replay,
+	"POST /api/:who/events/subscriptions/:subscriptionId/secret":                     subscriptionDocs.rotate,
 	"POST /api/serviceowner/events/subscriptions":                                    subscriptionDocs.create.as("createServiceOwnerSubscription"),
 	"GET /api/serviceowner/events/subscriptions":                                     subscriptionDocs.list.as("listServiceOwnerSubscriptions"),
 	"GET /api/serviceowner/events/subscriptions/:subscriptionId":                     subscriptionDocs.get.as("getServiceOwnerSubscription"),
 	"DELETE /api/serviceowner/events/subscriptions/:subscriptionId":                  subscriptionDocs.delete.as("deleteServiceOwnerSubscription"),
 	"GET /api/serviceowner/events/subscriptions/:subscriptionId/deadletters":         subscriptionDocs.deadLetters.as("listServiceOwnerDeadLetters"),
 	"POST /api/serviceowner/events/subscriptions/:subscriptionId/deadletters/replay": subscriptionDocs.replay.as("replayServiceOwnerDeadLetters"),
+	"POST /api/serviceowner/events/subscriptions/:subscriptionId/secret":             subscriptionDocs.rotate.as("rotateServiceOwnerSubscriptionSecret"),
 
 	// Authorization (user-facing).
 	"GET /api/:who/authorization/roles": {Summary: "List the roles the logged-in user holds for {who}", Query: listOptions,
@@ -327,7 +329,7 @@ var javascriptText = &openapi.Schema{Type: "string", ContentMediaType: "text/jav
 var openapiDocumentSchema = &openapi.Schema{Type: "object", Description: "an OpenAPI 3.1 document"}
 
 // subscriptionDocs document the webhook subscription routes, the same for {who} and for service owners.
-var subscriptionDocs = struct{ create, list, get, delete, deadLetters, replay routeDoc }{
+var subscriptionDocs = struct{ create, list, get, delete, deadLetters, replay, rotate routeDoc }{
 	create: routeDoc{Tag: "Events", Summary: "Subscribe a webhook endpoint to events (the answer shows the signing secret, once)",
 		Body: &requestDoc{Media: jsonOnly, Type: subscriptionBody{}, Example: map[string]any{"EndPoint": "https://example.org/hooks/postbox", "Types": []string{"<event type>"}}},
 		Description: "A caller may have POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS subscriptions that have not ended (100 by default) in each area: " +
@@ -345,6 +347,11 @@ var subscriptionDocs = struct{ create, list, get, delete, deadLetters, replay ro
 		OK: answerOf(http.StatusOK, "the dead letters", negotiated, collectionOf("deadletters", deadLetterResource{}))},
 	replay: routeDoc{Tag: "Events", Summary: "Send the dead letters again (and resume a paused subscription)",
 		OK: answerOf(http.StatusAccepted, "the replay is under way", negotiated, replayResource{}, "Location")},
+	rotate: routeDoc{Tag: "Events", Summary: "Give a webhook subscription a new signing secret (the answer shows it, once)",
+		Description: "The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires " +
+			"(POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a " +
+			"receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.",
+		OK: answerOf(http.StatusOK, "the subscription, with its new secret", negotiated, subscriptionResource{})},
 }
 
 // as is d under an operation id of its own (a route documented like another).

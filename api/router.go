@@ -45,7 +45,8 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
-	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions}
+	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
+		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
 	docs := newDocsHandlers()
 
@@ -194,6 +195,7 @@ func subscriptionRoutes(g routeGroup, h *subscriptionHandlers, list, change []st
 	g.delete("/:subscriptionId", change, h.deleteSubscription)
 	g.get("/:subscriptionId/deadletters", list, h.listDeadLetters)
 	g.post("/:subscriptionId/deadletters/replay", change, h.replayDeadLetters)
+	g.post("/:subscriptionId/secret", change, h.rotateSecret)
 }
 
 // Route is one registered route, as the router serves it: the list of them is what an OpenAPI

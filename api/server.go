@@ -57,6 +57,11 @@ type Options struct {
 	// MaxSubscriptions is the most webhook subscriptions that have not ended a caller may have in an area
 	// (POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS); zero: no limit.
 	MaxSubscriptions int
+	// WebhookSealer seals the subscriptions' secrets (POSTBOX_WEBHOOK_SEAL_KEYS); nil: the demo key's.
+	WebhookSealer *webhook.Sealer
+	// WebhookSecretOverlap is how long a rotated secret still signs (POSTBOX_WEBHOOK_SECRET_OVERLAP);
+	// zero: a day.
+	WebhookSecretOverlap time.Duration
 	// PublicURL is the base URL clients reach the API at (config.PublicURL): the events of changes name
 	// their resources under it.
 	PublicURL string
@@ -103,6 +108,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = noop.NewTracerProvider()
+	}
+	if opts.WebhookSealer == nil {
+		opts.WebhookSealer = webhook.DemoSealer()
+	}
+	if opts.WebhookSecretOverlap <= 0 {
+		opts.WebhookSecretOverlap = 24 * time.Hour
 	}
 	q := store.New(opts.Pool).WithListTimeout(opts.ListTimeout)
 	if opts.Rights == nil {

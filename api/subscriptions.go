@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,9 +23,11 @@ import (
 // subscribing works while Temporal is away. A subscription is the caller's own: another caller, even for
 // the same reportee, neither sees nor ends it.
 type subscriptionHandlers struct {
-	q     *store.Queries
-	guard webhook.Guard
-	limit int // the most subscriptions a caller may have in an area; 0: no limit
+	q       *store.Queries
+	guard   webhook.Guard
+	limit   int             // the most subscriptions a caller may have in an area; 0: no limit
+	sealer  *webhook.Sealer // secrets are stored sealed, never in plaintext
+	overlap time.Duration   // how long a rotated secret still signs beside the new one
 }
 
 // subscriptionBody is the body of POST …/events/subscriptions.
@@ -42,10 +45,12 @@ type subscriptionResource struct {
 	Types        []string `json:",omitempty" xmlitem:"Type"` // none: every type
 	Status       string
 	StatusReason string `json:",omitempty"`
-	// Secret is shown once, in the answer to the POST that made the subscription.
-	Secret  string `json:",omitempty"`
-	Created render.Timestamp
-	Links   render.Links `json:"_links"`
+	// Secret is shown once, in the answer to the POST that made the subscription or rotated its secret.
+	Secret string `json:",omitempty"`
+	// PreviousSecretExpires is when the secret a rotation replaced stops signing deliveries.
+	PreviousSecretExpires *render.Timestamp `json:",omitempty"`
+	Created               render.Timestamp
+	Links                 render.Links `json:"_links"`
 }
 
 type deadLetterResource struct {
@@ -83,9 +88,21 @@ func (h *subscriptionHandlers) resource(c *gin.Context, s store.Subscription) su
 	self := h.subscriptionsURL(c) + "/" + strconv.FormatInt(s.ID, 10)
 	r := subscriptionResource{ID: s.ID, EndPoint: s.EndPoint, Types: s.Types, Status: s.Status, StatusReason: s.StatusReason,
 		Created: render.TimestampOf(clock.Local(s.Created))}
+	if s.PreviousSecret != "" && time.Now().Before(s.PreviousSecretUntil) {
+		until := render.TimestampOf(clock.Local(s.PreviousSecretUntil))
+		r.PreviousSecretExpires = &until
+	}
 	r.Links.Add("self", render.Link{Href: self})
 	r.Links.Add("deadletters", render.Link{Href: self + "/deadletters"})
+	r.Links.Add("secret", render.Link{Href: self + "/secret"})
 	return r
+}
+
+// newSecret is a fresh secret and its sealed form, which is what is stored.
+func (h *subscriptionHandlers) newSecret() (secret, sealed string, err error) {
+	secret = webhook.NewSecret()
+	sealed, err = h.sealer.Seal(secret)
+	return secret, sealed, err
 }
 
 func (h *subscriptionHandlers) createSubscription(c *gin.Context) {
@@ -117,14 +134,19 @@ func (h *subscriptionHandlers) createSubscription(c *gin.Context) {
 			sub.Types = append(sub.Types, string(t))
 		}
 	}
-	sub.EndPoint, sub.Secret = endpoint, webhook.NewSecret()
+	secret, sealed, err := h.newSecret()
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	sub.EndPoint, sub.Secret = endpoint, sealed
 	created, err := h.q.CreateSubscription(c.Request.Context(), sub, h.limit)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	r := h.resource(c, created)
-	r.Secret = created.Secret
+	r.Secret = secret
 	c.Header("Location", r.Links.Self())
 	respond(c, http.StatusCreated, r)
 }
@@ -232,4 +254,33 @@ func (h *subscriptionHandlers) replayDeadLetters(c *gin.Context) {
 	r.Links.Add("subscription", render.Link{Href: self})
 	c.Header("Location", self+"/deadletters")
 	respond(c, http.StatusAccepted, r)
+}
+
+// rotateSecret gives the subscription a new secret, shown once in the answer. The one it replaces still
+// signs every delivery beside the new one for the overlap (PreviousSecretExpires), so the subscriber can
+// switch to the new secret without missing a delivery; a second rotation within the overlap drops the
+// oldest.
+func (h *subscriptionHandlers) rotateSecret(c *gin.Context) {
+	s, ok := h.loadSubscription(c)
+	if !ok {
+		return
+	}
+	secret, sealed, err := h.newSecret()
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	until := time.Now().Add(h.overlap)
+	err = h.q.RotateSubscriptionSecret(c.Request.Context(), s.ID, sealed, until)
+	if errors.Is(err, store.ErrNotFound) { // ended meanwhile
+		err = problem.NotFound("there is no subscription %d of yours", s.ID)
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.PreviousSecret, s.PreviousSecretUntil = s.Secret, until
+	r := h.resource(c, s)
+	r.Secret = secret
+	respond(c, http.StatusOK, r)
 }

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
@@ -416,4 +419,107 @@ func TestWebhookSubscriptionsAreTheSubscribers(t *testing.T) {
 	got := do(t, srv, request{path: pathOf(t, soLocation), header: owner}).json(t)
 	assert.Equal(t, []any{events.FormTaskStatusChanged}, got["Types"])
 	requireProblem(t, do(t, srv, request{path: "/api/my/events/subscriptions/" + strconv.FormatInt(soID, 10), header: p1}), http.StatusNotFound)
+}
+
+// Subscription secrets are sealed at rest: the table holds neither the secret nor anything of the
+// Standard Webhooks form. A rotation gives a new secret, shown once; for the overlap both the new and the
+// previous secret sign every delivery, so a receiver that knows either verifies. Another caller cannot
+// rotate it.
+func TestWebhookSecretsAreSealedAndRotate(t *testing.T) {
+	srv, pool := webhookServer(t)
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	p1 := asPerson(t, ssnP1)
+	id, location, created := subscribe(t, srv, p1, "/api/my/events/subscriptions", rcv.URL)
+	first := created["Secret"].(string)
+	rcv.setSecret(first)
+	waitForStatus(t, srv, p1, pathOf(t, location), webhook.StatusActive)
+
+	stored := func() (secret, previous string) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT secret, COALESCE(previous_secret, '') FROM webhook_subscriptions WHERE id = $1`, id).
+			Scan(&secret, &previous))
+		return secret, previous
+	}
+	secret, previous := stored()
+	assert.True(t, strings.HasPrefix(secret, "sealed:v1:demo-1:"), secret)
+	assert.NotContains(t, secret, first)
+	assert.NotContains(t, secret, strings.TrimPrefix(first, "whsec_"))
+	assert.Empty(t, previous)
+	var plaintext int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE secret LIKE '%whsec_%' OR previous_secret LIKE '%whsec_%'`).Scan(&plaintext))
+	assert.Zero(t, plaintext, "no secret in plaintext in the table")
+
+	// Another caller does not find it; its owner rotates it.
+	requireProblem(t, do(t, srv, request{method: http.MethodPost, path: pathOf(t, location) + "/secret", header: asPerson(t, ssnP2)}), http.StatusNotFound)
+	r := do(t, srv, request{method: http.MethodPost, path: pathOf(t, location) + "/secret", header: p1})
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	rotated := r.json(t)
+	second := rotated["Secret"].(string)
+	assert.NotEqual(t, first, second)
+	assert.NotEmpty(t, rotated["PreviousSecretExpires"])
+	secret, previous = stored()
+	for _, sealed := range []string{secret, previous} {
+		assert.True(t, strings.HasPrefix(sealed, "sealed:v1:"), sealed)
+		assert.NotContains(t, sealed, "whsec_")
+	}
+	got := do(t, srv, request{path: pathOf(t, location), header: p1}).json(t)
+	assert.Nil(t, got["Secret"], "a secret is shown only in the answer that made it")
+
+	// Both sign: the receiver verifies a delivery with the old secret, then one with the new.
+	me := partyID(t, ssnP1)
+	one := appendEvents(t, pool, me, events.CorrespondenceRead, 1)
+	require.Equal(t, one[0].ID, rcv.waitFor(t, 1)[0].ID, "verified with the previous secret")
+	rcv.setSecret(second)
+	two := appendEvents(t, pool, me, events.CorrespondenceRead, 1)
+	require.Equal(t, two[0].ID, rcv.waitFor(t, 2)[1].ID, "verified with the new secret")
+}
+
+// Secrets stored in plaintext (before sealing) or under an older key are sealed anew with the newest key,
+// and open to what they were; a secret under a key no longer configured does not open.
+func TestResealTakesSecretsToTheNewestKey(t *testing.T) {
+	srv, pool := webhookServer(t)
+	ctx := context.Background()
+	p1 := asPerson(t, ssnP1)
+	id, _, _ := subscribe(t, srv, p1, "/api/my/events/subscriptions", newReceiver(t).URL)
+	legacy := webhook.NewSecret()
+	_, err := pool.Exec(ctx, `UPDATE webhook_subscriptions SET secret = $2 WHERE id = $1`, id, legacy)
+	require.NoError(t, err)
+
+	newest := config.SealKey{ID: "k2", Key: bytes.Repeat([]byte{7}, 32)}
+	demo := mustDemoKey(t)
+	sealer, err := webhook.NewSealer([]config.SealKey{newest, demo})
+	require.NoError(t, err)
+	n, err := webhook.Reseal(ctx, store.New(pool), sealer)
+	require.NoError(t, err)
+	assert.Positive(t, n)
+	var secret string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT secret FROM webhook_subscriptions WHERE id = $1`, id).Scan(&secret))
+	assert.True(t, strings.HasPrefix(secret, "sealed:v1:k2:"), secret)
+	opened, err := sealer.Open(secret)
+	require.NoError(t, err)
+	assert.Equal(t, legacy, opened)
+	again, err := webhook.Reseal(ctx, store.New(pool), sealer)
+	require.NoError(t, err)
+	assert.Zero(t, again, "all are sealed with the newest key")
+
+	_, err = webhook.DemoSealer().Open(secret)
+	assert.ErrorContains(t, err, `key "k2"`, "the demo key alone does not open what k2 sealed")
+
+	// Back to the demo key for the other tests of this database.
+	n, err = webhook.Reseal(ctx, store.New(pool), mustSealer(t, demo, newest))
+	require.NoError(t, err)
+	assert.Positive(t, n)
+}
+
+func mustDemoKey(t *testing.T) config.SealKey {
+	id, b64, _ := strings.Cut(config.DemoSealKey, ":")
+	key, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	return config.SealKey{ID: id, Key: key}
+}
+
+func mustSealer(t *testing.T, keys ...config.SealKey) *webhook.Sealer {
+	s, err := webhook.NewSealer(keys)
+	require.NoError(t, err)
+	return s
 }

@@ -1567,13 +1567,16 @@ type SubjectRights_Links_AdditionalProperties struct {
 // Subscription defines model for Subscription.
 type Subscription struct {
 	// Created ISO 8601 local date-time without zone
-	Created      string    `json:"Created"`
-	EndPoint     string    `json:"EndPoint"`
-	Id           int       `json:"Id"`
-	Secret       *string   `json:"Secret,omitempty"`
-	Status       string    `json:"Status"`
-	StatusReason *string   `json:"StatusReason,omitempty"`
-	Types        *[]string `json:"Types,omitempty"`
+	Created  string `json:"Created"`
+	EndPoint string `json:"EndPoint"`
+	Id       int    `json:"Id"`
+
+	// PreviousSecretExpires ISO 8601 local date-time without zone
+	PreviousSecretExpires *string   `json:"PreviousSecretExpires,omitempty"`
+	Secret                *string   `json:"Secret,omitempty"`
+	Status                string    `json:"Status"`
+	StatusReason          *string   `json:"StatusReason,omitempty"`
+	Types                 *[]string `json:"Types,omitempty"`
 
 	// UnderscoreLinks HAL links by relation
 	UnderscoreLinks map[string]Subscription_Links_AdditionalProperties `json:"_links"`
@@ -6839,6 +6842,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/deadletters/replay (the `ReplayServiceOwnerDeadLetters` operationId).
 	ReplayServiceOwnerDeadLetters(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RotateServiceOwnerSubscriptionSecret Give a webhook subscription a new signing secret (the answer shows it, once)
+	//
+	// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+	//
+	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
+	RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SoListOrganizations List organizations, or find them by contact e-mail or phone
 	//
 	// Corresponds with GET /api/serviceowner/organizations (the `SoListOrganizations` operationId).
@@ -7088,6 +7098,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/deadletters/replay (the `ReplayDeadLetters` operationId).
 	ReplayDeadLetters(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateSecret Give a webhook subscription a new signing secret (the answer shows it, once)
+	//
+	// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+	//
+	// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/secret (the `RotateSecret` operationId).
+	RotateSecret(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMessages List the messages of {who}
 	//
@@ -7949,6 +7966,23 @@ func (c *Client) ReplayServiceOwnerDeadLetters(ctx context.Context, subscription
 	return c.Client.Do(req)
 }
 
+// RotateServiceOwnerSubscriptionSecret Give a webhook subscription a new signing secret (the answer shows it, once)
+//
+// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+//
+// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
+func (c *Client) RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateServiceOwnerSubscriptionSecretRequest(c.Server, subscriptionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SoListOrganizations List organizations, or find them by contact e-mail or phone
 //
 // Corresponds with GET /api/serviceowner/organizations (the `SoListOrganizations` operationId).
@@ -8629,6 +8663,23 @@ func (c *Client) ListDeadLetters(ctx context.Context, who string, subscriptionId
 // Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/deadletters/replay (the `ReplayDeadLetters` operationId).
 func (c *Client) ReplayDeadLetters(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReplayDeadLettersRequest(c.Server, who, subscriptionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateSecret Give a webhook subscription a new signing secret (the answer shows it, once)
+//
+// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+//
+// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/secret (the `RotateSecret` operationId).
+func (c *Client) RotateSecret(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateSecretRequest(c.Server, who, subscriptionId)
 	if err != nil {
 		return nil, err
 	}
@@ -11301,6 +11352,40 @@ func NewReplayServiceOwnerDeadLettersRequest(server string, subscriptionId strin
 	}
 
 	operationPath := fmt.Sprintf("/api/serviceowner/events/subscriptions/%s/deadletters/replay", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateServiceOwnerSubscriptionSecretRequest constructs an http.Request for the RotateServiceOwnerSubscriptionSecret method
+func NewRotateServiceOwnerSubscriptionSecretRequest(server string, subscriptionId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/events/subscriptions/%s/secret", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14116,6 +14201,47 @@ func NewReplayDeadLettersRequest(server string, who string, subscriptionId strin
 	return req, nil
 }
 
+// NewRotateSecretRequest constructs an http.Request for the RotateSecret method
+func NewRotateSecretRequest(server string, who string, subscriptionId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/events/subscriptions/%s/secret", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMessagesRequest constructs an http.Request for the ListMessages method
 func NewListMessagesRequest(server string, who string, params *ListMessagesParams) (*http.Request, error) {
 	var err error
@@ -16641,6 +16767,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/deadletters/replay (the `ReplayServiceOwnerDeadLetters` operationId).
 	ReplayServiceOwnerDeadLettersWithResponse(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*ReplayServiceOwnerDeadLettersResponse, error)
 
+	// RotateServiceOwnerSubscriptionSecretWithResponse Give a webhook subscription a new signing secret (the answer shows it, once)
+	//
+	// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
+	RotateServiceOwnerSubscriptionSecretWithResponse(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateServiceOwnerSubscriptionSecretResponse, error)
+
 	// SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16954,6 +17089,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/deadletters/replay (the `ReplayDeadLetters` operationId).
 	ReplayDeadLettersWithResponse(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*ReplayDeadLettersResponse, error)
+
+	// RotateSecretWithResponse Give a webhook subscription a new signing secret (the answer shows it, once)
+	//
+	// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/secret (the `RotateSecret` operationId).
+	RotateSecretWithResponse(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
 	// ListMessagesWithResponse List the messages of {who}
 	//
@@ -21173,6 +21317,160 @@ func (r ReplayServiceOwnerDeadLettersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReplayServiceOwnerDeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateServiceOwnerSubscriptionSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateServiceOwnerSubscriptionSecret
+type RotateServiceOwnerSubscriptionSecretResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// RotateServiceOwnerSubscriptionSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateServiceOwnerSubscriptionSecret
+type RotateServiceOwnerSubscriptionSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RotateServiceOwnerSubscriptionSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateServiceOwnerSubscriptionSecret
+type RotateServiceOwnerSubscriptionSecretResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RotateServiceOwnerSubscriptionSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Subscription
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateServiceOwnerSubscriptionSecretResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateServiceOwnerSubscriptionSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateServiceOwnerSubscriptionSecretResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetHALJSON200() *Subscription {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateServiceOwnerSubscriptionSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateServiceOwnerSubscriptionSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateServiceOwnerSubscriptionSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateServiceOwnerSubscriptionSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26351,6 +26649,160 @@ func (r ReplayDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RotateSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateSecret
+type RotateSecretResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// RotateSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateSecret
+type RotateSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RotateSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateSecret
+type RotateSecretResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RotateSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Subscription
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateSecretResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateSecretResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r RotateSecretResponse) GetHALJSON200() *Subscription {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateSecretResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r RotateSecretResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListMessagesResponse200Headers the declared response headers of an HTTP 200 response for ListMessages
 type ListMessagesResponse200Headers struct {
 	RateLimit       *string
@@ -31464,6 +31916,21 @@ func (c *ClientWithResponses) ReplayServiceOwnerDeadLettersWithResponse(ctx cont
 	return ParseReplayServiceOwnerDeadLettersResponse(rsp)
 }
 
+// RotateServiceOwnerSubscriptionSecretWithResponse Give a webhook subscription a new signing secret (the answer shows it, once)
+//
+// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
+func (c *ClientWithResponses) RotateServiceOwnerSubscriptionSecretWithResponse(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateServiceOwnerSubscriptionSecretResponse, error) {
+	rsp, err := c.RotateServiceOwnerSubscriptionSecret(ctx, subscriptionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateServiceOwnerSubscriptionSecretResponse(rsp)
+}
+
 // SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32040,6 +32507,21 @@ func (c *ClientWithResponses) ReplayDeadLettersWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseReplayDeadLettersResponse(rsp)
+}
+
+// RotateSecretWithResponse Give a webhook subscription a new signing secret (the answer shows it, once)
+//
+// The secret it replaces still signs every delivery beside the new one until PreviousSecretExpires (POSTBOX_WEBHOOK_SECRET_OVERLAP, a day by default): webhook-signature then carries both signatures, so a receiver switches to the new secret without missing a delivery. Secrets are stored sealed, never in plaintext.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/{who}/events/subscriptions/{subscriptionId}/secret (the `RotateSecret` operationId).
+func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, who string, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error) {
+	rsp, err := c.RotateSecret(ctx, who, subscriptionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateSecretResponse(rsp)
 }
 
 // ListMessagesWithResponse List the messages of {who}
@@ -37332,6 +37814,199 @@ func ParseReplayServiceOwnerDeadLettersResponse(rsp *http.Response) (*ReplayServ
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReplayServiceOwnerDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateServiceOwnerSubscriptionSecretResponse parses an HTTP response from a RotateServiceOwnerSubscriptionSecretWithResponse call
+func ParseRotateServiceOwnerSubscriptionSecretResponse(rsp *http.Response) (*RotateServiceOwnerSubscriptionSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateServiceOwnerSubscriptionSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateServiceOwnerSubscriptionSecretResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateServiceOwnerSubscriptionSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateServiceOwnerSubscriptionSecretResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -43914,6 +44589,199 @@ func ParseReplayDeadLettersResponse(rsp *http.Response) (*ReplayDeadLettersRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReplayDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateSecretResponse parses an HTTP response from a RotateSecretWithResponse call
+func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateSecretResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateSecretResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

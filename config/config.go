@@ -2,8 +2,10 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"log/slog"
 	"net"
@@ -90,9 +92,15 @@ type Config struct {
 	// of which the event is dead-lettered; POSTBOX_WEBHOOK_TIMEOUT cuts one request to an endpoint;
 	// POSTBOX_WEBHOOK_PAUSE_AFTER pauses a subscription whose endpoint has failed for that long;
 	// POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS is the most subscriptions a caller may have in an area (0: no limit).
-	WebhookAllowPrivate     bool
-	WebhookRetries          []time.Duration
-	WebhookTimeout          time.Duration
+	WebhookAllowPrivate bool
+	WebhookRetries      []time.Duration
+	WebhookTimeout      time.Duration
+	// WebhookSealKeys seal subscription secrets at rest (POSTBOX_WEBHOOK_SEAL_KEYS: comma-separated
+	// id:base64 AES-256 keys, the newest first; the first seals, all open). The default is the demo's key,
+	// for make run and the tests only. WebhookSecretOverlap is how long a rotated secret still signs beside
+	// the new one (POSTBOX_WEBHOOK_SECRET_OVERLAP).
+	WebhookSealKeys         []SealKey
+	WebhookSecretOverlap    time.Duration
 	WebhookPauseAfter       time.Duration
 	WebhookMaxSubscriptions int
 
@@ -166,6 +174,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WebhookAllowPrivate:     r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
 		WebhookRetries:          r.durations("POSTBOX_WEBHOOK_RETRIES", "10s,30s,1m,5m,10m,30m,1h,3h,6h,12h"),
 		WebhookTimeout:          r.duration("POSTBOX_WEBHOOK_TIMEOUT", 10*time.Second),
+		WebhookSealKeys:         r.sealKeys("POSTBOX_WEBHOOK_SEAL_KEYS", DemoSealKey),
+		WebhookSecretOverlap:    r.duration("POSTBOX_WEBHOOK_SECRET_OVERLAP", 24*time.Hour),
 		WebhookPauseAfter:       r.duration("POSTBOX_WEBHOOK_PAUSE_AFTER", 24*time.Hour),
 		WebhookMaxSubscriptions: int(r.integer("POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS", 100)),
 
@@ -381,6 +391,34 @@ func (r *reader) queues(name string) []string {
 	}
 	return out
 }
+
+// SealKey is a key-encryption key of subscription secrets: its id, stored with what it seals, and 32 bytes.
+type SealKey struct {
+	ID  string
+	Key []byte
+}
+
+// DemoSealKey is the default of POSTBOX_WEBHOOK_SEAL_KEYS: a published key, for make run and the tests.
+const DemoSealKey = "demo-1:FPatyNC3Kz7lbDHn4e52wYCoTCfd+V9sLYyOzYxG8i8="
+
+// sealKeys reads comma-separated id:base64 keys of 32 bytes, with distinct ids of letters, digits and -.
+func (r *reader) sealKeys(name, def string) []SealKey {
+	var out []SealKey
+	seen := map[string]bool{}
+	for _, item := range strings.Split(r.str(name, def), ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(item), ":")
+		key, err := base64.StdEncoding.DecodeString(b64)
+		if !ok || err != nil || len(key) != 32 || !sealKeyID.MatchString(id) || seen[id] {
+			r.fail(name, "each key is id:base64 of 32 bytes (openssl rand -base64 32), with a distinct id of letters, digits and -")
+			return nil
+		}
+		seen[id] = true
+		out = append(out, SealKey{ID: id, Key: key})
+	}
+	return out
+}
+
+var sealKeyID = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
 
 // baseURL reads an absolute http:// or https:// URL without query or fragment, returned without a
 // trailing slash.

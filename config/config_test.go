@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,4 +214,23 @@ func TestAPIGCPercent(t *testing.T) {
 	c, err = load(env(map[string]string{"POSTBOX_API_GC_PERCENT": "0"}))
 	require.NoError(t, err)
 	assert.Zero(t, c.APIGCPercent)
+}
+
+func TestWebhookSealKeys(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	require.Len(t, c.WebhookSealKeys, 1)
+	assert.Equal(t, "demo-1", c.WebhookSealKeys[0].ID)
+	assert.Len(t, c.WebhookSealKeys[0].Key, 32)
+	assert.Equal(t, 24*time.Hour, c.WebhookSecretOverlap)
+
+	c, err = load(env(map[string]string{"POSTBOX_WEBHOOK_SEAL_KEYS": "k2:FPatyNC3Kz7lbDHn4e52wYCoTCfd+V9sLYyOzYxG8i8=, k1:" + strings.Repeat("A", 43) + "="}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k2", "k1"}, []string{c.WebhookSealKeys[0].ID, c.WebhookSealKeys[1].ID})
+	for _, bad := range []string{"nokey", "k1:short", "k1:FPatyNC3Kz7lbDHn4e52wYCoTCfd+V9sLYyOzYxG8i8=,k1:FPatyNC3Kz7lbDHn4e52wYCoTCfd+V9sLYyOzYxG8i8=", "bad id:FPatyNC3Kz7lbDHn4e52wYCoTCfd+V9sLYyOzYxG8i8="} {
+		_, err := load(env(map[string]string{"POSTBOX_WEBHOOK_SEAL_KEYS": bad}))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "POSTBOX_WEBHOOK_SEAL_KEYS")
+		assert.NotContains(t, err.Error(), "FPaty", "a key is never told")
+	}
 }

@@ -18,13 +18,17 @@ type Subscription struct {
 	Subscriber       Subject // whose rights count, for a reportee's subscription
 	ServiceOwnerCode string  // the owner of a service owner's subscription; "" for a reportee's
 	EndPoint         string
-	Secret           string
-	Types            []string // nil: every type
-	Status           string   // pending, active, paused or ended (webhook.Status*)
-	StatusReason     string
-	Cursor           int64 // the seq of the last event delivered or passed over
-	Created          time.Time
-	Ended            time.Time // zero while it runs
+	Secret           string // sealed (webhook.Sealer)
+	// PreviousSecret (sealed) signs deliveries beside Secret until PreviousSecretUntil: the secret a
+	// rotation replaced, for the subscriber to switch without missing a delivery.
+	PreviousSecret      string
+	PreviousSecretUntil time.Time
+	Types               []string // nil: every type
+	Status              string   // pending, active, paused or ended (webhook.Status*)
+	StatusReason        string
+	Cursor              int64 // the seq of the last event delivered or passed over
+	Created             time.Time
+	Ended               time.Time // zero while it runs
 }
 
 // The channels the delivery workers LISTEN on: postbox_events when a commit adds events (a trigger),
@@ -35,16 +39,54 @@ const (
 )
 
 const subscriptionColumns = `s.id, COALESCE(s.reportee_id, 0), s.subject_party_id, s.subject_login_id, COALESCE(s.service_owner_code, ''),
-	s.endpoint, s.secret, s.types, s.status, s.status_reason, s.cursor, s.created, COALESCE(s.ended, 'epoch')`
+	s.endpoint, s.secret, COALESCE(s.previous_secret, ''), COALESCE(s.previous_secret_until, 'epoch'), s.types, s.status,
+	s.status_reason, s.cursor, s.created, COALESCE(s.ended, 'epoch')`
 
 func scanSubscription(row pgx.CollectableRow) (Subscription, error) {
 	var s Subscription
 	err := row.Scan(&s.ID, &s.ReporteeID, &s.Subscriber.PartyID, &s.Subscriber.LoginID, &s.ServiceOwnerCode,
-		&s.EndPoint, &s.Secret, &s.Types, &s.Status, &s.StatusReason, &s.Cursor, &s.Created, &s.Ended)
-	if s.Ended.Equal(time.Unix(0, 0)) {
-		s.Ended = time.Time{}
+		&s.EndPoint, &s.Secret, &s.PreviousSecret, &s.PreviousSecretUntil, &s.Types, &s.Status, &s.StatusReason, &s.Cursor, &s.Created, &s.Ended)
+	for _, t := range []*time.Time{&s.Ended, &s.PreviousSecretUntil} {
+		if t.Equal(time.Unix(0, 0)) {
+			*t = time.Time{}
+		}
 	}
 	return s, err
+}
+
+// SubscriptionSecrets are the stored secrets of a subscription, as stored.
+type SubscriptionSecrets struct {
+	ID             int64
+	Secret         string
+	PreviousSecret string
+}
+
+// SubscriptionSecrets lists the secrets of every subscription, for resealing them.
+func (q *Queries) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets, error) {
+	rows, err := q.db.Query(ctx, `SELECT id, secret, COALESCE(previous_secret, '') FROM webhook_subscriptions ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[SubscriptionSecrets])
+}
+
+// ReplaceSubscriptionSecrets stores secret and previous (resealed) in place of what was, unless a change
+// came between (a rotation): then it tells false, and the change stands.
+func (q *Queries) ReplaceSubscriptionSecrets(ctx context.Context, was SubscriptionSecrets, secret, previous string) (bool, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET secret = $4, previous_secret = NULLIF($5, '')
+		WHERE id = $1 AND secret = $2 AND COALESCE(previous_secret, '') = $3`, was.ID, was.Secret, was.PreviousSecret, secret, previous)
+	return tag.RowsAffected() == 1, err
+}
+
+// RotateSubscriptionSecret makes secret (sealed) the secret of subscription id, keeping the one it
+// replaces as the previous until until; ErrNotFound when there is no such subscription that has not ended.
+func (q *Queries) RotateSubscriptionSecret(ctx context.Context, id int64, secret string, until time.Time) error {
+	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $3, secret = $2
+		WHERE id = $1 AND status <> 'ended'`, id, secret, until)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
 }
 
 func (q *Queries) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {

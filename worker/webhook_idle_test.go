@@ -89,7 +89,7 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 	var ids []int64
 	for range subscriptions {
 		sub, err := q.CreateSubscription(ctx, store.Subscription{ReporteeID: party, Subscriber: store.Subject{PartyID: party},
-			EndPoint: srv.URL, Secret: webhook.NewSecret()}, 0)
+			EndPoint: srv.URL, Secret: sealedSecret(t, webhook.NewSecret())}, 0)
 		require.NoError(t, err)
 		ids = append(ids, sub.ID)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -56,7 +57,9 @@ commands:
                  every generated organization with rights on about half of the services
   webhook-echo   a tiny local webhook receiver: answers the handshake, checks signatures with the secret in
                  --secret-file (read on every delivery; none: unchecked), prints each delivery;
-                 [--addr 127.0.0.1:9999] [--secret-file .data/webhook-secret]
+                 [--addr 127.0.0.1:9999] [--secret-file /tmp/postbox-webhook-secret]
+  reseal         seal every stored webhook secret with the newest key of POSTBOX_WEBHOOK_SEAL_KEYS (after
+                 putting a new key first, before dropping the old one)
 
 Settings come from POSTBOX_* environment variables; see docs/operations.md.
 `
@@ -99,6 +102,8 @@ func command(args []string) int {
 		err = runGen(ctx, cfg, log, args)
 	case "webhook-echo":
 		err = runWebhookEcho(ctx, cfg, log, args)
+	case "reseal":
+		err = runReseal(ctx, cfg, log)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
@@ -123,6 +128,25 @@ func runMigrate(ctx context.Context, cfg config.Config, log *slog.Logger) error 
 	}
 	defer pool.Close()
 	return store.Migrate(ctx, pool)
+}
+
+// runReseal seals every stored webhook secret with the newest key of POSTBOX_WEBHOOK_SEAL_KEYS: after a
+// new key is put first, and before the old one is dropped.
+func runReseal(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	webhooks, err := webhookOptions(cfg)
+	if err != nil {
+		return err
+	}
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n, err := webhook.Reseal(ctx, store.New(pool), webhooks.Sealer)
+	if err == nil {
+		log.Info("webhook secrets sealed with the newest key", "count", n, "key", cfg.WebhookSealKeys[0].ID)
+	}
+	return err
 }
 
 func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
@@ -310,7 +334,20 @@ func serveWorker(ctx context.Context, svc *services) error {
 	}); err != nil {
 		return err
 	}
-	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), webhookOptions(cfg), svc.log)
+	webhooks, err := webhookOptions(cfg)
+	if err != nil {
+		return err
+	}
+	// The events workers, which open the secrets, seal anew those stored before they were sealed or under
+	// a key older than the newest.
+	if slices.Contains(cfg.WorkerQueues, config.QueueEvents) {
+		if n, err := webhook.Reseal(ctx, store.New(svc.pool), webhooks.Sealer); err != nil {
+			return fmt.Errorf("sealing webhook secrets: %w", err)
+		} else if n > 0 {
+			svc.log.Info("sealed webhook secrets with the newest key", "count", n)
+		}
+	}
+	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), webhooks, svc.log)
 }
 
 func workerOptions(cfg config.Config) worker.Options {
@@ -323,9 +360,10 @@ func workerOptions(cfg config.Config) worker.Options {
 	}
 }
 
-func webhookOptions(cfg config.Config) webhook.Options {
-	return webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate, PublicURL: cfg.PublicURL, Policy: webhook.Policy{
-		Retries: cfg.WebhookRetries, PauseAfter: cfg.WebhookPauseAfter, AttemptTimeout: cfg.WebhookTimeout, PollTimeout: webhook.PollTimeout}}
+func webhookOptions(cfg config.Config) (webhook.Options, error) {
+	sealer, err := webhook.NewSealer(cfg.WebhookSealKeys)
+	return webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate, PublicURL: cfg.PublicURL, Sealer: sealer, Policy: webhook.Policy{
+		Retries: cfg.WebhookRetries, PauseAfter: cfg.WebhookPauseAfter, AttemptTimeout: cfg.WebhookTimeout, PollTimeout: webhook.PollTimeout}}, err
 }
 
 // dialTemporal returns a client that connects on first use, so the API starts (and says it is not
@@ -370,6 +408,10 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 	if err != nil {
 		return nil, nil, fmt.Errorf("POSTBOX_TOKEN_JWKS: %w", err)
 	}
+	webhooks, err := webhookOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := api.Options{
 		Pool:                  pool,
 		Logger:                log,
@@ -385,6 +427,8 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		ListTimeout:           cfg.ListTimeout,
 		Webhooks:              webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 		MaxSubscriptions:      cfg.WebhookMaxSubscriptions,
+		WebhookSealer:         webhooks.Sealer,
+		WebhookSecretOverlap:  cfg.WebhookSecretOverlap,
 		PublicURL:             cfg.PublicURL,
 	}
 	if cfg.TrustClientCertHeader {

@@ -15,18 +15,39 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Activities are the delivery workflow's activities, over the store, the sender and the listener.
+// Activities are the delivery workflow's activities, over the store, the sender, the listener and the
+// sealer of the subscriptions' secrets.
 type Activities struct {
 	q        *store.Queries
 	rights   *identity.Rights
 	sender   *Sender
 	listener *Listener
+	sealer   *Sealer
 }
 
 // NewActivities returns the activities; the listener must run (Listener.Run) for the long polls to wake
 // before their deadline.
-func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, listener *Listener) *Activities {
-	return &Activities{q: q, rights: rights, sender: sender, listener: listener}
+func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, listener *Listener, sealer *Sealer) *Activities {
+	return &Activities{q: q, rights: rights, sender: sender, listener: listener, sealer: sealer}
+}
+
+// signingSecrets opens the secrets that sign a subscription's deliveries now: its secret and, until its
+// overlap ends, the one a rotation replaced. A secret that does not open (its key is not configured) is
+// Postbox's failure, not the endpoint's: the activity is retried until the key is there.
+func (a *Activities) signingSecrets(sub store.Subscription) ([]string, error) {
+	secret, err := a.sealer.Open(sub.Secret)
+	if err != nil {
+		return nil, err
+	}
+	secrets := []string{secret}
+	if sub.PreviousSecret != "" && time.Now().Before(sub.PreviousSecretUntil) {
+		previous, err := a.sealer.Open(sub.PreviousSecret)
+		if err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, previous)
+	}
+	return secrets, nil
 }
 
 // MaxConcurrentActivities is what an events worker runs at once: the long poll of every idle subscription
@@ -233,6 +254,10 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 	if err != nil {
 		return 0, nil, err
 	}
+	secrets, err := a.signingSecrets(sub)
+	if err != nil {
+		return 0, nil, err
+	}
 	for i, ref := range refs {
 		activity.RecordHeartbeat(ctx, i)
 		e, ok := stored[ref.Seq]
@@ -243,7 +268,7 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 		if err != nil {
 			return i, nil, err
 		}
-		if err := a.sender.Deliver(ctx, sub.EndPoint, sub.Secret, e.ID, body); err != nil {
+		if err := a.sender.Deliver(ctx, sub.EndPoint, secrets, e.ID, body); err != nil {
 			var f *Failure
 			if !errors.As(err, &f) {
 				return i, nil, err

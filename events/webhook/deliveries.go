@@ -23,6 +23,8 @@ type Options struct {
 	// PublicURL is Postbox's base URL; its host is the origin the handshake names.
 	PublicURL string
 	Policy    Policy
+	// Sealer opens the subscriptions' secrets; nil: the demo key's (DemoSealer).
+	Sealer *Sealer
 }
 
 // Deliveries are what an events worker runs: the workflow and its activities, the listener that wakes
@@ -40,11 +42,14 @@ func NewDeliveries(pool *pgxpool.Pool, opts Options, log *slog.Logger) *Deliveri
 	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
 		origin = u.Hostname()
 	}
+	if opts.Sealer == nil {
+		opts.Sealer = DemoSealer()
+	}
 	q := store.New(pool)
 	l := NewListener()
 	sender := NewSender(Guard{AllowPrivate: opts.AllowPrivate}, opts.Policy.AttemptTimeout, origin)
 	return &Deliveries{pool: pool, policy: opts.Policy, listener: l,
-		activities: NewActivities(q, identity.NewRights(q, log), sender, l)}
+		activities: NewActivities(q, identity.NewRights(q, log), sender, l, opts.Sealer)}
 }
 
 // Register registers the workflow and the activities on an events worker.

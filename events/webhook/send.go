@@ -95,13 +95,13 @@ func (s *Sender) Handshake(ctx context.Context, endpoint string) error {
 
 // Deliver POSTs one CloudEvent (its JSON) to endpoint, signed with secret as id; nil when the endpoint
 // answered 2xx, else a *Failure.
-func (s *Sender) Deliver(ctx context.Context, endpoint, secret, id string, event []byte) error {
+func (s *Sender) Deliver(ctx context.Context, endpoint string, secrets []string, id string, event []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(event))
 	if err != nil {
 		return &Failure{Reason: "the endpoint is not a URL"}
 	}
 	req.Header.Set("Content-Type", ContentType)
-	if err := SignHeaders(req.Header, secret, id, s.now(), event); err != nil {
+	if err := SignHeaders(req.Header, secrets, id, s.now(), event); err != nil {
 		return err
 	}
 	resp, err := s.client.Do(req)

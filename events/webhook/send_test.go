@@ -62,7 +62,7 @@ func TestSenderRefusesAPrivateAddressAtConnect(t *testing.T) {
 	defer srv.Close()
 	endpoint := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	s := NewSender(Guard{}, time.Second, "postbox.test")
-	err := s.Deliver(context.Background(), endpoint, NewSecret(), "e1", []byte(`{}`))
+	err := s.Deliver(context.Background(), endpoint, []string{NewSecret()}, "e1", []byte(`{}`))
 	var f *Failure
 	require.ErrorAs(t, err, &f)
 	assert.Contains(t, f.Reason, "loopback")
@@ -81,10 +81,10 @@ func TestSenderHandshakeDeliveryAndFailures(t *testing.T) {
 	ctx := context.Background()
 
 	require.NoError(t, s.Handshake(ctx, srv.URL))
-	require.NoError(t, s.Deliver(ctx, srv.URL, secret, "e1", []byte(`{"type":"t.v1","subject":"/party/r1"}`)))
+	require.NoError(t, s.Deliver(ctx, srv.URL, []string{secret}, "e1", []byte(`{"type":"t.v1","subject":"/party/r1"}`)))
 	assert.Contains(t, out.String(), "delivery e1 (t.v1, /party/r1): signature valid")
 	// The echo refuses a delivery signed with another secret, and the failure says how it answered.
-	err := s.Deliver(ctx, srv.URL, NewSecret(), "e2", []byte(`{}`))
+	err := s.Deliver(ctx, srv.URL, []string{NewSecret()}, "e2", []byte(`{}`))
 	assert.ErrorContains(t, err, "401 Unauthorized: no webhook-signature matches")
 
 	// An endpoint that does not answer the handshake as the specification says stays unvalidated.
@@ -101,13 +101,13 @@ func TestSenderHandshakeDeliveryAndFailures(t *testing.T) {
 	}))
 	defer slow.Close()
 	quick := NewSender(Guard{AllowPrivate: true}, 100*time.Millisecond, "postbox.test")
-	assert.ErrorContains(t, quick.Deliver(ctx, slow.URL, secret, "e3", []byte(`{}`)), "did not answer in time")
+	assert.ErrorContains(t, quick.Deliver(ctx, slow.URL, []string{secret}, "e3", []byte(`{}`)), "did not answer in time")
 	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write(bytes.Repeat([]byte("x"), 1<<20))
 	}))
 	defer big.Close()
-	err = s.Deliver(ctx, big.URL, secret, "e4", []byte(`{}`))
+	err = s.Deliver(ctx, big.URL, []string{secret}, "e4", []byte(`{}`))
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), 300)
 	assert.Contains(t, err.Error(), "500 Internal Server Error")

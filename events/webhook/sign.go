@@ -59,15 +59,20 @@ func mac(key []byte, id string, timestamp int64, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// SignHeaders sets the three webhook headers of a delivery of body as id at now.
-func SignHeaders(h http.Header, secret, id string, now time.Time, body []byte) error {
-	sig, err := Sign(secret, id, now.Unix(), body)
-	if err != nil {
-		return err
+// SignHeaders sets the three webhook headers of a delivery of body as id at now, signed with each of the
+// secrets (space-separated, as Standard Webhooks has it: during a rotation the new and the previous
+// secret both sign, and a receiver that knows either verifies).
+func SignHeaders(h http.Header, secrets []string, id string, now time.Time, body []byte) error {
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		var err error
+		if sigs[i], err = Sign(secret, id, now.Unix(), body); err != nil {
+			return err
+		}
 	}
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(HeaderSignature, sig)
+	h.Set(HeaderSignature, strings.Join(sigs, " "))
 	return nil
 }
 

@@ -23,7 +23,7 @@ func TestVerify(t *testing.T) {
 	require.True(t, strings.HasPrefix(secret, "whsec_"))
 	signed := func() http.Header {
 		h := http.Header{}
-		require.NoError(t, SignHeaders(h, secret, "e1", now, body))
+		require.NoError(t, SignHeaders(h, []string{secret}, "e1", now, body))
 		return h
 	}
 	require.NoError(t, Verify(secret, signed(), body, now.Add(time.Minute)))
