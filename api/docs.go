@@ -9,9 +9,10 @@ import (
 
 // The reference page of the API: Redoc (the npm package pinned in docs/package.json, its bundle copied
 // by scripts/docs-assets.sh) renders /api/openapi.json in the reader's browser. Everything is embedded,
-// so the page loads nothing from elsewhere.
+// so the page loads nothing from elsewhere. The page's own few lines (docs/init.js) follow the bundle in
+// the one script the page loads, since the policy runs no inline script.
 //
-//go:embed docs/index.html docs/redoc.standalone.js
+//go:embed docs/index.html docs/redoc.standalone.js docs/init.js
 var docsFiles embed.FS
 
 // docsCSP lets the page run only its own script and fetch only from this origin. Redoc writes its styles
@@ -34,15 +35,20 @@ type docsHandlers struct {
 
 func newDocsHandlers() *docsHandlers {
 	return &docsHandlers{
-		page:   embeddedDocsFile("docs/index.html", "text/html; charset=utf-8"),
-		script: embeddedDocsFile("docs/redoc.standalone.js", "text/javascript; charset=utf-8"),
+		page:   embeddedDocsFile("text/html; charset=utf-8", "docs/index.html"),
+		script: embeddedDocsFile("text/javascript; charset=utf-8", "docs/redoc.standalone.js", "docs/init.js"),
 	}
 }
 
-func embeddedDocsFile(name, mediaType string) docsFile {
-	b, err := docsFiles.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: it is there
+// embeddedDocsFile is the embedded files of names, one after the other, as one file.
+func embeddedDocsFile(mediaType string, names ...string) docsFile {
+	var b []byte
+	for _, name := range names {
+		part, err := docsFiles.ReadFile(name)
+		if err != nil {
+			panic(err) // embedded at build time: it is there
+		}
+		b = append(append(b, part...), '\n')
 	}
 	return docsFile{content: b, mediaType: mediaType, etag: etagOf(mediaType, b)}
 }
