@@ -612,14 +612,19 @@ func (w *hostileWalk) checkCase(t *testing.T, rec *httptest.ResponseRecorder, c 
 	}
 }
 
-// docsScript is the reference page's script (Redoc) as the binary embeds it: third-party code whose text
-// holds leak markers ("panic"), so an answer that is this file unchanged leaks nothing.
+// docsScript is the reference page's script as the binary serves it: the Redoc bundle, third-party code
+// whose text holds leak markers ("panic"), and the page's own lines after it, so an answer that is these
+// files unchanged leaks nothing.
 var docsScript = sync.OnceValue(func() string {
-	b, err := os.ReadFile("docs/redoc.standalone.js")
-	if err != nil {
-		panic(err)
+	var all []byte
+	for _, name := range []string{"docs/redoc.standalone.js", "docs/init.js"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			panic(err)
+		}
+		all = append(append(all, b...), '\n')
 	}
-	return string(b)
+	return string(all)
 })
 
 func (w *hostileWalk) check(t *testing.T, rec *httptest.ResponseRecorder) {
