@@ -15,17 +15,19 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
 // authorizationHandlers answer the user-facing authorization area: roles and rights held for {who},
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
-	q       *store.Queries
-	pool    *pgxpool.Pool
-	rights  *identity.Rights
-	parties *partyFinder
-	events  events.Builder
+	q        *store.Queries
+	pool     *pgxpool.Pool
+	rights   *identity.Rights
+	parties  *partyFinder
+	events   events.Builder
+	messages *mailbox.Messages // the messages whose attachments a receiver may read
 }
 
 // Delegations (the user-facing authorization area): a user gives roles of {who} to a person, an

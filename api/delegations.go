@@ -150,10 +150,7 @@ func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	party, callerRights := reporteeOf(c)
-	m, err := h.q.GetMessage(ctx, party.ID, messageID)
-	if err == nil && !visibility(callerRights).Allows(m.Service(), m.Status) {
-		err = store.ErrNotFound
-	}
+	m, err := h.messages.Visible(ctx, party.ID, callerRights, messageID)
 	if !found(c, err, func() *problem.Problem {
 		return problem.NotFound("there is no message %s for %q", messageID, c.Param("who"))
 	}) {
@@ -172,7 +169,7 @@ func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
 	}
 	r := attachmentAccessResource{RightHolderID: reporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
 		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(identity.Read),
-		IsAuthorized: visibility(rights).Allows(m.Service(), m.Status)}
+		IsAuthorized: rights.Visibility().Allows(m.Service(), m.Status)}
 	if store.ArchivedStatus(m.Status) {
 		r.Action = string(identity.ArchiveRead)
 	}

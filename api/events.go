@@ -128,7 +128,7 @@ func (h *eventHandlers) listReporteeEvents(c *gin.Context) {
 		return
 	}
 	party, rights := reporteeOf(c)
-	page, _, err := h.q.ReporteeEvents(c.Request.Context(), party.ID, visibility(rights), rights.AccessManager(), p.after, p.size)
+	page, _, err := h.q.ReporteeEvents(c.Request.Context(), party.ID, rights.Visibility(), rights.AccessManager(), p.after, p.size)
 	if err != nil {
 		abort(c, err)
 		return

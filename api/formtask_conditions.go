@@ -64,8 +64,8 @@ func (h *formTaskHandlers) formETag(c *gin.Context, m store.Message, formID int6
 // tagCurrent answers a change its workflow refused for a stale If-Match with the message's current ETag.
 func (h *formTaskHandlers) tagCurrent(c *gin.Context) {
 	party, rights := reporteeOf(c)
-	m, err := h.q.GetMessage(c.Request.Context(), party.ID, c.Param("messageId"))
-	if err != nil || !visibility(rights).Allows(m.Service(), m.Status) {
+	m, err := h.mailbox.messages.Visible(c.Request.Context(), party.ID, rights, c.Param("messageId"))
+	if err != nil {
 		return
 	}
 	if tag, err := resourceETag(c, h.mailbox.singleMessage(c, m)); err == nil {

@@ -79,10 +79,7 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	}
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.mailbox.messages.GetMessage(c.Request.Context(), party.ID, id)
-	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
-		err = store.ErrNotFound
-	}
+	m, err := h.mailbox.messages.Visible(c.Request.Context(), party.ID, rights, id)
 	if errors.Is(err, store.ErrNotFound) && c.Request.Method != http.MethodGet { // a read finds nothing there
 		err = h.refuseTrashedTask(c, party.ID, rights, id)
 	}
@@ -223,8 +220,8 @@ func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before stor
 	var err error
 	for attempt := 0; ; attempt++ {
 		var m store.Message
-		m, err = h.q.GetMessage(ctx, party.ID, before.MessageID)
-		if err == nil && visibility(rights).Allows(m.Service(), m.Status) {
+		m, err = h.mailbox.messages.Visible(ctx, party.ID, rights, before.MessageID)
+		if err == nil {
 			r := h.mailbox.singleMessage(c, m)
 			if tag, err := resourceETag(c, r); err == nil {
 				c.Header("ETag", tag)
@@ -232,7 +229,7 @@ func (h *formTaskHandlers) renderChanged(c *gin.Context, status int, before stor
 			respond(c, status, r)
 			return
 		}
-		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {
+		if errors.Is(err, store.ErrNotFound) || attempt == len(rereadBackoff) || !sleepCtx(ctx, rereadBackoff[attempt]) {
 			break
 		}
 	}

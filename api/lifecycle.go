@@ -58,7 +58,7 @@ func (h *lifecycleHandlers) changeMessage(c *gin.Context, action, eventType stri
 	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		m, err := q.LockMessage(ctx, party.ID, id)
-		if err == nil && !visibility(rights).Allows(m.Service, m.Status) {
+		if err == nil && !rights.Visibility().Allows(m.Service, m.Status) {
 			err = store.ErrNotFound
 		}
 		if errors.Is(err, store.ErrNotFound) {
@@ -278,7 +278,7 @@ func (h *lifecycleHandlers) inTrashbin(c *gin.Context, r messageResource, id str
 func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.TrashedMessage, bool, error) {
-		return h.mailbox.q.ListTrashbin(c.Request.Context(), party.ID, visibility(rights), lq)
+		return h.mailbox.q.ListTrashbin(c.Request.Context(), party.ID, rights.Visibility(), lq)
 	}, func(m store.TrashedMessage) messageResource {
 		return h.inTrashbin(c, h.mailbox.messageResource(baseURL(c), messagesURL(c), m.MessageSummary, nil), m.MessageID, m.DeletedAt, m.DeletedBy)
 	})
@@ -293,10 +293,7 @@ func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 func (h *lifecycleHandlers) getTrashedMessage(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.mailbox.messages.GetTrashedMessage(c.Request.Context(), party.ID, id)
-	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
-		err = store.ErrNotFound
-	}
+	m, err := h.mailbox.messages.VisibleInTrashbin(c.Request.Context(), party.ID, rights, id)
 	if found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in the trashbin", id) }) {
 		respond(c, http.StatusOK, h.inTrashbin(c, h.mailbox.singleMessage(c, m), m.MessageID, *m.DeletedAt, m.DeletedBy))
 	}

@@ -66,7 +66,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		return true
 	}
 	svc := store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition}
-	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == taskstatus.Archived || !visibility(rights).Allows(svc, task.Status) {
+	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == taskstatus.Archived || !rights.Visibility().Allows(svc, task.Status) {
 		return false
 	}
 	tasks, ok := h.tasks.formTasksOrUnavailable(c)
@@ -149,7 +149,7 @@ func (h *formTaskHandlers) refuseTrashedTask(c *gin.Context, partyID int64, righ
 	if err != nil {
 		return err
 	}
-	if m.Type != store.TypeFormTask || !visibility(rights).Allows(m.Service(), m.Status) {
+	if m.Type != store.TypeFormTask || !rights.Visibility().Allows(m.Service(), m.Status) {
 		return store.ErrNotFound
 	}
 	p := problem.New(http.StatusConflict, "in-trashbin", "form task %s is in the trashbin; restore it (PUT …/messages/%s/restore) before changing it", id, id)

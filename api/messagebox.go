@@ -48,7 +48,7 @@ func (h *mailboxHandlers) getMessagebox(c *gin.Context) {
 			abort(c, err)
 			return
 		}
-		vis[party.ID] = visibility(rights)
+		vis[party.ID] = rights.Visibility()
 	}
 	counts, err := h.q.CountMessages(ctx, vis)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
@@ -25,7 +26,7 @@ import (
 type mailboxHandlers struct {
 	q *store.Queries
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.
-	messages *store.MessageReader
+	messages *mailbox.Messages
 	rights   *identity.Rights
 	events   events.Builder
 }
@@ -179,11 +180,6 @@ type formResource struct {
 	Links             render.Links `json:"_links"`
 }
 
-// visibility is which of the reportee's messages rights let the caller see.
-func visibility(r identity.RightSet) store.Visibility {
-	return r.Visibility()
-}
-
 // messagesURL is the mailbox address for {who} as the client wrote it, so links stay in its terms.
 func messagesURL(c *gin.Context) string {
 	return baseURL(c) + "/api/" + url.PathEscape(c.Param("who")) + "/messages"
@@ -246,7 +242,7 @@ func (h *mailboxHandlers) listMessages(c *gin.Context) {
 	}
 	base, mailbox, slab := baseURL(c), messagesURL(c), pageLinks()
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
-		return h.q.ListMessages(c.Request.Context(), party.ID, visibility(rights), lq, search)
+		return h.q.ListMessages(c.Request.Context(), party.ID, rights.Visibility(), lq, search)
 	}, func(m store.MessageSummary) messageResource { return h.messageResource(base, mailbox, m, slab) })
 	if !ok {
 		return
@@ -286,10 +282,7 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.messages.GetMessage(c.Request.Context(), party.ID, id)
-	if err == nil && !visibility(rights).Allows(m.Service(), m.Status) {
-		err = store.ErrNotFound
-	}
+	m, err := h.messages.Visible(c.Request.Context(), party.ID, rights, id)
 	return m, found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) })
 }
 

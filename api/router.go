@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/mailbox"
 )
 
 // Areas of the interface an API key can be limited to.
@@ -40,10 +41,11 @@ func (s *Server) routes() http.Handler {
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
-	mb := &mailboxHandlers{q: s.q, messages: s.messages, rights: s.rights, events: s.events}
+	visible := mailbox.New(s.messages)
+	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
-	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events}
+	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
