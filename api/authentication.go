@@ -8,6 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
 )
 
 type passwordLogin struct {
@@ -34,7 +36,22 @@ func (h *identityHandlers) authenticateWithPassword(c *gin.Context) {
 		return
 	}
 	http.SetCookie(c.Writer, sessionCookieOf(c, token, session.AbsoluteEnd))
-	c.Status(http.StatusOK)
+	r := loginResource{SecurityLevel: session.SecurityLevel, EnterpriseOrganizationNumber: session.EnterpriseOrg,
+		IdleExpires: render.TimestampOf(clock.Local(session.ExpiresAt)), Expires: render.TimestampOf(clock.Local(session.AbsoluteEnd))}
+	r.Links.Add("reportees", render.Link{Href: baseURL(c) + "/api/reportees"})
+	r.Links.Add("logout", render.Link{Href: baseURL(c) + "/api/authentication/logout"})
+	respond(c, http.StatusOK, r)
+}
+
+// loginResource says what a password login did: a session of a security level (an enterprise user's for
+// its organization), in the cookie, that ends at IdleExpires unless used (each use moves it on) and at
+// Expires at the latest.
+type loginResource struct {
+	SecurityLevel                int
+	EnterpriseOrganizationNumber string `json:",omitempty"`
+	IdleExpires                  render.Timestamp
+	Expires                      render.Timestamp
+	Links                        render.Links `json:"_links"`
 }
 
 // logout ends the password session of the cookie sent and expires the cookie. It needs no API key, like

@@ -62,6 +62,11 @@ func login(t *testing.T, h http.Handler, user, pw string) string {
 		header: map[string]string{"Content-Type": "application/hal+json"},
 		body:   `{"UserName":"` + user + `","UserPassword":"` + pw + `"}`})
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	// The answer says what the login made: a session of its security level, until when, and where next.
+	session := r.json(t)
+	assert.EqualValues(t, 1, session["SecurityLevel"], r.Body.String())
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$`, session["Expires"])
+	assert.Contains(t, session["_links"], "reportees")
 	for _, c := range r.Result().Cookies() {
 		if c.Name == ".ASPXAUTH" {
 			assert.True(t, c.HttpOnly)

@@ -291,6 +291,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[localRoleBody]():             "LocalRoleBody",
 	reflect.TypeFor[localRightBody]():            "LocalRightBody",
 	reflect.TypeFor[passwordLogin]():             "PasswordLogin",
+	reflect.TypeFor[loginResource]():             "LoginSession",
 	reflect.TypeFor[reporteeConversionBody]():    "ReporteeConversion",
 	reflect.TypeFor[problem.Problem]():           "Problem",
 	reflect.TypeFor[attachmentResource]():        "Attachment",

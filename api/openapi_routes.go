@@ -51,7 +51,7 @@ var routeDocs = map[string]routeDoc{
 		Description: "Sets the session cookie .ASPXAUTH. With ?ForceEIAuthentication an enterprise user logs in, over TLS with the organization's certificate.",
 		Query:       params(param{"ForceEIAuthentication", "log in an enterprise user with the enterprise certificate of the TLS connection", flag, false}),
 		Body:        &requestDoc{Media: jsonOnly, Type: passwordLogin{}, Example: map[string]any{"UserName": "<user name>", "UserPassword": "<password>"}},
-		OK:          answerOf(http.StatusOK, "logged in; the session cookie is set", "", nil, "Set-Cookie"),
+		OK:          answerOf(http.StatusOK, "logged in: the session cookie is set, and the answer says its security level and when it ends", "application/hal+json", loginResource{}, "Set-Cookie"),
 		Problems:    statuses(http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests)},
 	"POST /api/authentication/logout":   {Summary: "Log out (end the session of the cookie)", OK: answerOf(http.StatusNoContent, "logged out; the cookie is cleared", "", nil, "Set-Cookie")},
 	"DELETE /api/authentication/logout": {OperationID: "deleteSession", Summary: "Log out (end the session of the cookie)", OK: answerOf(http.StatusNoContent, "logged out; the cookie is cleared", "", nil, "Set-Cookie")},

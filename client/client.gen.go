@@ -505,6 +505,29 @@ type LocalRoleBody struct {
 	} `json:"_embedded"`
 }
 
+// LoginSession defines model for LoginSession.
+type LoginSession struct {
+	EnterpriseOrganizationNumber *string `json:"EnterpriseOrganizationNumber,omitempty"`
+
+	// Expires ISO 8601 local date-time without zone
+	Expires string `json:"Expires"`
+
+	// IdleExpires ISO 8601 local date-time without zone
+	IdleExpires   string `json:"IdleExpires"`
+	SecurityLevel int    `json:"SecurityLevel"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]LoginSession_Links_AdditionalProperties `json:"_links"`
+}
+
+// LoginSessionLinks1 defines model for LoginSession.Links.1.
+type LoginSessionLinks1 = []Link
+
+// LoginSession_Links_AdditionalProperties defines model for LoginSession._links.AdditionalProperties.
+type LoginSession_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // MailboxCount defines model for MailboxCount.
 type MailboxCount struct {
 	Count  int    `json:"Count"`
@@ -3568,6 +3591,68 @@ func (t FormMeta_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
 }
 
 func (t *FormMeta_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the LoginSession_Links_AdditionalProperties as a Link
+func (t LoginSession_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the LoginSession_Links_AdditionalProperties as the provided Link
+func (t *LoginSession_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the LoginSession_Links_AdditionalProperties, using the provided Link
+func (t *LoginSession_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLoginSessionLinks1 returns the union data inside the LoginSession_Links_AdditionalProperties as a LoginSessionLinks1
+func (t LoginSession_Links_AdditionalProperties) AsLoginSessionLinks1() (LoginSessionLinks1, error) {
+	var body LoginSessionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLoginSessionLinks1 overwrites any union data inside the LoginSession_Links_AdditionalProperties as the provided LoginSessionLinks1
+func (t *LoginSession_Links_AdditionalProperties) FromLoginSessionLinks1(v LoginSessionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLoginSessionLinks1 performs a merge with any union data inside the LoginSession_Links_AdditionalProperties, using the provided LoginSessionLinks1
+func (t *LoginSession_Links_AdditionalProperties) MergeLoginSessionLinks1(v LoginSessionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LoginSession_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LoginSession_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -17691,6 +17776,8 @@ type AuthenticateWithPasswordResponse503Headers struct {
 type AuthenticateWithPasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *LoginSession
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem400
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -17717,6 +17804,11 @@ type AuthenticateWithPasswordResponse struct {
 	Headers429 *AuthenticateWithPasswordResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AuthenticateWithPasswordResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r AuthenticateWithPasswordResponse) GetHALJSON200() *LoginSession {
+	return r.HALJSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -33429,8 +33521,12 @@ func ParseAuthenticateWithPasswordResponse(rsp *http.Response) (*AuthenticateWit
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoginSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem400
