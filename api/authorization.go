@@ -175,7 +175,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	// user is found in the delegations list.
 	delegations := h.authorizationURL(c) + "/delegations"
 	if holder.loginID == 0 {
-		created.RightHolderID = reporteeID(holder.partyID)
+		created.RightHolderID = identity.ReporteeID(holder.partyID)
 		created.Links.Add("self", render.Link{Href: delegations + "/" + created.RightHolderID})
 		c.Header("Location", delegations+"/"+created.RightHolderID)
 	} else {
@@ -327,7 +327,7 @@ func (h *authorizationHandlers) delegationFilter(c *gin.Context) (store.Delegati
 // national identity number is refused, since the answers show persons by name and would tell whose
 // number it is.
 func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (store.Party, error) {
-	if !reporteeIDPattern.MatchString(raw) && !store.OrganizationNumberPattern.MatchString(raw) {
+	if !identity.ReporteeIDPattern.MatchString(raw) && !store.OrganizationNumberPattern.MatchString(raw) {
 		return store.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
 	}
 	return h.parties.find(ctx, raw)

@@ -77,7 +77,7 @@ func (h *authorizationHandlers) showReceiver(c *gin.Context, effective bool) {
 		abort(c, err)
 		return
 	}
-	r := receiverResource{RightHolderID: reporteeID(receiver.ID), Name: receiver.Name, Type: receiver.Kind,
+	r := receiverResource{RightHolderID: identity.ReporteeID(receiver.ID), Name: receiver.Name, Type: receiver.Kind,
 		OrganizationNumber: receiver.OrganizationNumber, Roles: make([]roleResource, len(roles)), Rights: rightResources(rights)}
 	definitions := h.authorizationURL(c) + "/roledefinitions/"
 	for i, role := range roles {
@@ -167,7 +167,7 @@ func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
 			return
 		}
 	}
-	r := attachmentAccessResource{RightHolderID: reporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
+	r := attachmentAccessResource{RightHolderID: identity.ReporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
 		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(identity.Read),
 		IsAuthorized: rights.Visibility().Allows(m.Service(), m.Status)}
 	if store.ArchivedStatus(m.Status) {

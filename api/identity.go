@@ -109,8 +109,6 @@ func authError(err error) error {
 	return err
 }
 
-var reporteeIDPattern = regexp.MustCompile(`^r[0-9]{1,18}$`)
-
 // resolveWho resolves {who} — "my", an organization number, a reportee id or a national identity
 // number — to a party the caller may represent.
 func (s *Server) resolveWho(c *gin.Context) {
@@ -122,7 +120,7 @@ func (s *Server) resolveWho(c *gin.Context) {
 		if id == 0 {
 			id = p.OrganizationID
 		}
-		key = reporteeID(id)
+		key = identity.ReporteeID(id)
 	}
 	party, rights, err := s.parties.represented(c, key, who)
 	if err != nil {
@@ -176,7 +174,7 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 		p   store.Party
 		err error
 	)
-	if reporteeIDPattern.MatchString(key) {
+	if identity.ReporteeIDPattern.MatchString(key) {
 		id, convErr := strconv.ParseInt(key[1:], 10, 64)
 		if convErr != nil || id == 0 {
 			return p, store.ErrNotFound
@@ -192,7 +190,6 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 }
 
 // reporteeID is the interface's identifier of a party.
-func reporteeID(id int64) string { return "r" + strconv.FormatInt(id, 10) }
 
 var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
 

@@ -66,7 +66,7 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 		return true
 	}
 	svc := store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition}
-	if task.ReporteeID != fmt.Sprintf("r%d", party.ID) || task.Status == taskstatus.Archived || !rights.Visibility().Allows(svc, task.Status) {
+	if task.ReporteeID != identity.ReporteeID(party.ID) || task.Status == taskstatus.Archived || !rights.Visibility().Allows(svc, task.Status) {
 		return false
 	}
 	tasks, ok := h.tasks.formTasksOrUnavailable(c)

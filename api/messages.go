@@ -265,7 +265,7 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.PartyMessage, bool, error) {
 		return h.q.ListAllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
 	}, func(m store.PartyMessage) messageResource {
-		reportee := reporteeID(m.ReporteeID)
+		reportee := identity.ReporteeID(m.ReporteeID)
 		r := h.messageResource(base, base+"/api/"+reportee+"/messages", m.MessageSummary, slab)
 		r.ReporteeID, r.ReporteeName = reportee, m.ReporteeName
 		return r

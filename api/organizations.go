@@ -8,6 +8,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // organization, which holds nothing an end user may not see, with the links of the end-user area; its
 // contact data stay in the service-owner area.
 func organizationResourceOf(c *gin.Context, o store.Organization) soOrganizationResource {
-	base, id := baseURL(c), reporteeID(o.ID)
+	base, id := baseURL(c), identity.ReporteeID(o.ID)
 	r := organizationView(o)
 	r.Links.Add("self", render.Link{Href: base + "/api/organizations/" + o.OrganizationNumber})
 	r.Links.Add("reportee", render.Link{Href: base + "/api/reportees/" + id})

@@ -35,7 +35,7 @@ type reporteeResource struct {
 
 func reporteeResourceOf(c *gin.Context, p store.Party) reporteeResource {
 	base := baseURL(c)
-	id := reporteeID(p.ID)
+	id := identity.ReporteeID(p.ID)
 	r := reporteeResource{ReporteeID: id, Name: p.Name, Type: "Person", SocialSecurityNumber: p.SSN}
 	if p.Kind == "Organization" {
 		r.Type, r.OrganizationNumber, r.Status = "Foretak", p.OrganizationNumber, p.Status

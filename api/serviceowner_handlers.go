@@ -9,6 +9,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -83,7 +84,7 @@ func organizationView(o store.Organization) soOrganizationResource {
 func (h *serviceOwnerHandlers) soOrganization(c *gin.Context) (store.Organization, bool) {
 	who := c.Param("who")
 	missing := func() { abort(c, problem.NotFound("the organization does not exist")) }
-	if !store.OrganizationNumberPattern.MatchString(who) && !reporteeIDPattern.MatchString(who) {
+	if !store.OrganizationNumberPattern.MatchString(who) && !identity.ReporteeIDPattern.MatchString(who) {
 		missing()
 		return store.Organization{}, false
 	}
@@ -114,7 +115,7 @@ func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Part
 		abort(c, problem.BadRequest("%s is required", param))
 		return store.Party{}, false
 	}
-	if !soSSNPattern.MatchString(v) && !store.OrganizationNumberPattern.MatchString(v) && !reporteeIDPattern.MatchString(v) {
+	if !soSSNPattern.MatchString(v) && !store.OrganizationNumberPattern.MatchString(v) && !identity.ReporteeIDPattern.MatchString(v) {
 		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}
@@ -203,7 +204,7 @@ func (h *serviceOwnerHandlers) soPersonalContacts(c *gin.Context) {
 	}
 	base := h.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
 	renderSOPage(c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
-		id := reporteeID(ct.ID)
+		id := identity.ReporteeID(ct.ID)
 		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
 			MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
@@ -221,7 +222,7 @@ func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
 	}
 	missing := func() { abort(c, problem.NotFound("the organization has no such personal contact")) }
 	raw := c.Param("person")
-	if !reporteeIDPattern.MatchString(raw) {
+	if !identity.ReporteeIDPattern.MatchString(raw) {
 		missing()
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -117,12 +118,10 @@ type Builder struct{ base string }
 // NewBuilder returns a builder whose sources start with publicURL (config.PublicURL).
 func NewBuilder(publicURL string) Builder { return Builder{base: strings.TrimRight(publicURL, "/")} }
 
-func reporteeID(id int64) string { return "r" + strconv.FormatInt(id, 10) }
-
-func subject(reportee int64) string { return "/party/" + reporteeID(reportee) }
+func subject(reportee int64) string { return "/party/" + identity.ReporteeID(reportee) }
 
 func (b Builder) messageSource(m Message) string {
-	return fmt.Sprintf("%s/api/%s/messages/%s", b.base, reporteeID(m.ReporteeID), m.MessageID)
+	return fmt.Sprintf("%s/api/%s/messages/%s", b.base, identity.ReporteeID(m.ReporteeID), m.MessageID)
 }
 
 func (b Builder) event(eventType, source string, reportee int64, data any) store.Event {
@@ -146,7 +145,7 @@ func (b Builder) MessageEvent(eventType string, m Message) store.Event {
 	data := struct {
 		Message
 		ReporteeID string `json:"ReporteeId"`
-	}{m, reporteeID(m.ReporteeID)}
+	}{m, identity.ReporteeID(m.ReporteeID)}
 	return b.onMessage(b.event(eventType, b.messageSource(m), m.ReporteeID, data), m)
 }
 
@@ -157,7 +156,7 @@ func (b Builder) AttachmentEvent(eventType string, a Attachment) store.Event {
 	data := struct {
 		Attachment
 		ReporteeID string `json:"ReporteeId"`
-	}{a, reporteeID(a.ReporteeID)}
+	}{a, identity.ReporteeID(a.ReporteeID)}
 	return b.onMessage(b.event(eventType, source, a.ReporteeID, data), a.Message)
 }
 
@@ -174,30 +173,30 @@ func (b Builder) FormEvent(eventType string, f Form) store.Event {
 	data := struct {
 		Form
 		ReporteeID string `json:"ReporteeId"`
-	}{f, reporteeID(f.ReporteeID)}
+	}{f, identity.ReporteeID(f.ReporteeID)}
 	return b.onMessage(b.event(eventType, source, f.ReporteeID, data), f.Message)
 }
 
 // RoleEvent is the event eventType (RoleDelegated or RoleDeleted) of role r.
 func (b Builder) RoleEvent(eventType string, r Role) store.Event {
-	source := fmt.Sprintf("%s/api/%s/authorization/roles/%d", b.base, reporteeID(r.ReporteeID), r.RoleID)
+	source := fmt.Sprintf("%s/api/%s/authorization/roles/%d", b.base, identity.ReporteeID(r.ReporteeID), r.RoleID)
 	data := struct {
 		Role
 		ReporteeID string `json:"ReporteeId"`
 		HolderID   string `json:"HolderId,omitempty"`
-	}{Role: r, ReporteeID: reporteeID(r.ReporteeID)}
+	}{Role: r, ReporteeID: identity.ReporteeID(r.ReporteeID)}
 	if r.HolderPartyID != 0 {
-		data.HolderID = reporteeID(r.HolderPartyID)
+		data.HolderID = identity.ReporteeID(r.HolderPartyID)
 	}
 	return b.event(eventType, source, r.ReporteeID, data)
 }
 
 // RoleDefinitionEvent is the event eventType (RoleDefinitionCreated, …Changed or …Deleted) of d.
 func (b Builder) RoleDefinitionEvent(eventType string, d RoleDefinition) store.Event {
-	source := fmt.Sprintf("%s/api/%s/authorization/roledefinitions/%d", b.base, reporteeID(d.ReporteeID), d.RoleDefinitionID)
+	source := fmt.Sprintf("%s/api/%s/authorization/roledefinitions/%d", b.base, identity.ReporteeID(d.ReporteeID), d.RoleDefinitionID)
 	data := struct {
 		RoleDefinition
 		ReporteeID string `json:"ReporteeId"`
-	}{d, reporteeID(d.ReporteeID)}
+	}{d, identity.ReporteeID(d.ReporteeID)}
 	return b.event(eventType, source, d.ReporteeID, data)
 }

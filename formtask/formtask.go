@@ -27,6 +27,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -40,7 +41,7 @@ func TaskOf(m store.Message, svc store.ServiceDetail, reporteeID int64) Task {
 		level = max(level, p.SecurityLevel)
 	}
 	return Task{
-		MessageID: m.MessageID, ReporteeID: fmt.Sprintf("r%d", reporteeID), ServiceCode: m.ServiceCode,
+		MessageID: m.MessageID, ReporteeID: identity.ReporteeID(reporteeID), ServiceCode: m.ServiceCode,
 		ServiceEdition: m.ServiceEdition, Subject: m.Subject, Status: m.Status, ArchiveReference: m.ArchiveReference,
 		RequiredSecurityLevel: level,
 	}

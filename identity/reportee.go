@@ -1,0 +1,13 @@
+package identity
+
+import (
+	"regexp"
+	"strconv"
+)
+
+// ReporteeID is the interface's id of a party as a reportee: "r" and its party id. It names a party
+// without its identity number, in paths, events and Temporal's search attributes.
+func ReporteeID(partyID int64) string { return "r" + strconv.FormatInt(partyID, 10) }
+
+// ReporteeIDPattern is the form of a ReporteeID.
+var ReporteeIDPattern = regexp.MustCompile(`^r[0-9]{1,18}$`)
