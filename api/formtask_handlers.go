@@ -111,9 +111,6 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if !complete { // complete=false with sign=false too: only saved (docs/formtasks.md)
-		sign = false
-	}
 	var body formTaskBody
 	if err := bindFormTaskBody(c, &body); err != nil {
 		abort(c, err)
@@ -157,9 +154,6 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if !complete {
-		sign = false
-	}
 	var body formTaskBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
@@ -180,9 +174,8 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		return
 	}
 	now := clock.Now()
-	if !svc.RestEnabled || now.Before(svc.ValidFrom) || now.After(svc.ValidTo) {
-		abort(c, problem.New(http.StatusConflict, "service-closed", "service %s edition %d cannot be submitted through this interface now",
-			svc.ServiceCode, svc.ServiceEdition))
+	if err := formtask.ServiceOpen(svc, now); err != nil {
+		abort(c, err)
 		return
 	}
 	forms, attachments, err := h.revisionContent(c, svc, body)

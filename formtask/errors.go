@@ -32,6 +32,7 @@ const (
 	PreconditionFailed                  // the task is not as the change expects (If-Match)
 	InTrashbin                          // the task is in the trashbin: restore it first; see Error.Status
 	NotInTrashbin                       // restore or purge of a task that is in the mailbox
+	ServiceClosed                       // the service takes no new tasks through this interface now
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.

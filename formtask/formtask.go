@@ -99,7 +99,8 @@ func (s *Service) Load(ctx context.Context, messageID string) (Task, error) {
 }
 
 // Submission is a PUT on a form task: all its forms and attachments, and the query parameters complete
-// and sign with their defaults (true) applied.
+// and sign with their defaults (true) applied. Sign without Complete signs nothing: the content is only
+// saved (complete=false&sign=true counts as complete=false).
 type Submission struct {
 	Complete    bool
 	Sign        bool
@@ -121,6 +122,7 @@ func (s *Service) Submit(ctx context.Context, task Task, caller Caller, sub Subm
 }
 
 func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Submission) (Result, error) {
+	sub.Sign = sub.Sign && sub.Complete
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
@@ -210,6 +212,7 @@ func archivedFrom(a store.Archive, sub Submission) bool {
 // takes the new task away again: it never existed for the client. It returns the new task's message id and
 // the submission's result.
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller Caller, sub Submission) (string, Result, error) {
+	sub.Sign = sub.Sign && sub.Complete
 	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
 		Status: taskstatus.Filling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
 	if err := refusal(ctx, task, caller); err != nil {

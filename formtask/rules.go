@@ -3,6 +3,7 @@ package formtask
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -428,4 +429,13 @@ func CheckFileContent(fileName string, data []byte, size int64) *Violation {
 		return c.refused
 	}
 	return c.finish(size)
+}
+
+// ServiceOpen refuses a new task of a service that takes none through this interface at the time now (a
+// local date-time): not REST-enabled, or outside its ValidFrom–ValidTo.
+func ServiceOpen(svc store.ServiceDetail, now time.Time) error {
+	if !svc.RestEnabled || now.Before(svc.ValidFrom) || now.After(svc.ValidTo) {
+		return refuse(ServiceClosed, "service %s edition %d cannot be submitted through this interface now", svc.ServiceCode, svc.ServiceEdition)
+	}
+	return nil
 }

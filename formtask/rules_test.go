@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,4 +182,22 @@ func TestContentCheckStreams(t *testing.T) {
 	// A stored attachment is re-checked from its head: the text after it is not seen.
 	assert.Nil(t, formtask.CheckFileContent("a.txt", []byte("bl\xc3"), 1000))
 	assert.NotNil(t, formtask.CheckFileContent("a.pdf", []byte("%PD"), 1000))
+}
+
+// A service takes new tasks only while it is REST-enabled and within its ValidFrom–ValidTo.
+func TestServiceOpen(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	open := store.ServiceDetail{RestEnabled: true}
+	open.ServiceCode, open.ServiceEdition, open.ValidFrom, open.ValidTo = "4711", 2, now.Add(-time.Hour), now.Add(time.Hour)
+	assert.NoError(t, formtask.ServiceOpen(open, now))
+	for name, svc := range map[string]store.ServiceDetail{
+		"not REST-enabled": func() store.ServiceDetail { s := open; s.RestEnabled = false; return s }(),
+		"not yet valid":    func() store.ServiceDetail { s := open; s.ValidFrom = now.Add(time.Minute); return s }(),
+		"no longer valid":  func() store.ServiceDetail { s := open; s.ValidTo = now.Add(-time.Minute); return s }(),
+	} {
+		var e *formtask.Error
+		require.ErrorAs(t, formtask.ServiceOpen(svc, now), &e, name)
+		assert.Equal(t, formtask.ServiceClosed, e.Kind, name)
+		assert.Contains(t, e.Detail, "service 4711 edition 2", name)
+	}
 }

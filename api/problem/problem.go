@@ -192,6 +192,7 @@ var formTaskKinds = map[formtask.Kind]struct {
 	formtask.PreconditionFailed:  {http.StatusPreconditionFailed, "precondition-failed"},
 	formtask.InTrashbin:          {http.StatusConflict, "in-trashbin"},
 	formtask.NotInTrashbin:       {http.StatusConflict, "not-in-trashbin"},
+	formtask.ServiceClosed:       {http.StatusConflict, "service-closed"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
