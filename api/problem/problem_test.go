@@ -31,7 +31,7 @@ func TestFormTaskProblems(t *testing.T) {
 		{formtask.Unavailable, http.StatusServiceUnavailable, "urn:postbox:problem:temporal-unavailable"},
 		{formtask.BadFileName, http.StatusBadRequest, "urn:postbox:problem:file-name-not-allowed"},       // CON.pdf, U+202E, ../
 		{formtask.BadFileContent, http.StatusBadRequest, "urn:postbox:problem:file-content-not-allowed"}, // empty, executable, not what the name says
-		{formtask.ServiceClosed, http.StatusConflict, "urn:postbox:problem:service-closed"},               // not REST-enabled, outside its dates
+		{formtask.ServiceClosed, http.StatusConflict, "urn:postbox:problem:service-closed"},              // not REST-enabled, outside its dates
 	}
 	for _, tc := range cases {
 		t.Run(tc.typ, func(t *testing.T) {
