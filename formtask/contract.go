@@ -15,8 +15,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:

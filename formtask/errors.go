@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // Kind says why a form-task change was refused; the API maps each kind to its HTTP status.

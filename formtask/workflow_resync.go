@@ -1,8 +1,9 @@
 package formtask
 
 import (
-	"github.com/postbox/postbox/formtask/taskstatus"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // A run's local activities (CheckAndProject, CheckAndArchive, ChangePlace) commit in the workflow task of

@@ -3,8 +3,9 @@ package formtask
 import (
 	"time"
 
-	"github.com/postbox/postbox/clock"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/clock"
 )
 
 // The scheduled purge of the trashbins: a Temporal schedule (TrashbinPurgeScheduleID, visible under

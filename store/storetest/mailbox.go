@@ -9,8 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
 // The shape of the large mailbox benchmarks run on.
