@@ -1,0 +1,110 @@
+package formtask
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/postbox/postbox/formtask/printpdf"
+	"github.com/postbox/postbox/internal/telemetry"
+	"github.com/postbox/postbox/store"
+)
+
+// printVersion is part of every document digest, so a change of the print layout renders anew.
+const printVersion = "printpdf/1"
+
+// documentDigest is the cache key of a print: the SHA-256 of everything the PDF is made from.
+func documentDigest(doc printpdf.Document) ([]byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	h.Write([]byte(printVersion))
+	h.Write(b)
+	return h.Sum(nil), nil
+}
+
+func document(h store.PrintHeader, forms []store.FormContent, atts []store.AttachmentInfo) printpdf.Document {
+	doc := printpdf.Document{
+		ServiceName: h.ServiceName, ServiceCode: h.ServiceCode, ServiceEdition: h.ServiceEdition,
+		ServiceOwner: h.ServiceOwner, Reportee: h.Reportee, Submitter: h.LastChangedBy, Status: h.Status,
+		ArchiveReference: h.ArchiveReference, Time: h.LastChanged,
+	}
+	for _, f := range forms {
+		doc.Forms = append(doc.Forms, printpdf.Form{Name: f.Name, Type: f.Type, XML: []byte(f.FormData)})
+	}
+	for _, a := range atts {
+		doc.Attachments = append(doc.Attachments, printpdf.Attachment{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: a.FileSize})
+	}
+	return doc
+}
+
+// render returns the digest of doc's print and, unless it is stored already, the PDF.
+func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.Document) (digest, pdf []byte, err error) {
+	if digest, err = documentDigest(doc); err != nil {
+		return nil, nil, err
+	}
+	if _, err := q.GetPrint(ctx, digest); err == nil {
+		return digest, nil, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	pdf, err = a.renderPDF(doc)
+	return digest, pdf, err
+}
+
+// renderPDF renders doc's print.
+func (a *Activities) renderPDF(doc printpdf.Document) ([]byte, error) {
+	start := time.Now()
+	pdf, err := a.Renderer.Render(doc)
+	telemetry.PDFRender.Observe(time.Since(start).Seconds())
+	if errors.Is(err, printpdf.ErrBadFormData) {
+		return nil, permanent(ErrBadFormData, err)
+	}
+	return pdf, err
+}
+
+// RenderPrint stores the print of a message's current content and returns its digest (hex). The same
+// content is rendered once.
+func (a *Activities) RenderPrint(ctx context.Context, messageID string) (PrintResult, error) {
+	return a.renderContent(ctx, messageID, func(forms []store.FormContent, atts []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error) {
+		return forms, atts, nil
+	})
+}
+
+// renderContent stores the print of what pick takes of a message's current forms and attachments and
+// returns its digest (hex).
+func (a *Activities) renderContent(ctx context.Context, messageID string,
+	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (PrintResult, error) {
+	defer heartbeat(ctx)()
+	q := store.New(a.Pool)
+	h, err := q.GetPrintHeader(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return PrintResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))
+	}
+	if err != nil {
+		return PrintResult{}, err
+	}
+	forms, atts, err := q.MessageContent(ctx, messageID)
+	if err == nil {
+		forms, atts, err = pick(forms, atts)
+	}
+	if err != nil {
+		return PrintResult{}, err
+	}
+	digest, pdf, err := a.render(ctx, q, document(h, forms, atts))
+	if err != nil {
+		return PrintResult{}, err
+	}
+	if pdf != nil {
+		if err := q.PutPrint(ctx, digest, pdf); err != nil {
+			return PrintResult{}, err
+		}
+	}
+	return PrintResult{Digest: hex.EncodeToString(digest)}, nil
+}
