@@ -12,47 +12,37 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
 // A form task in progress (Utfylling, Signering) belongs to its workflow: moving it to the trashbin,
-// restoring it and deleting it for good are updates of the workflow (workflows/formtask_lifecycle.go),
+// restoring it and deleting it for good are updates of the workflow (formtask/workflow_place.go),
 // which makes the change and its audit entry in one transaction of its activity. The answers are those of
-// the plain changes of changeMessage, so a client cannot tell the two ways apart.
-
-// Audit summaries of the place changes, the same whichever way a message takes.
-func trashedSummary(id, status string) string {
-	return fmt.Sprintf("moved %s (%s) to the trashbin", id, status)
-}
-func restoredSummary(id, status string) string {
-	return fmt.Sprintf("restored %s (%s) from the trashbin", id, status)
-}
-func purgedSummary(id, status string) string {
-	return fmt.Sprintf("deleted %s (%s) for good", id, status)
-}
+// the plain changes of mailbox.Lifecycle, so a client cannot tell the two ways apart.
 
 // placeChanges are, per workflow update, the audit action, the summary, and the refusal of a task that is
-// not where the change takes it from (as changeMessage refuses it).
+// not where the change takes it from (as mailbox.Lifecycle refuses it).
 var placeChanges = map[string]struct {
 	action   string
 	summary  func(id, status string) string
 	misplace func(id string) error
 }{
-	formtask.UpdateTrash: {store.AuditDelete, trashedSummary, func(id string) error {
-		return problem.NotFound("there is no message %s in this mailbox; it is in the trashbin", id)
+	formtask.UpdateTrash: {store.AuditDelete, mailbox.TrashedSummary, func(id string) error {
+		return &mailbox.Error{Kind: mailbox.NotFound, Detail: fmt.Sprintf("there is no message %s in this mailbox; it is in the trashbin", id)}
 	}},
-	formtask.UpdateRestore: {store.AuditRestore, restoredSummary, func(id string) error {
-		return problem.New(http.StatusConflict, "not-in-trashbin", "message %s is in the mailbox, not in the trashbin", id)
+	formtask.UpdateRestore: {store.AuditRestore, mailbox.RestoredSummary, func(id string) error {
+		return &mailbox.Error{Kind: mailbox.NotInTrashbin, Detail: fmt.Sprintf("message %s is in the mailbox, not in the trashbin", id)}
 	}},
-	formtask.UpdatePurge: {store.AuditDeleteForGood, purgedSummary, func(id string) error {
-		return problem.NotFound("there is no message %s in the trashbin", id)
+	formtask.UpdatePurge: {store.AuditDeleteForGood, mailbox.PurgedSummary, func(id string) error {
+		return &mailbox.Error{Kind: mailbox.NotFound, Detail: fmt.Sprintf("there is no message %s in the trashbin", id)}
 	}},
 }
 
 // changeTaskPlace makes change (a formtask.Update* of placeChanges) of the path's message through its
 // workflow when it is a form task in progress the caller can see, and answers the request: 204, or 200
 // with the message for a restore. It returns false, having answered nothing, for any other message — and
-// for a task archived meanwhile, whose workflow has ended: changeMessage's transaction then makes the change.
+// for a task archived meanwhile, whose workflow has ended: mailbox.Lifecycle then makes the change.
 func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool {
 	ctx := c.Request.Context()
 	party, rights := reporteeOf(c)
@@ -121,23 +111,24 @@ func (h *lifecycleHandlers) changeTaskPlace(c *gin.Context, change string) bool 
 	return true
 }
 
-// placeRefusal refuses, as changeMessage would, a place change of a task in progress that the caller may
+// placeRefusal refuses, as mailbox.Lifecycle would, a place change of a task in progress that the caller may
 // not make (Delete on the service) or that the task's place does not allow; the workflow checks both again
 // in the step that makes the change.
 func (h *lifecycleHandlers) placeRefusal(c *gin.Context, change string, m store.MessageState) error {
+	_, rights := reporteeOf(c)
 	misplaced := m.InTrashbin
 	if change != formtask.UpdateTrash {
 		misplaced = !m.InTrashbin
 	}
-	if change == formtask.UpdateRestore { // restore names the right first, as changeMessage does
-		if err := requireRight(c, m, identity.Delete); err != nil {
+	if change == formtask.UpdateRestore { // restore names the right first, as mailbox.Lifecycle does
+		if err := mailbox.RequireRight(rights, m, identity.Delete); err != nil {
 			return err
 		}
 	}
 	if misplaced {
 		return placeChanges[change].misplace(m.ID)
 	}
-	return requireRight(c, m, identity.Delete)
+	return mailbox.RequireRight(rights, m, identity.Delete)
 }
 
 // refuseTrashedTask answers a change of a form task that is in the trashbin, which the mailbox no longer

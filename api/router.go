@@ -44,7 +44,7 @@ func (s *Server) routes() http.Handler {
 	visible := mailbox.New(s.messages)
 	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
-	lc := &lifecycleHandlers{pool: s.opts.Pool, mailbox: mb, tasks: ft, events: s.events}
+	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,

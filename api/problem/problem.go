@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
@@ -130,22 +131,25 @@ func TooBroad(err *store.TooBroadError, given []string) *Problem {
 // endpoint; other errors that are not the client's doing become a bare 500. Causes are logged, never returned.
 func From(err error) (p *Problem, internal bool) {
 	var (
-		prob     *Problem
-		syntax   *odata.SyntaxError
-		param    *odata.ParamError
-		unknown  *odatasql.UnknownFieldError
-		mismatch *odatasql.TypeError
-		maxBytes *http.MaxBytesError
-		refused  *formtask.Error
-		search   *store.SearchError
-		broad    *store.TooBroadError
-		subs     *store.SubscriptionLimitError
+		prob          *Problem
+		syntax        *odata.SyntaxError
+		param         *odata.ParamError
+		unknown       *odatasql.UnknownFieldError
+		mismatch      *odatasql.TypeError
+		maxBytes      *http.MaxBytesError
+		refused       *formtask.Error
+		changeRefused *mailbox.Error
+		search        *store.SearchError
+		broad         *store.TooBroadError
+		subs          *store.SubscriptionLimitError
 	)
 	switch {
 	case errors.As(err, &prob):
 		return prob, false
 	case errors.As(err, &refused):
 		return formTaskProblem(refused), false
+	case errors.As(err, &changeRefused):
+		return messageProblem(changeRefused), false
 	case errors.As(err, &syntax):
 		return New(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
@@ -205,5 +209,28 @@ func formTaskProblem(e *formtask.Error) *Problem {
 	if e.Validation != nil {
 		p.Errors = e.Validation.ValidationErrors
 	}
+	return p
+}
+
+// messageKinds are the problems of refused changes of a message's place and state.
+var messageKinds = map[mailbox.Kind]struct {
+	status int
+	kind   string
+}{
+	mailbox.NotFound:              {http.StatusNotFound, "not-found"},
+	mailbox.MissingRight:          {http.StatusForbidden, "missing-right"},
+	mailbox.TaskInProgress:        {http.StatusConflict, "conflict"},
+	mailbox.NotCorrespondence:     {http.StatusConflict, "not-correspondence"},
+	mailbox.ConfirmationNotNeeded: {http.StatusConflict, "confirmation-not-needed"},
+	mailbox.NotInTrashbin:         {http.StatusConflict, "not-in-trashbin"},
+}
+
+func messageProblem(e *mailbox.Error) *Problem {
+	k, ok := messageKinds[e.Kind]
+	if !ok {
+		k.status = http.StatusInternalServerError
+	}
+	p := New(k.status, k.kind, "%s", e.Detail)
+	p.TaskStatus = e.TaskStatus
 	return p
 }
