@@ -257,13 +257,15 @@ func (h *authorizationHandlers) mayDelegate(c *gin.Context, id int, label string
 
 // delegationResource is a role someone holds for the reportee, as the reportee's access managers see it.
 type delegationResource struct {
-	RoleID                        int64 `json:"RoleId"`
-	RoleType                      string
-	RoleDefinitionID              int `json:"RoleDefinitionId"`
-	RoleName                      string
-	RoleDescription               string
-	Delegator                     string
-	DelegatedTime                 render.Timestamp
+	RoleID           int64 `json:"RoleId"`
+	RoleType         string
+	RoleDefinitionID int `json:"RoleDefinitionId"`
+	RoleName         string
+	RoleDescription  string
+	Delegator        string
+	DelegatedTime    render.Timestamp
+	// RightHolderID is a person's or organization's receiver id, for the …/delegations/{receiverId} routes.
+	RightHolderID                 string `json:"RightHolderId,omitempty"`
 	RightHolderType               string
 	RightHolderName               string
 	RightHolderOrganizationNumber string       `json:",omitempty"`
@@ -292,6 +294,10 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
 			RightHolderUserName: r.HolderUserName}
 		d.Links.Add("roledefinition", render.Link{Href: h.roleDefinitionURL(c, r.RoleDefinitionID)})
+		if r.HolderPartyID != 0 {
+			d.RightHolderID = identity.ReporteeID(r.HolderPartyID)
+			d.Links.Add("receiver", render.Link{Href: h.authorizationURL(c) + "/delegations/" + d.RightHolderID})
+		}
 		return d
 	})
 	if ok {

@@ -280,6 +280,18 @@ func TestDelegationGivesAndDeletionTakesAccessAtOnce(t *testing.T) {
 	receiver := authzDo(t, srv, ssnP1, http.MethodGet, pathOf(t, r.Header().Get("Location")), "", "")
 	require.Equal(t, http.StatusOK, receiver.Code, receiver.Body.String())
 	assert.Equal(t, p5, receiver.json(t)["RightHolderId"])
+	// The delegations list names each receiver by the same id, with a link to it.
+	var listed []map[string]any
+	for _, d := range authzDo(t, srv, ssnP1, http.MethodGet, "/api/"+orgO1+"/authorization/delegations", "", "").embedded(t, "delegations") {
+		if d["RightHolderName"] == "Eivind Brekke" {
+			listed = append(listed, d)
+		}
+	}
+	require.NotEmpty(t, listed)
+	for _, d := range listed {
+		assert.Equal(t, p5, d["RightHolderId"])
+		assert.Equal(t, pathOf(t, r.Header().Get("Location")), pathOf(t, d["_links"].(map[string]any)["receiver"].(map[string]any)["href"].(string)))
+	}
 
 	// P4 is neither access manager nor holder: 403; unknown role ids get 404 from an access manager.
 	p := requireProblem(t, authzDo(t, srv, ssnP4, http.MethodDelete, fmt.Sprintf("/api/%s/authorization/roles/%d", orgO1, regna), "", ""), http.StatusForbidden)

@@ -283,6 +283,7 @@ type Delegation struct {
 	// DelegatedTime ISO 8601 local date-time without zone
 	DelegatedTime                 string  `json:"DelegatedTime"`
 	Delegator                     string  `json:"Delegator"`
+	RightHolderId                 *string `json:"RightHolderId,omitempty"`
 	RightHolderName               string  `json:"RightHolderName"`
 	RightHolderOrganizationNumber *string `json:"RightHolderOrganizationNumber,omitempty"`
 	RightHolderType               string  `json:"RightHolderType"`
