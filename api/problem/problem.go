@@ -177,11 +177,23 @@ func From(err error) (p *Problem, internal bool) {
 	return Internal(), true
 }
 
-// formTaskKinds are the problems of refused form-task changes.
-var formTaskKinds = map[formtask.Kind]struct {
+// problemKind is the status and problem type a domain's kind of refusal is answered with.
+type problemKind struct {
 	status int
 	kind   string
-}{
+}
+
+// ofKind is the problem of a refusal of kind k, found says whether the mapper knows the kind: one it does
+// not is a bug, answered 500.
+func ofKind(k problemKind, found bool, detail string) *Problem {
+	if !found {
+		k = problemKind{status: http.StatusInternalServerError}
+	}
+	return New(k.status, k.kind, "%s", detail)
+}
+
+// formTaskKinds are the problems of refused form-task changes.
+var formTaskKinds = map[formtask.Kind]problemKind{
 	formtask.BadInput:            {http.StatusBadRequest, "bad-request"},
 	formtask.Invalid:             {http.StatusBadRequest, "validation-failed"},
 	formtask.Forbidden:           {http.StatusForbidden, "forbidden"},
@@ -201,10 +213,7 @@ var formTaskKinds = map[formtask.Kind]struct {
 
 func formTaskProblem(e *formtask.Error) *Problem {
 	k, ok := formTaskKinds[e.Kind]
-	if !ok {
-		k.status = http.StatusInternalServerError
-	}
-	p := New(k.status, k.kind, "%s", e.Detail)
+	p := ofKind(k, ok, e.Detail)
 	p.TaskStatus, p.ArchiveReference = e.Status, e.ArchiveReference
 	if e.Validation != nil {
 		p.Errors = e.Validation.ValidationErrors
@@ -213,10 +222,7 @@ func formTaskProblem(e *formtask.Error) *Problem {
 }
 
 // messageKinds are the problems of refused changes of a message's place and state.
-var messageKinds = map[mailbox.Kind]struct {
-	status int
-	kind   string
-}{
+var messageKinds = map[mailbox.Kind]problemKind{
 	mailbox.NotFound:              {http.StatusNotFound, "not-found"},
 	mailbox.MissingRight:          {http.StatusForbidden, "missing-right"},
 	mailbox.TaskInProgress:        {http.StatusConflict, "conflict"},
@@ -227,10 +233,7 @@ var messageKinds = map[mailbox.Kind]struct {
 
 func messageProblem(e *mailbox.Error) *Problem {
 	k, ok := messageKinds[e.Kind]
-	if !ok {
-		k.status = http.StatusInternalServerError
-	}
-	p := New(k.status, k.kind, "%s", e.Detail)
+	p := ofKind(k, ok, e.Detail)
 	p.TaskStatus = e.TaskStatus
 	return p
 }
