@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -174,9 +173,8 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 		p   store.Party
 		err error
 	)
-	if identity.ReporteeIDPattern.MatchString(key) {
-		id, convErr := strconv.ParseInt(key[1:], 10, 64)
-		if convErr != nil || id == 0 {
+	if id, ok := identity.ParseReporteeID(key); ok {
+		if id == 0 {
 			return p, store.ErrNotFound
 		}
 		p, err = pf.q.GetParty(ctx, id)
@@ -188,8 +186,6 @@ func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error
 	}
 	return p, err
 }
-
-// reporteeID is the interface's identifier of a party.
 
 var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)
 

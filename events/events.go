@@ -31,6 +31,9 @@ const (
 	CorrespondenceConfirmed = "no.postbox.correspondence.confirmed.v1"
 	CorrespondenceArchived  = "no.postbox.correspondence.archived.v1"
 
+	// SubmissionConfirmed: the owner of the service has received an archived form task (package submission).
+	SubmissionConfirmed = "no.postbox.submission.confirmed.v1"
+
 	MessageDeleted  = "no.postbox.message.deleted.v1"
 	MessageRestored = "no.postbox.message.restored.v1"
 	MessagePurged   = "no.postbox.message.purged.v1"
@@ -46,7 +49,7 @@ const (
 // Types lists every event type, e.g. for a subscription's filter to be checked against.
 var Types = []string{
 	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
-	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted,
+	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted, SubmissionConfirmed,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
 	MessageDeleted, MessageRestored, MessagePurged,
 	RoleDelegated, RoleDeleted,
@@ -147,6 +150,12 @@ func (b Builder) MessageEvent(eventType string, m Message) store.Event {
 		ReporteeID string `json:"ReporteeId"`
 	}{m, identity.ReporteeID(m.ReporteeID)}
 	return b.onMessage(b.event(eventType, b.messageSource(m), m.ReporteeID, data), m)
+}
+
+// SubmissionEvent is the SubmissionConfirmed event of the archived form task m: it is seen in the owner's
+// feed and, by those who may read the archive, in the party's.
+func (b Builder) SubmissionEvent(m Message) store.Event {
+	return b.MessageEvent(SubmissionConfirmed, m)
 }
 
 // AttachmentEvent is the event eventType (FormTaskAttachmentAdded, …Deleted or …Replaced) of attachment a of

@@ -39,7 +39,8 @@ type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []by
 
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, marks the message `Sendt og
-// arkivert` and notes the archive as unconfirmed (UnconfirmedArchives). When the message is archived
+// arkivert`, enters it in its service owner's download queue (package submission) and notes the archive
+// as unconfirmed to its workflow (UnconfirmedArchives). When the message is archived
 // already it returns the existing archive and created false. It sends three round trips: the lock, which
 // reads an existing archive; the content with the header and the reference; the writes.
 func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
@@ -85,6 +86,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			return err
 		}
 		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
+		filledBy := header.LastChangedBy // who last changed the content, before it was signed
 		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = taskstatus.Archived, a.ArchiveReference, at, by
 		digest, pdf, err := render(q, header, a)
 		if err != nil {
@@ -101,6 +103,11 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		}
 		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest)
+		writes.Queue(`INSERT INTO submissions (archive_reference, seq, message_id, service_owner_code, service_code, service_edition,
+				reportee_id, archived_at, filled_by, signed_by)
+			SELECT $1, $2, $3, s.service_owner_code, s.service_code, s.service_edition, $6, $7, $8, $9
+			FROM services s WHERE s.service_code = $4 AND s.service_edition = $5`,
+			a.ArchiveReference, seq, messageID, header.ServiceCode, header.ServiceEdition, header.ReporteeID, at, filledBy, by)
 		writes.Queue(`UPDATE messages SET status = $2, archive_reference = $3, last_changed = $4, last_changed_by = $5
 			WHERE id = $1`, messageID, taskstatus.Archived, a.ArchiveReference, at, by)
 		writes.Queue(`INSERT INTO unconfirmed_archives (message_id) VALUES ($1)`, messageID)
