@@ -35,7 +35,10 @@ type messageResource struct {
 	// DeletedDateTime and DeletedBy are shown on the messages of the trashbin.
 	DeletedDateTime *render.Timestamp `json:",omitempty"`
 	DeletedBy       string            `json:",omitempty"`
-	Links           messageLinks      `json:"_links"`
+	// ReceivedByServiceOwnerDateTime is shown on a sent form task once the agency that owns its service
+	// has confirmed that it received it.
+	ReceivedByServiceOwnerDateTime *render.Timestamp `json:",omitempty"`
+	Links                          messageLinks      `json:"_links"`
 }
 
 // messageLinks are a message's relations; a struct, not render.Links, because lists encode fifty of them.
@@ -113,6 +116,10 @@ func (r *messageResource) AppendJSON(b []byte) []byte {
 		b = r.DeletedDateTime.AppendJSON(b)
 	}
 	b = appendOptional(b, `,"DeletedBy":`, r.DeletedBy)
+	if r.ReceivedByServiceOwnerDateTime != nil {
+		b = append(b, `,"ReceivedByServiceOwnerDateTime":`...)
+		b = r.ReceivedByServiceOwnerDateTime.AppendJSON(b)
+	}
 	l := &r.Links
 	b = append(b, `,"_links":{"self":`...)
 	b = l.Self.AppendJSON(b)

@@ -199,6 +199,7 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 		}
 	}
 	r.ArchiveReference = m.ArchiveReference
+	r.ReceivedByServiceOwnerDateTime = render.TimestampOrNull(m.ReceivedByOwnerAt)
 	if m.Type == "FormTask" {
 		forms := make([]render.Link, len(m.Forms))
 		for i, f := range m.Forms {

@@ -60,6 +60,9 @@ type Message struct {
 	DeletedAt         *time.Time
 	DeletedBy         string
 	CustomMessageData []CustomData
+	// ReceivedByOwnerAt is when the owner of a form task's service confirmed it has received its archive
+	// (package submission); nil until then.
+	ReceivedByOwnerAt *time.Time
 }
 
 // CustomData is one key/value pair of the extra data a service owner sent with a message.
@@ -91,6 +94,8 @@ var MessageFields = odatasql.Fields{
 	"LastChangedDateTime": {Column: "m.last_changed", Kind: odatasql.DateTime},
 	"LastChangedBy":       {Column: "m.last_changed_by", Kind: odatasql.String},
 	"MessageSender":       {Column: "m.message_sender", Kind: odatasql.String},
+	// ReceivedByServiceOwnerDateTime is null until the agency has confirmed a submitted form task.
+	"ReceivedByServiceOwnerDateTime": {Column: "m.received_by_owner_at", Kind: odatasql.DateTime},
 }
 
 const (
@@ -332,11 +337,12 @@ const messageColumns = messageSummaryColumns + `,
 	COALESCE((SELECT json_agg(json_build_object(` + attachmentJSONFields + `) ORDER BY a.ordinal)
 		FROM attachments a WHERE a.message_id = m.id), '[]'),
 	m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
-	COALESCE(m.custom_message_data, '[]')`
+	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at`
 
 func messageTargets(m *Message) []any {
 	return append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
-		&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData)
+		&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData,
+		&m.ReceivedByOwnerAt)
 }
 
 // GetForm returns a form of a message of the reportee, or ErrNotFound.
