@@ -157,6 +157,9 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			"ruleId": "901",
 			// P3 holds roles for O1: the receiver routes get past their checks.
 			"receiverId": selfReporteeID(t, ssnP3),
+			// No archive has this reference (they start at AR7000001): a download or confirmation let through
+			// would log or change nothing.
+			"archiveReference": "AR1",
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},

@@ -36,6 +36,9 @@ var notResources = []string{
 	"/api/:who/messages/:messageId/attachments/:attachmentId",
 	"/api/:who/messages/:messageId/portalview",
 	"/api/openapi.json", "/api/openapi.yaml", "/api/docs", "/api/docs/redoc.standalone.js",
+	"/api/serviceowner/submissions/:archiveReference/forms/:formId/formdata",
+	"/api/serviceowner/submissions/:archiveReference/attachments/:attachmentId",
+	"/api/serviceowner/submissions/:archiveReference/print",
 }
 
 // Every resource carries the same fields in all four media types: for each GET route of the router that
@@ -82,6 +85,15 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, store.New(pool).AddDeadLetter(context.Background(), id, store.DeadLetter{Seq: 1,
 			EventID: "0b3d3c0e-5b0c-4c55-9a1f-2f1d8f9c1a11", Attempts: 11, Reason: "the endpoint answered 503 Service Unavailable"}))
+	}
+
+	// A submission FJE has downloaded and confirmed, for the queue, its log and the party's message.
+	submission := submitWithAttachment(t, formTasks)
+	queue := "/api/serviceowner/submissions/" + submission.ref
+	require.Equal(t, http.StatusOK, fjeQueue(t).get(t, formTasks, queue+"/print").Code)
+	require.Equal(t, http.StatusOK, fjeQueue(t).send(t, formTasks, http.MethodPut, queue+"/confirm").Code)
+	agency := func(t *testing.T, path, accept string) response {
+		return fjeQueue(t).get(t, formTasks, path, "Accept", accept)
 	}
 
 	cases := []struct {
@@ -142,6 +154,10 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		// The delegation and the trashed message above are events of O1; the latter also FJE's.
 		{"/api/:who/events", []string{"/api/" + orgO1 + "/events"}, person(srv)},
 		{"/api/serviceowner/events/feed", []string{"/api/serviceowner/events/feed"}, owner},
+		{"/api/serviceowner/submissions", []string{"/api/serviceowner/submissions?confirmed=all&reportee=" + orgO1}, agency},
+		{"/api/serviceowner/submissions/:archiveReference", []string{queue}, agency},
+		{"/api/serviceowner/submissions/:archiveReference/log", []string{queue + "/log"}, agency},
+		{"/api/:who/messages/:messageId", []string{submission.messagePath}, person(formTasks)},
 	}
 
 	covered := append([]string(nil), notResources...)

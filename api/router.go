@@ -9,6 +9,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/mailbox"
+	"github.com/postbox/postbox/submission"
 )
 
 // Areas of the interface an API key can be limited to.
@@ -37,7 +38,7 @@ func (s *Server) routes() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, problem.New(http.StatusMethodNotAllowed, "method-not-allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
-	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents}}
+	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents, negotiateSubmission}}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
@@ -50,6 +51,7 @@ func (s *Server) routes() http.Handler {
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
+	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.events)}
 	docs := newDocsHandlers()
 
 	root := t.open(&r.RouterGroup)
@@ -183,6 +185,18 @@ func (s *Server) routes() http.Handler {
 	// The feed also offers the CloudEvents batch form, so it negotiates among more media types.
 	ownerEvents := t.area(areaServiceOwner, api.Group("/serviceowner/events", ownerChain(negotiateEvents)...))
 	ownerEvents.get("/feed", anyOf(scopeSOEvents), ev.listServiceOwnerEvents)
+
+	// The agency's download queue: the parts are not HAL, so each route negotiates (or not) on its own.
+	queue := t.area(areaServiceOwner, api.Group("/serviceowner/submissions",
+		s.auditServiceOwner, s.requireKey(areaServiceOwner), s.authenticateServiceOwner, s.requireServiceOwner))
+	readQueue, confirm := anyOf(scopeSOSubmissionsRead), anyOf(scopeSOSubmissionsWrite)
+	queue.get("", readQueue, s.negotiate, received.listSubmissions)
+	queue.get("/:archiveReference", readQueue, negotiateSubmission, received.getSubmission)
+	queue.get("/:archiveReference/forms/:formId/formdata", readQueue, received.getSubmissionFormData)
+	queue.get("/:archiveReference/attachments/:attachmentId", readQueue, received.getSubmissionAttachment)
+	queue.get("/:archiveReference/print", readQueue, received.getSubmissionPrint)
+	queue.get("/:archiveReference/log", readQueue, s.negotiate, received.listSubmissionLog)
+	queue.put("/:archiveReference/confirm", confirm, s.negotiate, received.confirmSubmission)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

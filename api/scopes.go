@@ -25,6 +25,9 @@ const (
 	scopeSOReportees      = "platform:serviceowner/reportees"
 	scopeSORolesAndRights = "platform:serviceowner/rolesandrights"
 	scopeSOEvents         = "platform:serviceowner/events"
+	// The agency's download queue: reading it and its parts, and confirming receipt.
+	scopeSOSubmissionsRead  = "platform:serviceowner/submissions.read"
+	scopeSOSubmissionsWrite = "platform:serviceowner/submissions.write"
 )
 
 // generalScopes are the scopes that open every route of an area: platform:serviceowner the service-owner

@@ -593,20 +593,23 @@ type Message struct {
 	LastChangedBy        string  `json:"LastChangedBy"`
 
 	// LastChangedDateTime ISO 8601 local date-time without zone
-	LastChangedDateTime string         `json:"LastChangedDateTime"`
-	MessageId           string         `json:"MessageId"`
-	MessageSender       *string        `json:"MessageSender,omitempty"`
-	ReplyOptions        *[]ReplyOption `json:"ReplyOptions,omitempty"`
-	ReporteeId          *string        `json:"ReporteeId,omitempty"`
-	ReporteeName        *string        `json:"ReporteeName,omitempty"`
-	ServiceCode         string         `json:"ServiceCode"`
-	ServiceEdition      int            `json:"ServiceEdition"`
-	ServiceOwner        string         `json:"ServiceOwner"`
-	Status              string         `json:"Status"`
-	Subject             string         `json:"Subject"`
-	Summary             *string        `json:"Summary,omitempty"`
-	Type                string         `json:"Type"`
-	UnderscoreLinks     MessageLinks   `json:"_links"`
+	LastChangedDateTime string  `json:"LastChangedDateTime"`
+	MessageId           string  `json:"MessageId"`
+	MessageSender       *string `json:"MessageSender,omitempty"`
+
+	// ReceivedByServiceOwnerDateTime ISO 8601 local date-time without zone
+	ReceivedByServiceOwnerDateTime *string        `json:"ReceivedByServiceOwnerDateTime,omitempty"`
+	ReplyOptions                   *[]ReplyOption `json:"ReplyOptions,omitempty"`
+	ReporteeId                     *string        `json:"ReporteeId,omitempty"`
+	ReporteeName                   *string        `json:"ReporteeName,omitempty"`
+	ServiceCode                    string         `json:"ServiceCode"`
+	ServiceEdition                 int            `json:"ServiceEdition"`
+	ServiceOwner                   string         `json:"ServiceOwner"`
+	Status                         string         `json:"Status"`
+	Subject                        string         `json:"Subject"`
+	Summary                        *string        `json:"Summary,omitempty"`
+	Type                           string         `json:"Type"`
+	UnderscoreLinks                MessageLinks   `json:"_links"`
 }
 
 // MessageCollection defines model for MessageCollection.
@@ -1588,6 +1591,123 @@ type SubjectRights_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// Submission defines model for Submission.
+type Submission struct {
+	ArchiveReference string `json:"ArchiveReference"`
+
+	// ArchivedDateTime ISO 8601 local date-time without zone
+	ArchivedDateTime string                 `json:"ArchivedDateTime"`
+	Attachments      []SubmissionAttachment `json:"Attachments"`
+	ConfirmedBy      *string                `json:"ConfirmedBy,omitempty"`
+
+	// ConfirmedDateTime ISO 8601 local date-time without zone
+	ConfirmedDateTime *string            `json:"ConfirmedDateTime,omitempty"`
+	FilledBy          string             `json:"FilledBy"`
+	Forms             []SubmissionForm   `json:"Forms"`
+	Print             SubmissionPrint    `json:"Print"`
+	Reportee          SubmissionReportee `json:"Reportee"`
+	ServiceCode       string             `json:"ServiceCode"`
+	ServiceEdition    int                `json:"ServiceEdition"`
+	SignedBy          string             `json:"SignedBy"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]Submission_Links_AdditionalProperties `json:"_links"`
+}
+
+// SubmissionLinks1 defines model for Submission.Links.1.
+type SubmissionLinks1 = []Link
+
+// Submission_Links_AdditionalProperties defines model for Submission._links.AdditionalProperties.
+type Submission_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SubmissionAttachment defines model for SubmissionAttachment.
+type SubmissionAttachment struct {
+	AttachmentId   int    `json:"AttachmentId"`
+	AttachmentType string `json:"AttachmentType"`
+	ContentType    string `json:"ContentType"`
+	FileName       string `json:"FileName"`
+	FileSize       int    `json:"FileSize"`
+	Name           string `json:"Name"`
+	SHA256         string `json:"SHA256"`
+}
+
+// SubmissionCollection defines model for SubmissionCollection.
+type SubmissionCollection struct {
+	UnderscoreEmbedded struct {
+		Submissions []Submission `json:"submissions"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]SubmissionCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// SubmissionCollectionLinks1 defines model for SubmissionCollection.Links.1.
+type SubmissionCollectionLinks1 = []Link
+
+// SubmissionCollection_Links_AdditionalProperties defines model for SubmissionCollection._links.AdditionalProperties.
+type SubmissionCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SubmissionForm defines model for SubmissionForm.
+type SubmissionForm struct {
+	DataFormatId      string `json:"DataFormatId"`
+	DataFormatVersion int    `json:"DataFormatVersion"`
+	FormId            int    `json:"FormId"`
+	Name              string `json:"Name"`
+	SHA256            string `json:"SHA256"`
+	Size              int    `json:"Size"`
+	Type              string `json:"Type"`
+}
+
+// SubmissionLogEntry defines model for SubmissionLogEntry.
+type SubmissionLogEntry struct {
+	Action     string `json:"Action"`
+	ApiKeyName string `json:"ApiKeyName"`
+	AuthMethod string `json:"AuthMethod"`
+	Id         int    `json:"Id"`
+
+	// OccurredDateTime ISO 8601 local date-time without zone
+	OccurredDateTime   string  `json:"OccurredDateTime"`
+	OrganizationNumber string  `json:"OrganizationNumber"`
+	Part               *string `json:"Part,omitempty"`
+	RequestId          string  `json:"RequestId"`
+}
+
+// SubmissionLogEntryCollection defines model for SubmissionLogEntryCollection.
+type SubmissionLogEntryCollection struct {
+	UnderscoreEmbedded struct {
+		Log []SubmissionLogEntry `json:"log"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]SubmissionLogEntryCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// SubmissionLogEntryCollectionLinks1 defines model for SubmissionLogEntryCollection.Links.1.
+type SubmissionLogEntryCollectionLinks1 = []Link
+
+// SubmissionLogEntryCollection_Links_AdditionalProperties defines model for SubmissionLogEntryCollection._links.AdditionalProperties.
+type SubmissionLogEntryCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SubmissionPrint defines model for SubmissionPrint.
+type SubmissionPrint struct {
+	SHA256 string `json:"SHA256"`
+	Size   int    `json:"Size"`
+}
+
+// SubmissionReportee defines model for SubmissionReportee.
+type SubmissionReportee struct {
+	Name                 string  `json:"Name"`
+	OrganizationNumber   *string `json:"OrganizationNumber,omitempty"`
+	ReporteeId           string  `json:"ReporteeId"`
+	SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
+}
+
 // Subscription defines model for Subscription.
 type Subscription struct {
 	// Created ISO 8601 local date-time without zone
@@ -2093,6 +2213,126 @@ type SoGetRoleDefinitionParams struct {
 
 	// IfNoneMatch ETags the client has: 304 when the current one is among them
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListSubmissionsParams defines parameters for ListSubmissions.
+type ListSubmissionsParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// ServiceCode only this service
+	ServiceCode *string `form:"serviceCode,omitempty" json:"serviceCode,omitempty"`
+
+	// ServiceEdition only this edition (needs serviceCode)
+	ServiceEdition *int `form:"serviceEdition,omitempty" json:"serviceEdition,omitempty"`
+
+	// Confirmed false (the default: still to be received), true or all
+	Confirmed *string `form:"confirmed,omitempty" json:"confirmed,omitempty"`
+
+	// ArchivedAfter archived after this time (RFC 3339, a local date-time or a date)
+	ArchivedAfter *string `form:"archivedAfter,omitempty" json:"archivedAfter,omitempty"`
+
+	// ArchivedBefore archived before this time (RFC 3339, a local date-time or a date)
+	ArchivedBefore *string `form:"archivedBefore,omitempty" json:"archivedBefore,omitempty"`
+
+	// Reportee sent for this party: organization number, national identity number or reportee id
+	Reportee *string `form:"reportee,omitempty" json:"reportee,omitempty"`
+
+	// Top at most this many submissions (at most 50)
+	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
+
+	// Continuation the token of a next link: continues the queue where the last page ended
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
+}
+
+// GetSubmissionParams defines parameters for GetSubmission.
+type GetSubmissionParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IfNoneMatch ETags the client has: 304 when the current one is among them
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetSubmissionAttachmentParams defines parameters for GetSubmissionAttachment.
+type GetSubmissionAttachmentParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IfNoneMatch ETags the client has: 304 when the current one is among them
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ConfirmSubmissionParams defines parameters for ConfirmSubmission.
+type ConfirmSubmissionParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+}
+
+// GetSubmissionFormDataParams defines parameters for GetSubmissionFormData.
+type GetSubmissionFormDataParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IfNoneMatch ETags the client has: 304 when the current one is among them
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ListSubmissionLogParams defines parameters for ListSubmissionLog.
+type ListSubmissionLogParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// Top at most this many lines (at most 50)
+	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
+
+	// Continuation the token of a next link
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
+}
+
+// GetSubmissionPrintParams defines parameters for GetSubmissionPrint.
+type GetSubmissionPrintParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IfNoneMatch ETags the client has: 304 when the current one is among them
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Range the bytes wanted (bytes=first-last, bytes=first-, bytes=-suffixlength): 206; 416 when none is within the content
+	Range *Range `json:"Range,omitempty"`
+
+	// IfRange an ETag or date: Range counts only while it still names the content, else the whole content comes
+	IfRange *IfRange `json:"If-Range,omitempty"`
+
+	// IfUnmodifiedSince an HTTP date: 412 modified-since when the content changed after it (without If-Match)
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
+
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // GetAttachmentAccessParams defines parameters for GetAttachmentAccess.
@@ -6324,6 +6564,192 @@ func (t *SubjectRights_Links_AdditionalProperties) UnmarshalJSON(b []byte) error
 	return err
 }
 
+// AsLink returns the union data inside the Submission_Links_AdditionalProperties as a Link
+func (t Submission_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the Submission_Links_AdditionalProperties as the provided Link
+func (t *Submission_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the Submission_Links_AdditionalProperties, using the provided Link
+func (t *Submission_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubmissionLinks1 returns the union data inside the Submission_Links_AdditionalProperties as a SubmissionLinks1
+func (t Submission_Links_AdditionalProperties) AsSubmissionLinks1() (SubmissionLinks1, error) {
+	var body SubmissionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubmissionLinks1 overwrites any union data inside the Submission_Links_AdditionalProperties as the provided SubmissionLinks1
+func (t *Submission_Links_AdditionalProperties) FromSubmissionLinks1(v SubmissionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSubmissionLinks1 performs a merge with any union data inside the Submission_Links_AdditionalProperties, using the provided SubmissionLinks1
+func (t *Submission_Links_AdditionalProperties) MergeSubmissionLinks1(v SubmissionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Submission_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Submission_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the SubmissionCollection_Links_AdditionalProperties as a Link
+func (t SubmissionCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the SubmissionCollection_Links_AdditionalProperties as the provided Link
+func (t *SubmissionCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the SubmissionCollection_Links_AdditionalProperties, using the provided Link
+func (t *SubmissionCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubmissionCollectionLinks1 returns the union data inside the SubmissionCollection_Links_AdditionalProperties as a SubmissionCollectionLinks1
+func (t SubmissionCollection_Links_AdditionalProperties) AsSubmissionCollectionLinks1() (SubmissionCollectionLinks1, error) {
+	var body SubmissionCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubmissionCollectionLinks1 overwrites any union data inside the SubmissionCollection_Links_AdditionalProperties as the provided SubmissionCollectionLinks1
+func (t *SubmissionCollection_Links_AdditionalProperties) FromSubmissionCollectionLinks1(v SubmissionCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSubmissionCollectionLinks1 performs a merge with any union data inside the SubmissionCollection_Links_AdditionalProperties, using the provided SubmissionCollectionLinks1
+func (t *SubmissionCollection_Links_AdditionalProperties) MergeSubmissionCollectionLinks1(v SubmissionCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SubmissionCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SubmissionCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties as a Link
+func (t SubmissionLogEntryCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties as the provided Link
+func (t *SubmissionLogEntryCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties, using the provided Link
+func (t *SubmissionLogEntryCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubmissionLogEntryCollectionLinks1 returns the union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties as a SubmissionLogEntryCollectionLinks1
+func (t SubmissionLogEntryCollection_Links_AdditionalProperties) AsSubmissionLogEntryCollectionLinks1() (SubmissionLogEntryCollectionLinks1, error) {
+	var body SubmissionLogEntryCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubmissionLogEntryCollectionLinks1 overwrites any union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties as the provided SubmissionLogEntryCollectionLinks1
+func (t *SubmissionLogEntryCollection_Links_AdditionalProperties) FromSubmissionLogEntryCollectionLinks1(v SubmissionLogEntryCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSubmissionLogEntryCollectionLinks1 performs a merge with any union data inside the SubmissionLogEntryCollection_Links_AdditionalProperties, using the provided SubmissionLogEntryCollectionLinks1
+func (t *SubmissionLogEntryCollection_Links_AdditionalProperties) MergeSubmissionLogEntryCollectionLinks1(v SubmissionLogEntryCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SubmissionLogEntryCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SubmissionLogEntryCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsLink returns the union data inside the Subscription_Links_AdditionalProperties as a Link
 func (t Subscription_Links_AdditionalProperties) AsLink() (Link, error) {
 	var body Link
@@ -6974,6 +7400,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/serviceowner/roledefinitions/{roleDefinitionId} (the `SoGetRoleDefinition` operationId).
 	SoGetRoleDefinition(ctx context.Context, roleDefinitionId string, params *SoGetRoleDefinitionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSubmissions List the submissions to the caller's services, oldest archive first (the unconfirmed ones unless asked)
+	//
+	// Corresponds with GET /api/serviceowner/submissions (the `ListSubmissions` operationId).
+	ListSubmissions(ctx context.Context, params *ListSubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSubmission Read a submission; with Accept: application/zip, download all of it as one ZIP with a manifest.json of SHA-256 digests
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference} (the `GetSubmission` operationId).
+	GetSubmission(ctx context.Context, archiveReference string, params *GetSubmissionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSubmissionAttachment Download a submitted attachment (Range requests allowed; the ETag is its SHA-256)
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/attachments/{attachmentId} (the `GetSubmissionAttachment` operationId).
+	GetSubmissionAttachment(ctx context.Context, archiveReference string, attachmentId string, params *GetSubmissionAttachmentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmSubmission Confirm that the agency has received a submission (idempotent)
+	//
+	// Corresponds with PUT /api/serviceowner/submissions/{archiveReference}/confirm (the `ConfirmSubmission` operationId).
+	ConfirmSubmission(ctx context.Context, archiveReference string, params *ConfirmSubmissionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSubmissionFormData Download a submitted form's data, the XML exactly as signed
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/forms/{formId}/formdata (the `GetSubmissionFormData` operationId).
+	GetSubmissionFormData(ctx context.Context, archiveReference string, formId string, params *GetSubmissionFormDataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSubmissionLog List who downloaded which part of a submission, and who confirmed it
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/log (the `ListSubmissionLog` operationId).
+	ListSubmissionLog(ctx context.Context, archiveReference string, params *ListSubmissionLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSubmissionPrint Download a submission's print as archived
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/print (the `GetSubmissionPrint` operationId).
+	GetSubmissionPrint(ctx context.Context, archiveReference string, params *GetSubmissionPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAttachmentAccess Tell whether a receiver may read an attachment of a message of {who}
 	//
@@ -8179,6 +8640,111 @@ func (c *Client) SoListRoleDefinitions(ctx context.Context, params *SoListRoleDe
 // Corresponds with GET /api/serviceowner/roledefinitions/{roleDefinitionId} (the `SoGetRoleDefinition` operationId).
 func (c *Client) SoGetRoleDefinition(ctx context.Context, roleDefinitionId string, params *SoGetRoleDefinitionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSoGetRoleDefinitionRequest(c.Server, roleDefinitionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSubmissions List the submissions to the caller's services, oldest archive first (the unconfirmed ones unless asked)
+//
+// Corresponds with GET /api/serviceowner/submissions (the `ListSubmissions` operationId).
+func (c *Client) ListSubmissions(ctx context.Context, params *ListSubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubmissionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSubmission Read a submission; with Accept: application/zip, download all of it as one ZIP with a manifest.json of SHA-256 digests
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference} (the `GetSubmission` operationId).
+func (c *Client) GetSubmission(ctx context.Context, archiveReference string, params *GetSubmissionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubmissionRequest(c.Server, archiveReference, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSubmissionAttachment Download a submitted attachment (Range requests allowed; the ETag is its SHA-256)
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/attachments/{attachmentId} (the `GetSubmissionAttachment` operationId).
+func (c *Client) GetSubmissionAttachment(ctx context.Context, archiveReference string, attachmentId string, params *GetSubmissionAttachmentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubmissionAttachmentRequest(c.Server, archiveReference, attachmentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmSubmission Confirm that the agency has received a submission (idempotent)
+//
+// Corresponds with PUT /api/serviceowner/submissions/{archiveReference}/confirm (the `ConfirmSubmission` operationId).
+func (c *Client) ConfirmSubmission(ctx context.Context, archiveReference string, params *ConfirmSubmissionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmSubmissionRequest(c.Server, archiveReference, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSubmissionFormData Download a submitted form's data, the XML exactly as signed
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/forms/{formId}/formdata (the `GetSubmissionFormData` operationId).
+func (c *Client) GetSubmissionFormData(ctx context.Context, archiveReference string, formId string, params *GetSubmissionFormDataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubmissionFormDataRequest(c.Server, archiveReference, formId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSubmissionLog List who downloaded which part of a submission, and who confirmed it
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/log (the `ListSubmissionLog` operationId).
+func (c *Client) ListSubmissionLog(ctx context.Context, archiveReference string, params *ListSubmissionLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubmissionLogRequest(c.Server, archiveReference, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSubmissionPrint Download a submission's print as archived
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/print (the `GetSubmissionPrint` operationId).
+func (c *Client) GetSubmissionPrint(ctx context.Context, archiveReference string, params *GetSubmissionPrintParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubmissionPrintRequest(c.Server, archiveReference, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12471,6 +13037,752 @@ func NewSoGetRoleDefinitionRequest(server string, roleDefinitionId string, param
 			}
 
 			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSubmissionsRequest constructs an http.Request for the ListSubmissions method
+func NewListSubmissionsRequest(server string, params *ListSubmissionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ServiceCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "serviceCode", *params.ServiceCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ServiceEdition != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "serviceEdition", *params.ServiceEdition, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Confirmed != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "confirmed", *params.Confirmed, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ArchivedAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "archivedAfter", *params.ArchivedAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ArchivedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "archivedBefore", *params.ArchivedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reportee != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reportee", *params.Reportee, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "$top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSubmissionRequest constructs an http.Request for the GetSubmission method
+func NewGetSubmissionRequest(server string, archiveReference string, params *GetSubmissionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSubmissionAttachmentRequest constructs an http.Request for the GetSubmissionAttachment method
+func NewGetSubmissionAttachmentRequest(server string, archiveReference string, attachmentId string, params *GetSubmissionAttachmentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "attachmentId", attachmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s/attachments/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+		if params.Range != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam1)
+		}
+
+		if params.IfRange != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam4)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewConfirmSubmissionRequest constructs an http.Request for the ConfirmSubmission method
+func NewConfirmSubmissionRequest(server string, archiveReference string, params *ConfirmSubmissionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s/confirm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSubmissionFormDataRequest constructs an http.Request for the GetSubmissionFormData method
+func NewGetSubmissionFormDataRequest(server string, archiveReference string, formId string, params *GetSubmissionFormDataParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "formId", formId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s/forms/%s/formdata", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+		if params.Range != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam1)
+		}
+
+		if params.IfRange != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam4)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSubmissionLogRequest constructs an http.Request for the ListSubmissionLog method
+func NewListSubmissionLogRequest(server string, archiveReference string, params *ListSubmissionLogParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s/log", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "$top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSubmissionPrintRequest constructs an http.Request for the GetSubmissionPrint method
+func NewGetSubmissionPrintRequest(server string, archiveReference string, params *GetSubmissionPrintParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "archiveReference", archiveReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/submissions/%s/print", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+		if params.Range != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Range", headerParam1)
+		}
+
+		if params.IfRange != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam4)
 		}
 
 	}
@@ -16917,6 +18229,55 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/serviceowner/roledefinitions/{roleDefinitionId} (the `SoGetRoleDefinition` operationId).
 	SoGetRoleDefinitionWithResponse(ctx context.Context, roleDefinitionId string, params *SoGetRoleDefinitionParams, reqEditors ...RequestEditorFn) (*SoGetRoleDefinitionResponse, error)
+
+	// ListSubmissionsWithResponse List the submissions to the caller's services, oldest archive first (the unconfirmed ones unless asked)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions (the `ListSubmissions` operationId).
+	ListSubmissionsWithResponse(ctx context.Context, params *ListSubmissionsParams, reqEditors ...RequestEditorFn) (*ListSubmissionsResponse, error)
+
+	// GetSubmissionWithResponse Read a submission; with Accept: application/zip, download all of it as one ZIP with a manifest.json of SHA-256 digests
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference} (the `GetSubmission` operationId).
+	GetSubmissionWithResponse(ctx context.Context, archiveReference string, params *GetSubmissionParams, reqEditors ...RequestEditorFn) (*GetSubmissionResponse, error)
+
+	// GetSubmissionAttachmentWithResponse Download a submitted attachment (Range requests allowed; the ETag is its SHA-256)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/attachments/{attachmentId} (the `GetSubmissionAttachment` operationId).
+	GetSubmissionAttachmentWithResponse(ctx context.Context, archiveReference string, attachmentId string, params *GetSubmissionAttachmentParams, reqEditors ...RequestEditorFn) (*GetSubmissionAttachmentResponse, error)
+
+	// ConfirmSubmissionWithResponse Confirm that the agency has received a submission (idempotent)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/serviceowner/submissions/{archiveReference}/confirm (the `ConfirmSubmission` operationId).
+	ConfirmSubmissionWithResponse(ctx context.Context, archiveReference string, params *ConfirmSubmissionParams, reqEditors ...RequestEditorFn) (*ConfirmSubmissionResponse, error)
+
+	// GetSubmissionFormDataWithResponse Download a submitted form's data, the XML exactly as signed
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/forms/{formId}/formdata (the `GetSubmissionFormData` operationId).
+	GetSubmissionFormDataWithResponse(ctx context.Context, archiveReference string, formId string, params *GetSubmissionFormDataParams, reqEditors ...RequestEditorFn) (*GetSubmissionFormDataResponse, error)
+
+	// ListSubmissionLogWithResponse List who downloaded which part of a submission, and who confirmed it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/log (the `ListSubmissionLog` operationId).
+	ListSubmissionLogWithResponse(ctx context.Context, archiveReference string, params *ListSubmissionLogParams, reqEditors ...RequestEditorFn) (*ListSubmissionLogResponse, error)
+
+	// GetSubmissionPrintWithResponse Download a submission's print as archived
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/print (the `GetSubmissionPrint` operationId).
+	GetSubmissionPrintWithResponse(ctx context.Context, archiveReference string, params *GetSubmissionPrintParams, reqEditors ...RequestEditorFn) (*GetSubmissionPrintResponse, error)
 
 	// GetAttachmentAccessWithResponse Tell whether a receiver may read an attachment of a message of {who}
 	//
@@ -22678,6 +24039,1069 @@ func (r SoGetRoleDefinitionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SoGetRoleDefinitionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSubmissionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubmissions
+type ListSubmissionsResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListSubmissionsResponse429Headers the declared response headers of an HTTP 429 response for ListSubmissions
+type ListSubmissionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSubmissionsResponse503Headers the declared response headers of an HTTP 503 response for ListSubmissions
+type ListSubmissionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSubmissionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *SubmissionCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubmissionCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSubmissionsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubmissionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSubmissionsResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListSubmissionsResponse) GetHALJSON200() *SubmissionCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubmissionsResponse) GetJSON200() *SubmissionCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListSubmissionsResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSubmissionsResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubmissionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubmissionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubmissionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubmissionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSubmissionResponse200Headers the declared response headers of an HTTP 200 response for GetSubmission
+type GetSubmissionResponse200Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionResponse304Headers the declared response headers of an HTTP 304 response for GetSubmission
+type GetSubmissionResponse304Headers struct {
+	ETag *string
+}
+
+// GetSubmissionResponse429Headers the declared response headers of an HTTP 429 response for GetSubmission
+type GetSubmissionResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubmissionResponse503Headers the declared response headers of an HTTP 503 response for GetSubmission
+type GetSubmissionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubmissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Submission
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Submission
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSubmissionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSubmissionResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubmissionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubmissionResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetSubmissionResponse) GetHALJSON200() *Submission {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSubmissionResponse) GetJSON200() *Submission {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetSubmissionResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubmissionResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubmissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubmissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubmissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubmissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSubmissionAttachmentResponse200Headers the declared response headers of an HTTP 200 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse200Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionAttachmentResponse206Headers the declared response headers of an HTTP 206 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse206Headers struct {
+	ContentRange    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionAttachmentResponse304Headers the declared response headers of an HTTP 304 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse304Headers struct {
+	ETag *string
+}
+
+// GetSubmissionAttachmentResponse412Headers the declared response headers of an HTTP 412 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// GetSubmissionAttachmentResponse416Headers the declared response headers of an HTTP 416 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse416Headers struct {
+	ContentRange *string
+}
+
+// GetSubmissionAttachmentResponse429Headers the declared response headers of an HTTP 429 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubmissionAttachmentResponse503Headers the declared response headers of an HTTP 503 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubmissionAttachmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSubmissionAttachmentResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetSubmissionAttachmentResponse206Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSubmissionAttachmentResponse304Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetSubmissionAttachmentResponse412Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetSubmissionAttachmentResponse416Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubmissionAttachmentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubmissionAttachmentResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubmissionAttachmentResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubmissionAttachmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubmissionAttachmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubmissionAttachmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubmissionAttachmentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ConfirmSubmissionResponse200Headers the declared response headers of an HTTP 200 response for ConfirmSubmission
+type ConfirmSubmissionResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ConfirmSubmissionResponse429Headers the declared response headers of an HTTP 429 response for ConfirmSubmission
+type ConfirmSubmissionResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ConfirmSubmissionResponse503Headers the declared response headers of an HTTP 503 response for ConfirmSubmission
+type ConfirmSubmissionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ConfirmSubmissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Submission
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Submission
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ConfirmSubmissionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmSubmissionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ConfirmSubmissionResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ConfirmSubmissionResponse) GetHALJSON200() *Submission {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmSubmissionResponse) GetJSON200() *Submission {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ConfirmSubmissionResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ConfirmSubmissionResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmSubmissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmSubmissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmSubmissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmSubmissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSubmissionFormDataResponse200Headers the declared response headers of an HTTP 200 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse200Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionFormDataResponse206Headers the declared response headers of an HTTP 206 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse206Headers struct {
+	ContentRange    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionFormDataResponse304Headers the declared response headers of an HTTP 304 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse304Headers struct {
+	ETag *string
+}
+
+// GetSubmissionFormDataResponse412Headers the declared response headers of an HTTP 412 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// GetSubmissionFormDataResponse416Headers the declared response headers of an HTTP 416 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse416Headers struct {
+	ContentRange *string
+}
+
+// GetSubmissionFormDataResponse429Headers the declared response headers of an HTTP 429 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubmissionFormDataResponse503Headers the declared response headers of an HTTP 503 response for GetSubmissionFormData
+type GetSubmissionFormDataResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubmissionFormDataResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// XML206 the response for an HTTP 206 `application/xml` response
+	XML206 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSubmissionFormDataResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetSubmissionFormDataResponse206Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSubmissionFormDataResponse304Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetSubmissionFormDataResponse412Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetSubmissionFormDataResponse416Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubmissionFormDataResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubmissionFormDataResponse503Headers
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetSubmissionFormDataResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetXML206 returns the response for an HTTP 206 `application/xml` response
+func (r GetSubmissionFormDataResponse) GetXML206() *openapi_types.File {
+	return r.XML206
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubmissionFormDataResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubmissionFormDataResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubmissionFormDataResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubmissionFormDataResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubmissionFormDataResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSubmissionLogResponse200Headers the declared response headers of an HTTP 200 response for ListSubmissionLog
+type ListSubmissionLogResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListSubmissionLogResponse429Headers the declared response headers of an HTTP 429 response for ListSubmissionLog
+type ListSubmissionLogResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSubmissionLogResponse503Headers the declared response headers of an HTTP 503 response for ListSubmissionLog
+type ListSubmissionLogResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSubmissionLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *SubmissionLogEntryCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubmissionLogEntryCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSubmissionLogResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubmissionLogResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSubmissionLogResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListSubmissionLogResponse) GetHALJSON200() *SubmissionLogEntryCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubmissionLogResponse) GetJSON200() *SubmissionLogEntryCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListSubmissionLogResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSubmissionLogResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubmissionLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubmissionLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubmissionLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubmissionLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSubmissionPrintResponse200Headers the declared response headers of an HTTP 200 response for GetSubmissionPrint
+type GetSubmissionPrintResponse200Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionPrintResponse206Headers the declared response headers of an HTTP 206 response for GetSubmissionPrint
+type GetSubmissionPrintResponse206Headers struct {
+	ContentRange    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSubmissionPrintResponse304Headers the declared response headers of an HTTP 304 response for GetSubmissionPrint
+type GetSubmissionPrintResponse304Headers struct {
+	ETag *string
+}
+
+// GetSubmissionPrintResponse412Headers the declared response headers of an HTTP 412 response for GetSubmissionPrint
+type GetSubmissionPrintResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// GetSubmissionPrintResponse416Headers the declared response headers of an HTTP 416 response for GetSubmissionPrint
+type GetSubmissionPrintResponse416Headers struct {
+	ContentRange *string
+}
+
+// GetSubmissionPrintResponse429Headers the declared response headers of an HTTP 429 response for GetSubmissionPrint
+type GetSubmissionPrintResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSubmissionPrintResponse503Headers the declared response headers of an HTTP 503 response for GetSubmissionPrint
+type GetSubmissionPrintResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSubmissionPrintResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
+	ApplicationproblemJSON416 *Problem416
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSubmissionPrintResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetSubmissionPrintResponse206Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSubmissionPrintResponse304Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *GetSubmissionPrintResponse412Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetSubmissionPrintResponse416Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubmissionPrintResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubmissionPrintResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON416() *Problem416 {
+	return r.ApplicationproblemJSON416
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSubmissionPrintResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubmissionPrintResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubmissionPrintResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubmissionPrintResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubmissionPrintResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32128,6 +34552,97 @@ func (c *ClientWithResponses) SoGetRoleDefinitionWithResponse(ctx context.Contex
 	return ParseSoGetRoleDefinitionResponse(rsp)
 }
 
+// ListSubmissionsWithResponse List the submissions to the caller's services, oldest archive first (the unconfirmed ones unless asked)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions (the `ListSubmissions` operationId).
+func (c *ClientWithResponses) ListSubmissionsWithResponse(ctx context.Context, params *ListSubmissionsParams, reqEditors ...RequestEditorFn) (*ListSubmissionsResponse, error) {
+	rsp, err := c.ListSubmissions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubmissionsResponse(rsp)
+}
+
+// GetSubmissionWithResponse Read a submission; with Accept: application/zip, download all of it as one ZIP with a manifest.json of SHA-256 digests
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference} (the `GetSubmission` operationId).
+func (c *ClientWithResponses) GetSubmissionWithResponse(ctx context.Context, archiveReference string, params *GetSubmissionParams, reqEditors ...RequestEditorFn) (*GetSubmissionResponse, error) {
+	rsp, err := c.GetSubmission(ctx, archiveReference, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubmissionResponse(rsp)
+}
+
+// GetSubmissionAttachmentWithResponse Download a submitted attachment (Range requests allowed; the ETag is its SHA-256)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/attachments/{attachmentId} (the `GetSubmissionAttachment` operationId).
+func (c *ClientWithResponses) GetSubmissionAttachmentWithResponse(ctx context.Context, archiveReference string, attachmentId string, params *GetSubmissionAttachmentParams, reqEditors ...RequestEditorFn) (*GetSubmissionAttachmentResponse, error) {
+	rsp, err := c.GetSubmissionAttachment(ctx, archiveReference, attachmentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubmissionAttachmentResponse(rsp)
+}
+
+// ConfirmSubmissionWithResponse Confirm that the agency has received a submission (idempotent)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/serviceowner/submissions/{archiveReference}/confirm (the `ConfirmSubmission` operationId).
+func (c *ClientWithResponses) ConfirmSubmissionWithResponse(ctx context.Context, archiveReference string, params *ConfirmSubmissionParams, reqEditors ...RequestEditorFn) (*ConfirmSubmissionResponse, error) {
+	rsp, err := c.ConfirmSubmission(ctx, archiveReference, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmSubmissionResponse(rsp)
+}
+
+// GetSubmissionFormDataWithResponse Download a submitted form's data, the XML exactly as signed
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/forms/{formId}/formdata (the `GetSubmissionFormData` operationId).
+func (c *ClientWithResponses) GetSubmissionFormDataWithResponse(ctx context.Context, archiveReference string, formId string, params *GetSubmissionFormDataParams, reqEditors ...RequestEditorFn) (*GetSubmissionFormDataResponse, error) {
+	rsp, err := c.GetSubmissionFormData(ctx, archiveReference, formId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubmissionFormDataResponse(rsp)
+}
+
+// ListSubmissionLogWithResponse List who downloaded which part of a submission, and who confirmed it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/log (the `ListSubmissionLog` operationId).
+func (c *ClientWithResponses) ListSubmissionLogWithResponse(ctx context.Context, archiveReference string, params *ListSubmissionLogParams, reqEditors ...RequestEditorFn) (*ListSubmissionLogResponse, error) {
+	rsp, err := c.ListSubmissionLog(ctx, archiveReference, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubmissionLogResponse(rsp)
+}
+
+// GetSubmissionPrintWithResponse Download a submission's print as archived
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/submissions/{archiveReference}/print (the `GetSubmissionPrint` operationId).
+func (c *ClientWithResponses) GetSubmissionPrintWithResponse(ctx context.Context, archiveReference string, params *GetSubmissionPrintParams, reqEditors ...RequestEditorFn) (*GetSubmissionPrintResponse, error) {
+	rsp, err := c.GetSubmissionPrint(ctx, archiveReference, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubmissionPrintResponse(rsp)
+}
+
 // GetAttachmentAccessWithResponse Tell whether a receiver may read an attachment of a message of {who}
 //
 // Returns a wrapper object for the known response body format(s).
@@ -39488,6 +42003,1432 @@ func ParseSoGetRoleDefinitionResponse(rsp *http.Response) (*SoGetRoleDefinitionR
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SoGetRoleDefinitionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSubmissionsResponse parses an HTTP response from a ListSubmissionsWithResponse call
+func ParseListSubmissionsResponse(rsp *http.Response) (*ListSubmissionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubmissionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest SubmissionCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest SubmissionCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSubmissionsResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubmissionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSubmissionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSubmissionResponse parses an HTTP response from a GetSubmissionWithResponse call
+func ParseGetSubmissionResponse(rsp *http.Response) (*GetSubmissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubmissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Submission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Submission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/zip) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSubmissionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSubmissionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubmissionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubmissionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSubmissionAttachmentResponse parses an HTTP response from a GetSubmissionAttachmentWithResponse call
+func ParseGetSubmissionAttachmentResponse(rsp *http.Response) (*GetSubmissionAttachmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubmissionAttachmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSubmissionAttachmentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetSubmissionAttachmentResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSubmissionAttachmentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetSubmissionAttachmentResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetSubmissionAttachmentResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubmissionAttachmentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubmissionAttachmentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseConfirmSubmissionResponse parses an HTTP response from a ConfirmSubmissionWithResponse call
+func ParseConfirmSubmissionResponse(rsp *http.Response) (*ConfirmSubmissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmSubmissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Submission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Submission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ConfirmSubmissionResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ConfirmSubmissionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ConfirmSubmissionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSubmissionFormDataResponse parses an HTTP response from a GetSubmissionFormDataWithResponse call
+func ParseGetSubmissionFormDataResponse(rsp *http.Response) (*GetSubmissionFormDataResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubmissionFormDataResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 206:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML206 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSubmissionFormDataResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetSubmissionFormDataResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSubmissionFormDataResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetSubmissionFormDataResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetSubmissionFormDataResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubmissionFormDataResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubmissionFormDataResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSubmissionLogResponse parses an HTTP response from a ListSubmissionLogWithResponse call
+func ParseListSubmissionLogResponse(rsp *http.Response) (*ListSubmissionLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubmissionLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest SubmissionLogEntryCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest SubmissionLogEntryCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSubmissionLogResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubmissionLogResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSubmissionLogResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSubmissionPrintResponse parses an HTTP response from a GetSubmissionPrintWithResponse call
+func ParseGetSubmissionPrintResponse(rsp *http.Response) (*GetSubmissionPrintResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubmissionPrintResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Problem416
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON416 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 416:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSubmissionPrintResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetSubmissionPrintResponse206Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSubmissionPrintResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 412:
+		var headers GetSubmissionPrintResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetSubmissionPrintResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubmissionPrintResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubmissionPrintResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
+	"github.com/postbox/postbox/submission"
 )
 
 // Problem is an RFC 9457 problem detail, the one shape of every error response.
@@ -142,6 +143,7 @@ func From(err error) (p *Problem, internal bool) {
 		search        *store.SearchError
 		broad         *store.TooBroadError
 		subs          *store.SubscriptionLimitError
+		filter        *submission.FilterError
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -165,6 +167,11 @@ func From(err error) (p *Problem, internal bool) {
 	case errors.As(err, &subs):
 		return New(http.StatusConflict, "subscription-limit-reached",
 			"you have %d webhook subscriptions here, the most a caller may have: DELETE one you no longer need first", subs.Limit), false
+	case errors.As(err, &filter):
+		// ParseFilter joins one error a malformed parameter: name them all.
+		return New(http.StatusBadRequest, "invalid-filter", "%s", strings.ReplaceAll(err.Error(), "\n", "; ")), false
+	case errors.Is(err, submission.ErrNotFound):
+		return NotFound("no submission to your services has this archive reference, or it has no such part"), false
 	case errors.As(err, &maxBytes):
 		return New(http.StatusRequestEntityTooLarge, "body-too-large", "the request body is larger than %d bytes", maxBytes.Limit), false
 	case errors.Is(err, store.ErrNotFound):

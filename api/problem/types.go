@@ -20,6 +20,7 @@ var Types = []Type{
 	{"bad-request", http.StatusBadRequest, "the request is malformed; the detail names what to fix"},
 	{"invalid-query", http.StatusBadRequest, "an OData option ($filter, $orderby, $top, $skip) or search is malformed or names an unknown field"},
 	{"query-too-broad", http.StatusBadRequest, "the list query walks too many rows; narrow it with search words or a $filter"},
+	{"invalid-filter", http.StatusBadRequest, "a filter of the list is malformed; the detail names each such query parameter"},
 	{"invalid-continuation", http.StatusBadRequest, "the continuation token was not issued by this list, or is combined with $skip or $orderby"},
 	{"invalid-language", http.StatusBadRequest, "language is not 1044, 2068 or 1033"},
 	{"endpoint-not-allowed", http.StatusBadRequest, "the webhook EndPoint is not an https URL of a public host"},

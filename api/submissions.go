@@ -1,0 +1,322 @@
+package api
+
+import (
+	"encoding/hex"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/submission"
+)
+
+// submissionHandlers answer the agency's download queue (/api/serviceowner/submissions…): the room is
+// package submission; these parse, call it and render.
+type submissionHandlers struct {
+	subs *submission.Service
+}
+
+type submissionResource struct {
+	ArchiveReference  string
+	Reportee          submissionReporteeResource
+	ServiceCode       string
+	ServiceEdition    int
+	ArchivedDateTime  render.Timestamp
+	FilledBy          string
+	SignedBy          string
+	Forms             []submissionFormResource       `xmlitem:"Form"`
+	Attachments       []submissionAttachmentResource `xmlitem:"Attachment"`
+	Print             submissionPrintResource
+	ConfirmedDateTime *render.Timestamp `json:",omitempty"`
+	ConfirmedBy       string            `json:",omitempty"`
+	Links             render.Links      `json:"_links"`
+}
+
+type submissionReporteeResource struct {
+	ReporteeID           string `json:"ReporteeId"`
+	Name                 string
+	OrganizationNumber   string `json:",omitempty"`
+	SocialSecurityNumber string `json:",omitempty"`
+}
+
+type submissionFormResource struct {
+	FormID            int64 `json:"FormId"`
+	Type              string
+	DataFormatID      string `json:"DataFormatId"`
+	DataFormatVersion int
+	Name              string
+	Size              int64
+	SHA256            string
+}
+
+type submissionAttachmentResource struct {
+	AttachmentID   int64 `json:"AttachmentId"`
+	Name           string
+	FileName       string
+	AttachmentType string
+	ContentType    string
+	FileSize       int64
+	SHA256         string
+}
+
+type submissionPrintResource struct {
+	Size   int64
+	SHA256 string
+}
+
+type submissionLogResource struct {
+	ID                 int64 `json:"Id"`
+	OccurredDateTime   render.Timestamp
+	Action             string
+	Part               string `json:",omitempty"`
+	OrganizationNumber string
+	APIKeyName         string `json:"ApiKeyName"`
+	AuthMethod         string
+	RequestID          string `json:"RequestId"`
+}
+
+// mediaZIP is the media type of a whole submission in one file.
+const mediaZIP = "application/zip"
+
+// submissionMediaTypes are those a submission is offered in: its description in the HAL types, or all of
+// it as a ZIP.
+var submissionMediaTypes = append(append([]string(nil), render.MediaTypes...), mediaZIP)
+
+func negotiateSubmission(c *gin.Context) { negotiateOf(c, submissionMediaTypes) }
+
+// submissionsURL is the address of the queue.
+func submissionsURL(c *gin.Context) string { return baseURL(c) + "/api/serviceowner/submissions" }
+
+func submissionResourceOf(c *gin.Context, s submission.Submission) submissionResource {
+	self := submissionsURL(c) + "/" + s.ArchiveReference
+	r := submissionResource{ArchiveReference: s.ArchiveReference, ServiceCode: s.ServiceCode, ServiceEdition: s.ServiceEdition,
+		ArchivedDateTime: render.TimestampOf(s.ArchivedAt), FilledBy: s.FilledBy, SignedBy: s.SignedBy,
+		Reportee: submissionReporteeResource{ReporteeID: identity.ReporteeID(s.Reportee.ID), Name: s.Reportee.Name,
+			OrganizationNumber: s.Reportee.OrganizationNumber, SocialSecurityNumber: s.Reportee.SocialSecurityNumber},
+		Print:       submissionPrintResource{Size: s.Print.Size, SHA256: hex.EncodeToString(s.Print.SHA256)},
+		Forms:       make([]submissionFormResource, len(s.Forms)),
+		Attachments: make([]submissionAttachmentResource, len(s.Attachments)),
+	}
+	r.Links.Add("self", render.Link{Href: self})
+	forms := make([]render.Link, len(s.Forms))
+	for i, f := range s.Forms {
+		r.Forms[i] = submissionFormResource{FormID: f.ID, Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
+			Name: f.Name, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256)}
+		forms[i] = render.Link{Href: self + "/forms/" + strconv.FormatInt(f.ID, 10) + "/formdata", Name: f.Name, MimeType: "application/xml"}
+	}
+	attachments := make([]render.Link, len(s.Attachments))
+	for i, a := range s.Attachments {
+		r.Attachments[i] = submissionAttachmentResource{AttachmentID: a.ID, Name: a.Name, FileName: a.FileName,
+			AttachmentType: a.AttachmentType, ContentType: a.ContentType(), FileSize: a.FileSize, SHA256: hex.EncodeToString(a.SHA256)}
+		size := a.FileSize
+		attachments[i] = render.Link{Href: self + "/attachments/" + strconv.FormatInt(a.ID, 10), Name: a.Name, FileName: a.FileName,
+			FileSize: &size, MimeType: a.ContentType()}
+	}
+	r.Links.AddArray("formdata", forms)
+	r.Links.AddArray("attachment", attachments)
+	r.Links.Add("print", render.Link{Href: self + "/print", MimeType: "application/pdf"})
+	r.Links.Add("zip", render.Link{Href: self, MimeType: "application/zip"})
+	r.Links.Add("confirm", render.Link{Href: self + "/confirm"})
+	r.Links.Add("log", render.Link{Href: self + "/log"})
+	if s.Confirmation != nil {
+		at := render.TimestampOf(s.Confirmation.At)
+		r.ConfirmedDateTime, r.ConfirmedBy = &at, s.Confirmation.By
+	}
+	return r
+}
+
+// submissionActor is the calling owner's client as the submission log records it.
+func submissionActor(c *gin.Context) submission.Actor {
+	p := principalOf(c)
+	key, _ := apiKeyOf(c)
+	return submission.Actor{ServiceOwner: serviceOwnerOf(c).Code, OrganizationNumber: p.OrganizationNumber,
+		APIKeyName: key.Name, AuthMethod: string(p.Method), RequestID: requestID(c)}
+}
+
+// keysetPage reads the paging of a keyset list that takes no OData options but $top: the page size and
+// the key a continuation token carries. Other OData options are refused, never ignored.
+func keysetPage(c *gin.Context, list string) (limit int, after int64, err error) {
+	for _, option := range []string{"$filter", "$orderby", "$skip", "search"} {
+		if _, ok := c.GetQuery(option); ok {
+			return 0, 0, problem.New(http.StatusBadRequest, "invalid-query",
+				"this list takes its own filters and pages with continuation and $top; %s is not one of them", option)
+		}
+	}
+	limit = MaxPageSize
+	if v, ok := c.GetQuery("$top"); ok {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxPageSize {
+			return 0, 0, problem.New(http.StatusBadRequest, "invalid-query", "$top is a whole number from 1 to %d", MaxPageSize)
+		}
+	}
+	if token, ok := c.GetQuery("continuation"); ok {
+		if after, ok = decodeContinuation(token, list); !ok {
+			return 0, 0, problem.New(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
+		}
+	}
+	return limit, after, nil
+}
+
+// keysetCollection wraps a page of a keyset list: its next link carries the key of the page's last row.
+func keysetCollection(c *gin.Context, list string, items any, more bool, lastKey int64) render.Collection {
+	var links render.Links
+	links.Add("self", render.Link{Href: pageURL(c, -1)})
+	if more {
+		u := *c.Request.URL
+		q := u.Query()
+		q.Set("continuation", encodeContinuation(list, lastKey))
+		u.RawQuery = encodeQuery(q)
+		links.Add("next", render.Link{Href: baseURL(c) + u.RequestURI()})
+	}
+	return render.Collection{Links: links, Embedded: render.EmbedList(list, items)}
+}
+
+// listSubmissions lists the caller's queue, oldest archive first, unconfirmed ones unless asked otherwise.
+func (h *submissionHandlers) listSubmissions(c *gin.Context) {
+	f, err := submission.ParseFilter(c.Request.URL.Query())
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	limit, after, err := keysetPage(c, "submissions")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	subs, more, err := h.subs.List(c.Request.Context(), serviceOwnerOf(c).Code, f, after, limit)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]submissionResource, len(subs))
+	var last int64
+	for i, s := range subs {
+		items[i], last = submissionResourceOf(c, s), s.Key()
+	}
+	respond(c, http.StatusOK, keysetCollection(c, "submissions", items, more, last))
+}
+
+// getSubmission answers one submission: its description in the HAL media types, or with
+// Accept: application/zip the whole of it as one streamed ZIP.
+func (h *submissionHandlers) getSubmission(c *gin.Context) {
+	ref := c.Param("archiveReference")
+	if render.Format(c) == mediaZIP {
+		sub, err := h.subs.OpenZIP(c.Request.Context(), submissionActor(c), ref)
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		hdr := c.Writer.Header()
+		hdr.Set("Content-Type", mediaZIP)
+		hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": submission.ZIPName(ref)}))
+		c.Status(http.StatusOK)
+		if err := h.subs.WriteZIP(c.Request.Context(), c.Writer, sub); err != nil {
+			// The status and part of the body are sent: the ZIP lacks its directory, and the cause is logged.
+			_ = c.Error(err)
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
+	sub, err := h.subs.Get(c.Request.Context(), serviceOwnerOf(c).Code, ref)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respondTagged(c, submissionResourceOf(c, sub))
+}
+
+// getSubmissionFormData answers the XML of an archived form exactly as it was signed.
+func (h *submissionHandlers) getSubmissionFormData(c *gin.Context) {
+	id, ok := submissionPartID(c, "formId")
+	if !ok {
+		return
+	}
+	sub, form, data, err := h.subs.FormData(c.Request.Context(), submissionActor(c), c.Param("archiveReference"), id)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	hdr := c.Writer.Header()
+	hdr.Set("Content-Type", "application/xml; charset=utf-8")
+	hdr.Set("ETag", `"`+hex.EncodeToString(form.SHA256)+`"`)
+	serveContent(c, "", sub.ArchivedAt, strings.NewReader(data))
+}
+
+// getSubmissionAttachment streams an archived attachment, with Range and an ETag of its SHA-256.
+func (h *submissionHandlers) getSubmissionAttachment(c *gin.Context) {
+	id, ok := submissionPartID(c, "attachmentId")
+	if !ok {
+		return
+	}
+	sub, a, r, err := h.subs.Attachment(c.Request.Context(), submissionActor(c), c.Param("archiveReference"), id)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	hdr := c.Writer.Header()
+	hdr.Set("Content-Type", a.ContentType())
+	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
+	hdr.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	serveContent(c, "", sub.ArchivedAt, r)
+}
+
+// getSubmissionPrint answers the archived print.
+func (h *submissionHandlers) getSubmissionPrint(c *gin.Context) {
+	sub, pdf, err := h.subs.Print(c.Request.Context(), submissionActor(c), c.Param("archiveReference"))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	hdr := c.Writer.Header()
+	hdr.Set("Content-Type", "application/pdf")
+	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": sub.ArchiveReference + ".pdf"}))
+	hdr.Set("ETag", `"`+hex.EncodeToString(sub.Print.SHA256)+`"`)
+	serveContent(c, "", sub.ArchivedAt, strings.NewReader(string(pdf)))
+}
+
+// confirmSubmission takes a submission off the unconfirmed queue; a repeat answers the same.
+func (h *submissionHandlers) confirmSubmission(c *gin.Context) {
+	sub, err := h.subs.Confirm(c.Request.Context(), submissionActor(c), c.Param("archiveReference"))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusOK, submissionResourceOf(c, sub))
+}
+
+// listSubmissionLog lists who downloaded which part of a submission, and who confirmed it.
+func (h *submissionHandlers) listSubmissionLog(c *gin.Context) {
+	limit, after, err := keysetPage(c, "log")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	entries, more, err := h.subs.Log(c.Request.Context(), serviceOwnerOf(c).Code, c.Param("archiveReference"), after, limit)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]submissionLogResource, len(entries))
+	var last int64
+	for i, e := range entries {
+		items[i] = submissionLogResource{ID: e.ID, OccurredDateTime: render.TimestampOf(e.At), Action: e.Action, Part: e.Part,
+			OrganizationNumber: e.OrganizationNumber, APIKeyName: e.APIKeyName, AuthMethod: e.AuthMethod, RequestID: e.RequestID}
+		last = e.ID
+	}
+	respond(c, http.StatusOK, keysetCollection(c, "log", items, more, last))
+}
+
+// submissionPartID parses a part's id of the path; anything else is a part the submission does not have.
+func submissionPartID(c *gin.Context, name string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		abort(c, submission.ErrNotFound)
+		return 0, false
+	}
+	return id, true
+}
