@@ -52,6 +52,10 @@ commands:
   webhook-echo   a tiny local webhook receiver: answers the handshake, checks signatures with the secret in
                  --secret-file (read on every delivery; none: unchecked), prints each delivery;
                  [--addr 127.0.0.1:9999] [--secret-file /tmp/postbox-webhook-secret]
+  submissions pull --dir DIR
+                 drain a service owner's queue of submissions into DIR (one folder each, digests checked,
+                 confirmed once synced to disk; resumes where it stopped): --api-key KEY --token-file F
+                 [--url URL] [--service-code C]
   reseal         seal every stored webhook secret with the newest key of POSTBOX_WEBHOOK_SEAL_KEYS (after
                  putting a new key first, before dropping the old one)
 
@@ -98,6 +102,8 @@ func command(args []string) int {
 		err = runWebhookEcho(ctx, cfg, log, args)
 	case "reseal":
 		err = runReseal(ctx, cfg, log)
+	case "submissions":
+		err = runSubmissions(ctx, cfg, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
