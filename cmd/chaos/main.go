@@ -5,8 +5,9 @@
 // archived exactly once, one print, the stored form data byte-equal to what was sent, no workflow failed
 // or still running, and every 5xx answer a 503 with Retry-After. Meanwhile a webhook subscription of the
 // integrator gets the reportee's events (a producer commits one every 100 ms) at a receiver in this
-// process: every event must arrive at least once, repeats with the same body (webhooks.go). It exits
-// non-zero on any loss, double or other 5xx.
+// process: every event must arrive at least once, repeats with the same body (webhooks.go). And the
+// owner of the service drains its download queue throughout: every archive received byte-exact and
+// confirmed exactly once (agency.go). It exits non-zero on any loss, double or other 5xx.
 //
 // Settings (environment): CHAOS_SEED (default: the clock; printed), CHAOS_TASKS (300), CHAOS_CLIENTS (8),
 // CHAOS_LIMIT (the whole run, 10m at most), CHAOS_POSTBOX (the postbox binary, default bin/postbox),
@@ -287,6 +288,10 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
+	agencyToken, err := exec.CommandContext(ctx, cfg.postbox, "token", "--org", agencyOrg, "--scope", agencyScope).Output()
+	if err != nil {
+		return nil, fmt.Errorf("postbox token: %w", err)
+	}
 	db, err := pgx.Connect(ctx, st.pg.url("postbox"))
 	if err != nil {
 		return nil, err
@@ -322,6 +327,10 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	go func() { wg.Wait(); close(clientsDone) }()
 	producerDone := make(chan struct{})
 	go func() { hooks.produce(ctx, st, clientsDone); close(producerDone) }()
+	ag := &agency{base: st.apiURL, token: strings.TrimSpace(string(agencyToken)), http: &http.Client{Timeout: 30 * time.Second},
+		stats: stats, formSHA: map[string]string{}}
+	agencyDone := make(chan struct{})
+	go func() { ag.loop(ctx, clientsDone); close(agencyDone) }()
 
 	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
 	killerDone := make(chan struct{})
@@ -329,6 +338,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	<-clientsDone
 	<-killerDone
 	<-producerDone
+	<-agencyDone
 	clientsEnded := time.Now()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, errors.New("interrupted; no checks")
@@ -350,6 +360,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		settle = hard
 	}
 	waitForWorkflows(checkCtx, tc, settle)
+	ag.drain(checkCtx, hard)
 
 	v := &verdict{}
 	db, err = pgx.Connect(checkCtx, st.pg.url("postbox"))
@@ -364,6 +375,9 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, err
 	}
 	if err := hooks.check(checkCtx, db, v, hard); err != nil {
+		return nil, err
+	}
+	if err := ag.check(checkCtx, db, tasks, v); err != nil {
 		return nil, err
 	}
 	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, verdict: v,

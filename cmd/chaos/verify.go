@@ -22,6 +22,7 @@ type verdict struct {
 	unconfirmed                                                  int            // archived, but the client gave up without learning it
 	workflows                                                    map[string]int // closed and open executions by status
 	webhooks                                                     string         // what the events part found
+	received                                                     int            // archives the agency received and confirmed once
 	problems                                                     []string
 }
 
