@@ -157,6 +157,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/submissions", []string{"/api/serviceowner/submissions?confirmed=all&reportee=" + orgO1}, agency},
 		{"/api/serviceowner/submissions/:archiveReference", []string{queue}, agency},
 		{"/api/serviceowner/submissions/:archiveReference/log", []string{queue + "/log"}, agency},
+		{"/api/serviceowner/messages", []string{"/api/serviceowner/messages?reportee=" + orgO1}, agency},
 		{"/api/:who/messages/:messageId", []string{submission.messagePath}, person(formTasks)},
 	}
 

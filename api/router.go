@@ -197,6 +197,8 @@ func (s *Server) routes() http.Handler {
 	queue.get("/:archiveReference/print", readQueue, received.getSubmissionPrint)
 	queue.get("/:archiveReference/log", readQueue, s.negotiate, received.listSubmissionLog)
 	queue.put("/:archiveReference/confirm", confirm, s.negotiate, received.confirmSubmission)
+	// Where every message of the caller's services stands: who has not submitted yet.
+	owners.get("/messages", readQueue, received.listOwnerMessages)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/hex"
+	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -130,6 +132,87 @@ func submissionResourceOf(c *gin.Context, s submission.Submission) submissionRes
 	return r
 }
 
+// ownerMessageResource is a message of one of the caller's services, as its owner follows it.
+type ownerMessageResource struct {
+	MessageID           string `json:"MessageId"`
+	Type                string
+	ServiceCode         string
+	ServiceEdition      int
+	Status              string
+	Reportee            submissionReporteeResource
+	CreatedDate         render.Timestamp
+	LastChangedDateTime render.Timestamp
+	ArchiveReference    string            `json:",omitempty"`
+	ReadDateTime        *render.Timestamp `json:",omitempty"`
+	ConfirmedDateTime   *render.Timestamp `json:",omitempty"`
+	Links               render.Links      `json:"_links"`
+}
+
+func ownerMessageResourceOf(c *gin.Context, m submission.OwnerMessage) ownerMessageResource {
+	r := ownerMessageResource{MessageID: m.MessageID, Type: m.Type, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition,
+		Status: m.Status, CreatedDate: render.TimestampOf(m.CreatedAt), LastChangedDateTime: render.TimestampOf(m.LastChangedAt),
+		ArchiveReference: m.ArchiveReference, ReadDateTime: render.TimestampOrNull(m.ReadAt), ConfirmedDateTime: render.TimestampOrNull(m.ConfirmedAt),
+		Reportee: submissionReporteeResource{ReporteeID: identity.ReporteeID(m.Reportee.ID), Name: m.Reportee.Name,
+			OrganizationNumber: m.Reportee.OrganizationNumber, SocialSecurityNumber: m.Reportee.SocialSecurityNumber}}
+	kind := "formtask"
+	if m.Type == "Correspondence" {
+		kind = "correspondence"
+	}
+	r.Links.Add("metadata", render.Link{Href: fmt.Sprintf("%s/api/metadata/%s/%s/%d", baseURL(c), kind, url.PathEscape(m.ServiceCode), m.ServiceEdition)})
+	if m.InQueue {
+		r.Links.Add("submission", render.Link{Href: submissionsURL(c) + "/" + m.ArchiveReference})
+	}
+	return r
+}
+
+// listOwnerMessages lists the messages of the caller's services in every mailbox, with where each stands.
+func (h *submissionHandlers) listOwnerMessages(c *gin.Context) {
+	f, err := submission.ParseMessageFilter(c.Request.URL.Query())
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	limit, after, err := ownerMessagesPage(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	msgs, more, err := h.subs.Messages(c.Request.Context(), serviceOwnerOf(c).Code, f, after, limit)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]ownerMessageResource, len(msgs))
+	for i, m := range msgs {
+		items[i] = ownerMessageResourceOf(c, m)
+	}
+	var links render.Links
+	links.Add("self", render.Link{Href: pageURL(c, -1)})
+	if more {
+		u := *c.Request.URL
+		q := u.Query()
+		q.Set("continuation", msgs[len(msgs)-1].Key().Token())
+		u.RawQuery = encodeQuery(q)
+		links.Add("next", render.Link{Href: baseURL(c) + u.RequestURI()})
+	}
+	respond(c, http.StatusOK, render.Collection{Links: links, Embedded: render.EmbedList("messages", items)})
+}
+
+// ownerMessagesPage reads the paging of the owner's message list: $top and the continuation token.
+func ownerMessagesPage(c *gin.Context) (int, submission.MessageKey, error) {
+	limit, err := keysetLimit(c)
+	if err != nil {
+		return 0, submission.MessageKey{}, err
+	}
+	var after submission.MessageKey
+	if token, ok := c.GetQuery("continuation"); ok {
+		if after, ok = submission.ParseMessageKey(token); !ok {
+			return 0, after, problem.New(http.StatusBadRequest, "invalid-continuation", "the continuation token is not one this list issued")
+		}
+	}
+	return limit, after, nil
+}
+
 // submissionActor is the calling owner's client as the submission log records it.
 func submissionActor(c *gin.Context) submission.Actor {
 	p := principalOf(c)
@@ -139,19 +222,10 @@ func submissionActor(c *gin.Context) submission.Actor {
 }
 
 // keysetPage reads the paging of a keyset list that takes no OData options but $top: the page size and
-// the key a continuation token carries. Other OData options are refused, never ignored.
+// the key a continuation token carries.
 func keysetPage(c *gin.Context, list string) (limit int, after int64, err error) {
-	for _, option := range []string{"$filter", "$orderby", "$skip", "search"} {
-		if _, ok := c.GetQuery(option); ok {
-			return 0, 0, problem.New(http.StatusBadRequest, "invalid-query",
-				"this list takes its own filters and pages with continuation and $top; %s is not one of them", option)
-		}
-	}
-	limit = MaxPageSize
-	if v, ok := c.GetQuery("$top"); ok {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxPageSize {
-			return 0, 0, problem.New(http.StatusBadRequest, "invalid-query", "$top is a whole number from 1 to %d", MaxPageSize)
-		}
+	if limit, err = keysetLimit(c); err != nil {
+		return 0, 0, err
 	}
 	if token, ok := c.GetQuery("continuation"); ok {
 		if after, ok = decodeContinuation(token, list); !ok {
@@ -159,6 +233,25 @@ func keysetPage(c *gin.Context, list string) (limit int, after int64, err error)
 		}
 	}
 	return limit, after, nil
+}
+
+// keysetLimit reads $top of a keyset list. Other OData options are refused, never ignored.
+func keysetLimit(c *gin.Context) (int, error) {
+	for _, option := range []string{"$filter", "$orderby", "$skip", "search"} {
+		if _, ok := c.GetQuery(option); ok {
+			return 0, problem.New(http.StatusBadRequest, "invalid-query",
+				"this list takes its own filters and pages with continuation and $top; %s is not one of them", option)
+		}
+	}
+	v, ok := c.GetQuery("$top")
+	if !ok {
+		return MaxPageSize, nil
+	}
+	limit, err := strconv.Atoi(v)
+	if err != nil || limit < 1 || limit > MaxPageSize {
+		return 0, problem.New(http.StatusBadRequest, "invalid-query", "$top is a whole number from 1 to %d", MaxPageSize)
+	}
+	return limit, nil
 }
 
 // keysetCollection wraps a page of a keyset list: its next link carries the key of the page's last row.

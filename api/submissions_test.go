@@ -346,3 +346,58 @@ func TestPullDrainsTheQueueIntoAFolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, n)
 }
+
+// The owner sees where every message of its services stands, in every mailbox: the task still being filled
+// in, the one sent (with its submission), a correspondence once read; paged by keyset without repeats.
+func TestTheOwnerSeesWhereEveryMessageStands(t *testing.T) {
+	srv, pool := formTaskServer(t)
+	_, open := newTask(t, srv, "")
+	sent := submitWithAttachment(t, srv)
+	fje := fjeQueue(t)
+	idOf := func(items []map[string]any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, it := range items {
+			out[it["MessageId"].(string)] = it
+		}
+		return out
+	}
+
+	filling := idOf(fje.list(t, srv, "/api/serviceowner/messages?serviceCode=4711&status=Utfylling&reportee="+orgO1, "messages"))
+	require.Contains(t, filling, open)
+	assert.Equal(t, orgO1, filling[open]["Reportee"].(map[string]any)["OrganizationNumber"])
+	sentID := sent.messagePath[strings.LastIndex(sent.messagePath, "/")+1:]
+	archived := idOf(fje.list(t, srv, "/api/serviceowner/messages?serviceCode=4711&serviceEdition=2&status="+url.QueryEscape("Sendt og arkivert")+"&reportee="+orgO1, "messages"))
+	require.Contains(t, archived, sentID)
+	assert.Equal(t, sent.ref, archived[sentID]["ArchiveReference"])
+	assert.Equal(t, "/api/serviceowner/submissions/"+sent.ref, requestURI(t, link(t, archived[sentID], "submission")))
+
+	// Every message of FJE's services, five a page: each once, in the list's order, none of another owner's.
+	all, pages := fje.walk(t, srv, "/api/serviceowner/messages?$top=5", "messages")
+	assert.Greater(t, pages, 2)
+	seen := map[string]bool{}
+	for _, m := range all {
+		assert.False(t, seen[m["MessageId"].(string)], "repeated: %v", m["MessageId"])
+		seen[m["MessageId"].(string)] = true
+		assert.Contains(t, []string{"4711", "7001"}, m["ServiceCode"], "only FJE's services")
+	}
+	var want int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM messages m JOIN services s USING (service_code, service_edition)
+		WHERE s.service_owner_code = 'FJE'`).Scan(&want))
+	assert.Len(t, all, want)
+	nsf := soCaller{name: "NSF queue", key: keyNSF, token: orgToken(t, orgNSF, scopeQueueRead)}
+	assert.NotContains(t, idOf(nsf.list(t, srv, "/api/serviceowner/messages?reportee="+orgO1, "messages")), sentID)
+
+	// A correspondence read by its party shows when.
+	var unread string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT m.id FROM messages m JOIN parties p ON p.id = m.reportee_id
+		WHERE p.organization_number = $1 AND m.service_code = '7001' AND m.status = 'Ulest' AND m.deleted_at IS NULL LIMIT 1`, orgO1).Scan(&unread))
+	require.Equal(t, http.StatusOK, getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/"+unread).Code)
+	correspondence := idOf(fje.list(t, srv, "/api/serviceowner/messages?type=Correspondence&status=Lest&reportee="+orgO1, "messages"))
+	require.Contains(t, correspondence, unread)
+	assert.NotNil(t, correspondence[unread]["ReadDateTime"])
+
+	p := requireProblem(t, fje.get(t, srv, "/api/serviceowner/messages?status=Done&type=Letter"), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "status")
+	assert.Contains(t, p["detail"], "type")
+	requireProblem(t, fje.get(t, srv, "/api/serviceowner/messages?continuation=xyz"), http.StatusBadRequest)
+}

@@ -1466,6 +1466,58 @@ type ServiceEntryCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// ServiceOwnerMessage defines model for ServiceOwnerMessage.
+type ServiceOwnerMessage struct {
+	ArchiveReference *string `json:"ArchiveReference,omitempty"`
+
+	// ConfirmedDateTime ISO 8601 local date-time without zone
+	ConfirmedDateTime *string `json:"ConfirmedDateTime,omitempty"`
+
+	// CreatedDate ISO 8601 local date-time without zone
+	CreatedDate string `json:"CreatedDate"`
+
+	// LastChangedDateTime ISO 8601 local date-time without zone
+	LastChangedDateTime string `json:"LastChangedDateTime"`
+	MessageId           string `json:"MessageId"`
+
+	// ReadDateTime ISO 8601 local date-time without zone
+	ReadDateTime   *string            `json:"ReadDateTime,omitempty"`
+	Reportee       SubmissionReportee `json:"Reportee"`
+	ServiceCode    string             `json:"ServiceCode"`
+	ServiceEdition int                `json:"ServiceEdition"`
+	Status         string             `json:"Status"`
+	Type           string             `json:"Type"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]ServiceOwnerMessage_Links_AdditionalProperties `json:"_links"`
+}
+
+// ServiceOwnerMessageLinks1 defines model for ServiceOwnerMessage.Links.1.
+type ServiceOwnerMessageLinks1 = []Link
+
+// ServiceOwnerMessage_Links_AdditionalProperties defines model for ServiceOwnerMessage._links.AdditionalProperties.
+type ServiceOwnerMessage_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// ServiceOwnerMessageCollection defines model for ServiceOwnerMessageCollection.
+type ServiceOwnerMessageCollection struct {
+	UnderscoreEmbedded struct {
+		Messages []ServiceOwnerMessage `json:"messages"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]ServiceOwnerMessageCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// ServiceOwnerMessageCollectionLinks1 defines model for ServiceOwnerMessageCollection.Links.1.
+type ServiceOwnerMessageCollectionLinks1 = []Link
+
+// ServiceOwnerMessageCollection_Links_AdditionalProperties defines model for ServiceOwnerMessageCollection._links.AdditionalProperties.
+type ServiceOwnerMessageCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // ServiceOwnerReportee defines model for ServiceOwnerReportee.
 type ServiceOwnerReportee struct {
 	Name                     string  `json:"Name"`
@@ -2036,6 +2088,33 @@ type ListServiceOwnerEventsParams struct {
 type CreateServiceOwnerSubscriptionParams struct {
 	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListOwnerMessagesParams defines parameters for ListOwnerMessages.
+type ListOwnerMessagesParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// ServiceCode only this service
+	ServiceCode *string `form:"serviceCode,omitempty" json:"serviceCode,omitempty"`
+
+	// ServiceEdition only this edition (needs serviceCode)
+	ServiceEdition *int `form:"serviceEdition,omitempty" json:"serviceEdition,omitempty"`
+
+	// Status only this status: Utfylling, Signering, Sendt og arkivert, Ulest, Lest or Arkivert
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// Type FormTask or Correspondence
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// Reportee only this party's: organization number, national identity number or reportee id
+	Reportee *string `form:"reportee,omitempty" json:"reportee,omitempty"`
+
+	// Top at most this many messages (at most 50)
+	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
+
+	// Continuation the token of a next link
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
 }
 
 // SoListOrganizationsParams defines parameters for SoListOrganizations.
@@ -6192,6 +6271,130 @@ func (t *ServiceEntryCollection_Links_AdditionalProperties) UnmarshalJSON(b []by
 	return err
 }
 
+// AsLink returns the union data inside the ServiceOwnerMessage_Links_AdditionalProperties as a Link
+func (t ServiceOwnerMessage_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the ServiceOwnerMessage_Links_AdditionalProperties as the provided Link
+func (t *ServiceOwnerMessage_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the ServiceOwnerMessage_Links_AdditionalProperties, using the provided Link
+func (t *ServiceOwnerMessage_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsServiceOwnerMessageLinks1 returns the union data inside the ServiceOwnerMessage_Links_AdditionalProperties as a ServiceOwnerMessageLinks1
+func (t ServiceOwnerMessage_Links_AdditionalProperties) AsServiceOwnerMessageLinks1() (ServiceOwnerMessageLinks1, error) {
+	var body ServiceOwnerMessageLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromServiceOwnerMessageLinks1 overwrites any union data inside the ServiceOwnerMessage_Links_AdditionalProperties as the provided ServiceOwnerMessageLinks1
+func (t *ServiceOwnerMessage_Links_AdditionalProperties) FromServiceOwnerMessageLinks1(v ServiceOwnerMessageLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeServiceOwnerMessageLinks1 performs a merge with any union data inside the ServiceOwnerMessage_Links_AdditionalProperties, using the provided ServiceOwnerMessageLinks1
+func (t *ServiceOwnerMessage_Links_AdditionalProperties) MergeServiceOwnerMessageLinks1(v ServiceOwnerMessageLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ServiceOwnerMessage_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ServiceOwnerMessage_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties as a Link
+func (t ServiceOwnerMessageCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties as the provided Link
+func (t *ServiceOwnerMessageCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties, using the provided Link
+func (t *ServiceOwnerMessageCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsServiceOwnerMessageCollectionLinks1 returns the union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties as a ServiceOwnerMessageCollectionLinks1
+func (t ServiceOwnerMessageCollection_Links_AdditionalProperties) AsServiceOwnerMessageCollectionLinks1() (ServiceOwnerMessageCollectionLinks1, error) {
+	var body ServiceOwnerMessageCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromServiceOwnerMessageCollectionLinks1 overwrites any union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties as the provided ServiceOwnerMessageCollectionLinks1
+func (t *ServiceOwnerMessageCollection_Links_AdditionalProperties) FromServiceOwnerMessageCollectionLinks1(v ServiceOwnerMessageCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeServiceOwnerMessageCollectionLinks1 performs a merge with any union data inside the ServiceOwnerMessageCollection_Links_AdditionalProperties, using the provided ServiceOwnerMessageCollectionLinks1
+func (t *ServiceOwnerMessageCollection_Links_AdditionalProperties) MergeServiceOwnerMessageCollectionLinks1(v ServiceOwnerMessageCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ServiceOwnerMessageCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ServiceOwnerMessageCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsLink returns the union data inside the ServiceOwnerReporteeCollection_Links_AdditionalProperties as a Link
 func (t ServiceOwnerReporteeCollection_Links_AdditionalProperties) AsLink() (Link, error) {
 	var body Link
@@ -7361,6 +7564,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 	RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListOwnerMessages List the messages of the caller's services in every mailbox, with where each stands
+	//
+	// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
+	//
+	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
+	ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SoListOrganizations List organizations, or find them by contact e-mail or phone
 	//
 	// Corresponds with GET /api/serviceowner/organizations (the `SoListOrganizations` operationId).
@@ -8520,6 +8730,23 @@ func (c *Client) ReplayServiceOwnerDeadLetters(ctx context.Context, subscription
 // Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 func (c *Client) RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateServiceOwnerSubscriptionSecretRequest(c.Server, subscriptionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListOwnerMessages List the messages of the caller's services in every mailbox, with where each stands
+//
+// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
+//
+// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
+func (c *Client) ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOwnerMessagesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12048,6 +12275,144 @@ func NewRotateServiceOwnerSubscriptionSecretRequest(server string, subscriptionI
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListOwnerMessagesRequest constructs an http.Request for the ListOwnerMessages method
+func NewListOwnerMessagesRequest(server string, params *ListOwnerMessagesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/messages")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ServiceCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "serviceCode", *params.ServiceCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ServiceEdition != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "serviceEdition", *params.ServiceEdition, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reportee != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reportee", *params.Reportee, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "$top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -18174,6 +18539,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 	RotateServiceOwnerSubscriptionSecretWithResponse(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateServiceOwnerSubscriptionSecretResponse, error)
 
+	// ListOwnerMessagesWithResponse List the messages of the caller's services in every mailbox, with where each stands
+	//
+	// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
+	ListOwnerMessagesWithResponse(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*ListOwnerMessagesResponse, error)
+
 	// SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22925,6 +23299,139 @@ func (r RotateServiceOwnerSubscriptionSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateServiceOwnerSubscriptionSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListOwnerMessagesResponse200Headers the declared response headers of an HTTP 200 response for ListOwnerMessages
+type ListOwnerMessagesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListOwnerMessagesResponse429Headers the declared response headers of an HTTP 429 response for ListOwnerMessages
+type ListOwnerMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListOwnerMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListOwnerMessages
+type ListOwnerMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListOwnerMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *ServiceOwnerMessageCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ServiceOwnerMessageCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListOwnerMessagesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListOwnerMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListOwnerMessagesResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListOwnerMessagesResponse) GetHALJSON200() *ServiceOwnerMessageCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListOwnerMessagesResponse) GetJSON200() *ServiceOwnerMessageCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListOwnerMessagesResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListOwnerMessagesResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListOwnerMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListOwnerMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListOwnerMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListOwnerMessagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34448,6 +34955,21 @@ func (c *ClientWithResponses) RotateServiceOwnerSubscriptionSecretWithResponse(c
 	return ParseRotateServiceOwnerSubscriptionSecretResponse(rsp)
 }
 
+// ListOwnerMessagesWithResponse List the messages of the caller's services in every mailbox, with where each stands
+//
+// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
+func (c *ClientWithResponses) ListOwnerMessagesWithResponse(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*ListOwnerMessagesResponse, error) {
+	rsp, err := c.ListOwnerMessages(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListOwnerMessagesResponse(rsp)
+}
+
 // SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 //
 // Returns a wrapper object for the known response body format(s).
@@ -40619,6 +41141,169 @@ func ParseRotateServiceOwnerSubscriptionSecretResponse(rsp *http.Response) (*Rot
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RotateServiceOwnerSubscriptionSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListOwnerMessagesResponse parses an HTTP response from a ListOwnerMessagesWithResponse call
+func ParseListOwnerMessagesResponse(rsp *http.Response) (*ListOwnerMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListOwnerMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest ServiceOwnerMessageCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest ServiceOwnerMessageCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListOwnerMessagesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListOwnerMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListOwnerMessagesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -373,7 +373,7 @@ func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, 
 	err = q.inTx(ctx, func(q *Queries) error {
 		var exists bool
 		err := q.db.QueryRow(ctx, `WITH marked AS (
-				UPDATE messages SET status = 'Lest', last_changed = $4, last_changed_by = $3
+				UPDATE messages SET status = 'Lest', read_at = $4, last_changed = $4, last_changed_by = $3
 				WHERE id = $1 AND reportee_id = $2 AND type = 'Correspondence' AND status = 'Ulest' AND deleted_at IS NULL
 				RETURNING 1)
 			SELECT EXISTS (SELECT FROM marked), EXISTS (SELECT FROM messages WHERE id = $1 AND reportee_id = $2 AND deleted_at IS NULL)`,

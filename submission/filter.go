@@ -51,51 +51,80 @@ var (
 // serviceCode), confirmed (false, true or all), archivedAfter and archivedBefore (RFC 3339, or a local
 // date-time or date in the service's zone) and reportee. A malformed one is a *FilterError naming it.
 func ParseFilter(q url.Values) (Filter, error) {
-	f := Filter{Confirmed: Unconfirmed}
-	var errs []error
-	bad := func(param, reason string) { errs = append(errs, &FilterError{Param: param, Reason: reason}) }
-	if v, ok := q["serviceCode"]; ok {
-		if f.ServiceCode = v[0]; !serviceCodePattern.MatchString(f.ServiceCode) {
-			bad("serviceCode", "is not a service code")
-		}
-	}
-	if v, ok := q["serviceEdition"]; ok {
-		n, err := strconv.Atoi(v[0])
-		switch {
-		case err != nil || n <= 0:
-			bad("serviceEdition", "is not a positive whole number")
-		case f.ServiceCode == "":
-			bad("serviceEdition", "needs serviceCode")
-		}
-		f.ServiceEdition = n
-	}
-	if v, ok := q["confirmed"]; ok {
-		switch c := Confirmed(strings.ToLower(v[0])); c {
+	p := &queryParser{q: q}
+	f := Filter{Confirmed: Unconfirmed, Reportee: p.reportee()}
+	f.ServiceCode, f.ServiceEdition = p.service()
+	if v, ok := p.get("confirmed"); ok {
+		switch c := Confirmed(strings.ToLower(v)); c {
 		case Unconfirmed, OnlyConfirmed, AnyConfirmed:
 			f.Confirmed = c
 		default:
-			bad("confirmed", "is false, true or all")
+			p.bad("confirmed", "is false, true or all")
 		}
 	}
-	for _, p := range []struct {
-		name string
-		to   **time.Time
-	}{{"archivedAfter", &f.ArchivedAfter}, {"archivedBefore", &f.ArchivedBefore}} {
-		if v, ok := q[p.name]; ok {
-			t, err := parseTime(v[0])
-			if err != nil {
-				bad(p.name, "is not a time: 2026-11-27T10:00:00Z, 2026-11-27T11:00:00 (local) or 2026-11-27")
-				continue
-			}
-			*p.to = &t
+	f.ArchivedAfter, f.ArchivedBefore = p.time("archivedAfter"), p.time("archivedBefore")
+	return f, errors.Join(p.errs...)
+}
+
+// queryParser reads the parameters of one query and collects every malformed one.
+type queryParser struct {
+	q    url.Values
+	errs []error
+}
+
+func (p *queryParser) get(name string) (string, bool) {
+	v, ok := p.q[name]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+func (p *queryParser) bad(param, reason string) {
+	p.errs = append(p.errs, &FilterError{Param: param, Reason: reason})
+}
+
+// service reads serviceCode and serviceEdition, which needs serviceCode.
+func (p *queryParser) service() (code string, edition int) {
+	if v, ok := p.get("serviceCode"); ok {
+		if code = v; !serviceCodePattern.MatchString(code) {
+			p.bad("serviceCode", "is not a service code")
 		}
 	}
-	if v, ok := q["reportee"]; ok {
-		if f.Reportee = v[0]; !partyNumberPattern.MatchString(f.Reportee) && !identity.ReporteeIDPattern.MatchString(f.Reportee) {
-			bad("reportee", "is not an organization number, a national identity number or a reportee id")
+	if v, ok := p.get("serviceEdition"); ok {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil || n <= 0:
+			p.bad("serviceEdition", "is not a positive whole number")
+		case code == "":
+			p.bad("serviceEdition", "needs serviceCode")
 		}
+		edition = n
 	}
-	return f, errors.Join(errs...)
+	return code, edition
+}
+
+// reportee reads reportee: an organization number, a national identity number or a reportee id.
+func (p *queryParser) reportee() string {
+	v, ok := p.get("reportee")
+	if ok && !partyNumberPattern.MatchString(v) && !identity.ReporteeIDPattern.MatchString(v) {
+		p.bad("reportee", "is not an organization number, a national identity number or a reportee id")
+	}
+	return v
+}
+
+// time reads an instant parameter.
+func (p *queryParser) time(name string) *time.Time {
+	v, ok := p.get(name)
+	if !ok {
+		return nil
+	}
+	t, err := parseTime(v)
+	if err != nil {
+		p.bad(name, "is not a time: 2026-11-27T10:00:00Z, 2026-11-27T11:00:00 (local) or 2026-11-27")
+		return nil
+	}
+	return &t
 }
 
 // parseTime reads an instant, or a local date-time or date in the service's zone, as the archive's local
