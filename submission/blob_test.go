@@ -24,7 +24,7 @@ import (
 func TestArchivedAttachmentReadsByteExact(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
-	data := make([]byte, 3<<20+12345)
+	data := make([]byte, 9<<20+12345) // three chunks, the last a short one
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
 		data[i] = byte(rng.UintN(256))
@@ -53,7 +53,7 @@ func TestArchivedAttachmentReadsByteExact(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(data, got), "read straight through")
 
-	for _, at := range []int64{0, 1<<20 - 3, 2<<20 + 17, 3 << 20, 5} {
+	for _, at := range []int64{0, 4<<20 - 3, 8<<20 + 17, 4 << 20, 5, 9 << 20} {
 		_, err := r.Seek(at, io.SeekStart)
 		require.NoError(t, err)
 		buf := make([]byte, 700_001)
