@@ -115,18 +115,28 @@ func (r *AttachmentReader) load(seq int64) error {
 
 // Seek sets the offset of the next Read. Offsets past the end are allowed (Read then returns io.EOF).
 func (r *AttachmentReader) Seek(offset int64, whence int) (int64, error) {
+	off, err := SeekOffset(r.off, r.size, offset, whence)
+	if err != nil {
+		return r.off, fmt.Errorf("attachment %d: %w", r.id, err)
+	}
+	r.off = off
+	return off, nil
+}
+
+// SeekOffset is the offset io.Seeker's Seek(offset, whence) moves to, for a reader at off of size bytes:
+// the one rule of the chunked readers of stored bytes. Past the end is allowed, before the start is not.
+func SeekOffset(off, size, offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		offset += r.off
+		offset += off
 	case io.SeekEnd:
-		offset += r.size
+		offset += size
 	default:
-		return r.off, fmt.Errorf("attachment %d: invalid whence %d", r.id, whence)
+		return off, fmt.Errorf("invalid whence %d", whence)
 	}
 	if offset < 0 {
-		return r.off, fmt.Errorf("attachment %d: negative offset %d", r.id, offset)
+		return off, fmt.Errorf("negative offset %d", offset)
 	}
-	r.off = offset
 	return offset, nil
 }

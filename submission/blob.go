@@ -2,7 +2,6 @@ package submission
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -123,20 +122,9 @@ func (r *BlobReader) fetch(start int64, dst []byte) ([]byte, error) {
 	return dst, rows.Err()
 }
 
-// Seek sets the offset for the next Read.
+// Seek sets the offset for the next Read (store.SeekOffset).
 func (r *BlobReader) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += r.off
-	case io.SeekEnd:
-		offset += r.size
-	default:
-		return 0, errors.New("submission: bad whence")
-	}
-	if offset < 0 {
-		return 0, errors.New("submission: seek before the start")
-	}
-	r.off = offset
-	return offset, nil
+	off, err := store.SeekOffset(r.off, r.size, offset, whence)
+	r.off = off
+	return off, err
 }

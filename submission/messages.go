@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/postbox/postbox/identity"
 )
 
 // Where every message of an owner's services stands, in every mailbox: the form tasks not yet submitted,
@@ -129,12 +127,7 @@ func (s *Service) Messages(ctx context.Context, owner string, f MessageFilter, a
 		inner += ` AND m.status = ` + arg(f.Status)
 	}
 	if f.Reportee != "" {
-		if id, ok := identity.ParseReporteeID(f.Reportee); ok {
-			inner += ` AND m.reportee_id = ` + arg(id)
-		} else {
-			v := arg(f.Reportee)
-			inner += ` AND m.reportee_id = (SELECT id FROM parties WHERE organization_number = ` + v + ` OR ssn = ` + v + `)`
-		}
+		inner += ` AND m.reportee_id = ` + reporteeSQL(f.Reportee, arg)
 	}
 	sql := `SELECT m.id, m.type, m.service_code, m.service_edition, m.status, m.created_date, m.last_changed,
 			COALESCE(m.archive_reference, ''), EXISTS (SELECT FROM submissions su WHERE su.message_id = m.id), m.read_at, m.confirmed_at,
@@ -154,11 +147,5 @@ func (s *Service) Messages(ctx context.Context, owner string, f MessageFilter, a
 			&m.Reportee.ID, &m.Reportee.Name, &m.Reportee.OrganizationNumber, &m.Reportee.SocialSecurityNumber)
 		return m, err
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	if len(msgs) > limit {
-		return msgs[:limit], true, nil
-	}
-	return msgs, false, nil
+	return page(msgs, limit, err)
 }

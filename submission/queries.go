@@ -79,12 +79,7 @@ func listSubmissions(ctx context.Context, db store.DBTX, owner string, f Filter,
 		sql += ` AND su.archived_at < ` + arg(*f.ArchivedBefore)
 	}
 	if f.Reportee != "" {
-		if id, ok := identity.ParseReporteeID(f.Reportee); ok {
-			sql += ` AND su.reportee_id = ` + arg(id)
-		} else {
-			v := arg(f.Reportee)
-			sql += ` AND su.reportee_id = (SELECT id FROM parties WHERE organization_number = ` + v + ` OR ssn = ` + v + `)`
-		}
+		sql += ` AND su.reportee_id = ` + reporteeSQL(f.Reportee, arg)
 	}
 	sql += ` ORDER BY su.seq LIMIT $3`
 	rows, err := db.Query(ctx, sql, args...)
@@ -92,13 +87,25 @@ func listSubmissions(ctx context.Context, db store.DBTX, owner string, f Filter,
 		return nil, false, err
 	}
 	subs, err := pgx.CollectRows(rows, scanSubmission)
-	if err != nil {
-		return nil, false, err
+	return page(subs, limit, err)
+}
+
+// reporteeSQL is the party id of a reportee filter (reportee id, organization or identity number), with
+// its value as a parameter that arg adds.
+func reporteeSQL(reportee string, arg func(any) string) string {
+	if id, ok := identity.ParseReporteeID(reportee); ok {
+		return arg(id)
 	}
-	if len(subs) > limit {
-		return subs[:limit], true, nil
+	v := arg(reportee)
+	return `(SELECT id FROM parties WHERE organization_number = ` + v + ` OR ssn = ` + v + `)`
+}
+
+// page cuts rows read with limit+1 to limit, telling whether more follow.
+func page[T any](rows []T, limit int, err error) ([]T, bool, error) {
+	if err != nil || len(rows) <= limit {
+		return rows, false, err
 	}
-	return subs, false, nil
+	return rows[:limit], true, nil
 }
 
 // getSubmission returns submission ref of owner, or ErrNotFound (also for another owner's). lock takes
@@ -149,13 +156,7 @@ func listLog(ctx context.Context, db store.DBTX, ref string, after int64, limit 
 		e.At = clock.Local(e.At)
 		return e, err
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	if len(entries) > limit {
-		return entries[:limit], true, nil
-	}
-	return entries, false, nil
+	return page(entries, limit, err)
 }
 
 // formData returns the XML of archived form id of ref as signed.

@@ -103,65 +103,53 @@ func (s *Service) OpenZIP(ctx context.Context, a Actor, ref string) (Submission,
 
 // download finds submission ref of a's owner and, in the same transaction, logs the download of the part
 // that part names (reading what it must there).
-func (s *Service) download(ctx context.Context, a Actor, ref string, part func(pgx.Tx, Submission) (string, error)) (Submission, error) {
+func (s *Service) download(ctx context.Context, a Actor, ref string, part func(pgx.Tx, Submission) (string, error)) (sub Submission, err error) {
 	if !referencePattern.MatchString(ref) {
 		return Submission{}, ErrNotFound
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return Submission{}, err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
-	sub, err := getSubmission(ctx, tx, a.ServiceOwner, ref, false)
-	if err != nil {
-		return sub, err
-	}
-	name, err := part(tx, sub)
-	if err != nil {
-		return sub, err
-	}
-	if err := appendLog(ctx, tx, ref, "Download", name, a); err != nil {
-		return sub, err
-	}
-	return sub, tx.Commit(ctx)
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if sub, err = getSubmission(ctx, tx, a.ServiceOwner, ref, false); err != nil {
+			return err
+		}
+		name, err := part(tx, sub)
+		if err != nil {
+			return err
+		}
+		return appendLog(ctx, tx, ref, "Download", name, a)
+	})
+	return sub, err
 }
 
 // Confirm takes submission ref off its owner's unconfirmed queue: in one transaction it records the
 // confirmation, logs it, shows it on the party's message and writes the submission.confirmed event. A
 // confirmed submission is returned as it is: confirming is idempotent.
-func (s *Service) Confirm(ctx context.Context, a Actor, ref string) (Submission, error) {
+func (s *Service) Confirm(ctx context.Context, a Actor, ref string) (sub Submission, err error) {
 	if !referencePattern.MatchString(ref) {
 		return Submission{}, ErrNotFound
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return Submission{}, err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
-	sub, err := getSubmission(ctx, tx, a.ServiceOwner, ref, true)
-	if err != nil || sub.Confirmation != nil {
-		return sub, err
-	}
-	var now time.Time
-	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
-		return sub, err
-	}
-	if err := confirmSubmission(ctx, tx, sub, now, a.OrganizationNumber); err != nil {
-		return sub, err
-	}
-	if err := appendLog(ctx, tx, ref, "Confirm", "", a); err != nil {
-		return sub, err
-	}
-	event := s.events.SubmissionEvent(events.Message{MessageID: sub.MessageID, ReporteeID: sub.Reportee.ID, Type: "FormTask",
-		ServiceCode: sub.ServiceCode, ServiceEdition: sub.ServiceEdition, Status: taskstatus.Archived, ArchiveReference: sub.ArchiveReference})
-	if err := store.NewTx(tx).AppendEvents(ctx, event); err != nil {
-		return sub, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return sub, err
-	}
-	sub.Confirmation = &Confirmation{At: clock.Local(now), By: a.OrganizationNumber}
-	return sub, nil
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if sub, err = getSubmission(ctx, tx, a.ServiceOwner, ref, true); err != nil || sub.Confirmation != nil {
+			return err
+		}
+		var now time.Time
+		if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+			return err
+		}
+		if err := confirmSubmission(ctx, tx, sub, now, a.OrganizationNumber); err != nil {
+			return err
+		}
+		if err := appendLog(ctx, tx, ref, "Confirm", "", a); err != nil {
+			return err
+		}
+		event := s.events.SubmissionEvent(events.Message{MessageID: sub.MessageID, ReporteeID: sub.Reportee.ID, Type: "FormTask",
+			ServiceCode: sub.ServiceCode, ServiceEdition: sub.ServiceEdition, Status: taskstatus.Archived, ArchiveReference: sub.ArchiveReference})
+		if err := store.NewTx(tx).AppendEvents(ctx, event); err != nil {
+			return err
+		}
+		sub.Confirmation = &Confirmation{At: clock.Local(now), By: a.OrganizationNumber}
+		return nil
+	})
+	return sub, err
 }
 
 // Log returns up to limit (at most MaxPage) lines of the log of submission ref of owner after line after,
