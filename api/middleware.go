@@ -83,7 +83,11 @@ func (s *Server) logRequests(c *gin.Context) {
 func (s *Server) recoverPanics(c *gin.Context) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			if rec == http.ErrAbortHandler {
+			if rec == http.ErrAbortHandler { // a streamed answer that broke off: the connection is cut
+				if len(c.Errors) > 0 {
+					s.log.WarnContext(c.Request.Context(), "a streamed answer broke off", "err", c.Errors.Last().Err,
+						"request_id", requestID(c), "route", c.FullPath())
+				}
 				panic(rec)
 			}
 			s.log.ErrorContext(c.Request.Context(), "panic while serving a request", "panic", rec, "request_id", requestID(c), "route", c.FullPath())

@@ -308,7 +308,8 @@ func (h *submissionHandlers) getSubmission(c *gin.Context) {
 		hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": submission.ZIPName(ref)}))
 		c.Status(http.StatusOK)
 		if err := h.subs.WriteZIP(c.Request.Context(), c.Writer, sub); err != nil {
-			// The status and part of the body are sent: the ZIP lacks its directory, and the cause is logged.
+			// The status and part of the body are sent: the connection is cut, so the client's ZIP lacks its
+			// central directory and is refused by every reader; recoverPanics logs the cause.
 			_ = c.Error(err)
 			panic(http.ErrAbortHandler)
 		}
