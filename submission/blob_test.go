@@ -87,6 +87,12 @@ func TestArchivedAttachmentReadsByteExact(t *testing.T) {
 	formSum := sha256.Sum256([]byte("<Skjema>æøå</Skjema>"))
 	assert.Equal(t, formSum[:], sub.Forms[0].SHA256, "the digest of the XML's UTF-8 bytes")
 
+	// Bytes that are not what the archive lists never leave as a whole ZIP: the writer stops at that entry.
+	_, err = pool.Exec(ctx, `UPDATE archived_blobs SET data = overlay(data PLACING '\x00'::bytea FROM 5000000) WHERE sha256 = $1`, sum[:])
+	require.NoError(t, err)
+	err = subs.WriteZIP(ctx, io.Discard, sub)
+	require.ErrorContains(t, err, "attachments/1/stor.bin does not match its SHA-256")
+
 	var lines int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM submission_log WHERE archive_reference = 'AR42' AND action = 'Download'`).Scan(&lines))
 	assert.Equal(t, 2, lines, "the attachment and the ZIP; refusals log nothing")
