@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store/scaledata"
 )
 
 // The download queue's benchmarks (make bench; not timed in make test). Both build their data with SQL,
@@ -82,7 +84,7 @@ func peakRSS(b *testing.B, f func()) int64 {
 // memory) in the same run; ratio-* is the API's rate over the bare one (target: at least 0.8).
 func BenchmarkSubmissionDownload200MB(b *testing.B) {
 	const size = 200 << 20
-	const ref = "AR900000001"
+	const ref = "AR990000001" // beyond the queue benchmark's scaledata run
 	srv, pool := formTaskServer(b)
 	benchArchive(b, ref, size)
 	web := httptest.NewServer(srv) // streamed as a client gets it, not held for the OpenAPI check
@@ -131,7 +133,8 @@ func BenchmarkSubmissionDownload200MB(b *testing.B) {
 }
 
 // BenchmarkSubmissionQueuePages fills the queue to POSTBOX_BENCH_SUBMISSIONS archived submissions (default
-// 1,000,000; made once per database) and measures the unconfirmed queue's first page and a page from the
+// 1,000,000, each with a form, an attachment and a print: scaledata.Submissions, as postbox gen
+// --submissions makes them; once per database) and measures the unconfirmed queue's first page and a page from the
 // middle (by its continuation token) over real HTTP, 200 requests each, beside the bare statement of the
 // same page run on the pool in the same run. Reported: p50 and p99 of each, and the API's p99 over the
 // bare one's.
@@ -144,25 +147,11 @@ func BenchmarkSubmissionQueuePages(b *testing.B) {
 	}
 	srv, pool := formTaskServer(b)
 	ctx := context.Background()
-	const first = 800_000_001 // references far from the sequence's
-	var have int
-	require.NoError(b, pool.QueryRow(ctx, `SELECT count(*) FROM submissions WHERE seq > $1`, first-1).Scan(&have))
-	if have < n {
-		_, err := pool.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES (sha256('bench'::bytea), '%PDF-1.4 bench'::bytea) ON CONFLICT DO NOTHING`)
-		require.NoError(b, err)
-		_, err = pool.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
-			SELECT 'AR' || s, 'a' || s, timestamp '2026-01-01' + s * interval '1 second', 'bench',
-				'[{"ID":1,"Type":"MainForm","DataFormatID":"3106","DataFormatVersion":21845,"Name":"Skjema","FormData":"<Skjema/>"}]', '[]', sha256('bench'::bytea)
-			FROM generate_series($1::bigint + $2, $1::bigint + $3 - 1) s`, first, have, n)
-		require.NoError(b, err)
-		_, err = pool.Exec(ctx, `INSERT INTO submissions (archive_reference, seq, message_id, service_owner_code, service_code, service_edition, reportee_id, archived_at, filled_by, signed_by)
-			SELECT 'AR' || s, s, 'a' || s, 'FJE', '4711', 2, (SELECT id FROM parties WHERE organization_number = $4),
-				timestamp '2026-01-01' + s * interval '1 second', 'bench', 'bench'
-			FROM generate_series($1::bigint + $2, $1::bigint + $3 - 1) s`, first, have, n, orgO1)
-		require.NoError(b, err)
-		_, err = pool.Exec(ctx, `ANALYZE submissions; ANALYZE archives`)
-		require.NoError(b, err)
-	}
+	var o1 int64
+	require.NoError(b, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = $1`, orgO1).Scan(&o1))
+	_, err := scaledata.Submissions(ctx, pool, scaledata.Queue{Count: n, Owner: "FJE", ServiceCode: "4711", ServiceEdition: 2,
+		ReporteeID: o1, FirstSeq: scaledata.FirstSubmission})
+	require.NoError(b, err)
 	web := httptest.NewServer(srv) // streamed as a client gets it, not held for the OpenAPI check
 	defer web.Close()
 	token := fjeQueue(b).token
@@ -201,7 +190,7 @@ func BenchmarkSubmissionQueuePages(b *testing.B) {
 		require.NoError(b, rows.Err())
 		return time.Since(began)
 	}
-	deepAfter := int64(first + n/2)
+	deepAfter := int64(scaledata.FirstSubmission + n/2)
 	deep := "/api/serviceowner/submissions?continuation=" + base64.RawURLEncoding.EncodeToString([]byte("so1.submissions."+strconv.FormatInt(deepAfter, 10)))
 	const samples = 200
 	for b.Loop() {

@@ -47,7 +47,7 @@ commands:
                  every queue group, for local use
   token          mint a local bearer token: --pid SSN or --org ORGNR, --scope "...", [--acr Level3] [--ttl 1h]
   gen            migrate and add a large synthetic mailbox (COPY): [--messages 1000000] [--parties 1000]
-                 [--services 200] [--owners 20] [--seed 1]; one person (scaledata.PersonSSN) represents
+                 [--services 200] [--owners 20] [--seed 1] [--submissions 0]; one person (scaledata.PersonSSN) represents
                  every generated organization with rights on about half of the services
   webhook-echo   a tiny local webhook receiver: answers the handshake, checks signatures with the secret in
                  --secret-file (read on every delivery; none: unchecked), prints each delivery;
@@ -182,6 +182,7 @@ func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	fs.IntVar(&shape.Services, "services", shape.Services, "services (even ones form tasks, odd ones correspondence)")
 	fs.IntVar(&shape.Owners, "owners", shape.Owners, "service owners")
 	fs.Uint64Var(&shape.Seed, "seed", shape.Seed, "random seed: the same seed gives the same data")
+	submissions := fs.Int("submissions", 0, "archived submissions (a form, an attachment and a print each) to add to the download queue of G00's first form-task service")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -198,8 +199,14 @@ func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err != nil {
 		return err
 	}
+	queued, err := scaledata.Submissions(ctx, pool, scaledata.Queue{Count: *submissions, Owner: "G00",
+		ServiceCode: fmt.Sprint(res.FirstCode), ServiceEdition: 1, ReporteeID: res.FirstOrg, FirstSeq: scaledata.FirstSubmission})
+	if err != nil {
+		return err
+	}
 	slog.Info("dataset generated", "messages", shape.Messages, "organizations", shape.Parties, "services", shape.Services,
-		"person", scaledata.PersonSSN, "first_reportee", fmt.Sprintf("r%d", res.FirstOrg), "took", time.Since(began).Round(time.Second))
+		"submissions", queued, "person", scaledata.PersonSSN, "first_reportee", fmt.Sprintf("r%d", res.FirstOrg),
+		"took", time.Since(began).Round(time.Second))
 	return nil
 }
 

@@ -2,14 +2,17 @@ package scaledata_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/scaledata"
 	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/submission"
 )
 
 func TestGenerate(t *testing.T) {
@@ -47,4 +50,32 @@ func TestGenerate(t *testing.T) {
 
 	_, err = scaledata.Generate(ctx, storetest.NewEmpty(t), scaledata.Shape{Messages: 1, Parties: 1, Services: 1, Owners: 1})
 	require.Error(t, err)
+}
+
+// Generated submissions are whole archives in the owner's unconfirmed queue, their one attachment stored
+// once; a second run of the same queue adds none.
+func TestSubmissions(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.NewEmpty(t)
+	res, err := scaledata.Generate(ctx, pool, scaledata.Shape{Messages: 10, Parties: 3, Services: 2, Owners: 1, Seed: 5})
+	require.NoError(t, err)
+	q := scaledata.Queue{Count: 120, Owner: "G00", ServiceCode: "80000", ServiceEdition: 1, ReporteeID: res.FirstOrg, FirstSeq: scaledata.FirstSubmission}
+	added, err := scaledata.Submissions(ctx, pool, q)
+	require.NoError(t, err)
+	assert.Equal(t, 120, added)
+	again, err := scaledata.Submissions(ctx, pool, q)
+	require.NoError(t, err)
+	assert.Zero(t, again)
+
+	subs := submission.New(pool, events.NewBuilder("http://postbox.test"))
+	first, more, err := subs.List(ctx, "G00", submission.Filter{Confirmed: submission.Unconfirmed}, 0, 50)
+	require.NoError(t, err)
+	assert.True(t, more)
+	require.Len(t, first, 50)
+	assert.Equal(t, fmt.Sprintf("AR%d", scaledata.FirstSubmission), first[0].ArchiveReference)
+	require.Len(t, first[0].Forms, 1)
+	require.Len(t, first[0].Attachments, 1)
+	var blobs int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM archived_blobs`).Scan(&blobs))
+	assert.Equal(t, 1, blobs, "one content, stored once")
 }
