@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/postbox/postbox/internal/every"
 	"github.com/postbox/postbox/store"
 )
 
@@ -137,14 +138,7 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 // SweepArchives confirms archives (ConfirmArchives) every ArchiveConfirmSweep until ctx ends; the formtask
 // workers run it.
 func SweepArchives(ctx context.Context, c client.Client, pool *pgxpool.Pool, log *slog.Logger) {
-	tick := time.NewTicker(ArchiveConfirmSweep)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every.Tick(ctx, ArchiveConfirmSweep, func() bool {
 		told, err := ConfirmArchives(ctx, c, store.New(pool), ArchiveConfirmAge, log)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("confirming archives failed; trying again at the next sweep", "err", err)
@@ -152,5 +146,6 @@ func SweepArchives(ctx context.Context, c client.Client, pool *pgxpool.Pool, log
 		if told > 0 {
 			log.Warn("told form-task workflows of archives their updates lost", "count", told)
 		}
-	}
+		return true
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/internal/every"
 )
 
 // update sends an update to the task's workflow, starting the workflow if it is not running, and waits for
@@ -125,20 +126,14 @@ var errUnreachable = errors.New("the Temporal server does not answer")
 // while the change waits: every ConnectTimeout it asks the server for its health, with that timeout. It
 // returns when ctx ends. An Update done within ConnectTimeout costs no health check.
 func (s *Service) watchServer(ctx context.Context, giveUp context.CancelCauseFunc) {
-	tick := time.NewTicker(s.opts.ConnectTimeout)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every.Tick(ctx, s.opts.ConnectTimeout, func() bool {
 		hctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
 		_, err := s.temporal.CheckHealth(hctx, &client.CheckHealthRequest{})
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			giveUp(fmt.Errorf("%w: %w", errUnreachable, err))
-			return
+			return false
 		}
-	}
+		return true
+	})
 }

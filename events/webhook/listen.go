@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postbox/postbox/internal/every"
 	"github.com/postbox/postbox/store"
 )
 
@@ -91,26 +92,20 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger
 func (l *Listener) poll(ctx context.Context, q *store.Queries, log *slog.Logger) {
 	var seen store.OutboxMark
 	failing := false
-	tick := time.NewTicker(FallbackPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every.Tick(ctx, FallbackPoll, func() bool {
 		mark, err := q.CurrentOutboxMark(ctx)
 		if err != nil {
 			if !failing && ctx.Err() == nil {
 				log.WarnContext(ctx, "the webhook fallback poll cannot read the outbox; it tries again every poll", "err", err)
 			}
 			failing = true
-			continue
+			return true
 		}
 		failing = false
 		if mark != seen {
 			seen = mark
 			l.wake()
 		}
-	}
+		return true
+	})
 }
