@@ -158,20 +158,30 @@ func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 	if *file == "" {
 		return errors.New("seed: --file is required")
 	}
-	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+	pool, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	// A fresh database gets its schema first, so `createdb; postbox seed` works.
-	if err := store.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	if err := importer.FromFile(ctx, pool, *file); err != nil {
 		return err
 	}
 	slog.Info("dataset imported", "file", *file)
 	return nil
+}
+
+// openMigrated opens the database and brings its schema up to date first, so that `createdb; postbox seed`
+// (or gen) works on a fresh database.
+func openMigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, error) {
+	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
 }
 
 func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
@@ -186,14 +196,11 @@ func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+	pool, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := store.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	began := time.Now()
 	res, err := scaledata.Generate(ctx, pool, shape)
 	if err != nil {
