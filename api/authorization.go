@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
@@ -23,7 +23,7 @@ import (
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
 	q        *store.Queries
-	pool     *pgxpool.Pool
+	access   *access.Service // writes every change
 	rights   *identity.Rights
 	parties  *partyFinder
 	events   events.Builder
@@ -145,19 +145,19 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	now := clock.Now()
 	delegated := make([]store.Event, 0, len(defs))
 	created := delegatedResource{Name: holder.name, RoleIDs: make([]int64, 0, len(defs))}
-	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
+	err = h.access.Change(ctx, func(q *store.Queries) error {
 		for _, d := range defs {
 			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
 				RoleDefinitionID: d.ID, Delegator: p.Name, DelegatedTime: now})
 			if errors.Is(err, store.ErrRoleHeld) {
-				return problem.New(http.StatusConflict, "role-already-held", "the right holder already holds role %s for this reportee", roleLabel(d.ID, d.Code, d.Name))
+				return problem.New(http.StatusConflict, "role-already-held", "the right holder already holds role %s for this reportee", access.RoleLabel(d.ID, d.Code, d.Name))
 			}
 			if err != nil {
 				return err
 			}
 			e := auditEntry(c, party.ID, store.AuditDelegateRole, now)
 			e.RoleID, e.RoleDefinitionID, e.RightHolder = id, d.ID, holder.name
-			e.Summary = fmt.Sprintf("delegated role %s to %s", roleLabel(d.ID, d.Code, d.Name), holder.name)
+			e.Summary = fmt.Sprintf("delegated role %s to %s", access.RoleLabel(d.ID, d.Code, d.Name), holder.name)
 			if err := q.AppendAudit(ctx, e); err != nil {
 				return err
 			}
@@ -209,7 +209,7 @@ func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]s
 		if err != nil {
 			return nil, err
 		}
-		label := roleLabel(d.ID, d.Code, d.Name)
+		label := access.RoleLabel(d.ID, d.Code, d.Name)
 		if d.RoleType == "External" {
 			return nil, problem.New(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
 		}
@@ -247,7 +247,7 @@ func (h *authorizationHandlers) mayDelegate(c *gin.Context, id int, label string
 	}
 	labels := make([]string, len(missing))
 	for i, r := range missing {
-		labels[i] = rightLabel(r)
+		labels[i] = access.RightLabel(r)
 	}
 	pr := problem.New(http.StatusForbidden, "rights-not-held", "you may delegate or take away role %s only if you hold all its rights as delegatable rights; you lack %s",
 		label, strings.Join(labels, ", "))

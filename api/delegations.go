@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
@@ -266,7 +267,7 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 		return
 	}
 	now := clock.Now()
-	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
+	err = h.access.Change(ctx, func(q *store.Queries) error {
 		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.ID}, party.ID, right.Right)
 		if err != nil {
 			return err
@@ -275,13 +276,13 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 			return notThere()
 		}
 		for _, r := range roles {
-			label := roleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName)
+			label := access.RoleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName)
 			switch {
 			case r.RoleType == "External":
 				return roleFromRegister(r.RoleID, label)
 			case r.Rights > 1:
 				return problem.New(http.StatusConflict, "right-comes-with-role",
-					"%s comes to %s with role %d %s, which gives other rights too: delete that role to take them all", rightLabel(right.Right), r.HolderName, r.RoleID, label)
+					"%s comes to %s with role %d %s, which gives other rights too: delete that role to take them all", access.RightLabel(right.Right), r.HolderName, r.RoleID, label)
 			}
 			if err := h.mayDelegate(c, r.RoleDefinitionID, label); err != nil {
 				return err
@@ -292,11 +293,11 @@ func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule
 			if err := q.DeleteDelegatedRole(ctx, r.RoleID); err != nil {
 				return err
 			}
-			deleted = append(deleted, h.roleDeleted(r.DelegatedRole))
+			deleted = append(deleted, access.RoleDeleted(h.events, r.DelegatedRole))
 			e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
 			e.RightID, e.RoleID, e.RoleDefinitionID, e.RightHolder = right.RightID, r.RoleID, r.RoleDefinitionID, r.HolderName
-			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", rightLabel(right.Right), r.HolderName,
-				roleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName))
+			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", access.RightLabel(right.Right), r.HolderName,
+				access.RoleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName))
 			if err := q.AppendAudit(ctx, e); err != nil {
 				return err
 			}

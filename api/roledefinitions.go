@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -9,10 +8,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
-	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 )
 
@@ -88,25 +87,20 @@ func (h *authorizationHandlers) roleDefinitionView(c *gin.Context, d store.RoleD
 	return r
 }
 
-// checkRoleUnchanged holds a change of a role definition to its If-Match, if it has one: in the change's
-// transaction, the definition is locked and its ETag compared as it is now, so nothing changes it between
-// the check and the change.
-func (h *authorizationHandlers) checkRoleUnchanged(c *gin.Context, q *store.Queries, id int) error {
+// unchanged holds a change of a role definition to its If-Match, if it has one: in the change's
+// transaction the role definition is locked and its current ETag compared, so a change made meanwhile is
+// answered 412. Nil without If-Match.
+func (h *authorizationHandlers) unchanged(c *gin.Context) access.Precondition {
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil
 	}
-	d, err := q.LockRoleDefinition(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return problem.NotFound("role definition %d has been deleted", id)
+	return func(d store.RoleDefinition) error {
+		tag, err := resourceETag(c, h.roleDefinitionView(c, d))
+		if err != nil {
+			return err
+		}
+		return checkIfMatch(c, tag)
 	}
-	if err != nil {
-		return err
-	}
-	tag, err := resourceETag(c, h.roleDefinitionView(c, d))
-	if err != nil {
-		return err
-	}
-	return checkIfMatch(c, tag)
 }
 
 // localRoleBody is the body of POST and PUT role definitions. RoleType (PUT) is accepted and ignored, a
@@ -138,37 +132,23 @@ var localRoleActions = map[string]string{
 // maxLocalRoleRights bounds the rights of a local role; its texts are held to the field limits (inputs.go).
 const maxLocalRoleRights = 200
 
-// localRole is a validated local role body.
-type localRole struct {
-	name, description string
-	rights            []store.RightSpec
-}
-
-func (l localRole) summary() string {
-	parts := make([]string, len(l.rights))
-	for i, r := range l.rights {
-		parts[i] = fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
-	}
-	return fmt.Sprintf("%q with rights %s", l.name, strings.Join(parts, ", "))
-}
-
 // readLocalRole binds and checks a local role body, answering 400 with every problem found.
-func (h *authorizationHandlers) readLocalRole(c *gin.Context) (localRole, error) {
+func (h *authorizationHandlers) readLocalRole(c *gin.Context) (access.LocalRole, error) {
 	var b localRoleBody
 	if err := bindJSON(c, &b); err != nil {
-		return localRole{}, err
+		return access.LocalRole{}, err
 	}
 	var (
-		l    localRole
+		l    access.LocalRole
 		errs []string
 	)
 	if b.RoleName == nil || strings.TrimSpace(string(*b.RoleName)) == "" {
 		errs = append(errs, "RoleName is required")
 	} else {
-		l.name = strings.TrimSpace(string(*b.RoleName))
+		l.Name = strings.TrimSpace(string(*b.RoleName))
 	}
 	if b.RoleDescription != nil {
-		l.description = strings.TrimSpace(string(*b.RoleDescription))
+		l.Description = strings.TrimSpace(string(*b.RoleDescription))
 	}
 	rights, field := b.Rights, "Rights"
 	if b.Embedded != nil {
@@ -207,7 +187,7 @@ func (h *authorizationHandlers) readLocalRole(c *gin.Context) (localRole, error)
 			continue // the same right twice is the same right
 		}
 		seen[spec] = true
-		l.rights = append(l.rights, spec)
+		l.Rights = append(l.Rights, spec)
 		keys = append(keys, store.ServiceKey{Code: code, Edition: edition})
 		at = append(at, where)
 	}
@@ -233,56 +213,23 @@ func (h *authorizationHandlers) readLocalRole(c *gin.Context) (localRole, error)
 	return l, nil
 }
 
-func roleNameTaken(name string) *problem.Problem {
-	return problem.New(http.StatusConflict, "role-name-taken", "this reportee already has a local role named %q", name)
-}
-
 func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 	party, ok := managedReportee(c)
 	if !ok {
 		return
 	}
-	h.saveLocalRole(c, store.AuditCreateRoleDefinition, events.RoleDefinitionCreated, http.StatusCreated, func(q *store.Queries, l localRole) (int, string, error) {
-		id, err := q.CreateLocalRole(c.Request.Context(), party.ID, l.name, l.description, l.rights)
-		return id, "created local role " + l.summary(), err
-	})
-}
-
-// saveLocalRole reads the local role of the body and runs save, which writes it for {who} and returns its
-// id and what it did, in one transaction with its audit entry and its event (eventType), and answers status
-// with the role's Location.
-func (h *authorizationHandlers) saveLocalRole(c *gin.Context, action, eventType string, status int, save func(q *store.Queries, l localRole) (int, string, error)) {
 	l, err := h.readLocalRole(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	party, _ := reporteeOf(c)
-	now := clock.Now()
-	var id int
-	err = h.changeAuthorization(ctx, func(q *store.Queries) error {
-		var summary string
-		var err error
-		if id, summary, err = save(q, l); err != nil {
-			return err
-		}
-		e := auditEntry(c, party.ID, action, now)
-		e.RoleDefinitionID, e.Summary = id, summary
-		if err := q.AppendAudit(ctx, e); err != nil {
-			return err
-		}
-		return q.AppendEvents(ctx, h.events.RoleDefinitionEvent(eventType, events.RoleDefinition{RoleDefinitionID: id, ReporteeID: party.ID, Name: l.name}))
-	})
-	if errors.Is(err, store.ErrRoleNameTaken) {
-		err = roleNameTaken(l.name)
-	}
+	id, err := h.access.CreateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, l)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	c.Header("Location", h.roleDefinitionURL(c, id))
-	c.Status(status)
+	c.Status(http.StatusCreated)
 }
 
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
@@ -297,7 +244,7 @@ func (h *authorizationHandlers) changeableRole(c *gin.Context) (store.RoleDefini
 	}
 	if !d.Local() {
 		abort(c, problem.New(http.StatusForbidden, "platform-role", "role definition %s is a platform role; only local roles can be changed or deleted",
-			roleLabel(d.ID, d.Code, d.Name)))
+			access.RoleLabel(d.ID, d.Code, d.Name)))
 		return d, false
 	}
 	return d, true
@@ -308,53 +255,28 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	h.saveLocalRole(c, store.AuditUpdateRoleDefinition, events.RoleDefinitionChanged, http.StatusNoContent, func(q *store.Queries, l localRole) (int, string, error) {
-		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
-			return d.ID, "", err
-		}
-		err := q.UpdateLocalRole(c.Request.Context(), d.ID, l.name, l.description, l.rights)
-		return d.ID, fmt.Sprintf("changed local role %d to %s", d.ID, l.summary()), err
-	})
+	l, err := h.readLocalRole(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	party, _ := reporteeOf(c)
+	if err := h.access.UpdateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d.ID, l, h.unchanged(c)); err != nil {
+		abort(c, err)
+		return
+	}
+	c.Header("Location", h.roleDefinitionURL(c, d.ID))
+	c.Status(http.StatusNoContent)
 }
 
 // deleteLocalRole deletes a local role and, with it, every delegation of it (each recorded in the audit log).
 func (h *authorizationHandlers) deleteLocalRole(c *gin.Context) {
-	ctx := c.Request.Context()
 	d, ok := h.changeableRole(c)
 	if !ok {
 		return
 	}
 	party, _ := reporteeOf(c)
-	now := clock.Now()
-	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
-		if err := h.checkRoleUnchanged(c, q, d.ID); err != nil {
-			return err
-		}
-		held, err := q.DeleteLocalRole(ctx, d.ID)
-		if err != nil {
-			return err
-		}
-		evs := make([]store.Event, 0, len(held)+1)
-		for _, r := range held {
-			evs = append(evs, h.roleDeleted(r))
-			e := auditEntry(c, r.ReporteeID, store.AuditDeleteRole, now)
-			e.RoleID, e.RoleDefinitionID, e.RightHolder = r.RoleID, d.ID, r.HolderName
-			e.Summary = fmt.Sprintf("deleted role %s held by %s, with its local role definition", roleLabel(d.ID, "", d.Name), r.HolderName)
-			if err := q.AppendAudit(ctx, e); err != nil {
-				return err
-			}
-		}
-		e := auditEntry(c, party.ID, store.AuditDeleteRoleDefinition, now)
-		e.RoleDefinitionID = d.ID
-		e.Summary = fmt.Sprintf("deleted local role %s", roleLabel(d.ID, "", d.Name))
-		if err := q.AppendAudit(ctx, e); err != nil {
-			return err
-		}
-		evs = append(evs, h.events.RoleDefinitionEvent(events.RoleDefinitionDeleted, events.RoleDefinition{RoleDefinitionID: d.ID,
-			ReporteeID: party.ID, Name: d.Name}))
-		return q.AppendEvents(ctx, evs...)
-	})
-	if err != nil {
+	if err := h.access.DeleteLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d, h.unchanged(c)); err != nil {
 		abort(c, err)
 		return
 	}

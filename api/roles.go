@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/audit"
@@ -134,17 +133,6 @@ func notAccessManager(c *gin.Context) *problem.Problem {
 		"you are neither access manager (ADMAI) nor main administrator (HADM) for %q", c.Param("who"))
 }
 
-// changeAuthorization runs a change and its audit entries in one transaction and, once it has committed,
-// empties this replica's rights cache so the next request sees it (other replicas hear of it through
-// the database's change notification).
-func (h *authorizationHandlers) changeAuthorization(ctx context.Context, fn func(q *store.Queries) error) error {
-	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error { return fn(store.New(tx)) })
-	if err == nil {
-		h.rights.Invalidate()
-	}
-	return err
-}
-
 // auditEntry starts an audit entry for a change the caller makes for the reportee.
 func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) audit.Entry {
 	p := principalOf(c)
@@ -152,18 +140,6 @@ func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) a
 	key, _ := apiKeyOf(c)
 	return audit.Entry{At: at, ReporteeID: reporteeID, ActorName: p.Name, ActorPartyID: subject.PartyID,
 		ActorLoginID: subject.LoginID, ActorMethod: string(p.Method), APIKeyName: key.Name, RequestID: requestID(c), Action: action}
-}
-
-// roleLabel names a role definition for messages and the audit log.
-func roleLabel(id int, code, name string) string {
-	if code != "" {
-		return fmt.Sprintf("%d %s (%s)", id, code, name)
-	}
-	return fmt.Sprintf("%d (%s)", id, name)
-}
-
-func rightLabel(r store.Right) string {
-	return fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
 }
 
 // roleRefused is the one answer to a role delete the caller may not make, whatever exists.
@@ -249,7 +225,7 @@ func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
 // deleteRole deletes a role in one transaction with its audit entry, when allowed (if not nil) lets the
 // caller. Roles from the business register (RoleType External) are not deleted here.
 func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedRole, allowed func(label string) error) {
-	label := roleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
+	label := access.RoleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
 	if role.RoleType == "External" {
 		abort(c, roleFromRegister(role.RoleID, label))
 		return
@@ -263,7 +239,7 @@ func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedR
 	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, clock.Now())
 	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
 	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-	h.deleteAudited(c, e, h.roleDeleted(role), func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
+	h.deleteAudited(c, e, access.RoleDeleted(h.events, role), func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
 }
 
 func roleFromRegister(id int64, label string) *problem.Problem {
@@ -301,22 +277,16 @@ func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
 	}
 	e := auditEntry(c, party.ID, store.AuditDeleteRight, clock.Now())
 	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
-	e.Summary = fmt.Sprintf("deleted right %s from local role %s", rightLabel(r.Right), roleLabel(r.RoleDefinitionID, "", r.RoleName))
+	e.Summary = fmt.Sprintf("deleted right %s from local role %s", access.RightLabel(r.Right), access.RoleLabel(r.RoleDefinitionID, "", r.RoleName))
 	changed := h.events.RoleDefinitionEvent(events.RoleDefinitionChanged, events.RoleDefinition{RoleDefinitionID: r.RoleDefinitionID,
 		ReporteeID: party.ID, Name: r.RoleName})
 	h.deleteAudited(c, e, changed, func(q *store.Queries) error { return q.DeleteLocalRight(ctx, id) })
 }
 
-// roleDeleted is the event of deleting role r.
-func (h *authorizationHandlers) roleDeleted(r store.DelegatedRole) store.Event {
-	return h.events.RoleEvent(events.RoleDeleted, events.Role{RoleID: r.RoleID, RoleDefinitionID: r.RoleDefinitionID,
-		ReporteeID: r.ReporteeID, HolderPartyID: r.HolderPartyID, HolderUserName: r.HolderUserName})
-}
-
 // deleteAudited runs a delete, its audit entry and its event in one transaction and answers 204.
 func (h *authorizationHandlers) deleteAudited(c *gin.Context, e audit.Entry, event store.Event, del func(q *store.Queries) error) {
 	ctx := c.Request.Context()
-	err := h.changeAuthorization(ctx, func(q *store.Queries) error {
+	err := h.access.Change(ctx, func(q *store.Queries) error {
 		if err := del(q); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/submission"
@@ -46,7 +47,7 @@ func (s *Server) routes() http.Handler {
 	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events), mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{q: s.q, pool: s.opts.Pool, rights: s.rights, parties: s.parties, events: s.events, messages: visible}
+	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
@@ -144,6 +145,7 @@ func From(err error) (p *Problem, internal bool) {
 		broad         *store.TooBroadError
 		subs          *store.SubscriptionLimitError
 		filter        *submission.FilterError
+		accessRefused *access.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -152,6 +154,9 @@ func From(err error) (p *Problem, internal bool) {
 		return formTaskProblem(refused), false
 	case errors.As(err, &changeRefused):
 		return messageProblem(changeRefused), false
+	case errors.As(err, &accessRefused):
+		k, ok := accessKinds[accessRefused.Kind]
+		return ofKind(k, ok, accessRefused.Detail), false
 	case errors.As(err, &syntax):
 		return New(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
@@ -226,6 +231,12 @@ func formTaskProblem(e *formtask.Error) *Problem {
 		p.Errors = e.Validation.ValidationErrors
 	}
 	return p
+}
+
+// accessKinds are the problems of refused access changes.
+var accessKinds = map[access.Kind]problemKind{
+	access.Gone:      {http.StatusNotFound, "not-found"},
+	access.NameTaken: {http.StatusConflict, "role-name-taken"},
 }
 
 // messageKinds are the problems of refused changes of a message's place and state.

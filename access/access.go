@@ -1,0 +1,198 @@
+// Package access is the room of who may do what for whom. It is begun with the local role definitions a
+// reportee makes (create, change, delete with every delegation of it) and the one way every access change
+// is written: one transaction with its audit entries and events, after which the rights cache is emptied.
+// Delegations, deletions and the audit log's reads still run their changes from api/ through Change
+// (docs/architecture.md, "Where the cut goes next").
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/store"
+)
+
+// Invalidator empties a cache of effective rights: this replica's, once a change has committed (the
+// others hear of it through the database's change notification).
+type Invalidator interface{ Invalidate() }
+
+// Service writes access changes.
+type Service struct {
+	pool   *pgxpool.Pool
+	rights Invalidator
+	events events.Builder
+}
+
+// New returns the service over pool; rights is emptied after each change, eb makes its events.
+func New(pool *pgxpool.Pool, rights Invalidator, eb events.Builder) *Service {
+	return &Service{pool: pool, rights: rights, events: eb}
+}
+
+// Change runs fn, a change with its audit entries and events, in one transaction and, once it has
+// committed, empties the rights cache so that the next request sees it.
+func (s *Service) Change(ctx context.Context, fn func(q *store.Queries) error) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(store.New(tx)) })
+	if err == nil {
+		s.rights.Invalidate()
+	}
+	return err
+}
+
+// Kind is a kind of refused access change.
+type Kind int
+
+const (
+	// Gone: what the change is about was deleted meanwhile.
+	Gone Kind = iota + 1
+	// NameTaken: the reportee has a local role of that name already.
+	NameTaken
+)
+
+// Error is a refused access change; Detail says why, for the caller.
+type Error struct {
+	Kind   Kind
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Detail }
+
+func refuse(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// RoleLabel names a role definition in details and the audit log: "12 REGNA (Regnskapsmedarbeider)".
+func RoleLabel(id int, code, name string) string {
+	if code != "" {
+		return fmt.Sprintf("%d %s (%s)", id, code, name)
+	}
+	return fmt.Sprintf("%d (%s)", id, name)
+}
+
+// RightLabel names a right in details and the audit log: "Read on 4711/2".
+func RightLabel(r store.Right) string {
+	return fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
+}
+
+// RoleDeleted is the event of deleting role r.
+func RoleDeleted(eb events.Builder, r store.DelegatedRole) store.Event {
+	return eb.RoleEvent(events.RoleDeleted, events.Role{RoleID: r.RoleID, RoleDefinitionID: r.RoleDefinitionID,
+		ReporteeID: r.ReporteeID, HolderPartyID: r.HolderPartyID, HolderUserName: r.HolderUserName})
+}
+
+// LocalRole is a local role definition as its reportee writes it.
+type LocalRole struct {
+	Name        string
+	Description string
+	Rights      []store.RightSpec
+}
+
+func (l LocalRole) summary() string {
+	parts := make([]string, len(l.Rights))
+	for i, r := range l.Rights {
+		parts[i] = fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
+	}
+	return fmt.Sprintf("%q with rights %s", l.Name, strings.Join(parts, ", "))
+}
+
+// Precondition checks a role definition as it is, locked, before it is changed (the caller's If-Match);
+// nil when the caller set none.
+type Precondition func(store.RoleDefinition) error
+
+// CreateLocalRole makes local role l of the reportee, audited as actor (an entry without action), and
+// returns its id.
+func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, l LocalRole) (int, error) {
+	var id int
+	err := s.saveLocalRole(ctx, actor, reporteeID, store.AuditCreateRoleDefinition, events.RoleDefinitionCreated, l, func(q *store.Queries) (string, error) {
+		var err error
+		id, err = q.CreateLocalRole(ctx, reporteeID, l.Name, l.Description, l.Rights)
+		return "created local role " + l.summary(), err
+	}, &id)
+	return id, err
+}
+
+// UpdateLocalRole replaces local role id of the reportee with l, once pre holds.
+func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, id int, l LocalRole, pre Precondition) error {
+	return s.saveLocalRole(ctx, actor, reporteeID, store.AuditUpdateRoleDefinition, events.RoleDefinitionChanged, l, func(q *store.Queries) (string, error) {
+		if err := check(ctx, q, id, pre); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("changed local role %d to %s", id, l.summary()), q.UpdateLocalRole(ctx, id, l.Name, l.Description, l.Rights)
+	}, &id)
+}
+
+// saveLocalRole runs save, which writes local role *id and says what it did, with its audit entry and
+// event, in one change.
+func (s *Service) saveLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, action, eventType string, l LocalRole,
+	save func(q *store.Queries) (string, error), id *int) error {
+	err := s.Change(ctx, func(q *store.Queries) error {
+		summary, err := save(q)
+		if err != nil {
+			return err
+		}
+		e := actor
+		e.ReporteeID, e.Action, e.RoleDefinitionID, e.Summary = reporteeID, action, *id, summary
+		if err := q.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		return q.AppendEvents(ctx, s.events.RoleDefinitionEvent(eventType, events.RoleDefinition{RoleDefinitionID: *id, ReporteeID: reporteeID, Name: l.Name}))
+	})
+	if errors.Is(err, store.ErrRoleNameTaken) {
+		return refuse(NameTaken, "this reportee already has a local role named %q", l.Name)
+	}
+	return err
+}
+
+// DeleteLocalRole deletes local role d of the reportee once pre holds and, with it, every delegation of
+// it, each recorded in the audit log of its own reportee and with its event.
+func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, d store.RoleDefinition, pre Precondition) error {
+	return s.Change(ctx, func(q *store.Queries) error {
+		if err := check(ctx, q, d.ID, pre); err != nil {
+			return err
+		}
+		held, err := q.DeleteLocalRole(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		evs := make([]store.Event, 0, len(held)+1)
+		for _, r := range held {
+			evs = append(evs, RoleDeleted(s.events, r))
+			e := actor
+			e.ReporteeID, e.Action, e.RoleID, e.RoleDefinitionID, e.RightHolder = r.ReporteeID, store.AuditDeleteRole, r.RoleID, d.ID, r.HolderName
+			e.Summary = fmt.Sprintf("deleted role %s held by %s, with its local role definition", RoleLabel(d.ID, "", d.Name), r.HolderName)
+			if err := q.AppendAudit(ctx, e); err != nil {
+				return err
+			}
+		}
+		e := actor
+		e.ReporteeID, e.Action, e.RoleDefinitionID = reporteeID, store.AuditDeleteRoleDefinition, d.ID
+		e.Summary = fmt.Sprintf("deleted local role %s", RoleLabel(d.ID, "", d.Name))
+		if err := q.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		evs = append(evs, s.events.RoleDefinitionEvent(events.RoleDefinitionDeleted, events.RoleDefinition{RoleDefinitionID: d.ID,
+			ReporteeID: reporteeID, Name: d.Name}))
+		return q.AppendEvents(ctx, evs...)
+	})
+}
+
+// check locks role definition id and checks pre on it, when there is one.
+func check(ctx context.Context, q *store.Queries, id int, pre Precondition) error {
+	if pre == nil {
+		return nil
+	}
+	d, err := q.LockRoleDefinition(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(Gone, "role definition %d has been deleted", id)
+	}
+	if err != nil {
+		return err
+	}
+	return pre(d)
+}

@@ -1,0 +1,71 @@
+package access_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/access"
+	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+type invalidations struct{ n int }
+
+func (i *invalidations) Invalidate() { i.n++ }
+
+// A local role's life through the room: each change one transaction with its audit line and event, the
+// rights cache emptied after each that committed and never after a refused one.
+func TestLocalRoleChanges(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	var reportee int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
+	cache := &invalidations{}
+	s := access.New(pool, cache, events.NewBuilder("http://postbox.test"))
+	actor := audit.Entry{At: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), ActorName: "Tester", ActorMethod: "test", APIKeyName: "k", RequestID: "r"}
+	count := func(sql string, args ...any) int {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	auditBefore, eventsBefore := count(`SELECT count(*) FROM authorization_audit`), count(`SELECT count(*) FROM events`)
+
+	role := access.LocalRole{Name: "Lønn", Description: "lønnsrapportering", Rights: []store.RightSpec{{ServiceCode: "4711", ServiceEdition: 2, Action: "Read"}}}
+	id, err := s.CreateLocalRole(ctx, actor, reportee, role)
+	require.NoError(t, err)
+	assert.Equal(t, 1, cache.n)
+
+	_, err = s.CreateLocalRole(ctx, actor, reportee, role)
+	var refused *access.Error
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, access.NameTaken, refused.Kind)
+	assert.Equal(t, 1, cache.n, "a refused change empties nothing")
+
+	stale := errors.New("stale")
+	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(store.RoleDefinition) error { return stale })
+	assert.ErrorIs(t, err, stale, "the precondition is checked on the locked row")
+	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, id, access.LocalRole{Name: "Lønn og a-melding", Rights: role.Rights},
+		func(d store.RoleDefinition) error {
+			assert.Equal(t, "Lønn", d.Name)
+			return nil
+		}))
+	assert.Equal(t, 2, cache.n)
+
+	d := store.RoleDefinition{ID: id, Name: "Lønn og a-melding"}
+	require.NoError(t, s.DeleteLocalRole(ctx, actor, reportee, d, nil))
+	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(store.RoleDefinition) error { return nil })
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, access.Gone, refused.Kind)
+	assert.Equal(t, 3, cache.n)
+
+	assert.Equal(t, auditBefore+3, count(`SELECT count(*) FROM authorization_audit`), "created, changed, deleted")
+	assert.Equal(t, eventsBefore+3, count(`SELECT count(*) FROM events`))
+	assert.Equal(t, 1, count(`SELECT count(*) FROM authorization_audit WHERE role_definition_id = $1 AND summary LIKE 'changed local role%'`, id))
+}
