@@ -1,8 +1,8 @@
 // Package access is the room of who may do what for whom. It is begun with the local role definitions a
-// reportee makes (create, change, delete with every delegation of it) and the one way every access change
-// is written: one transaction with its audit entries and events, after which the rights cache is emptied.
-// Delegations, deletions and the audit log's reads still run their changes from api/ through Change
-// (docs/architecture.md, "Where the cut goes next").
+// reportee makes (create, change, delete with every delegation of it), the delegation of roles, and the
+// one way every access change is written: one transaction with its audit entries and events, after which
+// the rights cache is emptied. Deletions of roles and rights still build their changes in api/ and run
+// them through Change (docs/architecture.md, "Where the cut goes next").
 package access
 
 import (
@@ -53,6 +53,8 @@ const (
 	Gone Kind = iota + 1
 	// NameTaken: the reportee has a local role of that name already.
 	NameTaken
+	// AlreadyHeld: the right holder holds a role being delegated already.
+	AlreadyHeld
 )
 
 // Error is a refused access change; Detail says why, for the caller.

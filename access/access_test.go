@@ -69,3 +69,41 @@ func TestLocalRoleChanges(t *testing.T) {
 	assert.Equal(t, eventsBefore+3, count(`SELECT count(*) FROM events`))
 	assert.Equal(t, 1, count(`SELECT count(*) FROM authorization_audit WHERE role_definition_id = $1 AND summary LIKE 'changed local role%'`, id))
 }
+
+// A delegation gives every role in one change; one the holder has already refuses it all.
+func TestDelegateRoles(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	var reportee, holder int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE kind = 'Person' AND id <> $1 AND NOT EXISTS
+		(SELECT FROM roles r WHERE r.holder_party_id = parties.id AND r.reportee_id = $1) LIMIT 1`, reportee).Scan(&holder))
+	var defs []store.RoleDefinition
+	rows, err := pool.Query(ctx, `SELECT id, COALESCE(role_definition_code, ''), role_name FROM role_definitions
+		WHERE role_definition_code IN ('REGNA', 'UTINN') ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var d store.RoleDefinition
+		require.NoError(t, rows.Scan(&d.ID, &d.Code, &d.Name))
+		defs = append(defs, d)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, defs, 2)
+	cache := &invalidations{}
+	s := access.New(pool, cache, events.NewBuilder("http://postbox.test"))
+	actor := audit.Entry{At: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), ActorName: "Tester", ActorMethod: "test", APIKeyName: "k", RequestID: "r"}
+
+	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, defs[:1])
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	assert.Equal(t, 1, cache.n)
+
+	_, err = s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, defs)
+	var refused *access.Error
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, access.AlreadyHeld, refused.Kind)
+	var held int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM roles WHERE holder_party_id = $1 AND reportee_id = $2`, holder, reportee).Scan(&held))
+	assert.Equal(t, 1, held, "the refused delegation gave nothing")
+	assert.Equal(t, 1, cache.n)
+}

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -34,63 +33,48 @@ type authorizationHandlers struct {
 // organization or an enterprise user, and lists what {who} has given. The roles and rights the user holds,
 // their deletion and the audit log are in roles.go; the role definitions in roledefinitions.go.
 
-// rightHolder is who receives a delegation: a person or organization, or an enterprise user.
-type rightHolder struct {
-	partyID int64
-	loginID int64
-	name    string
-}
-
-// userName is the user name of an enterprise user holder, "" for a party.
-func (r rightHolder) userName() string {
-	if r.loginID == 0 {
-		return ""
-	}
-	return r.name
-}
-
 // findRightHolder identifies the right holder of a delegation. An identifier and a name that do not
 // belong together get the same answer whether the identifier exists or not, so the answer never reveals
 // who a national identity number belongs to.
-func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegationRequest) (rightHolder, error) {
+func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegationRequest) (access.Holder, error) {
 	switch {
 	case d.SocialSecurityNumber != "":
 		if d.OrganizationNumber != "" || d.UserName != "" {
-			return rightHolder{}, problem.BadRequest("name one right holder: a person (SocialSecurityNumber, LastName), an organization (OrganizationNumber, Name) or an enterprise user (UserName, OrganizationNumber)")
+			return access.Holder{}, problem.BadRequest("name one right holder: a person (SocialSecurityNumber, LastName), an organization (OrganizationNumber, Name) or an enterprise user (UserName, OrganizationNumber)")
 		}
 		if !ssnPattern.MatchString(d.SocialSecurityNumber) {
-			return rightHolder{}, problem.BadRequest("SocialSecurityNumber must be 11 digits")
+			return access.Holder{}, problem.BadRequest("SocialSecurityNumber must be 11 digits")
 		}
 		if d.LastName == "" {
-			return rightHolder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
+			return access.Holder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
 		}
 		p, err := h.namedParty(ctx, d.SocialSecurityNumber, "Person", func(p store.Party) bool { return sameName(p.LastName, d.LastName) },
 			"national identity number and last name")
-		return rightHolder{partyID: p.ID, name: p.Name}, err
+		return access.Holder{PartyID: p.ID, Name: p.Name}, err
 	case d.UserName != "":
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return rightHolder{}, problem.BadRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
+			return access.Holder{}, problem.BadRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
 		l, err := h.q.FindLogin(ctx, d.UserName)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != d.OrganizationNumber)) {
-			return rightHolder{}, rightHolderMismatch("user name and organization number")
+			return access.Holder{}, rightHolderMismatch("user name and organization number")
 		}
-		return rightHolder{loginID: l.ID, name: l.UserName}, err
+		return access.Holder{LoginID: l.ID, Name: l.UserName}, err
 	case d.OrganizationNumber != "":
 		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return rightHolder{}, problem.BadRequest("OrganizationNumber must be 9 digits")
+			return access.Holder{}, problem.BadRequest("OrganizationNumber must be 9 digits")
 		}
 		if d.Name == "" {
-			return rightHolder{}, problem.BadRequest("Name is required with OrganizationNumber")
+			return access.Holder{}, problem.BadRequest("Name is required with OrganizationNumber")
 		}
 		p, err := h.namedParty(ctx, d.OrganizationNumber, "Organization", func(p store.Party) bool { return sameName(p.Name, d.Name) },
 			"organization number and name")
 		if err == nil && p.Status != "" && p.Status != "Active" {
-			return rightHolder{}, problem.BadRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
+			return access.Holder{}, problem.BadRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
 		}
-		return rightHolder{partyID: p.ID, name: p.Name}, err
+		return access.Holder{PartyID: p.ID, Name: p.Name}, err
 	}
-	return rightHolder{}, problem.BadRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
+	return access.Holder{}, problem.BadRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
 }
 
 // namedParty finds the party of kind identified by number whose name matches; what names the pair of
@@ -132,7 +116,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if holder.partyID == party.ID {
+	if holder.PartyID == party.ID {
 		abort(c, problem.BadRequest("a party cannot hold roles for itself"))
 		return
 	}
@@ -141,45 +125,21 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	p := principalOf(c)
-	now := clock.Now()
-	delegated := make([]store.Event, 0, len(defs))
-	created := delegatedResource{Name: holder.name, RoleIDs: make([]int64, 0, len(defs))}
-	err = h.access.Change(ctx, func(q *store.Queries) error {
-		for _, d := range defs {
-			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.partyID, HolderLoginID: holder.loginID, ReporteeID: party.ID,
-				RoleDefinitionID: d.ID, Delegator: p.Name, DelegatedTime: now})
-			if errors.Is(err, store.ErrRoleHeld) {
-				return problem.New(http.StatusConflict, "role-already-held", "the right holder already holds role %s for this reportee", access.RoleLabel(d.ID, d.Code, d.Name))
-			}
-			if err != nil {
-				return err
-			}
-			e := auditEntry(c, party.ID, store.AuditDelegateRole, now)
-			e.RoleID, e.RoleDefinitionID, e.RightHolder = id, d.ID, holder.name
-			e.Summary = fmt.Sprintf("delegated role %s to %s", access.RoleLabel(d.ID, d.Code, d.Name), holder.name)
-			if err := q.AppendAudit(ctx, e); err != nil {
-				return err
-			}
-			delegated = append(delegated, h.events.RoleEvent(events.RoleDelegated, events.Role{RoleID: id, RoleDefinitionID: d.ID,
-				ReporteeID: party.ID, HolderPartyID: holder.partyID, HolderUserName: holder.userName()}))
-			created.RoleIDs = append(created.RoleIDs, id)
-		}
-		return q.AppendEvents(ctx, delegated...)
-	})
+	ids, err := h.access.DelegateRoles(ctx, auditEntry(c, party.ID, "", clock.Now()), party.ID, holder, defs)
 	if err != nil {
 		abort(c, err)
 		return
 	}
+	created := delegatedResource{Name: holder.Name, RoleIDs: ids}
 	// A person or organization is a receiver of {who}'s delegations, under its reportee id; an enterprise
 	// user is found in the delegations list.
 	delegations := h.authorizationURL(c) + "/delegations"
-	if holder.loginID == 0 {
-		created.RightHolderID = identity.ReporteeID(holder.partyID)
+	if holder.LoginID == 0 {
+		created.RightHolderID = identity.ReporteeID(holder.PartyID)
 		created.Links.Add("self", render.Link{Href: delegations + "/" + created.RightHolderID})
 		c.Header("Location", delegations+"/"+created.RightHolderID)
 	} else {
-		created.UserName = holder.name
+		created.UserName = holder.Name
 		created.Links.Add("self", render.Link{Href: delegations})
 		c.Header("Location", delegations)
 	}

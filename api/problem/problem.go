@@ -235,8 +235,9 @@ func formTaskProblem(e *formtask.Error) *Problem {
 
 // accessKinds are the problems of refused access changes.
 var accessKinds = map[access.Kind]problemKind{
-	access.Gone:      {http.StatusNotFound, "not-found"},
-	access.NameTaken: {http.StatusConflict, "role-name-taken"},
+	access.Gone:        {http.StatusNotFound, "not-found"},
+	access.NameTaken:   {http.StatusConflict, "role-name-taken"},
+	access.AlreadyHeld: {http.StatusConflict, "role-already-held"},
 }
 
 // messageKinds are the problems of refused changes of a message's place and state.
