@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/hex"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +12,19 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 )
+
+// downloadHeaders describes stored bytes an answer is about to stream: their media type, the file name a
+// client saves them under ("" for none) and, when sha256 is given, their digest as the ETag.
+func downloadHeaders(c *gin.Context, contentType, fileName string, sha256 []byte) {
+	hdr := c.Writer.Header()
+	hdr.Set("Content-Type", contentType)
+	if fileName != "" {
+		hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName}))
+	}
+	if sha256 != nil {
+		hdr.Set("ETag", `"`+hex.EncodeToString(sha256)+`"`)
+	}
+}
 
 // serveContent streams content as http.ServeContent does (Range, If-Range, If-Match,
 // If-Unmodified-Since, If-None-Match, If-Modified-Since; name gives the Content-Type when none is set),

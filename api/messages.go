@@ -1,9 +1,7 @@
 package api
 
 import (
-	"encoding/hex"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -301,10 +299,7 @@ func (h *mailboxHandlers) getAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	hdr := c.Writer.Header()
-	hdr.Set("Content-Type", a.ContentType)
-	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
-	hdr.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	downloadHeaders(c, a.ContentType, a.FileName, a.SHA256)
+	c.Header("X-Content-Type-Options", "nosniff")
 	serveContent(c, "", m.LastChangedDateTime, h.q.OpenAttachment(c.Request.Context(), a))
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/hex"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -303,9 +302,7 @@ func (h *submissionHandlers) getSubmission(c *gin.Context) {
 			abort(c, err)
 			return
 		}
-		hdr := c.Writer.Header()
-		hdr.Set("Content-Type", mediaZIP)
-		hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": submission.ZIPName(ref)}))
+		downloadHeaders(c, mediaZIP, submission.ZIPName(ref), nil)
 		c.Status(http.StatusOK)
 		if err := h.subs.WriteZIP(c.Request.Context(), c.Writer, sub); err != nil {
 			// The status and part of the body are sent: the connection is cut, so the client's ZIP lacks its
@@ -334,9 +331,7 @@ func (h *submissionHandlers) getSubmissionFormData(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	hdr := c.Writer.Header()
-	hdr.Set("Content-Type", "application/xml; charset=utf-8")
-	hdr.Set("ETag", `"`+hex.EncodeToString(form.SHA256)+`"`)
+	downloadHeaders(c, "application/xml; charset=utf-8", "", form.SHA256)
 	serveContent(c, "", sub.ArchivedAt, strings.NewReader(data))
 }
 
@@ -351,11 +346,8 @@ func (h *submissionHandlers) getSubmissionAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	hdr := c.Writer.Header()
-	hdr.Set("Content-Type", a.ContentType())
-	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.FileName}))
-	hdr.Set("ETag", `"`+hex.EncodeToString(a.SHA256)+`"`)
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	downloadHeaders(c, a.ContentType(), a.FileName, a.SHA256)
+	c.Header("X-Content-Type-Options", "nosniff")
 	serveContent(c, "", sub.ArchivedAt, r)
 }
 
@@ -366,10 +358,7 @@ func (h *submissionHandlers) getSubmissionPrint(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	hdr := c.Writer.Header()
-	hdr.Set("Content-Type", "application/pdf")
-	hdr.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": sub.ArchiveReference + ".pdf"}))
-	hdr.Set("ETag", `"`+hex.EncodeToString(sub.Print.SHA256)+`"`)
+	downloadHeaders(c, "application/pdf", sub.ArchiveReference+".pdf", sub.Print.SHA256)
 	serveContent(c, "", sub.ArchivedAt, strings.NewReader(string(pdf)))
 }
 

@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,28 +53,13 @@ func benchArchive(b *testing.B, ref string, size int) {
 	require.NoError(b, err)
 }
 
-// peakRSS runs f and returns how much the process's resident memory grew at its highest while f ran.
+// peakRSS runs f and returns how much the process's resident memory grew at its highest while f ran,
+// from a baseline with the freed memory returned to the system.
 func peakRSS(b *testing.B, f func()) int64 {
 	runtime.GC()
 	debug.FreeOSMemory()
 	start := rss(b)
-	var peak atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(5 * time.Millisecond):
-				if v := rss(b); v > peak.Load() {
-					peak.Store(v)
-				}
-			}
-		}
-	}()
-	f()
-	close(done)
-	return max(0, peak.Load()-start)
+	return max(0, rssPeakDuring(b, f)-start)
 }
 
 // BenchmarkSubmissionDownload200MB streams a 200 MB archived attachment and the ZIP holding it through the

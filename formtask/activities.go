@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,6 +22,7 @@ import (
 	"github.com/postbox/postbox/formtask/printpdf"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/formtask/xsd"
+	"github.com/postbox/postbox/internal/every"
 	"github.com/postbox/postbox/store"
 )
 
@@ -111,23 +111,15 @@ func permanent(kind string, err error) error {
 // worker. The first beat comes after that fifth: an activity that ends sooner costs no call. Activities
 // scheduled without a HeartbeatTimeout (the local ones) do not heartbeat.
 func heartbeat(ctx context.Context) (stop func()) {
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 5
-	if every <= 0 {
+	period := activity.GetInfo(ctx).HeartbeatTimeout / 5
+	if period <= 0 {
 		return func() {}
 	}
 	beating, stop := context.WithCancel(ctx)
-	go func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-beating.Done():
-				return
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
+	go every.Tick(beating, period, func() bool {
+		activity.RecordHeartbeat(ctx)
+		return true
+	})
 	return stop
 }
 

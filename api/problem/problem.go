@@ -155,8 +155,7 @@ func From(err error) (p *Problem, internal bool) {
 	case errors.As(err, &changeRefused):
 		return messageProblem(changeRefused), false
 	case errors.As(err, &accessRefused):
-		k, ok := accessKinds[accessRefused.Kind]
-		return ofKind(k, ok, accessRefused.Detail), false
+		return ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail), false
 	case errors.As(err, &syntax):
 		return New(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
@@ -195,13 +194,14 @@ type problemKind struct {
 	kind   string
 }
 
-// ofKind is the problem of a refusal of kind k, found says whether the mapper knows the kind: one it does
-// not is a bug, answered 500.
-func ofKind(k problemKind, found bool, detail string) *Problem {
+// ofKind is the problem of a refusal of kind k of a domain whose kinds are mapped by kinds: a kind the
+// mapper does not know is a bug, answered 500.
+func ofKind[K comparable](kinds map[K]problemKind, k K, detail string) *Problem {
+	pk, found := kinds[k]
 	if !found {
-		k = problemKind{status: http.StatusInternalServerError}
+		pk = problemKind{status: http.StatusInternalServerError}
 	}
-	return New(k.status, k.kind, "%s", detail)
+	return New(pk.status, pk.kind, "%s", detail)
 }
 
 // formTaskKinds are the problems of refused form-task changes.
@@ -224,8 +224,7 @@ var formTaskKinds = map[formtask.Kind]problemKind{
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
-	k, ok := formTaskKinds[e.Kind]
-	p := ofKind(k, ok, e.Detail)
+	p := ofKind(formTaskKinds, e.Kind, e.Detail)
 	p.TaskStatus, p.ArchiveReference = e.Status, e.ArchiveReference
 	if e.Validation != nil {
 		p.Errors = e.Validation.ValidationErrors
@@ -251,8 +250,7 @@ var messageKinds = map[mailbox.Kind]problemKind{
 }
 
 func messageProblem(e *mailbox.Error) *Problem {
-	k, ok := messageKinds[e.Kind]
-	p := ofKind(k, ok, e.Detail)
+	p := ofKind(messageKinds, e.Kind, e.Detail)
 	p.TaskStatus = e.TaskStatus
 	return p
 }

@@ -122,12 +122,11 @@ func command(args []string) int {
 }
 
 func runMigrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
-	if err != nil {
-		return err
+	pool, err := openMigrated(ctx, cfg, log)
+	if err == nil {
+		pool.Close()
 	}
-	defer pool.Close()
-	return store.Migrate(ctx, pool)
+	return err
 }
 
 // runReseal seals every stored webhook secret with the newest key of POSTBOX_WEBHOOK_SEAL_KEYS: after a
@@ -170,8 +169,8 @@ func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 	return nil
 }
 
-// openMigrated opens the database and brings its schema up to date first, so that `createdb; postbox seed`
-// (or gen) works on a fresh database.
+// openMigrated opens the database and brings its schema up to date first (migrate, dev), so that
+// `createdb; postbox seed` (or gen) works on a fresh database.
 func openMigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, error) {
 	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
 	if err != nil {
@@ -311,12 +310,11 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+	pool, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	err = store.Migrate(ctx, pool)
-	if err == nil && *file != "" {
+	if *file != "" {
 		if err = importer.FromFile(ctx, pool, *file); err == nil {
 			log.Info("dataset imported", "file", *file)
 		}
