@@ -28,6 +28,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
@@ -98,7 +99,8 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 			return
 		}
 		acts.Events = events.NewBuilder(testPublicURL)
-		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8})
+		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8,
+			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events}})
 		if e.err = w.Start(); e.err != nil {
 			return
 		}
@@ -111,17 +113,19 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 
 func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if c == nil {
-		return newAPIWithTasks(pool, nil)
+		return newAPIWithTasks(pool, nil, nil)
 	}
-	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL}))
+	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL}),
+		correspondence.New(pool, c, events.NewBuilder(testPublicURL)))
 }
 
-func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service) (*api.Server, error) {
+func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *correspondence.Service) (*api.Server, error) {
 	tokens, err := testTokens()
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks, PublicURL: testPublicURL})
+	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks,
+		Correspondence: sends, PublicURL: testPublicURL})
 }
 
 func demoFormData(t *testing.T, id string) string {
@@ -593,7 +597,7 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 	for name, temporal := range cases {
 		t.Run(name, func(t *testing.T) {
 			pool := storetest.New(t)
-			srv, err := newAPIWithTasks(pool, formtask.New(temporal(t), store.New(pool), formtask.Options{ConnectTimeout: 500 * time.Millisecond}))
+			srv, err := newAPIWithTasks(pool, formtask.New(temporal(t), store.New(pool), formtask.Options{ConnectTimeout: 500 * time.Millisecond}), nil)
 			require.NoError(t, err)
 			hangsUp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as a client that gives up waiting
 				ctx, cancel := context.WithCancel(r.Context())
@@ -625,7 +629,7 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
 	pool := storetest.New(t)
 	c := ownWorkerClient(t)
-	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}))
+	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}), nil)
 	require.NoError(t, err)
 	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)

@@ -160,6 +160,8 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			// No archive has this reference (they start at AR7000001): a download or confirmation let through
 			// would log or change nothing.
 			"archiveReference": "AR1",
+			// No shipment has this id: a follow-up let through finds nothing.
+			"shipmentId": "00000000-0000-4000-8000-000000000000",
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},

@@ -97,6 +97,17 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		return func(t *testing.T, path, accept string) response { return fjeQueue(t).get(t, h, path, "Accept", accept) }
 	}
 	agency := agencyOn(formTasks)
+	// A correspondence FJE sent with its dates, for the shipment and the recipient's single view.
+	letterWithDates := letter(ssnP1, "12345")
+	letterWithDates["DueDateTime"], letterWithDates["AllowSystemDeleteDateTime"] = "2035-01-31T12:00:00", "2035-06-30T12:00:00"
+	sentAnswer := fjeSender(t).post(t, formTasks, "/api/serviceowner/correspondence", letterWithDates)
+	require.Equal(t, http.StatusAccepted, sentAnswer.Code, sentAnswer.Body.String())
+	sentMessage := "/api/" + ssnP1 + "/messages/" + outcomes(t, sentAnswer)[ssnP1]
+	awaitMessage(t, formTasks, ssnP1, outcomes(t, sentAnswer)[ssnP1])
+	shipment := "/api/serviceowner/correspondence/shipments/" + sentAnswer.json(t)["ShipmentId"].(string)
+	sender := func(t *testing.T, path, accept string) response {
+		return fjeSender(t).get(t, formTasks, path, "Accept", accept)
+	}
 
 	cases := []struct {
 		route string
@@ -161,7 +172,8 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/submissions/:archiveReference", []string{queue}, agency},
 		{"/api/serviceowner/submissions/:archiveReference/log", []string{queue + "/log"}, agency},
 		{"/api/serviceowner/messages", []string{"/api/serviceowner/messages?reportee=" + orgO1}, agencyOn(srv)},
-		{"/api/:who/messages/:messageId", []string{submission.messagePath}, person(formTasks)},
+		{"/api/:who/messages/:messageId", []string{submission.messagePath, sentMessage}, person(formTasks)},
+		{"/api/serviceowner/correspondence/shipments/:shipmentId", []string{shipment}, sender},
 	}
 
 	covered := append([]string(nil), notResources...)

@@ -38,7 +38,11 @@ type messageResource struct {
 	// ReceivedByServiceOwnerDateTime is shown on a sent form task once the agency that owns its service
 	// has confirmed that it received it.
 	ReceivedByServiceOwnerDateTime *render.Timestamp `json:",omitempty"`
-	Links                          messageLinks      `json:"_links"`
+	// The dates a service owner sent a correspondence with, in the single view.
+	VisibleDateTime           *render.Timestamp `json:",omitempty"`
+	DueDateTime               *render.Timestamp `json:",omitempty"`
+	AllowSystemDeleteDateTime *render.Timestamp `json:",omitempty"`
+	Links                     messageLinks      `json:"_links"`
 }
 
 // messageLinks are a message's relations; a struct, not render.Links, because lists encode fifty of them.
@@ -106,20 +110,14 @@ func (r *messageResource) AppendJSON(b []byte) []byte {
 		b = append(b, `,"IsConfirmationNeeded":`...)
 		b = strconv.AppendBool(b, *r.IsConfirmationNeeded)
 	}
-	if r.ConfirmedDateTime != nil {
-		b = append(b, `,"ConfirmedDateTime":`...)
-		b = r.ConfirmedDateTime.AppendJSON(b)
-	}
+	b = appendOptionalTime(b, `,"ConfirmedDateTime":`, r.ConfirmedDateTime)
 	b = appendOptional(b, `,"ConfirmedBy":`, r.ConfirmedBy)
-	if r.DeletedDateTime != nil {
-		b = append(b, `,"DeletedDateTime":`...)
-		b = r.DeletedDateTime.AppendJSON(b)
-	}
+	b = appendOptionalTime(b, `,"DeletedDateTime":`, r.DeletedDateTime)
 	b = appendOptional(b, `,"DeletedBy":`, r.DeletedBy)
-	if r.ReceivedByServiceOwnerDateTime != nil {
-		b = append(b, `,"ReceivedByServiceOwnerDateTime":`...)
-		b = r.ReceivedByServiceOwnerDateTime.AppendJSON(b)
-	}
+	b = appendOptionalTime(b, `,"ReceivedByServiceOwnerDateTime":`, r.ReceivedByServiceOwnerDateTime)
+	b = appendOptionalTime(b, `,"VisibleDateTime":`, r.VisibleDateTime)
+	b = appendOptionalTime(b, `,"DueDateTime":`, r.DueDateTime)
+	b = appendOptionalTime(b, `,"AllowSystemDeleteDateTime":`, r.AllowSystemDeleteDateTime)
 	l := &r.Links
 	b = append(b, `,"_links":{"self":`...)
 	b = l.Self.AppendJSON(b)
@@ -146,6 +144,14 @@ func appendOptional(b []byte, key, v string) []byte {
 		return b
 	}
 	return render.AppendString(append(b, key...), v)
+}
+
+// appendOptionalTime writes a date-time member that is left out when nil (omitempty).
+func appendOptionalTime(b []byte, key string, t *render.Timestamp) []byte {
+	if t == nil {
+		return b
+	}
+	return t.AppendJSON(append(b, key...))
 }
 
 // appendOptionalLink writes a link member that is left out when nil (omitempty).

@@ -198,6 +198,8 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 	}
 	r.ArchiveReference = m.ArchiveReference
 	r.ReceivedByServiceOwnerDateTime = render.TimestampOrNull(m.ReceivedByOwnerAt)
+	r.VisibleDateTime, r.DueDateTime = render.TimestampOrNull(m.VisibleAt), render.TimestampOrNull(m.DueAt)
+	r.AllowSystemDeleteDateTime = render.TimestampOrNull(m.AllowSystemDeleteAt)
 	if m.Type == "FormTask" {
 		forms := make([]render.Link, len(m.Forms))
 		for i, f := range m.Forms {

@@ -233,6 +233,10 @@ func newDocBuilder() *docBuilder {
 	ref.Override(reflect.TypeFor[flexInt](), func() *openapi.Schema {
 		return &openapi.Schema{Type: []string{"integer", "string"}, Pattern: `^\d+$`, Description: "a whole number, or a string of its digits"}
 	})
+	ref.Override(reflect.TypeFor[dateTimeField](), func() *openapi.Schema {
+		return &openapi.Schema{Type: "string",
+			Description: "a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)"}
+	})
 	for t, name := range componentNames {
 		ref.Name(t, name)
 	}
@@ -306,6 +310,13 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[ownerMessageResource]():         "ServiceOwnerMessage",
 	reflect.TypeFor[submissionLogResource]():        "SubmissionLogEntry",
 	reflect.TypeFor[replayResource]():               "Replay",
+	reflect.TypeFor[correspondenceBody]():           "CorrespondenceBody",
+	reflect.TypeFor[replyOptionBody]():              "ReplyOptionBody",
+	reflect.TypeFor[customDataBody]():               "CustomMessageDataBody",
+	reflect.TypeFor[shipmentAcceptedResource]():     "ShipmentAccepted",
+	reflect.TypeFor[recipientOutcomeResource]():     "ShipmentRecipientOutcome",
+	reflect.TypeFor[shipmentResource]():             "Shipment",
+	reflect.TypeFor[recipientStatusResource]():      "ShipmentRecipient",
 }
 
 // linksSchema is a resource's _links: each relation a Link or an array of them.

@@ -338,6 +338,29 @@ var routeDocs = map[string]routeDoc{
 		Query:    params(forceEI),
 		OK:       answerOf(http.StatusOK, "the submission, confirmed", negotiated, submissionResource{}),
 		Problems: statuses(http.StatusNotFound)},
+
+	// The agency's sending (package correspondence).
+	"POST /api/serviceowner/correspondence": {Summary: "Send a correspondence of one of the caller's services to up to 10,000 recipients",
+		Description: "Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), " +
+			"marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it " +
+			"(malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.",
+		Query: params(forceEI),
+		Body: &requestDoc{Media: jsonOnly, Type: correspondenceBody{}, Example: map[string]any{"ServiceCode": "7001", "ServiceEdition": 1,
+			"Recipients": []string{"310123455", "12857812326"}, "Subject": "Vedtak", "Body": "<p>Søknaden er innvilget.</p>",
+			"IsConfirmationNeeded": true, "DueDateTime": "2030-01-31T12:00:00"}},
+		OK:       answerOf(http.StatusAccepted, "the shipment, with what became of each recipient", negotiated, shipmentAcceptedResource{}, "Location"),
+		Problems: statuses(http.StatusBadRequest, http.StatusForbidden, http.StatusServiceUnavailable)},
+	"GET /api/serviceowner/correspondence/shipments/:shipmentId": {Summary: "Follow a shipment: its counts and a page of its recipients, each with where its message stands",
+		Query: params(forceEI, param{"state", "only recipients in this state: pending, created, read, unread, confirmed, refused or retracted", "string", false},
+			param{"$top", "at most this many recipients", "integer", false},
+			param{"continuation", "the token of a next link", "string", false}),
+		OK:       answerOf(http.StatusOK, "the shipment with a page of its recipients, in the request's order", negotiated, shipmentResource{}),
+		Problems: statuses(http.StatusBadRequest, http.StatusNotFound)},
+	"DELETE /api/serviceowner/correspondence/:messageId": {Summary: "Retract a sent message its recipient has not opened",
+		Description: "A message still waiting for its VisibleDateTime is never made; one in the mailbox is deleted for good with a correspondence.retracted event.",
+		Query:       params(forceEI),
+		OK:          answer{Status: http.StatusNoContent, Description: "retracted"},
+		Problems:    statuses(http.StatusNotFound, http.StatusConflict)},
 }
 
 // Query parameters shared by several routes.

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
@@ -19,10 +19,6 @@ import (
 var templateFiles embed.FS
 
 var portalTemplate = template.Must(template.ParseFS(templateFiles, "templates/message.html"))
-
-// bodyPolicy keeps the formatting of a correspondence Body and drops scripts, handlers, styles and
-// anything else that could act in the reader's browser.
-var bodyPolicy = bluemonday.UGCPolicy().RequireNoReferrerOnLinks(true).AddTargetBlankToFullyQualifiedLinks(true)
 
 type portalLink struct {
 	Href      string
@@ -62,7 +58,7 @@ func (h *mailboxHandlers) getPortalView(c *gin.Context) {
 		MessageSummary: m.MessageSummary, Reportee: party.Name,
 		Created: m.CreatedDate.Format(clock.LocalTimeLayout), Changed: m.LastChangedDateTime.Format(clock.LocalTimeLayout),
 		ChangedBy: m.LastChangedBy, Summary: m.Summary, ArchiveReference: m.ArchiveReference,
-		Body: template.HTML(bodyPolicy.Sanitize(m.Body)), //nolint:gosec // sanitised just now
+		Body: template.HTML(mailbox.CleanBody(m.Body)), //nolint:gosec // sanitised just now
 	}
 	for _, f := range m.Forms {
 		page.Forms = append(page.Forms, portalLink{Href: fmt.Sprintf("%s/forms/%d/formdata", self, f.ID), Name: f.Name})

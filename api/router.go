@@ -9,6 +9,7 @@ import (
 
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/submission"
 )
@@ -53,6 +54,10 @@ func (s *Server) routes() http.Handler {
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.events)}
+	sent := &correspondenceHandlers{sends: s.opts.Correspondence}
+	if sent.sends == nil {
+		sent.sends = correspondence.New(s.opts.Pool, nil, s.events) // shipments can be followed; sends answer 503
+	}
 	docs := newDocsHandlers()
 
 	root := t.open(&r.RouterGroup)
@@ -200,6 +205,12 @@ func (s *Server) routes() http.Handler {
 	queue.put("/:archiveReference/confirm", confirm, s.negotiate, received.confirmSubmission)
 	// Where every message of the caller's services stands: who has not submitted yet.
 	owners.get("/messages", readQueue, received.listOwnerMessages)
+
+	// The agency's sending: a shipment of correspondence to many recipients, followed per recipient.
+	readSent, send := anyOf(scopeSOCorrespondenceRead), anyOf(scopeSOCorrespondenceWrite)
+	owners.create("/correspondence", send, sent.sendCorrespondence)
+	owners.get("/correspondence/shipments/:shipmentId", readSent, sent.getShipment)
+	owners.delete("/correspondence/:messageId", send, sent.retractCorrespondence)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

@@ -28,6 +28,9 @@ const (
 	// The agency's download queue: reading it and its parts, and confirming receipt.
 	scopeSOSubmissionsRead  = "platform:serviceowner/submissions.read"
 	scopeSOSubmissionsWrite = "platform:serviceowner/submissions.write"
+	// The agency's sending: following its shipments, and sending or retracting correspondence.
+	scopeSOCorrespondenceRead  = "platform:serviceowner/correspondence.read"
+	scopeSOCorrespondenceWrite = "platform:serviceowner/correspondence.write"
 )
 
 // generalScopes are the scopes that open every route of an area: platform:serviceowner the service-owner

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
@@ -41,6 +42,8 @@ type Options struct {
 	Rights *identity.Rights
 	// FormTasks carries form-task changes to their workflows (nil answers them with 503); /readyz checks it.
 	FormTasks *formtask.Service
+	// Correspondence sends the agency's correspondence; without a Temporal client it answers sends with 503.
+	Correspondence *correspondence.Service
 	// TracerProvider makes a server span of every request, in the request's context; nil traces nothing.
 	TracerProvider trace.TracerProvider
 	// Propagator reads a trace context the client sent (traceparent); nil ignores it.

@@ -224,6 +224,43 @@ type CodeListEntryCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// CorrespondenceBody defines model for CorrespondenceBody.
+type CorrespondenceBody struct {
+	// AllowSystemDeleteDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	AllowSystemDeleteDateTime *string `json:"AllowSystemDeleteDateTime"`
+
+	// Body a string; digits may come as a JSON number
+	Body              string                  `json:"Body"`
+	CustomMessageData []CustomMessageDataBody `json:"CustomMessageData"`
+
+	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	DueDateTime          *string `json:"DueDateTime"`
+	IsConfirmationNeeded bool    `json:"IsConfirmationNeeded"`
+
+	// Language a whole number, or a string of its digits
+	Language     int               `json:"Language"`
+	Recipients   []string          `json:"Recipients"`
+	ReplyOptions []ReplyOptionBody `json:"ReplyOptions"`
+
+	// SendersReference a string; digits may come as a JSON number
+	SendersReference string `json:"SendersReference"`
+
+	// ServiceCode a string; digits may come as a JSON number
+	ServiceCode string `json:"ServiceCode"`
+
+	// ServiceEdition a whole number, or a string of its digits
+	ServiceEdition int `json:"ServiceEdition"`
+
+	// Subject a string; digits may come as a JSON number
+	Subject string `json:"Subject"`
+
+	// Summary a string; digits may come as a JSON number
+	Summary string `json:"Summary"`
+
+	// VisibleDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	VisibleDateTime *string `json:"VisibleDateTime"`
+}
+
 // CustomData defines model for CustomData.
 type CustomData struct {
 	Key   string `json:"Key"`
@@ -246,6 +283,15 @@ type CustomDataCollectionLinks1 = []Link
 // CustomDataCollection_Links_AdditionalProperties defines model for CustomDataCollection._links.AdditionalProperties.
 type CustomDataCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
+}
+
+// CustomMessageDataBody defines model for CustomMessageDataBody.
+type CustomMessageDataBody struct {
+	// Key a string; digits may come as a JSON number
+	Key string `json:"Key"`
+
+	// Value a string; digits may come as a JSON number
+	Value string `json:"Value"`
 }
 
 // DeadLetter defines model for DeadLetter.
@@ -576,9 +622,11 @@ type MailboxSummaryCollection_Links_AdditionalProperties struct {
 
 // Message defines model for Message.
 type Message struct {
-	ArchiveReference *string `json:"ArchiveReference,omitempty"`
-	Body             *string `json:"Body,omitempty"`
-	ConfirmedBy      *string `json:"ConfirmedBy,omitempty"`
+	// AllowSystemDeleteDateTime ISO 8601 local date-time without zone
+	AllowSystemDeleteDateTime *string `json:"AllowSystemDeleteDateTime,omitempty"`
+	ArchiveReference          *string `json:"ArchiveReference,omitempty"`
+	Body                      *string `json:"Body,omitempty"`
+	ConfirmedBy               *string `json:"ConfirmedBy,omitempty"`
 
 	// ConfirmedDateTime ISO 8601 local date-time without zone
 	ConfirmedDateTime *string `json:"ConfirmedDateTime,omitempty"`
@@ -588,7 +636,10 @@ type Message struct {
 	DeletedBy   *string `json:"DeletedBy,omitempty"`
 
 	// DeletedDateTime ISO 8601 local date-time without zone
-	DeletedDateTime      *string `json:"DeletedDateTime,omitempty"`
+	DeletedDateTime *string `json:"DeletedDateTime,omitempty"`
+
+	// DueDateTime ISO 8601 local date-time without zone
+	DueDateTime          *string `json:"DueDateTime,omitempty"`
 	IsConfirmationNeeded *bool   `json:"IsConfirmationNeeded,omitempty"`
 	LastChangedBy        string  `json:"LastChangedBy"`
 
@@ -609,7 +660,10 @@ type Message struct {
 	Subject                        string         `json:"Subject"`
 	Summary                        *string        `json:"Summary,omitempty"`
 	Type                           string         `json:"Type"`
-	UnderscoreLinks                MessageLinks   `json:"_links"`
+
+	// VisibleDateTime ISO 8601 local date-time without zone
+	VisibleDateTime *string      `json:"VisibleDateTime,omitempty"`
+	UnderscoreLinks MessageLinks `json:"_links"`
 }
 
 // MessageCollection defines model for MessageCollection.
@@ -1220,6 +1274,24 @@ type ReplyOption struct {
 	URL                string  `json:"URL"`
 }
 
+// ReplyOptionBody defines model for ReplyOptionBody.
+type ReplyOptionBody struct {
+	// ServiceCode a string; digits may come as a JSON number
+	ServiceCode string `json:"ServiceCode"`
+
+	// ServiceEditionCode a whole number, or a string of its digits
+	ServiceEditionCode int `json:"ServiceEditionCode"`
+
+	// Text a string; digits may come as a JSON number
+	Text string `json:"Text"`
+
+	// Type a string; digits may come as a JSON number
+	Type string `json:"Type"`
+
+	// URL a string; digits may come as a JSON number
+	URL string `json:"URL"`
+}
+
 // Reportee defines model for Reportee.
 type Reportee struct {
 	Name                 string  `json:"Name"`
@@ -1603,6 +1675,62 @@ type ServiceOwnerRoleDefinitionDetailLinks1 = []Link
 
 // ServiceOwnerRoleDefinitionDetail_Links_AdditionalProperties defines model for ServiceOwnerRoleDefinitionDetail._links.AdditionalProperties.
 type ServiceOwnerRoleDefinitionDetail_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// Shipment defines model for Shipment.
+type Shipment struct {
+	// AllowSystemDeleteDateTime ISO 8601 local date-time without zone
+	AllowSystemDeleteDateTime *string `json:"AllowSystemDeleteDateTime,omitempty"`
+	Created                   int     `json:"Created"`
+
+	// CreatedDateTime ISO 8601 local date-time without zone
+	CreatedDateTime string `json:"CreatedDateTime"`
+
+	// DueDateTime ISO 8601 local date-time without zone
+	DueDateTime      *string `json:"DueDateTime,omitempty"`
+	Recipients       int     `json:"Recipients"`
+	Refused          int     `json:"Refused"`
+	Retracted        int     `json:"Retracted"`
+	SendersReference *string `json:"SendersReference,omitempty"`
+	ServiceCode      string  `json:"ServiceCode"`
+	ServiceEdition   int     `json:"ServiceEdition"`
+	ShipmentId       string  `json:"ShipmentId"`
+	Subject          string  `json:"Subject"`
+
+	// VisibleDateTime ISO 8601 local date-time without zone
+	VisibleDateTime    *string                `json:"VisibleDateTime,omitempty"`
+	UnderscoreEmbedded map[string]interface{} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]Shipment_Links_AdditionalProperties `json:"_links"`
+}
+
+// ShipmentLinks1 defines model for Shipment.Links.1.
+type ShipmentLinks1 = []Link
+
+// Shipment_Links_AdditionalProperties defines model for Shipment._links.AdditionalProperties.
+type Shipment_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// ShipmentAccepted defines model for ShipmentAccepted.
+type ShipmentAccepted struct {
+	Accepted           int                    `json:"Accepted"`
+	Recipients         int                    `json:"Recipients"`
+	Refused            int                    `json:"Refused"`
+	ShipmentId         string                 `json:"ShipmentId"`
+	UnderscoreEmbedded map[string]interface{} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]ShipmentAccepted_Links_AdditionalProperties `json:"_links"`
+}
+
+// ShipmentAcceptedLinks1 defines model for ShipmentAccepted.Links.1.
+type ShipmentAcceptedLinks1 = []Link
+
+// ShipmentAccepted_Links_AdditionalProperties defines model for ShipmentAccepted._links.AdditionalProperties.
+type ShipmentAccepted_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
@@ -2073,6 +2201,36 @@ type SoAuthorizationRolesParams struct {
 
 	// Language 1044 (bokmål, the default), 2068 (nynorsk) or 1033 (English)
 	Language *int `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// SendCorrespondenceParams defines parameters for SendCorrespondence.
+type SendCorrespondenceParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetShipmentParams defines parameters for GetShipment.
+type GetShipmentParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// State only recipients in this state: pending, created, read, unread, confirmed, refused or retracted
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Top at most this many recipients
+	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
+
+	// Continuation the token of a next link
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
+}
+
+// RetractCorrespondenceParams defines parameters for RetractCorrespondence.
+type RetractCorrespondenceParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
 }
 
 // ListServiceOwnerEventsParams defines parameters for ListServiceOwnerEvents.
@@ -2856,6 +3014,12 @@ type ConvertReporteeApplicationHalPlusJSONRequestBody = ReporteeConversion
 
 // ConvertReporteeJSONRequestBody defines body for ConvertReportee for application/json ContentType.
 type ConvertReporteeJSONRequestBody = ReporteeConversion
+
+// SendCorrespondenceApplicationHalPlusJSONRequestBody defines body for SendCorrespondence for application/hal+json ContentType.
+type SendCorrespondenceApplicationHalPlusJSONRequestBody = CorrespondenceBody
+
+// SendCorrespondenceJSONRequestBody defines body for SendCorrespondence for application/json ContentType.
+type SendCorrespondenceJSONRequestBody = CorrespondenceBody
 
 // CreateServiceOwnerSubscriptionApplicationHalPlusJSONRequestBody defines body for CreateServiceOwnerSubscription for application/hal+json ContentType.
 type CreateServiceOwnerSubscriptionApplicationHalPlusJSONRequestBody = SubscriptionBody
@@ -6643,6 +6807,130 @@ func (t *ServiceOwnerRoleDefinitionDetail_Links_AdditionalProperties) UnmarshalJ
 	return err
 }
 
+// AsLink returns the union data inside the Shipment_Links_AdditionalProperties as a Link
+func (t Shipment_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the Shipment_Links_AdditionalProperties as the provided Link
+func (t *Shipment_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the Shipment_Links_AdditionalProperties, using the provided Link
+func (t *Shipment_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsShipmentLinks1 returns the union data inside the Shipment_Links_AdditionalProperties as a ShipmentLinks1
+func (t Shipment_Links_AdditionalProperties) AsShipmentLinks1() (ShipmentLinks1, error) {
+	var body ShipmentLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromShipmentLinks1 overwrites any union data inside the Shipment_Links_AdditionalProperties as the provided ShipmentLinks1
+func (t *Shipment_Links_AdditionalProperties) FromShipmentLinks1(v ShipmentLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeShipmentLinks1 performs a merge with any union data inside the Shipment_Links_AdditionalProperties, using the provided ShipmentLinks1
+func (t *Shipment_Links_AdditionalProperties) MergeShipmentLinks1(v ShipmentLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Shipment_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Shipment_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the ShipmentAccepted_Links_AdditionalProperties as a Link
+func (t ShipmentAccepted_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the ShipmentAccepted_Links_AdditionalProperties as the provided Link
+func (t *ShipmentAccepted_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the ShipmentAccepted_Links_AdditionalProperties, using the provided Link
+func (t *ShipmentAccepted_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsShipmentAcceptedLinks1 returns the union data inside the ShipmentAccepted_Links_AdditionalProperties as a ShipmentAcceptedLinks1
+func (t ShipmentAccepted_Links_AdditionalProperties) AsShipmentAcceptedLinks1() (ShipmentAcceptedLinks1, error) {
+	var body ShipmentAcceptedLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromShipmentAcceptedLinks1 overwrites any union data inside the ShipmentAccepted_Links_AdditionalProperties as the provided ShipmentAcceptedLinks1
+func (t *ShipmentAccepted_Links_AdditionalProperties) FromShipmentAcceptedLinks1(v ShipmentAcceptedLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeShipmentAcceptedLinks1 performs a merge with any union data inside the ShipmentAccepted_Links_AdditionalProperties, using the provided ShipmentAcceptedLinks1
+func (t *ShipmentAccepted_Links_AdditionalProperties) MergeShipmentAcceptedLinks1(v ShipmentAcceptedLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ShipmentAccepted_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ShipmentAccepted_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsLink returns the union data inside the SigningText_Links_AdditionalProperties as a Link
 func (t SigningText_Links_AdditionalProperties) AsLink() (Link, error) {
 	var body Link
@@ -7499,6 +7787,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 	SoAuthorizationRoles(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendCorrespondenceWithBody Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondenceWithBody(ctx context.Context, params *SendCorrespondenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendCorrespondenceWithApplicationHalPlusJSONBody Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes a body of the `application/hal+json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondenceWithApplicationHalPlusJSONBody(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendCorrespondence Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondence(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetShipment Follow a shipment: its counts and a page of its recipients, each with where its message stands
+	//
+	// Corresponds with GET /api/serviceowner/correspondence/shipments/{shipmentId} (the `GetShipment` operationId).
+	GetShipment(ctx context.Context, shipmentId string, params *GetShipmentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetractCorrespondence Retract a sent message its recipient has not opened
+	//
+	// A message still waiting for its VisibleDateTime is never made; one in the mailbox is deleted for good with a correspondence.retracted event.
+	//
+	// Corresponds with DELETE /api/serviceowner/correspondence/{messageId} (the `RetractCorrespondence` operationId).
+	RetractCorrespondence(ctx context.Context, messageId string, params *RetractCorrespondenceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListServiceOwnerEvents Read the events of the service owner's services, oldest first, after a sequence number
 	//
@@ -8566,6 +8893,95 @@ func (c *Client) SoAuthorizationRights(ctx context.Context, params *SoAuthorizat
 // Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 func (c *Client) SoAuthorizationRoles(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSoAuthorizationRolesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendCorrespondenceWithBody Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *Client) SendCorrespondenceWithBody(ctx context.Context, params *SendCorrespondenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendCorrespondenceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendCorrespondenceWithApplicationHalPlusJSONBody Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes a body of the `application/hal+json` content type.
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *Client) SendCorrespondenceWithApplicationHalPlusJSONBody(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendCorrespondenceRequestWithApplicationHalPlusJSONBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendCorrespondence Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *Client) SendCorrespondence(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendCorrespondenceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetShipment Follow a shipment: its counts and a page of its recipients, each with where its message stands
+//
+// Corresponds with GET /api/serviceowner/correspondence/shipments/{shipmentId} (the `GetShipment` operationId).
+func (c *Client) GetShipment(ctx context.Context, shipmentId string, params *GetShipmentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetShipmentRequest(c.Server, shipmentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetractCorrespondence Retract a sent message its recipient has not opened
+//
+// A message still waiting for its VisibleDateTime is never made; one in the mailbox is deleted for good with a correspondence.retracted event.
+//
+// Corresponds with DELETE /api/serviceowner/correspondence/{messageId} (the `RetractCorrespondence` operationId).
+func (c *Client) RetractCorrespondence(ctx context.Context, messageId string, params *RetractCorrespondenceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetractCorrespondenceRequest(c.Server, messageId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11946,6 +12362,257 @@ func NewSoAuthorizationRolesRequest(server string, params *SoAuthorizationRolesP
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSendCorrespondenceRequestWithApplicationHalPlusJSONBody calls the generic SendCorrespondence builder with application/hal+json body
+func NewSendCorrespondenceRequestWithApplicationHalPlusJSONBody(server string, params *SendCorrespondenceParams, body SendCorrespondenceApplicationHalPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendCorrespondenceRequestWithBody(server, params, "application/hal+json", bodyReader)
+}
+
+// NewSendCorrespondenceRequest calls the generic SendCorrespondence builder with application/json body
+func NewSendCorrespondenceRequest(server string, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendCorrespondenceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSendCorrespondenceRequestWithBody constructs an http.Request for the SendCorrespondence method, with any body, and a specified content type
+func NewSendCorrespondenceRequestWithBody(server string, params *SendCorrespondenceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/correspondence")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetShipmentRequest constructs an http.Request for the GetShipment method
+func NewGetShipmentRequest(server string, shipmentId string, params *GetShipmentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "shipmentId", shipmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/correspondence/shipments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "$top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetractCorrespondenceRequest constructs an http.Request for the RetractCorrespondence method
+func NewRetractCorrespondenceRequest(server string, messageId string, params *RetractCorrespondenceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/correspondence/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -18461,6 +19128,49 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/serviceowner/authorization/roles (the `SoAuthorizationRoles` operationId).
 	SoAuthorizationRolesWithResponse(ctx context.Context, params *SoAuthorizationRolesParams, reqEditors ...RequestEditorFn) (*SoAuthorizationRolesResponse, error)
 
+	// SendCorrespondenceWithBodyWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondenceWithBodyWithResponse(ctx context.Context, params *SendCorrespondenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error)
+
+	// SendCorrespondenceWithApplicationHalPlusJSONBodyWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondenceWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error)
+
+	// SendCorrespondenceWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+	//
+	// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+	SendCorrespondenceWithResponse(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error)
+
+	// GetShipmentWithResponse Follow a shipment: its counts and a page of its recipients, each with where its message stands
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/correspondence/shipments/{shipmentId} (the `GetShipment` operationId).
+	GetShipmentWithResponse(ctx context.Context, shipmentId string, params *GetShipmentParams, reqEditors ...RequestEditorFn) (*GetShipmentResponse, error)
+
+	// RetractCorrespondenceWithResponse Retract a sent message its recipient has not opened
+	//
+	// A message still waiting for its VisibleDateTime is never made; one in the mailbox is deleted for good with a correspondence.retracted event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/serviceowner/correspondence/{messageId} (the `RetractCorrespondence` operationId).
+	RetractCorrespondenceWithResponse(ctx context.Context, messageId string, params *RetractCorrespondenceParams, reqEditors ...RequestEditorFn) (*RetractCorrespondenceResponse, error)
+
 	// ListServiceOwnerEventsWithResponse Read the events of the service owner's services, oldest first, after a sequence number
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22133,6 +22843,456 @@ func (r SoAuthorizationRolesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SoAuthorizationRolesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SendCorrespondenceResponse202Headers the declared response headers of an HTTP 202 response for SendCorrespondence
+type SendCorrespondenceResponse202Headers struct {
+	IdempotentReplayed *string
+	Location           *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// SendCorrespondenceResponse429Headers the declared response headers of an HTTP 429 response for SendCorrespondence
+type SendCorrespondenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SendCorrespondenceResponse503Headers the declared response headers of an HTTP 503 response for SendCorrespondence
+type SendCorrespondenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SendCorrespondenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON202 the response for an HTTP 202 `application/hal+json` response
+	HALJSON202 *ShipmentAccepted
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ShipmentAccepted
+	// XML202 the response for an HTTP 202 `application/xml` response
+	XML202 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem415
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *SendCorrespondenceResponse202Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendCorrespondenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SendCorrespondenceResponse503Headers
+}
+
+// GetHALJSON202 returns the response for an HTTP 202 `application/hal+json` response
+func (r SendCorrespondenceResponse) GetHALJSON202() *ShipmentAccepted {
+	return r.HALJSON202
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SendCorrespondenceResponse) GetJSON202() *ShipmentAccepted {
+	return r.JSON202
+}
+
+// GetXML202 returns the response for an HTTP 202 `application/xml` response
+func (r SendCorrespondenceResponse) GetXML202() *openapi_types.File {
+	return r.XML202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON415() *Problem415 {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SendCorrespondenceResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendCorrespondenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendCorrespondenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendCorrespondenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendCorrespondenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetShipmentResponse200Headers the declared response headers of an HTTP 200 response for GetShipment
+type GetShipmentResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetShipmentResponse429Headers the declared response headers of an HTTP 429 response for GetShipment
+type GetShipmentResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetShipmentResponse503Headers the declared response headers of an HTTP 503 response for GetShipment
+type GetShipmentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetShipmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Shipment
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Shipment
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetShipmentResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetShipmentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetShipmentResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetShipmentResponse) GetHALJSON200() *Shipment {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetShipmentResponse) GetJSON200() *Shipment {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetShipmentResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetShipmentResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetShipmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetShipmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetShipmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetShipmentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetractCorrespondenceResponse204Headers the declared response headers of an HTTP 204 response for RetractCorrespondence
+type RetractCorrespondenceResponse204Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// RetractCorrespondenceResponse429Headers the declared response headers of an HTTP 429 response for RetractCorrespondence
+type RetractCorrespondenceResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RetractCorrespondenceResponse503Headers the declared response headers of an HTTP 503 response for RetractCorrespondence
+type RetractCorrespondenceResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RetractCorrespondenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *RetractCorrespondenceResponse204Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetractCorrespondenceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetractCorrespondenceResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RetractCorrespondenceResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetractCorrespondenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetractCorrespondenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetractCorrespondenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetractCorrespondenceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34817,6 +35977,79 @@ func (c *ClientWithResponses) SoAuthorizationRolesWithResponse(ctx context.Conte
 	return ParseSoAuthorizationRolesResponse(rsp)
 }
 
+// SendCorrespondenceWithBodyWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *ClientWithResponses) SendCorrespondenceWithBodyWithResponse(ctx context.Context, params *SendCorrespondenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error) {
+	rsp, err := c.SendCorrespondenceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendCorrespondenceResponse(rsp)
+}
+
+// SendCorrespondenceWithApplicationHalPlusJSONBodyWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *ClientWithResponses) SendCorrespondenceWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error) {
+	rsp, err := c.SendCorrespondenceWithApplicationHalPlusJSONBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendCorrespondenceResponse(rsp)
+}
+
+// SendCorrespondenceWithResponse Send a correspondence of one of the caller's services to up to 10,000 recipients
+//
+// Accepted as one shipment, whose workflow makes one message per accepted recipient (at once, or at VisibleDateTime), marks unconfirmed ones overdue at DueDateTime and purges them at AllowSystemDeleteDateTime. Recipients that cannot receive it (malformed, unknown, deleted, duplicate) are answered with the reason and get nothing; the others are sent.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
+func (c *ClientWithResponses) SendCorrespondenceWithResponse(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error) {
+	rsp, err := c.SendCorrespondence(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendCorrespondenceResponse(rsp)
+}
+
+// GetShipmentWithResponse Follow a shipment: its counts and a page of its recipients, each with where its message stands
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/correspondence/shipments/{shipmentId} (the `GetShipment` operationId).
+func (c *ClientWithResponses) GetShipmentWithResponse(ctx context.Context, shipmentId string, params *GetShipmentParams, reqEditors ...RequestEditorFn) (*GetShipmentResponse, error) {
+	rsp, err := c.GetShipment(ctx, shipmentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetShipmentResponse(rsp)
+}
+
+// RetractCorrespondenceWithResponse Retract a sent message its recipient has not opened
+//
+// A message still waiting for its VisibleDateTime is never made; one in the mailbox is deleted for good with a correspondence.retracted event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/serviceowner/correspondence/{messageId} (the `RetractCorrespondence` operationId).
+func (c *ClientWithResponses) RetractCorrespondenceWithResponse(ctx context.Context, messageId string, params *RetractCorrespondenceParams, reqEditors ...RequestEditorFn) (*RetractCorrespondenceResponse, error) {
+	rsp, err := c.RetractCorrespondence(ctx, messageId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetractCorrespondenceResponse(rsp)
+}
+
 // ListServiceOwnerEventsWithResponse Read the events of the service owner's services, oldest first, after a sequence number
 //
 // Returns a wrapper object for the known response body format(s).
@@ -39663,6 +40896,588 @@ func ParseSoAuthorizationRolesResponse(rsp *http.Response) (*SoAuthorizationRole
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SoAuthorizationRolesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSendCorrespondenceResponse parses an HTTP response from a SendCorrespondenceWithResponse call
+func ParseSendCorrespondenceResponse(rsp *http.Response) (*SendCorrespondenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendCorrespondenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 202:
+		var dest ShipmentAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON202 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 202:
+		var dest ShipmentAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 202:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 202:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 415:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 422:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers SendCorrespondenceResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendCorrespondenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SendCorrespondenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetShipmentResponse parses an HTTP response from a GetShipmentWithResponse call
+func ParseGetShipmentResponse(rsp *http.Response) (*GetShipmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetShipmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Shipment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Shipment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetShipmentResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetShipmentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetShipmentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetractCorrespondenceResponse parses an HTTP response from a RetractCorrespondenceWithResponse call
+func ParseRetractCorrespondenceResponse(rsp *http.Response) (*RetractCorrespondenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetractCorrespondenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers RetractCorrespondenceResponse204Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetractCorrespondenceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetractCorrespondenceResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -44,3 +44,10 @@ func Local(t time.Time) time.Time {
 
 // Now is the current wall-clock time in the service's zone.
 func Now() time.Time { return Local(time.Now()) }
+
+// Instant is the moment a wall-clock time in the service's zone (as Local returns it) stands for. In the
+// hour a daylight-saving change repeats, it is the first of the two.
+func Instant(local time.Time) time.Time {
+	return time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), local.Minute(), local.Second(),
+		local.Nanosecond(), Zone())
+}

@@ -102,17 +102,19 @@ type Config struct {
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
 
-// Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, and the
-// archiving and read-model writes, and the webhook deliveries. Each maps to a Temporal task queue (worker.TaskQueueOf).
+// Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, the
+// archiving and read-model writes, the webhook deliveries, and the agency's shipments of correspondence.
+// Each maps to a Temporal task queue (worker.TaskQueueOf).
 const (
-	QueueFormTask   = "formtask"
-	QueueValidation = "validation"
-	QueueArchive    = "archive"
-	QueueEvents     = "events"
+	QueueFormTask       = "formtask"
+	QueueValidation     = "validation"
+	QueueArchive        = "archive"
+	QueueEvents         = "events"
+	QueueCorrespondence = "correspondence"
 )
 
 // QueueGroups are all queue groups, the default of POSTBOX_WORKER_QUEUES.
-var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive, QueueEvents}
+var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive, QueueEvents, QueueCorrespondence}
 
 // Load reads the environment. A malformed value is an error that names its variable.
 func Load() (Config, error) {

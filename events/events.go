@@ -30,6 +30,11 @@ const (
 	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
 	CorrespondenceConfirmed = "no.postbox.correspondence.confirmed.v1"
 	CorrespondenceArchived  = "no.postbox.correspondence.archived.v1"
+	// Sent by a service owner (package correspondence): made visible in the mailbox (at once, or at its
+	// VisibleDateTime); due and still unconfirmed at its DueDateTime; taken back by its sender unread.
+	CorrespondencePublished = "no.postbox.correspondence.published.v1"
+	CorrespondenceOverdue   = "no.postbox.correspondence.overdue.v1"
+	CorrespondenceRetracted = "no.postbox.correspondence.retracted.v1"
 
 	// SubmissionConfirmed: the owner of the service has received an archived form task (package submission).
 	SubmissionConfirmed = "no.postbox.submission.confirmed.v1"
@@ -51,6 +56,7 @@ var Types = []string{
 	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
 	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted, SubmissionConfirmed,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
+	CorrespondencePublished, CorrespondenceOverdue, CorrespondenceRetracted,
 	MessageDeleted, MessageRestored, MessagePurged,
 	RoleDelegated, RoleDeleted,
 	RoleDefinitionCreated, RoleDefinitionChanged, RoleDefinitionDeleted,

@@ -107,6 +107,7 @@ const (
 	AuditRestore       = "Restore"
 	AuditDeleteForGood = "DeleteForGood"
 	AuditPurge         = "Purge"
+	AuditRetract       = "Retract" // by the sender of a correspondence, before it was read
 )
 
 // MessageAuditEntry is one line of the append-only message audit log: who did what to which message of

@@ -63,6 +63,10 @@ type Message struct {
 	// ReceivedByOwnerAt is when the owner of a form task's service confirmed it has received its archive
 	// (package submission); nil until then.
 	ReceivedByOwnerAt *time.Time
+	// The dates a service owner sent a correspondence with (package correspondence); nil when not set.
+	VisibleAt           *time.Time
+	DueAt               *time.Time
+	AllowSystemDeleteAt *time.Time
 }
 
 // CustomData is one key/value pair of the extra data a service owner sent with a message.
@@ -96,6 +100,10 @@ var MessageFields = odatasql.Fields{
 	"MessageSender":       {Column: "m.message_sender", Kind: odatasql.String},
 	// ReceivedByServiceOwnerDateTime is null until the agency has confirmed a submitted form task.
 	"ReceivedByServiceOwnerDateTime": {Column: "m.received_by_owner_at", Kind: odatasql.DateTime},
+	// The dates of a sent correspondence; null on the others.
+	"VisibleDateTime":           {Column: "m.visible_at", Kind: odatasql.DateTime},
+	"DueDateTime":               {Column: "m.due_at", Kind: odatasql.DateTime},
+	"AllowSystemDeleteDateTime": {Column: "m.allow_system_delete_at", Kind: odatasql.DateTime},
 }
 
 const (
@@ -337,12 +345,12 @@ const messageColumns = messageSummaryColumns + `,
 	COALESCE((SELECT json_agg(json_build_object(` + attachmentJSONFields + `) ORDER BY a.ordinal)
 		FROM attachments a WHERE a.message_id = m.id), '[]'),
 	m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
-	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at`
+	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at, m.visible_at, m.due_at, m.allow_system_delete_at`
 
 func messageTargets(m *Message) []any {
 	return append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
 		&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData,
-		&m.ReceivedByOwnerAt)
+		&m.ReceivedByOwnerAt, &m.VisibleAt, &m.DueAt, &m.AllowSystemDeleteAt)
 }
 
 // GetForm returns a form of a message of the reportee, or ErrNotFound.

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 )
@@ -46,10 +47,11 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 		config.QueueArchive:    {"PurgeTrashbin"},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
+		config.QueueCorrespondence: {"CreateBatch", "MarkOverdue", "PurgeBatch", "workflow " + correspondence.WorkflowName},
 	}
 	for _, g := range config.QueueGroups {
 		var got names
-		register(&got, g, &formtask.Activities{}, &webhook.Deliveries{})
+		register(&got, g, &formtask.Activities{}, Options{Deliveries: &webhook.Deliveries{}, Correspondence: &correspondence.Activities{}})
 		sort.Strings(got)
 		assert.Equal(t, want[g], []string(got), g)
 	}

@@ -9,6 +9,8 @@
 //	validation  formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
 //	archive     formtask.TaskQueueArchive     PurgeTrashbin
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
+//	correspondence  correspondence.TaskQueue  the Shipment workflow and its activities (CreateBatch,
+//	                                          MarkOverdue, PurgeBatch)
 //
 // formtask.ActivitiesOn says which activities run on which queue.
 package worker
@@ -34,6 +36,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
@@ -54,6 +57,9 @@ type Options struct {
 	// Deliveries are the webhook deliveries of the events group; without them the events group is not
 	// polled unless named in Queues, which then panics.
 	Deliveries *webhook.Deliveries
+	// Correspondence are the shipments' activities of the correspondence group; without them that group
+	// is not polled unless named in Queues, which then panics.
+	Correspondence *correspondence.Activities
 	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the activities'
 	// changes name their resources.
 	PublicURL string
@@ -70,6 +76,8 @@ func TaskQueueOf(group string) string {
 		return formtask.TaskQueueArchive
 	case config.QueueEvents:
 		return webhook.TaskQueue
+	case config.QueueCorrespondence:
+		return correspondence.TaskQueue
 	}
 	return ""
 }
@@ -95,7 +103,7 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 	groups := opts.Queues
 	if len(groups) == 0 {
 		for _, g := range config.QueueGroups {
-			if g != config.QueueEvents || opts.Deliveries != nil {
+			if (g != config.QueueEvents || opts.Deliveries != nil) && (g != config.QueueCorrespondence || opts.Correspondence != nil) {
 				groups = append(groups, g)
 			}
 		}
@@ -112,6 +120,9 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 			}
 			ws.deliveries = opts.Deliveries
 		}
+		if g == config.QueueCorrespondence && opts.Correspondence == nil {
+			panic("worker: the correspondence group needs Options.Correspondence")
+		}
 		maxActivities := opts.MaxConcurrentActivities
 		if g == config.QueueEvents {
 			maxActivities = webhook.MaxConcurrentActivities
@@ -124,15 +135,22 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 			// (the SDK's own throttle would leave a fifth of it).
 			MaxHeartbeatThrottleInterval: formtask.HeartbeatTimeout / 5,
 		})
-		register(w, g, acts, opts.Deliveries)
+		register(w, g, acts, opts)
 		ws.list = append(ws.list, queueWorker{group: g, taskQueue: tq, w: w})
 	}
 	return ws
 }
 
-func register(r worker.Registry, group string, acts *formtask.Activities, deliveries *webhook.Deliveries) {
-	if group == config.QueueEvents {
-		deliveries.Register(r)
+func register(r worker.Registry, group string, acts *formtask.Activities, opts Options) {
+	switch group {
+	case config.QueueEvents:
+		opts.Deliveries.Register(r)
+		return
+	case config.QueueCorrespondence:
+		r.RegisterWorkflowWithOptions(correspondence.ShipmentWorkflow, workflow.RegisterOptions{Name: correspondence.WorkflowName})
+		for _, fn := range opts.Correspondence.Steps() {
+			r.RegisterActivity(fn)
+		}
 		return
 	}
 	if group == config.QueueFormTask {
@@ -275,6 +293,7 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
 	}
 	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
+	opts.Correspondence = &correspondence.Activities{Pool: pool, Events: acts.Events}
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 

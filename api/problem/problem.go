@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/access"
+	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
@@ -85,6 +86,8 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return retry.After, true
 	case errors.As(err, &refused) && refused.Kind == formtask.Unavailable:
 		return formtask.RetryAfter, true
+	case correspondence.IsRefusal(err, correspondence.Unavailable):
+		return correspondence.RetryAfter, true
 	case store.IsUnavailable(err):
 		return UnavailableRetryAfter, true
 	}
@@ -146,6 +149,7 @@ func From(err error) (p *Problem, internal bool) {
 		subs          *store.SubscriptionLimitError
 		filter        *submission.FilterError
 		accessRefused *access.Error
+		sendRefused   *correspondence.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -154,6 +158,8 @@ func From(err error) (p *Problem, internal bool) {
 		return formTaskProblem(refused), false
 	case errors.As(err, &changeRefused):
 		return messageProblem(changeRefused), false
+	case errors.As(err, &sendRefused):
+		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
 	case errors.As(err, &accessRefused):
 		return ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail), false
 	case errors.As(err, &syntax):
@@ -237,6 +243,16 @@ var accessKinds = map[access.Kind]problemKind{
 	access.Gone:        {http.StatusNotFound, "not-found"},
 	access.NameTaken:   {http.StatusConflict, "role-name-taken"},
 	access.AlreadyHeld: {http.StatusConflict, "role-already-held"},
+}
+
+// correspondenceKinds are the problems of refused sending.
+var correspondenceKinds = map[correspondence.Kind]problemKind{
+	correspondence.BadInput:    {http.StatusBadRequest, "bad-request"},
+	correspondence.NotOwned:    {http.StatusForbidden, "service-not-owned"},
+	correspondence.NoRecipient: {http.StatusBadRequest, "no-recipient"},
+	correspondence.NotFound:    {http.StatusNotFound, "not-found"},
+	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
+	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
 }
 
 // messageKinds are the problems of refused changes of a message's place and state.

@@ -7,7 +7,9 @@
 // integrator gets the reportee's events (a producer commits one every 100 ms) at a receiver in this
 // process: every event must arrive at least once, repeats with the same body (webhooks.go). And the
 // owner of the service drains its download queue throughout: every archive received byte-exact and
-// confirmed exactly once (agency.go). It exits non-zero on any loss, double or other 5xx.
+// confirmed exactly once (agency.go); and it sends one correspondence to 2,000 organizations, retried
+// with its IdempotentKey until answered: one shipment, every recipient with exactly one message
+// (sender.go). It exits non-zero on any loss, double or other 5xx.
 //
 // Settings (environment): CHAOS_SEED (default: the clock; printed), CHAOS_TASKS (300), CHAOS_CLIENTS (8),
 // CHAOS_LIMIT (the whole run, 10m at most), CHAOS_POSTBOX (the postbox binary, default bin/postbox),
@@ -298,9 +300,16 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	}
 	var printsBefore int
 	err = db.QueryRow(ctx, `SELECT count(*) FROM prints`).Scan(&printsBefore)
+	if err == nil {
+		err = addRecipients(ctx, db)
+	}
 	db.Close(ctx)
 	if err != nil {
 		return nil, err
+	}
+	senderToken, err := exec.CommandContext(ctx, cfg.postbox, "token", "--org", agencyOrg, "--scope", senderScope).Output()
+	if err != nil {
+		return nil, fmt.Errorf("postbox token: %w", err)
 	}
 
 	// Clients give up in time for the checks to run within the limit.
@@ -331,6 +340,10 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		stats: stats, formSHA: map[string]string{}}
 	agencyDone := make(chan struct{})
 	go func() { ag.loop(ctx, clientsDone); close(agencyDone) }()
+	snd := &sender{base: st.apiURL, token: strings.TrimSpace(string(senderToken)), key: fmt.Sprintf("chaos-%d", cfg.seed),
+		http: &http.Client{Timeout: 60 * time.Second}, stats: stats}
+	senderDone := make(chan struct{})
+	go func() { snd.run(ctx, giveUp); close(senderDone) }()
 
 	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
 	killerDone := make(chan struct{})
@@ -339,6 +352,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	<-killerDone
 	<-producerDone
 	<-agencyDone
+	<-senderDone
 	clientsEnded := time.Now()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, errors.New("interrupted; no checks")
@@ -378,6 +392,9 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, err
 	}
 	if err := ag.check(checkCtx, db, tasks, v); err != nil {
+		return nil, err
+	}
+	if err := snd.check(checkCtx, db, v); err != nil {
 		return nil, err
 	}
 	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, verdict: v,

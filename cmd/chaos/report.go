@@ -94,6 +94,7 @@ func (r *report) print(w io.Writer, st *stack) {
 		strings.Join(wfs, ", "), len(logLines(filepath.Join(st.dir, "worker.log"), formtask.LogResynced, 10*len(r.tasks))))
 	fmt.Fprintf(w, "webhooks: %s\n", v.webhooks)
 	fmt.Fprintf(w, "agency:   %d of %d archives received byte-exact (each part and the ZIP) and confirmed exactly once\n", v.received, v.archived)
+	fmt.Fprintf(w, "sender:   %d of %d recipients of one shipment with exactly one message and one published event\n", v.sent, shipmentRecipients)
 
 	if len(s.bad5xx) > 0 {
 		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))

@@ -23,6 +23,7 @@ type verdict struct {
 	workflows                                                    map[string]int // closed and open executions by status
 	webhooks                                                     string         // what the events part found
 	received                                                     int            // archives the agency received and confirmed once
+	sent                                                         int            // recipients of the agency's shipment with exactly one message
 	problems                                                     []string
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/config"
+	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
@@ -56,6 +58,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
 		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL}),
+		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL)),
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,

@@ -1,0 +1,246 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/store"
+)
+
+// correspondenceHandlers answer the agency's sending (/api/serviceowner/correspondence…): the room is
+// package correspondence; these parse, call it and render.
+type correspondenceHandlers struct {
+	sends *correspondence.Service
+}
+
+// correspondenceBody is a POST /api/serviceowner/correspondence.
+type correspondenceBody struct {
+	ServiceCode               jsonText
+	ServiceEdition            flexInt
+	Recipients                []jsonText
+	Subject                   jsonText
+	Summary                   jsonText
+	Body                      jsonText
+	SendersReference          jsonText
+	IdempotentKey             jsonText
+	Language                  flexInt
+	ReplyOptions              []replyOptionBody
+	CustomMessageData         []customDataBody
+	IsConfirmationNeeded      bool
+	VisibleDateTime           *dateTimeField
+	DueDateTime               *dateTimeField
+	AllowSystemDeleteDateTime *dateTimeField
+}
+
+type replyOptionBody struct {
+	Type               jsonText
+	URL                jsonText
+	Text               jsonText
+	ServiceCode        jsonText
+	ServiceEditionCode flexInt
+}
+
+type customDataBody struct {
+	Key   jsonText
+	Value jsonText
+}
+
+// dateTimeField is a date-time of a request: a local date-time as the interface writes them
+// (2026-12-01T09:00:00, in the service's zone) or one with its offset (…T08:00:00Z), taken as the same
+// moment in the service's zone.
+type dateTimeField struct{ t time.Time }
+
+func (d *dateTimeField) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fieldTypeError[dateTimeField](b)
+	}
+	s := string(b[1 : len(b)-1])
+	if t, err := time.Parse(clock.LocalTimeLayout, s); err == nil {
+		d.t = t
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return fieldTypeError[dateTimeField](b)
+	}
+	d.t = clock.Local(t)
+	return nil
+}
+
+func (d *dateTimeField) time() *time.Time {
+	if d == nil {
+		return nil
+	}
+	return &d.t
+}
+
+func (b correspondenceBody) send() correspondence.Send {
+	s := correspondence.Send{ServiceCode: string(b.ServiceCode), ServiceEdition: b.ServiceEdition.n,
+		Subject: string(b.Subject), Summary: string(b.Summary), Body: string(b.Body), SendersReference: string(b.SendersReference),
+		IdempotentKey: string(b.IdempotentKey),
+		Language:      b.Language.n, IsConfirmationNeeded: b.IsConfirmationNeeded,
+		VisibleAt: b.VisibleDateTime.time(), DueAt: b.DueDateTime.time(), AllowSystemDeleteAt: b.AllowSystemDeleteDateTime.time()}
+	s.Recipients = make([]string, len(b.Recipients))
+	for i, r := range b.Recipients {
+		s.Recipients[i] = string(r)
+	}
+	for _, o := range b.ReplyOptions {
+		s.ReplyOptions = append(s.ReplyOptions, store.ReplyOption{Type: string(o.Type), URL: string(o.URL), Text: string(o.Text),
+			ServiceCode: string(o.ServiceCode), ServiceEditionCode: o.ServiceEditionCode.n})
+	}
+	for _, d := range b.CustomMessageData {
+		s.CustomMessageData = append(s.CustomMessageData, store.CustomData{Key: string(d.Key), Value: string(d.Value)})
+	}
+	return s
+}
+
+type recipientOutcomeResource struct {
+	Recipient string
+	MessageID string `json:"MessageId,omitempty"`
+	Refused   string `json:",omitempty"`
+}
+
+type shipmentAcceptedResource struct {
+	ShipmentID string `json:"ShipmentId"`
+	Recipients int
+	Accepted   int
+	Refused    int
+	Links      render.Links    `json:"_links"`
+	Embedded   render.Embedded `json:"_embedded"`
+}
+
+type shipmentResource struct {
+	ShipmentID                string `json:"ShipmentId"`
+	ServiceCode               string
+	ServiceEdition            int
+	Subject                   string
+	SendersReference          string `json:",omitempty"`
+	CreatedDateTime           render.Timestamp
+	VisibleDateTime           *render.Timestamp `json:",omitempty"`
+	DueDateTime               *render.Timestamp `json:",omitempty"`
+	AllowSystemDeleteDateTime *render.Timestamp `json:",omitempty"`
+	Recipients                int
+	Created                   int
+	Refused                   int
+	Retracted                 int
+	Links                     render.Links    `json:"_links"`
+	Embedded                  render.Embedded `json:"_embedded"`
+}
+
+type recipientStatusResource struct {
+	Recipient         string
+	MessageID         string `json:"MessageId,omitempty"`
+	Status            string
+	Refused           string            `json:",omitempty"`
+	CreatedDateTime   *render.Timestamp `json:",omitempty"`
+	ReadDateTime      *render.Timestamp `json:",omitempty"`
+	ConfirmedDateTime *render.Timestamp `json:",omitempty"`
+	RetractedDateTime *render.Timestamp `json:",omitempty"`
+	// Notified stays false until notifications are sent with correspondence.
+	Notified bool
+}
+
+func shipmentURL(c *gin.Context, id string) string {
+	return baseURL(c) + "/api/serviceowner/correspondence/shipments/" + id
+}
+
+// correspondenceActor is the calling owner's client as the sent messages and the audit log name it.
+func correspondenceActor(c *gin.Context) correspondence.Actor {
+	p, owner := principalOf(c), serviceOwnerOf(c)
+	key, _ := apiKeyOf(c)
+	return correspondence.Actor{ServiceOwner: owner.Code, ServiceOwnerName: owner.Name, OrganizationNumber: p.OrganizationNumber,
+		APIKeyName: key.Name, AuthMethod: string(p.Method), RequestID: requestID(c)}
+}
+
+// sendCorrespondence accepts a shipment: 202 with where to follow it and what became of each recipient.
+func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
+	var body correspondenceBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	accepted, err := h.sends.Send(c.Request.Context(), correspondenceActor(c), body.send())
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := shipmentAcceptedResource{ShipmentID: accepted.ShipmentID, Recipients: len(accepted.Outcomes)}
+	items := make([]recipientOutcomeResource, len(accepted.Outcomes))
+	for i, o := range accepted.Outcomes {
+		items[i] = recipientOutcomeResource{Recipient: o.Recipient, MessageID: o.MessageID, Refused: o.Refused}
+		if o.Refused == "" {
+			r.Accepted++
+		}
+	}
+	r.Refused = r.Recipients - r.Accepted
+	self := shipmentURL(c, accepted.ShipmentID)
+	r.Links.Add("self", render.Link{Href: self})
+	r.Embedded = render.EmbedList("recipients", items)
+	c.Header("Location", self)
+	respond(c, http.StatusAccepted, r)
+}
+
+// getShipment answers a shipment with a page of its recipients (?state=… narrows them).
+func (h *correspondenceHandlers) getShipment(c *gin.Context) {
+	limit, after, err := keysetPage(c, "recipients")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	sh, list, more, err := h.sends.Recipients(c.Request.Context(), serviceOwnerOf(c).Code, c.Param("shipmentId"),
+		c.Query("state"), int(after), limit)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]recipientStatusResource, len(list))
+	var last int64
+	for i, r := range list {
+		items[i], last = recipientStatusOf(r), int64(r.Ordinal)
+	}
+	page := keysetCollection(c, "recipients", items, more, last)
+	respond(c, http.StatusOK, shipmentResource{ShipmentID: sh.ID, ServiceCode: sh.ServiceCode, ServiceEdition: sh.ServiceEdition,
+		Subject: sh.Subject, SendersReference: sh.SendersReference, CreatedDateTime: render.TimestampOf(sh.CreatedAt),
+		VisibleDateTime: render.TimestampOrNull(sh.VisibleAt), DueDateTime: render.TimestampOrNull(sh.DueAt),
+		AllowSystemDeleteDateTime: render.TimestampOrNull(sh.AllowSystemDeleteAt),
+		Recipients:                sh.Recipients, Created: sh.Created, Refused: sh.Refused, Retracted: sh.Retracted,
+		Links: page.Links, Embedded: page.Embedded})
+}
+
+// recipientStatusOf is a recipient's line: its Status is the furthest it has come.
+func recipientStatusOf(r correspondence.RecipientStatus) recipientStatusResource {
+	out := recipientStatusResource{Recipient: r.Recipient, MessageID: r.MessageID, Refused: r.Refused,
+		CreatedDateTime: render.TimestampOrNull(r.CreatedAt), ReadDateTime: render.TimestampOrNull(r.ReadAt),
+		ConfirmedDateTime: render.TimestampOrNull(r.ConfirmedAt), RetractedDateTime: render.TimestampOrNull(r.RetractedAt)}
+	switch {
+	case r.Refused != "":
+		out.Status = "Refused"
+	case r.RetractedAt != nil:
+		out.Status = "Retracted"
+	case r.ConfirmedAt != nil:
+		out.Status = "Confirmed"
+	case r.ReadAt != nil:
+		out.Status = "Read"
+	case r.Purged:
+		out.Status = "Purged"
+	case r.CreatedAt != nil:
+		out.Status = "Created"
+	default:
+		out.Status = "Pending"
+	}
+	return out
+}
+
+// retractCorrespondence takes back a sent message its recipient has not opened: 204.
+func (h *correspondenceHandlers) retractCorrespondence(c *gin.Context) {
+	if err := h.sends.Retract(c.Request.Context(), correspondenceActor(c), c.Param("messageId")); err != nil {
+		abort(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The agency's sending: Fjordetaten sends one correspondence to shipmentRecipients organizations while the
+// integrators submit and the components crash, retrying the request (with its IdempotentKey) until it is
+// answered. The checks demand one shipment for the key, and every recipient with exactly one message and
+// one published event.
+
+const (
+	shipmentRecipients = 2_000
+	firstRecipient     = 800_000_001 // organization numbers of the recipients the run adds
+	senderScope        = "platform:serviceowner/correspondence.read platform:serviceowner/correspondence.write"
+)
+
+type sender struct {
+	base, token, key string
+	http             *http.Client
+	stats            *stats
+	shipmentID       string
+	problems         []string
+}
+
+// addRecipients adds the shipment's recipients to the database before the run.
+func addRecipients(ctx context.Context, db *pgx.Conn) error {
+	_, err := db.Exec(ctx, `INSERT INTO parties (kind, organization_number, name)
+		SELECT 'Organization', ($1::bigint + g)::text, 'Chaos mottaker ' || g FROM generate_series(0, $2 - 1) g
+		ON CONFLICT DO NOTHING`, firstRecipient, shipmentRecipients)
+	return err
+}
+
+// run sends the shipment once the integrators are under way, and again after every answer that is not
+// the shipment's (no answer, a 5xx), until it has it or giveUp passes.
+func (s *sender) run(ctx context.Context, giveUp time.Time) {
+	recipients := make([]string, shipmentRecipients)
+	for i := range recipients {
+		recipients[i] = fmt.Sprint(firstRecipient + i)
+	}
+	body, _ := json.Marshal(map[string]any{"ServiceCode": "7001", "ServiceEdition": 1, "Recipients": recipients,
+		"Subject": "Vedtak i kaos", "Body": "<p>Sendt mens alt krasjet.</p>", "IdempotentKey": s.key})
+	sleep(ctx, 5*time.Second)
+	for time.Now().Before(giveUp) && ctx.Err() == nil {
+		status, answer, err := s.post(ctx, body)
+		switch {
+		case err != nil || status >= 500:
+		case status == http.StatusAccepted:
+			var a struct {
+				ShipmentID string `json:"ShipmentId"`
+				Accepted   int
+			}
+			if err := json.Unmarshal(answer, &a); err != nil || a.Accepted != shipmentRecipients {
+				s.problems = append(s.problems, fmt.Sprintf("sender: the answer accepts %d of %d: %.200s", a.Accepted, shipmentRecipients, answer))
+			}
+			s.shipmentID = a.ShipmentID
+			return
+		default:
+			s.problems = append(s.problems, fmt.Sprintf("sender: %d %.300s", status, answer))
+			return
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+	s.problems = append(s.problems, "sender: the shipment was never accepted")
+}
+
+func (s *sender) post(ctx context.Context, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/serviceowner/correspondence", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("ApiKey", agencyKey)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	ans := answer{endpoint: "POST /api/serviceowner/correspondence"}
+	res, err := s.http.Do(req)
+	if err != nil {
+		ans.transport = "connection"
+		s.stats.record(ans)
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		ans.transport = "connection"
+		s.stats.record(ans)
+		return 0, nil, err
+	}
+	ans.status, ans.retry, ans.body = res.StatusCode, res.Header.Get("Retry-After") != "", string(b)
+	s.stats.record(ans)
+	return res.StatusCode, b, nil
+}
+
+// check demands one shipment for the key, made whole: every recipient with exactly one message, and each
+// message with exactly one published event.
+func (s *sender) check(ctx context.Context, db *pgx.Conn, v *verdict) error {
+	v.problems = append(v.problems, s.problems...)
+	var shipments int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM shipments WHERE idempotent_key = $1`, s.key).Scan(&shipments); err != nil {
+		return err
+	}
+	if shipments != 1 {
+		v.fail("sender: %d shipments for one IdempotentKey", shipments)
+	}
+	if s.shipmentID == "" {
+		return nil
+	}
+	var pending, parties, messages, doubled, events int
+	err := db.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM shipment_recipients WHERE shipment_id = $1 AND created_at IS NULL),
+			(SELECT count(DISTINCT reportee_id) FROM messages WHERE shipment_id = $1),
+			(SELECT count(*) FROM messages WHERE shipment_id = $1),
+			(SELECT count(*) FROM (SELECT FROM messages WHERE shipment_id = $1 GROUP BY reportee_id HAVING count(*) > 1) d),
+			(SELECT count(*) FROM events e JOIN messages m ON m.id = e.message_id
+				WHERE m.shipment_id = $1 AND e.type = 'no.postbox.correspondence.published.v1')`, s.shipmentID).
+		Scan(&pending, &parties, &messages, &doubled, &events)
+	if err != nil {
+		return err
+	}
+	v.sent = parties
+	switch {
+	case pending > 0:
+		v.fail("sender: %d recipients never got their message", pending)
+	case parties != shipmentRecipients || messages != shipmentRecipients || doubled > 0:
+		v.fail("sender: %d messages for %d of %d recipients (%d with more than one)", messages, parties, shipmentRecipients, doubled)
+	case events != shipmentRecipients:
+		v.fail("sender: %d published events for %d messages", events, messages)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package correspondence
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/store"
+)
+
+// Activities are the shipment workflow's steps, over the database.
+type Activities struct {
+	Pool   *pgxpool.Pool
+	Events events.Builder
+}
+
+// Steps are the activities to register, each under its method's name.
+func (a *Activities) Steps() []any { return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch} }
+
+// BatchInput names the shipment of a CreateBatch and when its workflow started.
+type BatchInput struct {
+	ShipmentID string
+	StartedAt  time.Time
+}
+
+// BatchResult is how many messages a CreateBatch made.
+type BatchResult struct{ Created int }
+
+// noShipmentPatience is how long CreateBatch waits for the shipment's row after its workflow started:
+// the request commits it moments after the start, so a row missing for longer was never committed.
+const noShipmentPatience = time.Minute
+
+// noShipmentType is the type of the error that ends a workflow whose shipment was never stored.
+const noShipmentType = "NoShipment"
+
+func isNoShipment(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == noShipmentType
+}
+
+// CreateBatch makes the messages of up to BatchSize recipients of the shipment that have none yet, each
+// with its CorrespondencePublished event, in one transaction.
+func (a *Activities) CreateBatch(ctx context.Context, in BatchInput) (BatchResult, error) {
+	var n int
+	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		list, err := createBatch(ctx, tx, in.ShipmentID, BatchSize, clock.Now())
+		if err != nil {
+			return err
+		}
+		n = len(list)
+		evs := make([]store.Event, len(list))
+		for i, m := range list {
+			evs[i] = a.Events.MessageEvent(events.CorrespondencePublished, eventMessage(m))
+		}
+		return store.New(tx).AppendEvents(ctx, evs...)
+	})
+	if errors.Is(err, errNoShipment) && time.Since(in.StartedAt) > noShipmentPatience {
+		return BatchResult{}, temporal.NewNonRetryableApplicationError("the shipment was never stored", noShipmentType, err)
+	}
+	return BatchResult{Created: n}, err
+}
+
+// MarkOverdue writes CorrespondenceOverdue for every message of the shipment that still waits for its
+// confirmation, once: the shipment remembers that it did, in the same transaction.
+func (a *Activities) MarkOverdue(ctx context.Context, shipmentID string) error {
+	return store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE shipments SET overdue_marked_at = $2 WHERE id = $1 AND overdue_marked_at IS NULL`,
+			shipmentID, clock.Now())
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		list, err := unconfirmed(ctx, tx, shipmentID)
+		if err != nil {
+			return err
+		}
+		evs := make([]store.Event, len(list))
+		for i, m := range list {
+			evs[i] = a.Events.MessageEvent(events.CorrespondenceOverdue, eventMessage(m))
+		}
+		return store.New(tx).AppendEvents(ctx, evs...)
+	})
+}
+
+// PurgeBatch deletes for good up to BatchSize messages of the shipment at its AllowSystemDeleteDateTime,
+// each with its audit line and MessagePurged event, and returns how many.
+func (a *Activities) PurgeBatch(ctx context.Context, shipmentID string) (int, error) {
+	var n int
+	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		list, err := purgeBatch(ctx, tx, shipmentID, BatchSize, clock.Now(), "Postbox")
+		if err != nil {
+			return err
+		}
+		n = len(list)
+		evs := make([]store.Event, len(list))
+		for i, m := range list {
+			evs[i] = a.Events.MessageEvent(events.MessagePurged, eventMessage(m))
+		}
+		return store.New(tx).AppendEvents(ctx, evs...)
+	})
+	return n, err
+}

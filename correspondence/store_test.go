@@ -1,0 +1,87 @@
+package correspondence
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
+)
+
+// Batches of one shipment running at once (an activity retried while its first attempt still runs) make
+// each message once, and a retraction between them keeps its message from being made.
+func TestBatchesMakeEachMessageOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	const persons = 3
+	recipients := []string{"12857812326", "03919023480", "27828534586", "nope"}
+	outcomes := screen(recipients)
+	parties, err := lookUpParties(ctx, pool, outcomes)
+	require.NoError(t, err)
+	assert.Equal(t, RefusedMalformed, outcomes[3].Refused)
+	send, err := check(Send{ServiceCode: "7001", ServiceEdition: 1, Recipients: recipients, Subject: "Brev", Body: "<p>Hei</p>"}, time.Now(), MaxRecipients)
+	require.NoError(t, err)
+	id := "6f1c1b8e-0d0a-4d8e-9a3b-2f7e1c9d4a11"
+	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		return insertShipment(ctx, tx, id, send, Actor{ServiceOwner: "FJE", ServiceOwnerName: "Fjordetaten"}, time.Now(), outcomes, parties)
+	}))
+	retracted := outcomes[1].MessageID
+	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		m, err := lockSent(ctx, tx, "FJE", retracted)
+		require.NoError(t, err)
+		require.False(t, m.Created)
+		return markRetracted(ctx, tx, retracted, time.Now())
+	}))
+
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		total int
+	)
+	for range 4 {
+		wg.Go(func() {
+			err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+				list, err := createBatch(ctx, tx, id, BatchSize, time.Now())
+				mu.Lock()
+				total += len(list)
+				mu.Unlock()
+				return err
+			})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, persons-1, total, "each accepted, unretracted recipient's message made once")
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE shipment_id = $1`, id).Scan(&n))
+	assert.Equal(t, persons-1, n)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = $1`, retracted).Scan(&n))
+	assert.Zero(t, n)
+
+	// Another owner finds none of it.
+	_, err = getShipment(ctx, pool, "NSF", id)
+	assert.ErrorIs(t, err, ErrNotFound)
+	sh, err := getShipment(ctx, pool, "FJE", id)
+	require.NoError(t, err)
+	assert.Equal(t, Shipment{ID: id, ServiceCode: "7001", ServiceEdition: 1, CreatedAt: sh.CreatedAt, CreatedBy: "Fjordetaten",
+		Subject: "Brev", Recipients: 4, Created: 2, Refused: 1, Retracted: 1}, sh)
+}
+
+func TestScreenAndDates(t *testing.T) {
+	got := screen([]string{"310123455", "12857812326", "31012345", "31012345a", "310123455"})
+	assert.Equal(t, []string{"", "", RefusedMalformed, RefusedMalformed, RefusedDuplicate},
+		[]string{got[0].Refused, got[1].Refused, got[2].Refused, got[3].Refused, got[4].Refused})
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	at := func(h int) *time.Time { t := now.Add(time.Duration(h) * time.Hour); return &t }
+	assert.NoError(t, checkDates(Send{VisibleAt: at(1), DueAt: at(2), AllowSystemDeleteAt: at(3)}, now))
+	assert.NoError(t, checkDates(Send{VisibleAt: at(-5), DueAt: at(1)}, now), "a past VisibleDateTime is now")
+	assert.Error(t, checkDates(Send{DueAt: at(-1)}, now), "due in the past")
+	assert.Error(t, checkDates(Send{VisibleAt: at(2), DueAt: at(1)}, now))
+	assert.Error(t, checkDates(Send{DueAt: at(2), AllowSystemDeleteAt: at(1)}, now))
+}
