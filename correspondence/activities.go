@@ -23,14 +23,16 @@ type Activities struct {
 // Steps are the activities to register, each under its method's name.
 func (a *Activities) Steps() []any { return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch} }
 
-// BatchInput names the shipment of a CreateBatch and when its workflow started.
+// BatchInput names the shipment of a CreateBatch, the recipient after which it goes on (the Last of the
+// batch before), and when its workflow started.
 type BatchInput struct {
 	ShipmentID string
+	After      int
 	StartedAt  time.Time
 }
 
-// BatchResult is how many messages a CreateBatch made.
-type BatchResult struct{ Created int }
+// BatchResult is how many messages a CreateBatch made, and the ordinal of the last recipient it took.
+type BatchResult struct{ Created, Last int }
 
 // noShipmentPatience is how long CreateBatch waits for the shipment's row after its workflow started:
 // the request commits it moments after the start, so a row missing for longer was never committed.
@@ -47,13 +49,13 @@ func isNoShipment(err error) bool {
 // CreateBatch makes the messages of up to BatchSize recipients of the shipment that have none yet, each
 // with its CorrespondencePublished event, in one transaction.
 func (a *Activities) CreateBatch(ctx context.Context, in BatchInput) (BatchResult, error) {
-	var n int
+	var res BatchResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		list, err := createBatch(ctx, tx, in.ShipmentID, BatchSize, clock.Now())
+		list, last, err := createBatch(ctx, tx, in.ShipmentID, in.After, BatchSize, clock.Now())
 		if err != nil {
 			return err
 		}
-		n = len(list)
+		res = BatchResult{Created: len(list), Last: last}
 		evs := make([]store.Event, len(list))
 		for i, m := range list {
 			evs[i] = a.Events.MessageEvent(events.CorrespondencePublished, eventMessage(m))
@@ -63,7 +65,7 @@ func (a *Activities) CreateBatch(ctx context.Context, in BatchInput) (BatchResul
 	if errors.Is(err, errNoShipment) && time.Since(in.StartedAt) > noShipmentPatience {
 		return BatchResult{}, temporal.NewNonRetryableApplicationError("the shipment was never stored", noShipmentType, err)
 	}
-	return BatchResult{Created: n}, err
+	return res, err
 }
 
 // MarkOverdue writes CorrespondenceOverdue for every message of the shipment that still waits for its

@@ -111,6 +111,12 @@ func BenchmarkShipment100k(b *testing.B) {
 	sends.MaxRecipients = n
 	actor := correspondence.Actor{ServiceOwner: "FJE", ServiceOwnerName: "Fjordetaten"}
 	for b.Loop() {
+		// The bare insert first, its rows deleted again: the shipment then inserts into the same table with
+		// the bare rows' dead index entries in it, which can only slow it down.
+		bare := bareInsert(b, pool, ids)
+		_, err := pool.Exec(ctx, `DELETE FROM messages WHERE id LIKE 'a9%'`)
+		require.NoError(b, err)
+
 		before := rssKB()
 		stop := make(chan struct{})
 		peak := rssMB(stop)
@@ -126,7 +132,6 @@ func BenchmarkShipment100k(b *testing.B) {
 		rss := peak()
 		require.Equal(b, n, progress.Created)
 
-		bare := bareInsert(b, pool, ids)
 		rate, bareRate := n/made.Seconds(), n/bare.Seconds()
 		b.ReportMetric(rate, "visible/s")
 		b.ReportMetric(bareRate, "bare-rows/s")
@@ -135,7 +140,7 @@ func BenchmarkShipment100k(b *testing.B) {
 			"RSS %.0f MB before, peak %.0f MB (API and worker in one process)\n",
 			n, acceptedIn.Round(time.Millisecond), made.Round(time.Millisecond), rate, bare.Round(time.Millisecond), bareRate,
 			rate/bareRate, float64(before)/1024, rss)
-		_, err = pool.Exec(ctx, `DELETE FROM messages WHERE shipment_id IS NOT NULL OR id LIKE 'a9%'`)
+		_, err = pool.Exec(ctx, `DELETE FROM messages WHERE shipment_id = $1`, accepted.ShipmentID)
 		require.NoError(b, err)
 	}
 }

@@ -26,9 +26,12 @@ func lookUpParties(ctx context.Context, db store.DBTX, outcomes []Outcome) ([]in
 			numbers[i] = o.Recipient
 		}
 	}
-	rows, err := db.Query(ctx, `SELECT r.ord, COALESCE(p.id, 0), COALESCE(p.status = 'Deleted', false)
+	// Two joins on the unique columns, each an index lookup per recipient (one join on either column
+	// would walk parties for every recipient).
+	rows, err := db.Query(ctx, `SELECT r.ord, COALESCE(o.id, p.id, 0), COALESCE(o.status, p.status, '') = 'Deleted'
 		FROM unnest($1::text[]) WITH ORDINALITY AS r(number, ord)
-		LEFT JOIN parties p ON CASE length(r.number) WHEN 9 THEN p.organization_number = r.number ELSE p.ssn = r.number END
+		LEFT JOIN parties o ON o.organization_number = r.number
+		LEFT JOIN parties p ON p.ssn = r.number
 		WHERE r.number <> ''`, numbers)
 	if err != nil {
 		return nil, err
@@ -126,37 +129,50 @@ func scanMade(row pgx.CollectableRow) (made, error) {
 // moments after the start; or never: that commit failed).
 var errNoShipment = errors.New("correspondence: the shipment is not in the database")
 
-// createBatch makes the messages of up to limit recipients of shipment id that have none yet, oldest
-// recipient first, as they are at at (a wall-clock time), and returns them. The recipients' rows are
-// locked first, so a retraction waits for the batch and a batch run twice makes each message once.
-func createBatch(ctx context.Context, tx pgx.Tx, id string, limit int, at time.Time) ([]made, error) {
+// createBatch makes the messages of up to limit recipients of shipment id after the ordinal after that
+// have none yet, in the recipients' order, as they are at at (a wall-clock time), and returns them with
+// the last ordinal it took. The recipients' rows are locked first, so a retraction waits for the batch and
+// a batch run twice makes each message once.
+func createBatch(ctx context.Context, tx pgx.Tx, id string, after, limit int, at time.Time) ([]made, int, error) {
 	var exists bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM shipments WHERE id = $1)`, id).Scan(&exists); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !exists {
-		return nil, errNoShipment
+		return nil, 0, errNoShipment
 	}
 	rows, err := tx.Query(ctx, `WITH due AS (
 			SELECT r.ordinal, r.message_id, r.party_id FROM shipment_recipients r
-			WHERE r.shipment_id = $1 AND r.message_id IS NOT NULL AND r.created_at IS NULL AND r.retracted_at IS NULL
+			WHERE r.shipment_id = $1 AND r.ordinal > $4 AND r.message_id IS NOT NULL AND r.created_at IS NULL AND r.retracted_at IS NULL
 			ORDER BY r.ordinal LIMIT $2 FOR UPDATE),
 		marked AS (
-			UPDATE shipment_recipients r SET created_at = $3 FROM due WHERE r.shipment_id = $1 AND r.ordinal = due.ordinal)
-		INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status, created_date, last_changed,
-			last_changed_by, message_sender, summary, body, reply_options, language, is_confirmation_needed, custom_message_data,
-			shipment_id, senders_reference, visible_at, due_at, allow_system_delete_at)
-		SELECT due.message_id, due.party_id, 'Correspondence', s.service_code, s.service_edition, s.subject, '`+store.StatusUnread+`', $3, $3,
-			s.created_by, s.message_sender, s.summary, s.body, s.reply_options, s.language, s.is_confirmation_needed, s.custom_message_data,
-			s.id, s.senders_reference, s.visible_at, s.due_at, s.allow_system_delete_at
-		FROM due, shipments s WHERE s.id = $1
-		ORDER BY due.ordinal
-		ON CONFLICT (id) DO NOTHING
-		RETURNING id, reportee_id, service_code, service_edition, status`, id, limit, at)
+			UPDATE shipment_recipients r SET created_at = $3 FROM due WHERE r.shipment_id = $1 AND r.ordinal = due.ordinal
+			RETURNING r.ordinal),
+		made AS (
+			INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status, created_date, last_changed,
+				last_changed_by, message_sender, summary, body, reply_options, language, is_confirmation_needed, custom_message_data,
+				shipment_id, senders_reference, visible_at, due_at, allow_system_delete_at)
+			SELECT due.message_id, due.party_id, 'Correspondence', s.service_code, s.service_edition, s.subject, '`+store.StatusUnread+`', $3, $3,
+				s.created_by, s.message_sender, s.summary, s.body, s.reply_options, s.language, s.is_confirmation_needed, s.custom_message_data,
+				s.id, s.senders_reference, s.visible_at, s.due_at, s.allow_system_delete_at
+			FROM due, shipments s WHERE s.id = $1
+			ORDER BY due.ordinal
+			ON CONFLICT (id) DO NOTHING
+			RETURNING id, reportee_id, service_code, service_edition, status)
+		SELECT id, reportee_id, service_code, service_edition, status, (SELECT max(ordinal) FROM marked) FROM made`, id, limit, at, after)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return pgx.CollectRows(rows, scanMade)
+	var (
+		list []made
+		m    made
+		last int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.ReporteeID, &m.Service.Code, &m.Service.Edition, &m.Status, &last}, func() error {
+		list = append(list, m)
+		return nil
+	})
+	return list, last, err
 }
 
 // unconfirmed lists the messages of shipment id that still wait for their confirmation.

@@ -47,7 +47,7 @@ func TestBatchesMakeEachMessageOnce(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
-				list, err := createBatch(ctx, tx, id, BatchSize, time.Now())
+				list, _, err := createBatch(ctx, tx, id, 0, BatchSize, time.Now())
 				mu.Lock()
 				total += len(list)
 				mu.Unlock()

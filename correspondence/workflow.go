@@ -43,9 +43,9 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 	stage(StageCreating)
 	batches := workflow.WithActivityOptions(ctx, batchOptions)
 	started := workflow.GetInfo(ctx).WorkflowStartTime
-	for {
+	for after := 0; ; {
 		var res BatchResult
-		err := workflow.ExecuteActivity(batches, a.CreateBatch, BatchInput{ShipmentID: in.ShipmentID, StartedAt: started}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(batches, a.CreateBatch, BatchInput{ShipmentID: in.ShipmentID, After: after, StartedAt: started}).Get(ctx, &res)
 		if isNoShipment(err) {
 			stage(StageAbandoned)
 			return progress, nil
@@ -57,6 +57,7 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 		if res.Created < BatchSize {
 			break
 		}
+		after = res.Last
 		stage(StageCreating)
 	}
 	stage(StageCreated)

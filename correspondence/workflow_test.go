@@ -20,6 +20,7 @@ import (
 type steps struct {
 	env      *testsuite.TestWorkflowEnvironment
 	batches  []time.Time
+	after    []int // each batch's After
 	overdue  []time.Time
 	purges   []time.Time
 	toCreate int // messages the batches make, BatchSize at a time
@@ -38,9 +39,10 @@ func newShipmentEnv(t *testing.T, toCreate, toPurge int) *steps {
 	env.OnActivity(a.CreateBatch, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in correspondence.BatchInput) (correspondence.BatchResult, error) {
 			st.batches = append(st.batches, env.Now())
+			st.after = append(st.after, in.After)
 			n := min(st.toCreate, correspondence.BatchSize)
 			st.toCreate -= n
-			return correspondence.BatchResult{Created: n}, nil
+			return correspondence.BatchResult{Created: n, Last: in.After + n}, nil
 		})
 	env.OnActivity(a.MarkOverdue, mock.Anything, mock.Anything).Return(func(context.Context, string) error {
 		st.overdue = append(st.overdue, env.Now())
@@ -74,6 +76,7 @@ func TestShipmentWithoutDates(t *testing.T) {
 	assert.Equal(t, correspondence.Progress{Stage: correspondence.StageCreated, Created: 2*correspondence.BatchSize + 3}, p)
 	require.Len(t, st.batches, 3)
 	assert.Equal(t, start, st.batches[0], "no wait")
+	assert.Equal(t, []int{0, correspondence.BatchSize, 2 * correspondence.BatchSize}, st.after, "each batch goes on where the last ended")
 	assert.Empty(t, st.overdue)
 	assert.Empty(t, st.purges)
 }
