@@ -1,21 +1,25 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
 
 // correspondenceHandlers answer the agency's sending (/api/serviceowner/correspondence…): the room is
 // package correspondence; these parse, call it and render.
 type correspondenceHandlers struct {
-	sends *correspondence.Service
+	sends    *correspondence.Service
+	services *store.Queries // the service metadata a pre-filled task's content is checked against
 }
 
 // correspondenceBody is a POST /api/serviceowner/correspondence.
@@ -243,4 +247,62 @@ func (h *correspondenceHandlers) retractCorrespondence(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// prefillBody is a POST /api/serviceowner/formtasks: a form task of one of the caller's services, with
+// its forms (and attachments) as far as the owner fills them in, for one party.
+type prefillBody struct {
+	Reportee       jsonText
+	ServiceCode    jsonText
+	ServiceEdition *flexInt
+	Subject        jsonText
+	DueDateTime    *dateTimeField
+	Embedded       struct {
+		Forms       []formBody       `json:"forms,omitempty"`
+		Attachments []attachmentBody `json:"attachments,omitempty"`
+	} `json:"_embedded,omitzero"`
+}
+
+type prefilledResource struct {
+	MessageID      string `json:"MessageId"`
+	Reportee       string
+	ServiceCode    string
+	ServiceEdition int
+	Status         string
+}
+
+// prefillFormTask puts a pre-filled form task into a party's mailbox: 201 with its message id.
+func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
+	var body prefillBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	if body.ServiceCode == "" || body.ServiceEdition == nil || body.Reportee == "" {
+		abort(c, problem.BadRequest("Reportee, ServiceCode and ServiceEdition are required"))
+		return
+	}
+	svc, err := h.services.GetService(c.Request.Context(), string(body.ServiceCode), body.ServiceEdition.n)
+	if errors.Is(err, store.ErrNotFound) {
+		abort(c, problem.BadRequest("there is no service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	content := formTaskBody{Embedded: body.Embedded}
+	forms, attachments, err := revisionContent(svc, content)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	id, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.Prefill{Reportee: string(body.Reportee),
+		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), Forms: forms, Attachments: attachments})
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusCreated, prefilledResource{MessageID: id, Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode,
+		ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling})
 }

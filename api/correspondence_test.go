@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/correspondence"
 )
 
 // The agency sends, on the real router, database, Temporal dev server and worker: FJE sends a
@@ -265,4 +268,80 @@ func TestSendCorrespondenceIdempotentKey(t *testing.T) {
 	other := nsf.post(t, h, "/api/serviceowner/correspondence", body)
 	require.Equal(t, http.StatusAccepted, other.Code, other.Body.String())
 	assert.NotEqual(t, first.json(t)["ShipmentId"], other.json(t)["ShipmentId"])
+}
+
+func fjeFormTasks(t testing.TB) soCaller {
+	return soCaller{name: "FJE pre-fill", key: keyFJE, token: orgToken(t, orgFJE, "platform:serviceowner/formtasks.write")}
+}
+
+func prefill(reportee string, forms ...map[string]any) map[string]any {
+	return map[string]any{"Reportee": reportee, "ServiceCode": "4711", "ServiceEdition": 2, "Subject": "Årsoppgave 2026 – forhåndsutfylt",
+		"_embedded": map[string]any{"forms": forms}}
+}
+
+// FJE puts a pre-filled 4711 task into O1's mailbox: P1 finds it in Utfylling with the owner's subject,
+// data and due date, submits it, and it lands in FJE's queue; a task left unsubmitted past its due date gets
+// formtask.overdue, once.
+func TestPrefilledFormTask(t *testing.T) {
+	h, pool := formTaskServer(t)
+	owner := fjeFormTasks(t)
+	data := demoFormData(t, "a3101102")
+	body := prefill(orgO1, mainForm(data))
+	body["DueDateTime"] = time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	r := owner.post(t, h, "/api/serviceowner/formtasks", body)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	late := r.json(t)["MessageId"].(string)
+	assert.Equal(t, "Utfylling", r.json(t)["Status"])
+
+	m := getAs(t, h, ssnP1, "/api/"+orgO1+"/messages/"+late).json(t)
+	assert.Equal(t, "Årsoppgave 2026 – forhåndsutfylt", m["Subject"])
+	assert.Equal(t, "Utfylling", m["Status"])
+	assert.Equal(t, "Fjordetaten", m["LastChangedBy"])
+	assert.NotEmpty(t, m["DueDateTime"])
+	awaitDue(t, late)
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM events WHERE message_id = $1 AND type = 'no.postbox.formtask.overdue.v1'`, late))
+
+	// One submitted before its due date is not overdue; its archive is in FJE's queue.
+	body = prefill(orgO1, mainForm(data))
+	body["DueDateTime"] = time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	r = owner.post(t, h, "/api/serviceowner/formtasks", body)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	onTime := r.json(t)["MessageId"].(string)
+	signed := sendAs(t, h, ssnP1, http.MethodPut, "/api/"+orgO1+"/messages/"+onTime, putBody(t, []map[string]any{mainForm(data)}, nil))
+	require.Equal(t, http.StatusOK, signed.Code, signed.Body.String())
+	ref := signed.json(t)["ArchiveReference"].(string)
+	require.NotEmpty(t, ref)
+	require.Equal(t, http.StatusOK, fjeQueue(t).get(t, h, "/api/serviceowner/submissions/"+ref).Code)
+	awaitDue(t, onTime)
+	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM events WHERE message_id = $1 AND type = 'no.postbox.formtask.overdue.v1'`, onTime))
+}
+
+// awaitDue waits until the due timer of pre-filled task id has fired and done its work.
+func awaitDue(t *testing.T, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, formTaskEnv.dev.Client().GetWorkflow(ctx, correspondence.TaskDueWorkflowIDPrefix+id, "").Get(ctx, nil))
+}
+
+// Pre-filling is refused precisely, and creates nothing.
+func TestPrefilledFormTaskRefusals(t *testing.T) {
+	h, pool := formTaskServer(t)
+	owner := fjeFormTasks(t)
+	data := demoFormData(t, "a3101102")
+	before := countRows(t, pool, `SELECT count(*) FROM messages`)
+	nsf := soCaller{key: keyNSF, token: orgToken(t, orgNSF, "platform:serviceowner/formtasks.write")}
+	requireProblem(t, nsf.post(t, h, "/api/serviceowner/formtasks", prefill(orgO1, mainForm(data))), http.StatusForbidden)
+	p := requireProblem(t, owner.post(t, h, "/api/serviceowner/formtasks", prefill("999999999", mainForm(data))), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "unknown")
+	p = requireProblem(t, owner.post(t, h, "/api/serviceowner/formtasks", prefill(orgO1, mainForm("<not-the-form/>"))), http.StatusBadRequest)
+	assert.Equal(t, "urn:postbox:problem:validation-failed", p["type"])
+	corr := prefill(orgO1)
+	corr["ServiceCode"], corr["ServiceEdition"] = "7001", 1
+	requireProblem(t, owner.post(t, h, "/api/serviceowner/formtasks", corr), http.StatusBadRequest)
+	past := prefill(orgO1, mainForm(data))
+	past["DueDateTime"] = "2020-01-01T00:00:00"
+	requireProblem(t, owner.post(t, h, "/api/serviceowner/formtasks", past), http.StatusBadRequest)
+	requireProblem(t, fjeSender(t).post(t, h, "/api/serviceowner/formtasks", prefill(orgO1, mainForm(data))), http.StatusForbidden)
+	assert.Equal(t, before, countRows(t, pool, `SELECT count(*) FROM messages`), "a refused pre-fill leaves nothing")
 }

@@ -78,7 +78,7 @@ func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err err
 }
 
 // revisionContent checks a body against the service and turns it into what the store keeps.
-func (h *formTaskHandlers) revisionContent(c *gin.Context, svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
+func revisionContent(svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
 	if b.Type != "" && b.Type != "FormTask" {
 		return nil, nil, problem.BadRequest("Type must be FormTask, not %q", b.Type)
 	}

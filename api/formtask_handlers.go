@@ -116,7 +116,7 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := h.revisionContent(c, ft.svc, body)
+	forms, attachments, err := revisionContent(ft.svc, body)
 	if err != nil {
 		abort(c, err)
 		return
@@ -178,7 +178,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := h.revisionContent(c, svc, body)
+	forms, attachments, err := revisionContent(svc, body)
 	if err != nil {
 		abort(c, err)
 		return

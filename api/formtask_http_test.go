@@ -115,8 +115,8 @@ func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if c == nil {
 		return newAPIWithTasks(pool, nil, nil)
 	}
-	return newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL}),
-		correspondence.New(pool, c, events.NewBuilder(testPublicURL)))
+	tasks := formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL})
+	return newAPIWithTasks(pool, tasks, correspondence.New(pool, c, events.NewBuilder(testPublicURL), tasks))
 }
 
 func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *correspondence.Service) (*api.Server, error) {

@@ -27,8 +27,8 @@ type messageResource struct {
 	ArchiveReference    string              `json:",omitempty"`
 	ReplyOptions        []store.ReplyOption `json:",omitempty" xmlitem:"ReplyOption"`
 	CreatedDate         render.Timestamp
-	// IsConfirmationNeeded is shown on a correspondence in the single view, ConfirmedDateTime and
-	// ConfirmedBy once it is confirmed.
+	// IsConfirmationNeeded is shown on a correspondence, ConfirmedDateTime and ConfirmedBy in the single
+	// view once it is confirmed; DueDateTime on a message a service owner sent with one.
 	IsConfirmationNeeded *bool             `json:",omitempty"`
 	ConfirmedDateTime    *render.Timestamp `json:",omitempty"`
 	ConfirmedBy          string            `json:",omitempty"`
@@ -38,7 +38,7 @@ type messageResource struct {
 	// ReceivedByServiceOwnerDateTime is shown on a sent form task once the agency that owns its service
 	// has confirmed that it received it.
 	ReceivedByServiceOwnerDateTime *render.Timestamp `json:",omitempty"`
-	// The dates a service owner sent a correspondence with, in the single view.
+	// The other dates a service owner sent a correspondence with, in the single view.
 	VisibleDateTime           *render.Timestamp `json:",omitempty"`
 	DueDateTime               *render.Timestamp `json:",omitempty"`
 	AllowSystemDeleteDateTime *render.Timestamp `json:",omitempty"`

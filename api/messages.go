@@ -56,7 +56,9 @@ func (h *mailboxHandlers) messageResource(base, mailbox string, m store.MessageS
 	}
 	if m.Type == "Correspondence" {
 		r.MessageSender = m.MessageSender
+		r.IsConfirmationNeeded = boolRef(m.IsConfirmationNeeded)
 	}
+	r.DueDateTime = render.TimestampOrNull(m.DueAt) // of a sent correspondence or a pre-filled task
 	r.Links.Self = render.Link{Href: self}
 	if m.Type == "FormTask" {
 		r.Links.Print = slab.link(render.Link{Href: self + "/print", MimeType: "application/pdf"})
@@ -68,6 +70,16 @@ func (h *mailboxHandlers) messageResource(base, mailbox string, m store.MessageS
 	r.Links.Metadata = render.Link{Href: base + "/api/metadata/" + kind + "/" + url.PathEscape(m.ServiceCode) + "/" + strconv.Itoa(m.ServiceEdition)}
 	r.Links.PortalView = slab.link(render.Link{Href: portalView})
 	return r
+}
+
+var yes, no = true, false
+
+// boolRef points at a shared true or false, so a page of messages allocates none for its flags.
+func boolRef(b bool) *bool {
+	if b {
+		return &yes
+	}
+	return &no
 }
 
 // linkSlab hands out links from one allocation: a page of fifty messages has up to a hundred optional
@@ -190,7 +202,6 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 	self := r.Links.Self.Href
 	if m.Type == store.TypeCorrespondence {
 		r.Summary, r.Body = m.Summary, m.Body
-		r.IsConfirmationNeeded = &m.IsConfirmationNeeded
 		if m.ConfirmedAt != nil {
 			at := render.TimestampOf(*m.ConfirmedAt)
 			r.ConfirmedDateTime, r.ConfirmedBy = &at, m.ConfirmedBy
@@ -198,8 +209,7 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 	}
 	r.ArchiveReference = m.ArchiveReference
 	r.ReceivedByServiceOwnerDateTime = render.TimestampOrNull(m.ReceivedByOwnerAt)
-	r.VisibleDateTime, r.DueDateTime = render.TimestampOrNull(m.VisibleAt), render.TimestampOrNull(m.DueAt)
-	r.AllowSystemDeleteDateTime = render.TimestampOrNull(m.AllowSystemDeleteAt)
+	r.VisibleDateTime, r.AllowSystemDeleteDateTime = render.TimestampOrNull(m.VisibleAt), render.TimestampOrNull(m.AllowSystemDeleteAt)
 	if m.Type == "FormTask" {
 		forms := make([]render.Link, len(m.Forms))
 		for i, f := range m.Forms {

@@ -317,6 +317,8 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[recipientOutcomeResource]():     "ShipmentRecipientOutcome",
 	reflect.TypeFor[shipmentResource]():             "Shipment",
 	reflect.TypeFor[recipientStatusResource]():      "ShipmentRecipient",
+	reflect.TypeFor[prefillBody]():                  "PrefilledFormTaskBody",
+	reflect.TypeFor[prefilledResource]():            "PrefilledFormTask",
 }
 
 // linksSchema is a resource's _links: each relation a Link or an array of them.

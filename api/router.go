@@ -54,9 +54,9 @@ func (s *Server) routes() http.Handler {
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.events)}
-	sent := &correspondenceHandlers{sends: s.opts.Correspondence}
+	sent := &correspondenceHandlers{sends: s.opts.Correspondence, services: s.q}
 	if sent.sends == nil {
-		sent.sends = correspondence.New(s.opts.Pool, nil, s.events) // shipments can be followed; sends answer 503
+		sent.sends = correspondence.New(s.opts.Pool, nil, s.events, nil) // shipments can be followed; sends answer 503
 	}
 	docs := newDocsHandlers()
 
@@ -211,6 +211,7 @@ func (s *Server) routes() http.Handler {
 	owners.create("/correspondence", send, sent.sendCorrespondence)
 	owners.get("/correspondence/shipments/:shipmentId", readSent, sent.getShipment)
 	owners.delete("/correspondence/:messageId", send, sent.retractCorrespondence)
+	owners.create("/formtasks", anyOf(scopeSOFormTasksWrite), sent.prefillFormTask)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

@@ -31,6 +31,8 @@ const (
 	// The agency's sending: following its shipments, and sending or retracting correspondence.
 	scopeSOCorrespondenceRead  = "platform:serviceowner/correspondence.read"
 	scopeSOCorrespondenceWrite = "platform:serviceowner/correspondence.write"
+	// Putting pre-filled form tasks of the caller's services into parties' mailboxes.
+	scopeSOFormTasksWrite = "platform:serviceowner/formtasks.write"
 )
 
 // generalScopes are the scopes that open every route of an area: platform:serviceowner the service-owner

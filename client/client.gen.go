@@ -234,8 +234,11 @@ type CorrespondenceBody struct {
 	CustomMessageData []CustomMessageDataBody `json:"CustomMessageData"`
 
 	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	DueDateTime          *string `json:"DueDateTime"`
-	IsConfirmationNeeded bool    `json:"IsConfirmationNeeded"`
+	DueDateTime *string `json:"DueDateTime"`
+
+	// IdempotentKey a string; digits may come as a JSON number
+	IdempotentKey        string `json:"IdempotentKey"`
+	IsConfirmationNeeded bool   `json:"IsConfirmationNeeded"`
 
 	// Language a whole number, or a string of its digits
 	Language     int               `json:"Language"`
@@ -827,6 +830,35 @@ type PersonalContactCollectionLinks1 = []Link
 // PersonalContactCollection_Links_AdditionalProperties defines model for PersonalContactCollection._links.AdditionalProperties.
 type PersonalContactCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
+}
+
+// PrefilledFormTask defines model for PrefilledFormTask.
+type PrefilledFormTask struct {
+	MessageId      string `json:"MessageId"`
+	Reportee       string `json:"Reportee"`
+	ServiceCode    string `json:"ServiceCode"`
+	ServiceEdition int    `json:"ServiceEdition"`
+	Status         string `json:"Status"`
+}
+
+// PrefilledFormTaskBody defines model for PrefilledFormTaskBody.
+type PrefilledFormTaskBody struct {
+	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	DueDateTime *string `json:"DueDateTime"`
+
+	// Reportee a string; digits may come as a JSON number
+	Reportee string `json:"Reportee"`
+
+	// ServiceCode a string; digits may come as a JSON number
+	ServiceCode    string `json:"ServiceCode"`
+	ServiceEdition *int   `json:"ServiceEdition"`
+
+	// Subject a string; digits may come as a JSON number
+	Subject            string `json:"Subject"`
+	UnderscoreEmbedded *struct {
+		Attachments *[]AttachmentBody `json:"attachments,omitempty"`
+		Forms       *[]FormBody       `json:"forms,omitempty"`
+	} `json:"_embedded,omitempty"`
 }
 
 // Problem defines model for Problem.
@@ -2248,6 +2280,15 @@ type CreateServiceOwnerSubscriptionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PrefillFormTaskParams defines parameters for PrefillFormTask.
+type PrefillFormTaskParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListOwnerMessagesParams defines parameters for ListOwnerMessages.
 type ListOwnerMessagesParams struct {
 	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
@@ -3026,6 +3067,12 @@ type CreateServiceOwnerSubscriptionApplicationHalPlusJSONRequestBody = Subscript
 
 // CreateServiceOwnerSubscriptionJSONRequestBody defines body for CreateServiceOwnerSubscription for application/json ContentType.
 type CreateServiceOwnerSubscriptionJSONRequestBody = SubscriptionBody
+
+// PrefillFormTaskApplicationHalPlusJSONRequestBody defines body for PrefillFormTask for application/hal+json ContentType.
+type PrefillFormTaskApplicationHalPlusJSONRequestBody = PrefilledFormTaskBody
+
+// PrefillFormTaskJSONRequestBody defines body for PrefillFormTask for application/json ContentType.
+type PrefillFormTaskJSONRequestBody = PrefilledFormTaskBody
 
 // DelegateRolesApplicationHalPlusJSONRequestBody defines body for DelegateRoles for application/hal+json ContentType.
 type DelegateRolesApplicationHalPlusJSONRequestBody DelegateRolesApplicationHalPlusJSONBody
@@ -7891,6 +7938,33 @@ type ClientInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 	RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PrefillFormTaskWithBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTaskWithBody(ctx context.Context, params *PrefillFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrefillFormTaskWithApplicationHalPlusJSONBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes a body of the `application/hal+json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTaskWithApplicationHalPlusJSONBody(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrefillFormTask Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTask(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOwnerMessages List the messages of the caller's services in every mailbox, with where each stands
 	//
 	// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
@@ -9146,6 +9220,63 @@ func (c *Client) ReplayServiceOwnerDeadLetters(ctx context.Context, subscription
 // Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 func (c *Client) RotateServiceOwnerSubscriptionSecret(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateServiceOwnerSubscriptionSecretRequest(c.Server, subscriptionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrefillFormTaskWithBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *Client) PrefillFormTaskWithBody(ctx context.Context, params *PrefillFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrefillFormTaskRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrefillFormTaskWithApplicationHalPlusJSONBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes a body of the `application/hal+json` content type.
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *Client) PrefillFormTaskWithApplicationHalPlusJSONBody(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrefillFormTaskRequestWithApplicationHalPlusJSONBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrefillFormTask Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *Client) PrefillFormTask(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrefillFormTaskRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12944,6 +13075,99 @@ func NewRotateServiceOwnerSubscriptionSecretRequest(server string, subscriptionI
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPrefillFormTaskRequestWithApplicationHalPlusJSONBody calls the generic PrefillFormTask builder with application/hal+json body
+func NewPrefillFormTaskRequestWithApplicationHalPlusJSONBody(server string, params *PrefillFormTaskParams, body PrefillFormTaskApplicationHalPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrefillFormTaskRequestWithBody(server, params, "application/hal+json", bodyReader)
+}
+
+// NewPrefillFormTaskRequest calls the generic PrefillFormTask builder with application/json body
+func NewPrefillFormTaskRequest(server string, params *PrefillFormTaskParams, body PrefillFormTaskJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrefillFormTaskRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPrefillFormTaskRequestWithBody constructs an http.Request for the PrefillFormTask method, with any body, and a specified content type
+func NewPrefillFormTaskRequestWithBody(server string, params *PrefillFormTaskParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/formtasks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -19249,6 +19473,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/serviceowner/events/subscriptions/{subscriptionId}/secret (the `RotateServiceOwnerSubscriptionSecret` operationId).
 	RotateServiceOwnerSubscriptionSecretWithResponse(ctx context.Context, subscriptionId string, reqEditors ...RequestEditorFn) (*RotateServiceOwnerSubscriptionSecretResponse, error)
 
+	// PrefillFormTaskWithBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTaskWithBodyWithResponse(ctx context.Context, params *PrefillFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error)
+
+	// PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error)
+
+	// PrefillFormTaskWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+	//
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+	PrefillFormTaskWithResponse(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error)
+
 	// ListOwnerMessagesWithResponse List the messages of the caller's services in every mailbox, with where each stands
 	//
 	// Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
@@ -24459,6 +24710,175 @@ func (r RotateServiceOwnerSubscriptionSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateServiceOwnerSubscriptionSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PrefillFormTaskResponse201Headers the declared response headers of an HTTP 201 response for PrefillFormTask
+type PrefillFormTaskResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// PrefillFormTaskResponse429Headers the declared response headers of an HTTP 429 response for PrefillFormTask
+type PrefillFormTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PrefillFormTaskResponse503Headers the declared response headers of an HTTP 503 response for PrefillFormTask
+type PrefillFormTaskResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PrefillFormTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON201 the response for an HTTP 201 `application/hal+json` response
+	HALJSON201 *PrefilledFormTask
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PrefilledFormTask
+	// XML201 the response for an HTTP 201 `application/xml` response
+	XML201 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem415
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PrefillFormTaskResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PrefillFormTaskResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PrefillFormTaskResponse503Headers
+}
+
+// GetHALJSON201 returns the response for an HTTP 201 `application/hal+json` response
+func (r PrefillFormTaskResponse) GetHALJSON201() *PrefilledFormTask {
+	return r.HALJSON201
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PrefillFormTaskResponse) GetJSON201() *PrefilledFormTask {
+	return r.JSON201
+}
+
+// GetXML201 returns the response for an HTTP 201 `application/xml` response
+func (r PrefillFormTaskResponse) GetXML201() *openapi_types.File {
+	return r.XML201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON415() *Problem415 {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PrefillFormTaskResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PrefillFormTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrefillFormTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrefillFormTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrefillFormTaskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36188,6 +36608,51 @@ func (c *ClientWithResponses) RotateServiceOwnerSubscriptionSecretWithResponse(c
 	return ParseRotateServiceOwnerSubscriptionSecretResponse(rsp)
 }
 
+// PrefillFormTaskWithBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *ClientWithResponses) PrefillFormTaskWithBodyWithResponse(ctx context.Context, params *PrefillFormTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error) {
+	rsp, err := c.PrefillFormTaskWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrefillFormTaskResponse(rsp)
+}
+
+// PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *ClientWithResponses) PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error) {
+	rsp, err := c.PrefillFormTaskWithApplicationHalPlusJSONBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrefillFormTaskResponse(rsp)
+}
+
+// PrefillFormTaskWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
+//
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/formtasks (the `PrefillFormTask` operationId).
+func (c *ClientWithResponses) PrefillFormTaskWithResponse(ctx context.Context, params *PrefillFormTaskParams, body PrefillFormTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*PrefillFormTaskResponse, error) {
+	rsp, err := c.PrefillFormTask(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrefillFormTaskResponse(rsp)
+}
+
 // ListOwnerMessagesWithResponse List the messages of the caller's services in every mailbox, with where each stands
 //
 // Form tasks in Utfylling, Signering or Sendt og arkivert (with the ArchiveReference of its submission); correspondence with when it was read and confirmed. By service, then message id.
@@ -42956,6 +43421,226 @@ func ParseRotateServiceOwnerSubscriptionSecretResponse(rsp *http.Response) (*Rot
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RotateServiceOwnerSubscriptionSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePrefillFormTaskResponse parses an HTTP response from a PrefillFormTaskWithResponse call
+func ParsePrefillFormTaskResponse(rsp *http.Response) (*PrefillFormTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrefillFormTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 201:
+		var dest PrefilledFormTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON201 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 201:
+		var dest PrefilledFormTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 201:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 201:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 415:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 422:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PrefillFormTaskResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PrefillFormTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PrefillFormTaskResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

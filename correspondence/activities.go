@@ -21,7 +21,9 @@ type Activities struct {
 }
 
 // Steps are the activities to register, each under its method's name.
-func (a *Activities) Steps() []any { return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch} }
+func (a *Activities) Steps() []any {
+	return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch, a.MarkTaskOverdue}
+}
 
 // BatchInput names the shipment of a CreateBatch, the recipient after which it goes on (the Last of the
 // batch before), and when its workflow started.
@@ -106,4 +108,17 @@ func (a *Activities) PurgeBatch(ctx context.Context, shipmentID string) (int, er
 		return store.New(tx).AppendEvents(ctx, evs...)
 	})
 	return n, err
+}
+
+// MarkTaskOverdue writes FormTaskOverdue for a pre-filled form task that has not been submitted by its due
+// date, once: the message records it in the same transaction.
+func (a *Activities) MarkTaskOverdue(ctx context.Context, messageID string) error {
+	return store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
+		m, found, err := markTaskOverdue(ctx, tx, messageID, clock.Now())
+		if err != nil || !found {
+			return err
+		}
+		return store.New(tx).AppendEvents(ctx, a.Events.MessageEvent(events.FormTaskOverdue, events.Message{MessageID: m.ID,
+			ReporteeID: m.ReporteeID, Type: store.TypeFormTask, ServiceCode: m.Service.Code, ServiceEdition: m.Service.Edition, Status: m.Status}))
+	})
 }

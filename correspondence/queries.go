@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
 
@@ -296,4 +297,20 @@ func lockSent(ctx context.Context, tx pgx.Tx, owner, id string) (sentMessage, er
 func markRetracted(ctx context.Context, tx pgx.Tx, id string, at time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE shipment_recipients SET retracted_at = $2 WHERE message_id = $1`, id, at)
 	return err
+}
+
+// markTaskOverdue records that form task id is overdue, unless it has been submitted (archived), is gone, or
+// was marked before; found says whether it did.
+func markTaskOverdue(ctx context.Context, tx pgx.Tx, id string, at time.Time) (made, bool, error) {
+	rows, err := tx.Query(ctx, `UPDATE messages SET overdue_at = $2
+		WHERE id = $1 AND type = 'FormTask' AND status <> '`+taskstatus.Archived+`' AND overdue_at IS NULL
+		RETURNING id, reportee_id, service_code, service_edition, status`, id, at)
+	if err != nil {
+		return made{}, false, err
+	}
+	m, err := pgx.CollectExactlyOneRow(rows, scanMade)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, nil
+	}
+	return m, err == nil, err
 }

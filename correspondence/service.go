@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
 
@@ -26,13 +27,15 @@ type Service struct {
 	pool     *pgxpool.Pool
 	temporal client.Client // nil: sending answers Unavailable
 	events   events.Builder
+	tasks    *formtask.Service // creates pre-filled form tasks
 	// MaxRecipients is the most recipients one Send takes (MaxRecipients unless changed before use).
 	MaxRecipients int
 }
 
-// New returns the service over pool, starting shipments' workflows with tc; events are written with eb.
-func New(pool *pgxpool.Pool, tc client.Client, eb events.Builder) *Service {
-	return &Service{pool: pool, temporal: tc, events: eb, MaxRecipients: MaxRecipients}
+// New returns the service over pool, starting shipments' workflows with tc and creating pre-filled form
+// tasks with tasks; events are written with eb.
+func New(pool *pgxpool.Pool, tc client.Client, eb events.Builder, tasks *formtask.Service) *Service {
+	return &Service{pool: pool, temporal: tc, events: eb, tasks: tasks, MaxRecipients: MaxRecipients}
 }
 
 // name is how the actor appears as a message's LastChangedBy: the service owner's name.

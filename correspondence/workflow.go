@@ -88,6 +88,16 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 	return progress, nil
 }
 
+// TaskDueWorkflow waits on a durable timer for a pre-filled form task's due date, then marks it overdue
+// if it has not been submitted (MarkTaskOverdue).
+func TaskDueWorkflow(ctx workflow.Context, in TaskDueInput) error {
+	if err := sleepUntil(ctx, in.DueAt); err != nil {
+		return err
+	}
+	var a *Activities
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, batchOptions), a.MarkTaskOverdue, in.MessageID).Get(ctx, nil)
+}
+
 // sleepUntil waits on a durable timer until t; a zero or past t does not wait.
 func sleepUntil(ctx workflow.Context, t time.Time) error {
 	if d := t.Sub(workflow.Now(ctx)); !t.IsZero() && d > 0 {

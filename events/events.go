@@ -25,6 +25,8 @@ const (
 	FormTaskFormAdded          = "no.postbox.formtask.form.added.v1"
 	FormTaskFormChanged        = "no.postbox.formtask.form.changed.v1"
 	FormTaskFormDeleted        = "no.postbox.formtask.form.deleted.v1"
+	// FormTaskOverdue: a form task a service owner sent with a DueDateTime was not submitted by then.
+	FormTaskOverdue = "no.postbox.formtask.overdue.v1"
 
 	CorrespondenceCreated   = "no.postbox.correspondence.created.v1"
 	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
@@ -54,7 +56,7 @@ const (
 // Types lists every event type, e.g. for a subscription's filter to be checked against.
 var Types = []string{
 	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
-	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted, SubmissionConfirmed,
+	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted, FormTaskOverdue, SubmissionConfirmed,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
 	CorrespondencePublished, CorrespondenceOverdue, CorrespondenceRetracted,
 	MessageDeleted, MessageRestored, MessagePurged,

@@ -11,6 +11,7 @@ package formtask
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -209,13 +210,20 @@ func archivedFrom(a store.Archive, sub Submission) bool {
 // takes the new task away again: it never existed for the client. It returns the new task's message id and
 // the submission's result.
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller Caller, sub Submission) (string, Result, error) {
+	return s.CreateWith(ctx, reporteeID, svc, store.NewFormTask{}, caller, sub)
+}
+
+// CreateWith is Create of a task that starts as task says (a subject of its own, a due date): a service
+// owner's pre-filled task.
+func (s *Service) CreateWith(ctx context.Context, reporteeID int64, svc store.ServiceDetail, task store.NewFormTask, caller Caller,
+	sub Submission) (string, Result, error) {
 	sub.Sign = sub.Sign && sub.Complete
-	task := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: svc.ServiceName,
+	t := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: cmp.Or(task.Subject, svc.ServiceName),
 		Status: taskstatus.Filling, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition}}, svc, reporteeID)
-	if err := refusal(ctx, task, caller); err != nil {
+	if err := refusal(ctx, t, caller); err != nil {
 		return "", Result{}, err
 	}
-	if c := withLevel(caller, task); sub.Complete && sub.Sign && (!c.Sign || c.SecurityLevel < c.RequiredLevel) {
+	if c := withLevel(caller, t); sub.Complete && sub.Sign && (!c.Sign || c.SecurityLevel < c.RequiredLevel) {
 		return "", Result{}, refuse(SignRefused,
 			"signing needs the Sign right on service %s/%d and its security level; nothing was created", svc.ServiceCode, svc.ServiceEdition)
 	}
@@ -224,7 +232,7 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	}
 	createdEvent := events.Message{ReporteeID: reporteeID, Type: store.TypeFormTask, ServiceCode: svc.ServiceCode,
 		ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling}
-	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, caller.Name, clock.Now(),
+	id, err := s.store.CreateFormTaskMessage(ctx, reporteeID, svc.Service, task, caller.Name, clock.Now(),
 		func(id string) store.Event {
 			createdEvent.MessageID = id
 			return s.events.MessageEvent(events.FormTaskCreated, createdEvent)
@@ -236,15 +244,15 @@ func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.Servic
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
 		return id, created, nil
 	}
-	task.MessageID = id
-	res, err := s.Submit(ctx, task, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments})
+	t.MessageID = id
+	res, err := s.Submit(ctx, t, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments})
 	if err != nil {
 		// Its created event has been seen: the removal is told as a delete for good.
 		removed := s.events.MessageEvent(events.MessagePurged, createdEvent)
 		if delErr := s.store.DeleteNewFormTask(context.WithoutCancel(ctx), id, removed); delErr != nil {
 			slog.ErrorContext(ctx, "removing a refused new form task failed", "err", delErr, "message", id)
 		} else if refused := (*Error)(nil); !errors.As(err, &refused) || refused.Kind != Unavailable {
-			s.endRun(ctx, task) // the submission started its workflow
+			s.endRun(ctx, t) // the submission started its workflow
 		}
 		return "", Result{}, err
 	}

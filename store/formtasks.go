@@ -76,16 +76,27 @@ func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version in
 	return s, notFound(err)
 }
 
+// NewFormTask is what a new form task starts with besides its service: its Subject (the service's name
+// when empty) and, for one a service owner sent, the date it is due.
+type NewFormTask struct {
+	Subject string
+	DueAt   *time.Time
+}
+
 // CreateFormTaskMessage creates an empty form task of svc in the reportee's mailbox and returns its id, with
 // the event created makes of that id, in one transaction.
-func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc Service, by string, at time.Time,
+func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc Service, task NewFormTask, by string, at time.Time,
 	created func(messageID string) Event) (string, error) {
 	var id string
+	subject := task.Subject
+	if subject == "" {
+		subject = svc.ServiceName
+	}
 	err := q.inTx(ctx, func(q *Queries) error {
 		err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
-				created_date, last_changed, last_changed_by)
-			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6)
-			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, svc.ServiceName, at, by).Scan(&id)
+				created_date, last_changed, last_changed_by, due_at)
+			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6, $7)
+			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, subject, at, by, task.DueAt).Scan(&id)
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,10 @@ type MessageSummary struct {
 	LastChangedBy       string
 	MessageSender       string // Correspondence only
 	ReplyOptions        []ReplyOption
+	// IsConfirmationNeeded is set on a correspondence whose sender asks the reader to confirm it; DueAt is
+	// the date a sent correspondence is due (nil when none).
+	IsConfirmationNeeded bool
+	DueAt                *time.Time
 }
 
 // Service is the service edition of the message.
@@ -51,11 +55,9 @@ type Message struct {
 	ArchiveReference string
 	Forms            []Form
 	Attachments      []Attachment
-	// IsConfirmationNeeded is set on a correspondence whose sender asks the reader to confirm it;
-	// ConfirmedAt (nil until then) and ConfirmedBy record the confirmation.
-	IsConfirmationNeeded bool
-	ConfirmedAt          *time.Time
-	ConfirmedBy          string
+	// ConfirmedAt (nil until then) and ConfirmedBy record the confirmation of one that IsConfirmationNeeded.
+	ConfirmedAt *time.Time
+	ConfirmedBy string
 	// DeletedAt is set (and DeletedBy) while the message is in the trashbin.
 	DeletedAt         *time.Time
 	DeletedBy         string
@@ -65,7 +67,6 @@ type Message struct {
 	ReceivedByOwnerAt *time.Time
 	// The dates a service owner sent a correspondence with (package correspondence); nil when not set.
 	VisibleAt           *time.Time
-	DueAt               *time.Time
 	AllowSystemDeleteAt *time.Time
 }
 
@@ -110,7 +111,8 @@ const (
 	// Most messages have no reply options: NULLIF sends those as NULL, which scans to a nil slice without
 	// a JSON decode per row.
 	messageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
-	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), NULLIF(m.reply_options, '[]')`
+	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), NULLIF(m.reply_options, '[]'),
+	m.is_confirmation_needed, m.due_at`
 	messageFrom = `
 	FROM messages m` + messageJoins
 	// messageJoins join a message m's service and its owner.
@@ -125,7 +127,7 @@ const (
 
 func summaryTargets(m *MessageSummary) []any {
 	return []any{&m.MessageID, &m.Subject, &m.Status, &m.Type, &m.ServiceOwner, &m.ServiceCode, &m.ServiceEdition,
-		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions}
+		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions, &m.IsConfirmationNeeded, &m.DueAt}
 }
 
 // ListMessagesSQL is the statement ListMessages runs, with its arguments, for a resolved search; exported so
@@ -296,7 +298,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 
 // windowColumns are the columns of messages m that allMessageColumns read.
 const windowColumns = `m.id, m.subject, m.status, m.type, m.service_code, m.service_edition, m.created_date, m.last_changed,
-	m.last_changed_by, m.message_sender, m.reply_options, m.reportee_id`
+	m.last_changed_by, m.message_sender, m.reply_options, m.is_confirmation_needed, m.due_at, m.reportee_id`
 
 // ListAllMessages lists the messages of every party the subject may represent — selfID (when not zero),
 // whose messages it sees whole, and each party it holds a role for, whose messages it sees as its roles
@@ -344,13 +346,13 @@ const messageColumns = messageSummaryColumns + `,
 		FROM forms f WHERE f.message_id = m.id), '[]'),
 	COALESCE((SELECT json_agg(json_build_object(` + attachmentJSONFields + `) ORDER BY a.ordinal)
 		FROM attachments a WHERE a.message_id = m.id), '[]'),
-	m.is_confirmation_needed, m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
-	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at, m.visible_at, m.due_at, m.allow_system_delete_at`
+	m.confirmed_at, COALESCE(m.confirmed_by, ''), m.deleted_at, COALESCE(m.deleted_by, ''),
+	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at, m.visible_at, m.allow_system_delete_at`
 
 func messageTargets(m *Message) []any {
 	return append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
-		&m.IsConfirmationNeeded, &m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData,
-		&m.ReceivedByOwnerAt, &m.VisibleAt, &m.DueAt, &m.AllowSystemDeleteAt)
+		&m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData,
+		&m.ReceivedByOwnerAt, &m.VisibleAt, &m.AllowSystemDeleteAt)
 }
 
 // GetForm returns a form of a message of the reportee, or ErrNotFound.

@@ -47,7 +47,8 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 		config.QueueArchive:    {"PurgeTrashbin"},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
-		config.QueueCorrespondence: {"CreateBatch", "MarkOverdue", "PurgeBatch", "workflow " + correspondence.WorkflowName},
+		config.QueueCorrespondence: {"CreateBatch", "MarkOverdue", "MarkTaskOverdue", "PurgeBatch",
+			"workflow " + correspondence.TaskDueWorkflowName, "workflow " + correspondence.WorkflowName},
 	}
 	for _, g := range config.QueueGroups {
 		var got names

@@ -9,8 +9,8 @@
 //	validation  formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
 //	archive     formtask.TaskQueueArchive     PurgeTrashbin
 //	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
-//	correspondence  correspondence.TaskQueue  the Shipment workflow and its activities (CreateBatch,
-//	                                          MarkOverdue, PurgeBatch)
+//	correspondence  correspondence.TaskQueue  the Shipment and FormTaskDue workflows and their activities
+//	                                          (CreateBatch, MarkOverdue, PurgeBatch, MarkTaskOverdue)
 //
 // formtask.ActivitiesOn says which activities run on which queue.
 package worker
@@ -148,6 +148,7 @@ func register(r worker.Registry, group string, acts *formtask.Activities, opts O
 		return
 	case config.QueueCorrespondence:
 		r.RegisterWorkflowWithOptions(correspondence.ShipmentWorkflow, workflow.RegisterOptions{Name: correspondence.WorkflowName})
+		r.RegisterWorkflowWithOptions(correspondence.TaskDueWorkflow, workflow.RegisterOptions{Name: correspondence.TaskDueWorkflowName})
 		for _, fn := range opts.Correspondence.Steps() {
 			r.RegisterActivity(fn)
 		}

@@ -17,7 +17,14 @@ type killer struct {
 	// transaction was open.
 	kills, midArchive map[string]int
 	workerKills       []time.Time
-	errors            []string
+	// crashes are every crash, when and of what.
+	crashes []crash
+	errors  []string
+}
+
+type crash struct {
+	at        time.Time
+	component string
 }
 
 func newKiller(st *stack, rng *rand.Rand) *killer {
@@ -76,6 +83,7 @@ func (k *killer) crash(ctx context.Context, c component, whileArchiving bool) (c
 		return caught, err
 	}
 	k.kills[c.name()]++
+	k.crashes = append(k.crashes, crash{at: time.Now(), component: c.name()})
 	if caught {
 		k.midArchive[c.name()]++
 	}

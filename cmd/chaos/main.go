@@ -340,7 +340,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		stats: stats, formSHA: map[string]string{}}
 	agencyDone := make(chan struct{})
 	go func() { ag.loop(ctx, clientsDone); close(agencyDone) }()
-	snd := &sender{base: st.apiURL, token: strings.TrimSpace(string(senderToken)), key: fmt.Sprintf("chaos-%d", cfg.seed),
+	snd := &sender{base: st.apiURL, token: strings.TrimSpace(string(senderToken)), key: fmt.Sprintf("chaos-%d", cfg.seed), dbURL: st.pg.url("postbox"),
 		http: &http.Client{Timeout: 60 * time.Second}, stats: stats}
 	senderDone := make(chan struct{})
 	go func() { snd.run(ctx, giveUp); close(senderDone) }()
@@ -397,7 +397,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	if err := snd.check(checkCtx, db, v); err != nil {
 		return nil, err
 	}
-	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, verdict: v,
+	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, sender: snd, verdict: v,
 		clients: clientsEnded.Sub(started)}, nil
 }
 

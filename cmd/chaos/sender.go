@@ -14,8 +14,9 @@ import (
 
 // The agency's sending: Fjordetaten sends one correspondence to shipmentRecipients organizations while the
 // integrators submit and the components crash, retrying the request (with its IdempotentKey) until it is
-// answered. The checks demand one shipment for the key, and every recipient with exactly one message and
-// one published event.
+// answered. Its batches would take a second; so that the kills meet them, the sender then holds them, open
+// and waiting on their recipients' rows, for a few seconds at a time (holdBatches). The checks demand one
+// shipment for the key, and every recipient with exactly one message and one published event.
 
 const (
 	shipmentRecipients = 2_000
@@ -25,10 +26,26 @@ const (
 
 type sender struct {
 	base, token, key string
+	dbURL            string
 	http             *http.Client
 	stats            *stats
 	shipmentID       string
 	problems         []string
+	// held are the windows in which the shipment's batches were held open (holdBatches).
+	held [][2]time.Time
+}
+
+// crashesWhileHeld names the crashes that came while the shipment's batches were held open.
+func (s *sender) crashesWhileHeld(crashes []crash) []string {
+	var out []string
+	for _, c := range crashes {
+		for _, w := range s.held {
+			if !c.at.Before(w[0]) && !c.at.After(w[1]) {
+				out = append(out, c.component)
+			}
+		}
+	}
+	return out
 }
 
 // addRecipients adds the shipment's recipients to the database before the run.
@@ -62,6 +79,7 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 				s.problems = append(s.problems, fmt.Sprintf("sender: the answer accepts %d of %d: %.200s", a.Accepted, shipmentRecipients, answer))
 			}
 			s.shipmentID = a.ShipmentID
+			s.holdBatches(ctx)
 			return
 		default:
 			s.problems = append(s.problems, fmt.Sprintf("sender: %d %.300s", status, answer))
@@ -70,6 +88,26 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 		sleep(ctx, 500*time.Millisecond)
 	}
 	s.problems = append(s.problems, "sender: the shipment was never accepted")
+}
+
+// holdBatches makes the shipment's batch transactions wait, open, at their lock of the recipients' rows,
+// for 8 s at a time, three times with a moment between: the worker, Temporal or PostgreSQL crashing meanwhile
+// cuts a batch that has begun.
+func (s *sender) holdBatches(ctx context.Context) {
+	for range 3 {
+		conn, err := pgx.Connect(ctx, s.dbURL)
+		if err == nil {
+			if _, err = conn.Exec(ctx, "BEGIN; LOCK TABLE shipment_recipients IN EXCLUSIVE MODE"); err == nil {
+				from := time.Now()
+				sleep(ctx, 8*time.Second)
+				s.held = append(s.held, [2]time.Time{from, time.Now()})
+			}
+			// After a PostgreSQL crash the connection is gone already; the lock went with it.
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+			_ = conn.Close(context.Background())
+		}
+		sleep(ctx, 300*time.Millisecond)
+	}
 }
 
 func (s *sender) post(ctx context.Context, body []byte) (int, []byte, error) {

@@ -49,6 +49,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 	if err != nil {
 		return nil, nil, err
 	}
+	tasks := formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL})
 	opts := api.Options{
 		Pool:                  pool,
 		Logger:                log,
@@ -57,8 +58,8 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		Limits:                clientLimits(cfg),
 		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
-		FormTasks:             formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL}),
-		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL)),
+		FormTasks:             tasks,
+		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL), tasks),
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,

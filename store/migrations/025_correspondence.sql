@@ -55,7 +55,9 @@ ALTER TABLE messages
     ADD COLUMN senders_reference text,
     ADD COLUMN visible_at timestamp,
     ADD COLUMN due_at timestamp,
-    ADD COLUMN allow_system_delete_at timestamp;
+    ADD COLUMN allow_system_delete_at timestamp,
+    -- when a pre-filled form task was found overdue (its event written once)
+    ADD COLUMN overdue_at timestamp;
 CREATE INDEX messages_shipment ON messages (shipment_id) WHERE shipment_id IS NOT NULL;
 
 -- The sender retracts a message its recipient has not opened.

@@ -1,0 +1,90 @@
+package correspondence
+
+import (
+	"context"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/store"
+)
+
+// Prefill is a form task a service owner puts into a party's mailbox, filled in as far as the owner
+// knows: the party fills in the rest, signs and submits it like any other task, and its archive lands in
+// the owner's queue.
+type Prefill struct {
+	Reportee    string // organization number or national identity number
+	Service     store.ServiceDetail
+	Subject     string // the service's name when empty
+	DueAt       *time.Time
+	Forms       []store.RevisionForm
+	Attachments []store.RevisionAttachment
+}
+
+// TaskDueWorkflowIDPrefix starts the id of the workflow that waits for a pre-filled task's due date.
+const TaskDueWorkflowIDPrefix = "formtask-due/"
+
+// TaskDueWorkflowName is the registered name of TaskDueWorkflow.
+const TaskDueWorkflowName = "FormTaskDue"
+
+// ownerSecurityLevel is the security level a service owner's pre-fill is taken to have: it is not a login
+// of the party's, and the owner's client is authenticated by its organization token or certificate.
+const ownerSecurityLevel = 4
+
+// Prefill creates p in the reportee's mailbox as the owner of a, with its forms validated as any saved
+// content is (a refusal names the field), and starts the timer of its due date. It returns the new
+// task's message id.
+func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (string, error) {
+	now := clock.Now()
+	switch {
+	case p.Service.ServiceOwnerCode != a.ServiceOwner:
+		return "", refuse(NotOwned, "service %s edition %d is not one of yours", p.Service.ServiceCode, p.Service.ServiceEdition)
+	case p.Service.ServiceType != store.TypeFormTask:
+		return "", refuse(BadInput, "service %s edition %d is a %s service; pre-fill a FormTask service",
+			p.Service.ServiceCode, p.Service.ServiceEdition, p.Service.ServiceType)
+	case utf8.RuneCountInString(p.Subject) > MaxSubject:
+		return "", refuse(BadInput, "Subject is longer than %d characters", MaxSubject)
+	case p.DueAt != nil && !p.DueAt.After(now):
+		return "", refuse(BadInput, "DueDateTime must come after now")
+	}
+	if err := formtask.ServiceOpen(p.Service, now); err != nil {
+		return "", err
+	}
+	outcome := screen([]string{p.Reportee})
+	parties, err := lookUpParties(ctx, s.pool, outcome)
+	if err != nil {
+		return "", err
+	}
+	if outcome[0].Refused != "" {
+		return "", refuse(BadInput, "Reportee %q cannot receive it: %s", p.Reportee, outcome[0].Refused)
+	}
+	if s.tasks == nil || s.temporal == nil {
+		return "", refuse(Unavailable, "form tasks cannot be sent right now; try again shortly")
+	}
+	owner := formtask.Caller{Name: a.ServiceOwnerName, ID: "serviceowner/" + a.ServiceOwner, Write: true, SecurityLevel: ownerSecurityLevel}
+	id, _, err := s.tasks.CreateWith(ctx, parties[0], p.Service, store.NewFormTask{Subject: p.Subject, DueAt: p.DueAt}, owner,
+		formtask.Submission{Forms: p.Forms, Attachments: p.Attachments})
+	if err != nil {
+		return "", err
+	}
+	if p.DueAt != nil {
+		// The task exists: it is never answered as a failure. Temporal answered its content's update a
+		// moment ago; should the start still fail, the task only misses its overdue event.
+		_, err := s.temporal.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{ID: TaskDueWorkflowIDPrefix + id,
+			TaskQueue: TaskQueue}, TaskDueWorkflowName, TaskDueInput{MessageID: id, DueAt: clock.Instant(*p.DueAt)})
+		if err != nil {
+			slog.ErrorContext(ctx, "starting the due timer of a pre-filled form task failed", "err", err, "message", id)
+		}
+	}
+	return id, nil
+}
+
+// TaskDueInput is what a pre-filled task's due timer starts with.
+type TaskDueInput struct {
+	MessageID string
+	DueAt     time.Time
+}
