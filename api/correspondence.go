@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -39,6 +40,8 @@ type correspondenceBody struct {
 	VisibleDateTime           *dateTimeField
 	DueDateTime               *dateTimeField
 	AllowSystemDeleteDateTime *dateTimeField
+	// Notification is refused until notifications are sent (rather than ignored).
+	Notification json.RawMessage `json:",omitempty"`
 }
 
 type replyOptionBody struct {
@@ -153,6 +156,11 @@ func shipmentURL(c *gin.Context, id string) string {
 	return baseURL(c) + "/api/serviceowner/correspondence/shipments/" + id
 }
 
+// errNoNotifications answers a request with a notification order: Postbox sends no e-mail or SMS yet, and
+// an order silently dropped would be a notice nobody gets.
+var errNoNotifications = problem.New(http.StatusBadRequest, "bad-request",
+	"Notification: Postbox does not send notifications yet; send without the order")
+
 // correspondenceActor is the calling owner's client as the sent messages and the audit log name it.
 func correspondenceActor(c *gin.Context) correspondence.Actor {
 	p, owner := principalOf(c), serviceOwnerOf(c)
@@ -166,6 +174,10 @@ func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 	var body correspondenceBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
+		return
+	}
+	if body.Notification != nil {
+		abort(c, errNoNotifications)
 		return
 	}
 	accepted, err := h.sends.Send(c.Request.Context(), correspondenceActor(c), body.send())
@@ -257,6 +269,7 @@ type prefillBody struct {
 	ServiceEdition *flexInt
 	Subject        jsonText
 	DueDateTime    *dateTimeField
+	Notification   json.RawMessage `json:",omitempty"`
 	Embedded       struct {
 		Forms       []formBody       `json:"forms,omitempty"`
 		Attachments []attachmentBody `json:"attachments,omitempty"`
@@ -276,6 +289,10 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 	var body prefillBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
+		return
+	}
+	if body.Notification != nil {
+		abort(c, errNoNotifications)
 		return
 	}
 	if body.ServiceCode == "" || body.ServiceEdition == nil || body.Reportee == "" {

@@ -242,6 +242,7 @@ type CorrespondenceBody struct {
 
 	// Language a whole number, or a string of its digits
 	Language     int               `json:"Language"`
+	Notification interface{}       `json:"Notification,omitempty"`
 	Recipients   []string          `json:"Recipients"`
 	ReplyOptions []ReplyOptionBody `json:"ReplyOptions"`
 
@@ -844,7 +845,8 @@ type PrefilledFormTask struct {
 // PrefilledFormTaskBody defines model for PrefilledFormTaskBody.
 type PrefilledFormTaskBody struct {
 	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	DueDateTime *string `json:"DueDateTime"`
+	DueDateTime  *string     `json:"DueDateTime"`
+	Notification interface{} `json:"Notification,omitempty"`
 
 	// Reportee a string; digits may come as a JSON number
 	Reportee string `json:"Reportee"`
