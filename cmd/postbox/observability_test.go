@@ -25,6 +25,7 @@ import (
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/internal/temporaltest"
 	"github.com/postbox/postbox/store/storetest"
+	"github.com/postbox/postbox/worker"
 )
 
 // stack is `postbox dev` as the commands wire it (openServices, serveWorker, newAPI) on a real Temporal dev
@@ -84,6 +85,11 @@ func startStack(t *testing.T) stack {
 			return
 		}
 		cleanup = append(cleanup, svc.Close)
+		// serveWorker registers the search attributes too, but in its own time: a submission before that
+		// is refused ("no mapping defined for search attribute").
+		if stackErr = worker.RegisterSearchAttributes(ctx, dev.Client(), "default"); stackErr != nil {
+			return
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
