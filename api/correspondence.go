@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -40,8 +41,16 @@ type correspondenceBody struct {
 	VisibleDateTime           *dateTimeField
 	DueDateTime               *dateTimeField
 	AllowSystemDeleteDateTime *dateTimeField
+	Attachments               []correspondenceAttachmentBody
 	// Notification is refused until notifications are sent (rather than ignored).
 	Notification json.RawMessage `json:",omitempty"`
+}
+
+// correspondenceAttachmentBody is a file of a correspondence, its bytes in base64.
+type correspondenceAttachmentBody struct {
+	Name     jsonText
+	FileName jsonText
+	Data     jsonText
 }
 
 type replyOptionBody struct {
@@ -86,7 +95,7 @@ func (d *dateTimeField) time() *time.Time {
 	return &d.t
 }
 
-func (b correspondenceBody) send() correspondence.Send {
+func (b correspondenceBody) send() (correspondence.Send, error) {
 	s := correspondence.Send{ServiceCode: string(b.ServiceCode), ServiceEdition: b.ServiceEdition.n,
 		Subject: string(b.Subject), Summary: string(b.Summary), Body: string(b.Body), SendersReference: string(b.SendersReference),
 		IdempotentKey: string(b.IdempotentKey),
@@ -103,7 +112,14 @@ func (b correspondenceBody) send() correspondence.Send {
 	for _, d := range b.CustomMessageData {
 		s.CustomMessageData = append(s.CustomMessageData, store.CustomData{Key: string(d.Key), Value: string(d.Value)})
 	}
-	return s
+	for i, a := range b.Attachments {
+		data, err := base64.StdEncoding.DecodeString(string(a.Data))
+		if err != nil {
+			return s, problem.BadRequest("Attachments[%d].Data is not base64", i)
+		}
+		s.Attachments = append(s.Attachments, correspondence.Attachment{Name: string(a.Name), FileName: string(a.FileName), Data: data})
+	}
+	return s, nil
 }
 
 type recipientOutcomeResource struct {
@@ -180,7 +196,12 @@ func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 		abort(c, errNoNotifications)
 		return
 	}
-	accepted, err := h.sends.Send(c.Request.Context(), correspondenceActor(c), body.send())
+	send, err := body.send()
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	accepted, err := h.sends.Send(c.Request.Context(), correspondenceActor(c), send)
 	if err != nil {
 		abort(c, err)
 		return

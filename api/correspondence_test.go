@@ -2,7 +2,10 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -345,4 +348,37 @@ func TestPrefilledFormTaskRefusals(t *testing.T) {
 	requireProblem(t, owner.post(t, h, "/api/serviceowner/formtasks", past), http.StatusBadRequest)
 	requireProblem(t, fjeSender(t).post(t, h, "/api/serviceowner/formtasks", prefill(orgO1, mainForm(data))), http.StatusForbidden)
 	assert.Equal(t, before, countRows(t, pool, `SELECT count(*) FROM messages`), "a refused pre-fill leaves nothing")
+}
+
+// A shipment's attachment reaches every recipient's message, downloads byte for byte with its digest, and
+// is stored once.
+func TestCorrespondenceAttachmentsAreStoredOnce(t *testing.T) {
+	h, pool := formTaskServer(t)
+	fje := fjeSender(t)
+	file := []byte(fmt.Sprintf("%%PDF-1.4 vedtak %d\n%s", time.Now().UnixNano(), strings.Repeat("\x01\xfe", 200_000)))
+	body := letter(ssnP1, ssnP2)
+	body["Attachments"] = []map[string]any{{"Name": "Vedtaket", "FileName": "vedtak.pdf", "Data": base64.StdEncoding.EncodeToString(file)}}
+	r := fje.post(t, h, "/api/serviceowner/correspondence", body)
+	require.Equal(t, http.StatusAccepted, r.Code, r.Body.String())
+	got := outcomes(t, r)
+	for _, ssn := range []string{ssnP1, ssnP2} {
+		m := awaitMessage(t, h, ssn, got[ssn])
+		links := m["_links"].(map[string]any)["attachment"].([]any)
+		require.Len(t, links, 1)
+		link := links[0].(map[string]any)
+		assert.Equal(t, "Vedtaket", link["name"])
+		d := getAs(t, h, ssn, pathOf(t, link["href"].(string)))
+		require.Equal(t, http.StatusOK, d.Code, d.Body.String())
+		assert.Equal(t, sha256Hex(file), sha256Hex(d.Body.Bytes()), "the bytes %s downloads", ssn)
+		assert.Equal(t, "application/pdf", d.Header().Get("Content-Type"))
+	}
+	sum := sha256.Sum256(file)
+	assert.Equal(t, 2, countRows(t, pool, `SELECT count(*) FROM shared_attachment_chunks WHERE sha256 = $1`, sum[:]),
+		"one copy of its two chunks for both recipients")
+	assert.Equal(t, 2, countRows(t, pool, `SELECT count(*) FROM attachments WHERE sha256 = $1 AND shared`, sum[:]))
+
+	body["Attachments"] = []map[string]any{{"FileName": "../vedtak.pdf", "Data": "AAAA"}}
+	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
+	body["Attachments"] = []map[string]any{{"FileName": "vedtak.pdf", "Data": "not base64!"}}
+	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
 }

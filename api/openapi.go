@@ -313,6 +313,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[correspondenceBody]():           "CorrespondenceBody",
 	reflect.TypeFor[replyOptionBody]():              "ReplyOptionBody",
 	reflect.TypeFor[customDataBody]():               "CustomMessageDataBody",
+	reflect.TypeFor[correspondenceAttachmentBody](): "CorrespondenceAttachmentBody",
 	reflect.TypeFor[shipmentAcceptedResource]():     "ShipmentAccepted",
 	reflect.TypeFor[recipientOutcomeResource]():     "ShipmentRecipientOutcome",
 	reflect.TypeFor[shipmentResource]():             "Shipment",

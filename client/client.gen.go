@@ -224,10 +224,23 @@ type CodeListEntryCollection_Links_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// CorrespondenceAttachmentBody defines model for CorrespondenceAttachmentBody.
+type CorrespondenceAttachmentBody struct {
+	// Data a string; digits may come as a JSON number
+	Data string `json:"Data"`
+
+	// FileName a string; digits may come as a JSON number
+	FileName string `json:"FileName"`
+
+	// Name a string; digits may come as a JSON number
+	Name string `json:"Name"`
+}
+
 // CorrespondenceBody defines model for CorrespondenceBody.
 type CorrespondenceBody struct {
 	// AllowSystemDeleteDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	AllowSystemDeleteDateTime *string `json:"AllowSystemDeleteDateTime"`
+	AllowSystemDeleteDateTime *string                        `json:"AllowSystemDeleteDateTime"`
+	Attachments               []CorrespondenceAttachmentBody `json:"Attachments"`
 
 	// Body a string; digits may come as a JSON number
 	Body              string                  `json:"Body"`

@@ -41,6 +41,7 @@ const (
 	MaxCustomData    = 50
 	MaxReplyOptions  = 10
 	MaxCustomDataLen = 1_000
+	MaxAttachments   = 20
 )
 
 // BatchSize is how many messages one CreateBatch makes in one transaction.
@@ -65,6 +66,15 @@ type Send struct {
 	VisibleAt            *time.Time
 	DueAt                *time.Time
 	AllowSystemDeleteAt  *time.Time
+	// Attachments go with every recipient's message, their bytes stored once.
+	Attachments []Attachment
+}
+
+// Attachment is a file of a correspondence.
+type Attachment struct {
+	Name     string // shown in the mailbox; the file name when empty
+	FileName string
+	Data     []byte
 }
 
 // Actor is the service owner's client that sends, as a message's LastChangedBy and the audit log name it.

@@ -1,7 +1,9 @@
 package correspondence
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"time"
 
@@ -73,6 +75,9 @@ func insertShipment(ctx context.Context, tx pgx.Tx, id string, s Send, a Actor, 
 		s.VisibleAt, s.DueAt, s.AllowSystemDeleteAt, len(outcomes), s.IdempotentKey); err != nil {
 		return err
 	}
+	if err := insertAttachments(ctx, tx, id, s.Attachments); err != nil {
+		return err
+	}
 	recipients, refused := make([]string, len(outcomes)), make([]string, len(outcomes))
 	for i, o := range outcomes {
 		recipients[i], refused[i] = o.Recipient, o.Refused
@@ -94,6 +99,27 @@ func insertShipment(ctx context.Context, tx pgx.Tx, id string, s Send, a Actor, 
 		return nil
 	})
 	return err
+}
+
+// insertAttachments stores the bytes of each attachment once by their SHA-256 (a content stored before by
+// any shipment is not stored again) and the shipment's list of them.
+func insertAttachments(ctx context.Context, tx pgx.Tx, id string, list []Attachment) error {
+	for i, a := range list {
+		sum := sha256.Sum256(a.Data)
+		for seq := 0; seq*store.AttachmentChunkSize < len(a.Data); seq++ {
+			chunk := a.Data[seq*store.AttachmentChunkSize : min(len(a.Data), (seq+1)*store.AttachmentChunkSize)]
+			if _, err := tx.Exec(ctx, `INSERT INTO shared_attachment_chunks (sha256, seq, data) VALUES ($1, $2, $3)
+				ON CONFLICT (sha256, seq) DO NOTHING`, sum[:], seq, chunk); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO shipment_attachments (shipment_id, ordinal, name, file_name, content_type, file_size, sha256)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, i, cmp.Or(a.Name, a.FileName), a.FileName, store.ContentTypeOf(a.FileName),
+			len(a.Data), sum[:]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sentBefore returns the shipment of owner sent with key, as its first answer said; pgx.ErrNoRows when
@@ -159,7 +185,12 @@ func createBatch(ctx context.Context, tx pgx.Tx, id string, after, limit int, at
 			FROM due, shipments s WHERE s.id = $1
 			ORDER BY due.ordinal
 			ON CONFLICT (id) DO NOTHING
-			RETURNING id, reportee_id, service_code, service_edition, status)
+			RETURNING id, reportee_id, service_code, service_edition, status),
+		attached AS (
+			INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type, encrypted, signing_locked,
+				signed_by_default, file_size, sha256, shared)
+			SELECT made.id, a.ordinal, a.name, a.file_name, 'Vedlegg', a.content_type, false, false, false, a.file_size, a.sha256, true
+			FROM made, shipment_attachments a WHERE a.shipment_id = $1)
 		SELECT id, reportee_id, service_code, service_edition, status, (SELECT max(ordinal) FROM marked) FROM made`, id, limit, at, after)
 	if err != nil {
 		return nil, 0, err

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
@@ -46,6 +47,9 @@ func check(s Send, now time.Time, maxRecipients int) (Send, error) {
 	if err := checkCustomData(s); err != nil {
 		return s, err
 	}
+	if err := checkAttachments(s.Attachments); err != nil {
+		return s, err
+	}
 	return s, checkDates(s, now)
 }
 
@@ -70,6 +74,24 @@ func checkReplyOptions(opts []store.ReplyOption) error {
 		case "ArchiveReference":
 		default:
 			return refuse(BadInput, "ReplyOptions[%d].Type is Service, ArchiveReference or URL", i)
+		}
+	}
+	return nil
+}
+
+func checkAttachments(list []Attachment) error {
+	if len(list) > MaxAttachments {
+		return refuse(BadInput, "Attachments has %d files; at most %d", len(list), MaxAttachments)
+	}
+	for i, a := range list {
+		if v := formtask.CheckFileName(a.FileName); v != nil {
+			return refuse(BadInput, "Attachments[%d]: %s", i, v.Message)
+		}
+		switch {
+		case len(a.Data) == 0:
+			return refuse(BadInput, "Attachments[%d].Data is empty: send the file's bytes in base64", i)
+		case utf8.RuneCountInString(a.Name) > MaxSubject:
+			return refuse(BadInput, "Attachments[%d].Name is longer than %d characters", i, MaxSubject)
 		}
 	}
 	return nil

@@ -35,23 +35,26 @@ type Attachment struct {
 	SignedByDefault bool
 	FileSize        int64
 	SHA256          []byte // of the bytes, e.g. for an ETag
+	// Shared: the bytes are stored once for every message that has them (shared_attachment_chunks, by
+	// SHA256), as a service owner's shipment sends them; otherwise they are the attachment's own.
+	Shared bool
 }
 
 // attachmentJSONFields builds an Attachment as JSON from attachments a, for GetMessage's aggregate
 // (bytea becomes base64, which encoding/json decodes into []byte).
 const attachmentJSONFields = `'ID', a.id, 'Name', a.name, 'FileName', a.file_name, 'AttachmentType', a.attachment_type,
 	'ContentType', a.content_type, 'Encrypted', a.encrypted, 'SigningLocked', a.signing_locked,
-	'SignedByDefault', a.signed_by_default, 'FileSize', a.file_size, 'SHA256', encode(a.sha256, 'base64')`
+	'SignedByDefault', a.signed_by_default, 'FileSize', a.file_size, 'SHA256', encode(a.sha256, 'base64'), 'Shared', a.shared`
 
 // GetAttachment returns the metadata of an attachment of a message of the reportee, or ErrNotFound.
 func (q *Queries) GetAttachment(ctx context.Context, reporteeID int64, messageID string, attachmentID int64) (Attachment, error) {
 	var a Attachment
 	err := q.db.QueryRow(ctx, `SELECT a.id, a.name, a.file_name, a.attachment_type, a.content_type, a.encrypted,
-			a.signing_locked, a.signed_by_default, a.file_size, a.sha256
+			a.signing_locked, a.signed_by_default, a.file_size, a.sha256, a.shared
 		FROM attachments a JOIN messages m ON m.id = a.message_id
 		WHERE a.id = $1 AND a.message_id = $2 AND m.reportee_id = $3`, attachmentID, messageID, reporteeID).
 		Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.ContentType, &a.Encrypted,
-			&a.SigningLocked, &a.SignedByDefault, &a.FileSize, &a.SHA256)
+			&a.SigningLocked, &a.SignedByDefault, &a.FileSize, &a.SHA256, &a.Shared)
 	return a, notFound(err)
 }
 
@@ -61,10 +64,11 @@ func (q *Queries) GetAttachment(ctx context.Context, reporteeID int64, messageID
 // so it is the io.ReadSeeker http.ServeContent needs. It keeps ctx because io.Reader has no place for one;
 // ctx bounds every query. It is not safe for concurrent use.
 type AttachmentReader struct {
-	ctx  context.Context
-	db   DBTX
-	id   int64
-	size int64
+	ctx    context.Context
+	db     DBTX
+	id     int64
+	shared []byte // the SHA-256 of shared bytes; nil for the attachment's own
+	size   int64
 	off  int64
 	seq  int64 // chunk held in buf; -1 for none
 	buf  []byte
@@ -72,7 +76,11 @@ type AttachmentReader struct {
 
 // OpenAttachment returns a reader over the bytes of a, at offset 0. Nothing is read until the first Read.
 func (q *Queries) OpenAttachment(ctx context.Context, a Attachment) *AttachmentReader {
-	return &AttachmentReader{ctx: ctx, db: q.db, id: a.ID, size: a.FileSize, seq: -1}
+	r := &AttachmentReader{ctx: ctx, db: q.db, id: a.ID, size: a.FileSize, seq: -1}
+	if a.Shared {
+		r.shared = a.SHA256
+	}
+	return r
 }
 
 // Read reads from the current offset, at most to the end of the chunk the offset is in.
@@ -99,7 +107,12 @@ func (r *AttachmentReader) Read(p []byte) (int, error) {
 func (r *AttachmentReader) load(seq int64) error {
 	r.buf, r.seq = nil, -1
 	var data []byte
-	err := r.db.QueryRow(r.ctx, `SELECT data FROM attachment_chunks WHERE attachment_id = $1 AND seq = $2`, r.id, seq).Scan(&data)
+	var err error
+	if r.shared != nil {
+		err = r.db.QueryRow(r.ctx, `SELECT data FROM shared_attachment_chunks WHERE sha256 = $1 AND seq = $2`, r.shared, seq).Scan(&data)
+	} else {
+		err = r.db.QueryRow(r.ctx, `SELECT data FROM attachment_chunks WHERE attachment_id = $1 AND seq = $2`, r.id, seq).Scan(&data)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("attachment %d: chunk %d is missing", r.id, seq)
 	}

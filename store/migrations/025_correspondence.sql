@@ -65,3 +65,24 @@ ALTER TABLE message_audit DROP CONSTRAINT message_audit_action_check;
 ALTER TABLE message_audit ADD CONSTRAINT message_audit_action_check
     CHECK (action IN ('Archive', 'Confirm', 'Delete', 'Restore', 'DeleteForGood', 'Purge', 'PutSubForm', 'DeleteForm',
         'AddAttachment', 'ReplaceAttachment', 'DeleteAttachment', 'Retract'));
+
+-- The attachments of a shipment are stored once, by their SHA-256, however many messages (and shipments)
+-- have them: each message's attachments row says Shared and names the bytes by its sha256. Bytes no row
+-- refers to any more stay until the object store (#30) sweeps them.
+CREATE TABLE shared_attachment_chunks (
+    sha256 bytea NOT NULL,
+    seq    integer NOT NULL,
+    data   bytea NOT NULL,
+    PRIMARY KEY (sha256, seq)
+);
+CREATE TABLE shipment_attachments (
+    shipment_id  uuid NOT NULL REFERENCES shipments ON DELETE CASCADE,
+    ordinal      integer NOT NULL,
+    name         text NOT NULL,
+    file_name    text NOT NULL,
+    content_type text NOT NULL,
+    file_size    bigint NOT NULL,
+    sha256       bytea NOT NULL,
+    PRIMARY KEY (shipment_id, ordinal)
+);
+ALTER TABLE attachments ADD COLUMN shared boolean NOT NULL DEFAULT false;
