@@ -69,9 +69,9 @@ type AttachmentReader struct {
 	id     int64
 	shared []byte // the SHA-256 of shared bytes; nil for the attachment's own
 	size   int64
-	off  int64
-	seq  int64 // chunk held in buf; -1 for none
-	buf  []byte
+	off    int64
+	seq    int64 // chunk held in buf; -1 for none
+	buf    []byte
 }
 
 // OpenAttachment returns a reader over the bytes of a, at offset 0. Nothing is read until the first Read.
