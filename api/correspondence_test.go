@@ -46,7 +46,9 @@ func (sc soCaller) post(t *testing.T, h http.Handler, path string, body any, hea
 func letter(recipients ...string) map[string]any {
 	return map[string]any{"ServiceCode": "7001", "ServiceEdition": 1, "Recipients": recipients,
 		"Subject": "Vedtak om tilskudd", "Summary": "Du har fått tilskudd.",
-		"Body":             `<p>Vi har <b>innvilget</b> søknaden.</p><script>alert(1)</script><a href="javascript:alert(1)">x</a>`,
+		// Longer than the 256 characters of an ordinary text field.
+		"Body": `<p>Vi har <b>innvilget</b> søknaden.</p><script>alert(1)</script><a href="javascript:alert(1)">x</a>` +
+			strings.Repeat("<p>Begrunnelse for vedtaket.</p>", 20),
 		"SendersReference": "sak-2026-17", "IsConfirmationNeeded": true,
 		"CustomMessageData": []map[string]any{{"Key": "Saksnummer", "Value": "2026/17"}},
 		"ReplyOptions":      []map[string]any{{"Type": "URL", "URL": "https://fjordetaten.example/svar", "Text": "Svar her"}}}

@@ -21,6 +21,8 @@ const (
 	maxRoleNameChars        = 100
 	maxRoleDescriptionChars = 1000
 	maxFileNameChars        = 255
+	maxSummaryChars         = 2000 // a correspondence's Summary (correspondence.MaxSummary)
+	maxCustomValueChars     = 1000 // a CustomMessageData Value (correspondence.MaxCustomDataLen)
 	// maxTextChars bounds every other text field: names, codes, types, identity numbers.
 	maxTextChars = 256
 	// unboundedText marks fields held only by the body limit (form data, base64 attachments).
@@ -40,6 +42,10 @@ var fieldLimits = map[string]int{
 	"FileName":        maxFileNameChars,
 	"FormData":        unboundedText,
 	"Data":            unboundedText,
+	"Summary":         maxSummaryChars,
+	"Value":           maxCustomValueChars,
+	// A correspondence's HTML Body is bounded in bytes by its room (correspondence.MaxBodyBytes).
+	"Body": unboundedText,
 }
 
 // fieldLimit is the longest text the field name may hold, or unboundedText.
