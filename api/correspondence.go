@@ -30,35 +30,35 @@ type correspondenceBody struct {
 	ServiceEdition            flexInt
 	Recipients                []jsonText
 	Subject                   jsonText
-	Summary                   jsonText
-	Body                      jsonText
-	SendersReference          jsonText
-	IdempotentKey             jsonText
-	Language                  flexInt
-	ReplyOptions              []replyOptionBody
-	CustomMessageData         []customDataBody
-	IsConfirmationNeeded      bool
-	VisibleDateTime           *dateTimeField
-	DueDateTime               *dateTimeField
-	AllowSystemDeleteDateTime *dateTimeField
-	Attachments               []correspondenceAttachmentBody
+	Summary                   jsonText                       `json:",omitempty"`
+	Body                      jsonText                       `json:",omitempty"`
+	SendersReference          jsonText                       `json:",omitempty"`
+	IdempotentKey             jsonText                       `json:",omitempty"`
+	Language                  flexInt                        `json:",omitempty"`
+	ReplyOptions              []replyOptionBody              `json:",omitempty"`
+	CustomMessageData         []customDataBody               `json:",omitempty"`
+	IsConfirmationNeeded      bool                           `json:",omitempty"`
+	VisibleDateTime           *dateTimeField                 `json:",omitempty"`
+	DueDateTime               *dateTimeField                 `json:",omitempty"`
+	AllowSystemDeleteDateTime *dateTimeField                 `json:",omitempty"`
+	Attachments               []correspondenceAttachmentBody `json:",omitempty"`
 	// Notification is refused until notifications are sent (rather than ignored).
 	Notification json.RawMessage `json:",omitempty"`
 }
 
 // correspondenceAttachmentBody is a file of a correspondence, its bytes in base64.
 type correspondenceAttachmentBody struct {
-	Name     jsonText
+	Name     jsonText `json:",omitempty"`
 	FileName jsonText
 	Data     jsonText
 }
 
 type replyOptionBody struct {
 	Type               jsonText
-	URL                jsonText
-	Text               jsonText
-	ServiceCode        jsonText
-	ServiceEditionCode flexInt
+	URL                jsonText `json:",omitempty"`
+	Text               jsonText `json:",omitempty"`
+	ServiceCode        jsonText `json:",omitempty"`
+	ServiceEditionCode flexInt  `json:",omitzero"`
 }
 
 type customDataBody struct {
@@ -288,8 +288,8 @@ type prefillBody struct {
 	Reportee       jsonText
 	ServiceCode    jsonText
 	ServiceEdition *flexInt
-	Subject        jsonText
-	DueDateTime    *dateTimeField
+	Subject        jsonText        `json:",omitempty"`
+	DueDateTime    *dateTimeField  `json:",omitempty"`
 	Notification   json.RawMessage `json:",omitempty"`
 	Embedded       struct {
 		Forms       []formBody       `json:"forms,omitempty"`

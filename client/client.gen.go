@@ -233,34 +233,34 @@ type CorrespondenceAttachmentBody struct {
 	FileName string `json:"FileName"`
 
 	// Name a string; digits may come as a JSON number
-	Name string `json:"Name"`
+	Name *string `json:"Name,omitempty"`
 }
 
 // CorrespondenceBody defines model for CorrespondenceBody.
 type CorrespondenceBody struct {
 	// AllowSystemDeleteDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	AllowSystemDeleteDateTime *string                        `json:"AllowSystemDeleteDateTime"`
-	Attachments               []CorrespondenceAttachmentBody `json:"Attachments"`
+	AllowSystemDeleteDateTime *string                         `json:"AllowSystemDeleteDateTime,omitempty"`
+	Attachments               *[]CorrespondenceAttachmentBody `json:"Attachments,omitempty"`
 
 	// Body a string; digits may come as a JSON number
-	Body              string                  `json:"Body"`
-	CustomMessageData []CustomMessageDataBody `json:"CustomMessageData"`
+	Body              *string                  `json:"Body,omitempty"`
+	CustomMessageData *[]CustomMessageDataBody `json:"CustomMessageData,omitempty"`
 
 	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	DueDateTime *string `json:"DueDateTime"`
+	DueDateTime *string `json:"DueDateTime,omitempty"`
 
 	// IdempotentKey a string; digits may come as a JSON number
-	IdempotentKey        string `json:"IdempotentKey"`
-	IsConfirmationNeeded bool   `json:"IsConfirmationNeeded"`
+	IdempotentKey        *string `json:"IdempotentKey,omitempty"`
+	IsConfirmationNeeded *bool   `json:"IsConfirmationNeeded,omitempty"`
 
 	// Language a whole number, or a string of its digits
-	Language     int               `json:"Language"`
-	Notification interface{}       `json:"Notification,omitempty"`
-	Recipients   []string          `json:"Recipients"`
-	ReplyOptions []ReplyOptionBody `json:"ReplyOptions"`
+	Language     *int               `json:"Language,omitempty"`
+	Notification interface{}        `json:"Notification,omitempty"`
+	Recipients   []string           `json:"Recipients"`
+	ReplyOptions *[]ReplyOptionBody `json:"ReplyOptions,omitempty"`
 
 	// SendersReference a string; digits may come as a JSON number
-	SendersReference string `json:"SendersReference"`
+	SendersReference *string `json:"SendersReference,omitempty"`
 
 	// ServiceCode a string; digits may come as a JSON number
 	ServiceCode string `json:"ServiceCode"`
@@ -272,10 +272,10 @@ type CorrespondenceBody struct {
 	Subject string `json:"Subject"`
 
 	// Summary a string; digits may come as a JSON number
-	Summary string `json:"Summary"`
+	Summary *string `json:"Summary,omitempty"`
 
 	// VisibleDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	VisibleDateTime *string `json:"VisibleDateTime"`
+	VisibleDateTime *string `json:"VisibleDateTime,omitempty"`
 }
 
 // CustomData defines model for CustomData.
@@ -858,7 +858,7 @@ type PrefilledFormTask struct {
 // PrefilledFormTaskBody defines model for PrefilledFormTaskBody.
 type PrefilledFormTaskBody struct {
 	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	DueDateTime  *string     `json:"DueDateTime"`
+	DueDateTime  *string     `json:"DueDateTime,omitempty"`
 	Notification interface{} `json:"Notification,omitempty"`
 
 	// Reportee a string; digits may come as a JSON number
@@ -869,7 +869,7 @@ type PrefilledFormTaskBody struct {
 	ServiceEdition *int   `json:"ServiceEdition"`
 
 	// Subject a string; digits may come as a JSON number
-	Subject            string `json:"Subject"`
+	Subject            *string `json:"Subject,omitempty"`
 	UnderscoreEmbedded *struct {
 		Attachments *[]AttachmentBody `json:"attachments,omitempty"`
 		Forms       *[]FormBody       `json:"forms,omitempty"`
@@ -1324,19 +1324,19 @@ type ReplyOption struct {
 // ReplyOptionBody defines model for ReplyOptionBody.
 type ReplyOptionBody struct {
 	// ServiceCode a string; digits may come as a JSON number
-	ServiceCode string `json:"ServiceCode"`
+	ServiceCode *string `json:"ServiceCode,omitempty"`
 
 	// ServiceEditionCode a whole number, or a string of its digits
-	ServiceEditionCode int `json:"ServiceEditionCode"`
+	ServiceEditionCode *int `json:"ServiceEditionCode,omitempty"`
 
 	// Text a string; digits may come as a JSON number
-	Text string `json:"Text"`
+	Text *string `json:"Text,omitempty"`
 
 	// Type a string; digits may come as a JSON number
 	Type string `json:"Type"`
 
 	// URL a string; digits may come as a JSON number
-	URL string `json:"URL"`
+	URL *string `json:"URL,omitempty"`
 }
 
 // Reportee defines model for Reportee.
