@@ -177,6 +177,23 @@ func shipmentURL(c *gin.Context, id string) string {
 var errNoNotifications = problem.New(http.StatusBadRequest, "bad-request",
 	"Notification: Postbox does not send notifications yet; send without the order")
 
+// sendingBody is the body of a send: it may carry a notification order.
+type sendingBody interface{ notificationOrder() json.RawMessage }
+
+func (b *correspondenceBody) notificationOrder() json.RawMessage { return b.Notification }
+func (b *prefillBody) notificationOrder() json.RawMessage        { return b.Notification }
+
+// bindSending reads the body of a send, refusing a notification order.
+func bindSending(c *gin.Context, body sendingBody) error {
+	if err := bindJSON(c, body); err != nil {
+		return err
+	}
+	if body.notificationOrder() != nil {
+		return errNoNotifications
+	}
+	return nil
+}
+
 // correspondenceActor is the calling owner's client as the sent messages and the audit log name it.
 func correspondenceActor(c *gin.Context) correspondence.Actor {
 	p, owner := principalOf(c), serviceOwnerOf(c)
@@ -188,12 +205,8 @@ func correspondenceActor(c *gin.Context) correspondence.Actor {
 // sendCorrespondence accepts a shipment: 202 with where to follow it and what became of each recipient.
 func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 	var body correspondenceBody
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindSending(c, &body); err != nil {
 		abort(c, err)
-		return
-	}
-	if body.Notification != nil {
-		abort(c, errNoNotifications)
 		return
 	}
 	send, err := body.send()
@@ -308,12 +321,8 @@ type prefilledResource struct {
 // prefillFormTask puts a pre-filled form task into a party's mailbox: 201 with its message id.
 func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 	var body prefillBody
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindSending(c, &body); err != nil {
 		abort(c, err)
-		return
-	}
-	if body.Notification != nil {
-		abort(c, errNoNotifications)
 		return
 	}
 	if body.ServiceCode == "" || body.ServiceEdition == nil || body.Reportee == "" {

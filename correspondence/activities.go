@@ -71,15 +71,10 @@ func (a *Activities) CreateBatch(ctx context.Context, in BatchInput) (BatchResul
 }
 
 // MarkOverdue writes CorrespondenceOverdue for every message of the shipment that still waits for its
-// confirmation, once: the shipment remembers that it did, in the same transaction.
+// confirmation, once: each message records it in the same transaction.
 func (a *Activities) MarkOverdue(ctx context.Context, shipmentID string) error {
 	return store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE shipments SET overdue_marked_at = $2 WHERE id = $1 AND overdue_marked_at IS NULL`,
-			shipmentID, clock.Now())
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		list, err := unconfirmed(ctx, tx, shipmentID)
+		list, err := markUnconfirmedOverdue(ctx, tx, shipmentID, clock.Now())
 		if err != nil {
 			return err
 		}

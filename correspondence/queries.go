@@ -161,13 +161,6 @@ var errNoShipment = errors.New("correspondence: the shipment is not in the datab
 // the last ordinal it took. The recipients' rows are locked first, so a retraction waits for the batch and
 // a batch run twice makes each message once.
 func createBatch(ctx context.Context, tx pgx.Tx, id string, after, limit int, at time.Time) ([]made, int, error) {
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM shipments WHERE id = $1)`, id).Scan(&exists); err != nil {
-		return nil, 0, err
-	}
-	if !exists {
-		return nil, 0, errNoShipment
-	}
 	rows, err := tx.Query(ctx, `WITH due AS (
 			SELECT r.ordinal, r.message_id, r.party_id FROM shipment_recipients r
 			WHERE r.shipment_id = $1 AND r.ordinal > $4 AND r.message_id IS NOT NULL AND r.created_at IS NULL AND r.retracted_at IS NULL
@@ -204,13 +197,26 @@ func createBatch(ctx context.Context, tx pgx.Tx, id string, after, limit int, at
 		list = append(list, m)
 		return nil
 	})
-	return list, last, err
+	if err != nil || len(list) > 0 {
+		return list, last, err
+	}
+	// Nothing made: the shipment is done, or its row is not there.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM shipments WHERE id = $1)`, id).Scan(&exists); err != nil {
+		return nil, 0, err
+	}
+	if !exists {
+		return nil, 0, errNoShipment
+	}
+	return nil, 0, nil
 }
 
-// unconfirmed lists the messages of shipment id that still wait for their confirmation.
-func unconfirmed(ctx context.Context, db store.DBTX, id string) ([]made, error) {
-	rows, err := db.Query(ctx, `SELECT id, reportee_id, service_code, service_edition, status FROM messages
-		WHERE shipment_id = $1 AND is_confirmation_needed AND confirmed_at IS NULL ORDER BY id`, id)
+// markUnconfirmedOverdue records as overdue every message of shipment id that still waits for its
+// confirmation and was not marked before, and returns them.
+func markUnconfirmedOverdue(ctx context.Context, tx pgx.Tx, id string, at time.Time) ([]made, error) {
+	rows, err := tx.Query(ctx, `UPDATE messages SET overdue_at = $2
+		WHERE shipment_id = $1 AND is_confirmation_needed AND confirmed_at IS NULL AND overdue_at IS NULL
+		RETURNING id, reportee_id, service_code, service_edition, status`, id, at)
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,30 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
+
+// storeShipment checks s and stores it as shipment id of FJE, as Send does without its workflow, and
+// returns what became of each recipient.
+func storeShipment(t *testing.T, pool *pgxpool.Pool, id string, s Send) []Outcome {
+	t.Helper()
+	ctx := context.Background()
+	outcomes := screen(s.Recipients)
+	parties, err := lookUpParties(ctx, pool, outcomes)
+	require.NoError(t, err)
+	s, err = check(s, time.Now(), MaxRecipients)
+	require.NoError(t, err)
+	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		return insertShipment(ctx, tx, id, s, Actor{ServiceOwner: "FJE", ServiceOwnerName: "Fjordetaten"}, time.Now(), outcomes, parties)
+	}))
+	return outcomes
+}
 
 // Batches of one shipment running at once (an activity retried while its first attempt still runs) make
 // each message once, and a retraction between them keeps its message from being made.
@@ -20,17 +38,10 @@ func TestBatchesMakeEachMessageOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
 	const persons = 3
-	recipients := []string{"12857812326", "03919023480", "27828534586", "nope"}
-	outcomes := screen(recipients)
-	parties, err := lookUpParties(ctx, pool, outcomes)
-	require.NoError(t, err)
-	assert.Equal(t, RefusedMalformed, outcomes[3].Refused)
-	send, err := check(Send{ServiceCode: "7001", ServiceEdition: 1, Recipients: recipients, Subject: "Brev", Body: "<p>Hei</p>"}, time.Now(), MaxRecipients)
-	require.NoError(t, err)
 	id := "6f1c1b8e-0d0a-4d8e-9a3b-2f7e1c9d4a11"
-	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
-		return insertShipment(ctx, tx, id, send, Actor{ServiceOwner: "FJE", ServiceOwnerName: "Fjordetaten"}, time.Now(), outcomes, parties)
-	}))
+	outcomes := storeShipment(t, pool, id, Send{ServiceCode: "7001", ServiceEdition: 1,
+		Recipients: []string{"12857812326", "03919023480", "27828534586", "nope"}, Subject: "Brev", Body: "<p>Hei</p>"})
+	assert.Equal(t, RefusedMalformed, outcomes[3].Refused)
 	retracted := outcomes[1].MessageID
 	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
 		m, err := lockSent(ctx, tx, "FJE", retracted)
@@ -65,7 +76,7 @@ func TestBatchesMakeEachMessageOnce(t *testing.T) {
 	assert.Zero(t, n)
 
 	// Another owner finds none of it.
-	_, err = getShipment(ctx, pool, "NSF", id)
+	_, err := getShipment(ctx, pool, "NSF", id)
 	assert.ErrorIs(t, err, ErrNotFound)
 	sh, err := getShipment(ctx, pool, "FJE", id)
 	require.NoError(t, err)
@@ -84,4 +95,29 @@ func TestScreenAndDates(t *testing.T) {
 	assert.Error(t, checkDates(Send{DueAt: at(-1)}, now), "due in the past")
 	assert.Error(t, checkDates(Send{VisibleAt: at(2), DueAt: at(1)}, now))
 	assert.Error(t, checkDates(Send{DueAt: at(2), AllowSystemDeleteAt: at(1)}, now))
+}
+
+// At the due date, only the unconfirmed messages of a shipment that asks for confirmation are overdue, and
+// a step run again writes no event twice.
+func TestMarkOverdueOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	id := "0b6c9a52-3f0e-4c43-9d7e-51f4a0d7e3c2"
+	outcomes := storeShipment(t, pool, id, Send{ServiceCode: "7001", ServiceEdition: 1,
+		Recipients: []string{"12857812326", "03919023480"}, Subject: "Brev", IsConfirmationNeeded: true})
+	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		_, _, err := createBatch(ctx, tx, id, 0, BatchSize, time.Now())
+		return err
+	}))
+	_, err := pool.Exec(ctx, `UPDATE messages SET confirmed_at = now(), confirmed_by = 'Ingrid' WHERE id = $1`, outcomes[0].MessageID)
+	require.NoError(t, err)
+
+	a := &Activities{Pool: pool, Events: events.NewBuilder("http://postbox.test")}
+	require.NoError(t, a.MarkOverdue(ctx, id))
+	require.NoError(t, a.MarkOverdue(ctx, id), "a retried step")
+	rows, err := pool.Query(ctx, `SELECT message_id FROM events WHERE type = $1 ORDER BY seq`, events.CorrespondenceOverdue)
+	require.NoError(t, err)
+	overdue, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{outcomes[1].MessageID}, overdue)
 }

@@ -55,29 +55,38 @@ func (a *agency) fail(format string, args ...any) {
 
 // send sends one request of the agency and records its answer with the integrators'.
 func (a *agency) send(ctx context.Context, method, path, accept string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
+	return ownerRequest(ctx, a.http, a.stats, a.token, method, a.base+path, path, map[string]string{"Accept": accept}, nil)
+}
+
+// ownerRequest sends one request of Fjordetaten (its API key and token, and header) to url and records
+// its answer, as endpoint, with the integrators'.
+func ownerRequest(ctx context.Context, hc *http.Client, st *stats, token, method, url, endpoint string, header map[string]string,
+	body io.Reader) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("ApiKey", agencyKey)
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Accept", accept)
-	ans := answer{endpoint: method + " " + path}
-	res, err := a.http.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	ans := answer{endpoint: method + " " + endpoint}
+	res, err := hc.Do(req)
 	if err != nil {
 		ans.transport = "connection"
-		a.stats.record(ans)
+		st.record(ans)
 		return 0, nil, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		ans.transport = "connection"
-		a.stats.record(ans)
+		st.record(ans)
 		return 0, nil, err
 	}
 	ans.status, ans.retry, ans.body = res.StatusCode, res.Header.Get("Retry-After") != "", string(b)
-	a.stats.record(ans)
+	st.record(ans)
 	return res.StatusCode, b, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -111,30 +110,9 @@ func (s *sender) holdBatches(ctx context.Context) {
 }
 
 func (s *sender) post(ctx context.Context, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/serviceowner/correspondence", bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("ApiKey", agencyKey)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Content-Type", "application/json")
-	ans := answer{endpoint: "POST /api/serviceowner/correspondence"}
-	res, err := s.http.Do(req)
-	if err != nil {
-		ans.transport = "connection"
-		s.stats.record(ans)
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		ans.transport = "connection"
-		s.stats.record(ans)
-		return 0, nil, err
-	}
-	ans.status, ans.retry, ans.body = res.StatusCode, res.Header.Get("Retry-After") != "", string(b)
-	s.stats.record(ans)
-	return res.StatusCode, b, nil
+	const path = "/api/serviceowner/correspondence"
+	return ownerRequest(ctx, s.http, s.stats, s.token, http.MethodPost, s.base+path, path,
+		map[string]string{"Content-Type": "application/json"}, bytes.NewReader(body))
 }
 
 // check demands one shipment for the key, made whole: every recipient with exactly one message, and each

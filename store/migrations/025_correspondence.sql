@@ -26,8 +26,6 @@ CREATE TABLE shipments (
     -- the sender's IdempotentKey: a send repeated with it answers this shipment (it commits with it, so
     -- a crash between the commit and the answer loses nothing)
     idempotent_key         text,
-    -- set by the workflow's overdue step in the transaction of its events, so a retried step writes none twice
-    overdue_marked_at      timestamp,
     FOREIGN KEY (service_code, service_edition) REFERENCES services
 );
 CREATE INDEX shipments_owner ON shipments (service_owner_code, created_at DESC);
@@ -56,7 +54,7 @@ ALTER TABLE messages
     ADD COLUMN visible_at timestamp,
     ADD COLUMN due_at timestamp,
     ADD COLUMN allow_system_delete_at timestamp,
-    -- when a pre-filled form task was found overdue (its event written once)
+    -- when a sent message was found overdue (its event written once, whether a retried step runs again)
     ADD COLUMN overdue_at timestamp;
 CREATE INDEX messages_shipment ON messages (shipment_id) WHERE shipment_id IS NOT NULL;
 
