@@ -9,22 +9,27 @@ TEMPORAL := $(BIN)/temporal
 # Temporal's static checker of workflow code (non-determinism: time, goroutines, maps, I/O), pinned.
 WORKFLOWCHECK_VERSION := v0.6.0
 WORKFLOWCHECK := $(BIN)/workflowcheck
+# Mailpit: the SMTP server (with a web UI and an API) notifications go to in make run, the tests and make
+# chaos, pinned.
+MAILPIT_VERSION := v1.33.1
+MAILPIT := $(BIN)/mailpit
 NPM_TOOLS := api/docs/node_modules/.package-lock.json
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
+export POSTBOX_MAILPIT := $(MAILPIT)
 
 .PHONY: run test bench bench-load fuzz chaos lint docs-check docs-assets build deps clean workflowcheck
 
-run: deps $(TEMPORAL) build
+run: deps $(TEMPORAL) $(MAILPIT) build
 	scripts/run.sh
 
 # The whole suite: vet, gofmt, workflowcheck and every test under the race detector (scripts/test.sh), with
 # Chromium for the reference page's test.
-test: deps $(TEMPORAL) $(WORKFLOWCHECK)
+test: deps $(TEMPORAL) $(MAILPIT) $(WORKFLOWCHECK)
 	@scripts/deps.sh chromium
 	scripts/test.sh
 
-bench: deps $(TEMPORAL)
+bench: deps $(TEMPORAL) $(MAILPIT)
 	scripts/test.sh bench
 
 # The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by wrk (the
@@ -36,7 +41,7 @@ bench-load: deps build
 
 # Crashes every component under load and checks that no form task is lost or doubled (cmd/chaos, about
 # five minutes, at most ten). Not part of `make test`.
-chaos: deps $(TEMPORAL)
+chaos: deps $(TEMPORAL) $(MAILPIT)
 	scripts/chaos.sh
 
 fuzz: deps
@@ -53,7 +58,7 @@ lint: deps $(NPM_TOOLS)
 # The reference page GET /api/docs: the committed Redoc bundle is the npm package api/docs/package-lock.json
 # pins, and headless Chromium (Debian's, installed when missing) renders every operation of the document
 # with nothing refused on its console. `make test` runs the page test too when chromium is on PATH.
-docs-check: deps $(TEMPORAL) $(NPM_TOOLS)
+docs-check: deps $(TEMPORAL) $(MAILPIT) $(NPM_TOOLS)
 	@scripts/deps.sh chromium
 	scripts/docs-assets.sh check
 	POSTBOX_TEST_CHROMIUM=$$(command -v chromium) scripts/test.sh -run '^TestDocsPage' ./api/
@@ -82,6 +87,11 @@ $(BIN)/.temporal-$(TEMPORAL_VERSION):
 	@echo "building the Temporal CLI $(TEMPORAL_VERSION) into ./bin (the first time takes a few minutes)"
 	GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_VERSION)
 	@rm -f $(BIN)/.temporal-* && touch $@
+
+$(MAILPIT): $(BIN)/.mailpit-$(MAILPIT_VERSION)
+$(BIN)/.mailpit-$(MAILPIT_VERSION):
+	GOBIN=$(BIN) go install github.com/axllent/mailpit@$(MAILPIT_VERSION)
+	@rm -f $(BIN)/.mailpit-* && touch $@
 
 workflowcheck: $(WORKFLOWCHECK)
 $(WORKFLOWCHECK): $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -42,8 +41,7 @@ type correspondenceBody struct {
 	DueDateTime               *dateTimeField                 `json:",omitempty"`
 	AllowSystemDeleteDateTime *dateTimeField                 `json:",omitempty"`
 	Attachments               []correspondenceAttachmentBody `json:",omitempty"`
-	// Notification is refused until notifications are sent (rather than ignored).
-	Notification json.RawMessage `json:",omitempty"`
+	Notification              *notificationBody              `json:",omitempty"`
 }
 
 // correspondenceAttachmentBody is a file of a correspondence, its bytes in base64.
@@ -100,7 +98,8 @@ func (b correspondenceBody) send() (correspondence.Send, error) {
 		Subject: string(b.Subject), Summary: string(b.Summary), Body: string(b.Body), SendersReference: string(b.SendersReference),
 		IdempotentKey: string(b.IdempotentKey),
 		Language:      b.Language.n, IsConfirmationNeeded: b.IsConfirmationNeeded,
-		VisibleAt: b.VisibleDateTime.time(), DueAt: b.DueDateTime.time(), AllowSystemDeleteAt: b.AllowSystemDeleteDateTime.time()}
+		VisibleAt: b.VisibleDateTime.time(), DueAt: b.DueDateTime.time(), AllowSystemDeleteAt: b.AllowSystemDeleteDateTime.time(),
+		Notification: b.Notification.order()}
 	s.Recipients = make([]string, len(b.Recipients))
 	for i, r := range b.Recipients {
 		s.Recipients[i] = string(r)
@@ -129,12 +128,13 @@ type recipientOutcomeResource struct {
 }
 
 type shipmentAcceptedResource struct {
-	ShipmentID string `json:"ShipmentId"`
-	Recipients int
-	Accepted   int
-	Refused    int
-	Links      render.Links    `json:"_links"`
-	Embedded   render.Embedded `json:"_embedded"`
+	ShipmentID          string `json:"ShipmentId"`
+	NotificationOrderID string `json:"NotificationOrderId,omitempty"`
+	Recipients          int
+	Accepted            int
+	Refused             int
+	Links               render.Links    `json:"_links"`
+	Embedded            render.Embedded `json:"_embedded"`
 }
 
 type shipmentResource struct {
@@ -164,34 +164,13 @@ type recipientStatusResource struct {
 	ReadDateTime      *render.Timestamp `json:",omitempty"`
 	ConfirmedDateTime *render.Timestamp `json:",omitempty"`
 	RetractedDateTime *render.Timestamp `json:",omitempty"`
-	// Notified stays false until notifications are sent with correspondence.
-	Notified bool
+	// Notified: the notice of the shipment's notification order went (at NotifiedDateTime).
+	Notified         bool
+	NotifiedDateTime *render.Timestamp `json:",omitempty"`
 }
 
 func shipmentURL(c *gin.Context, id string) string {
 	return baseURL(c) + "/api/serviceowner/correspondence/shipments/" + id
-}
-
-// errNoNotifications answers a request with a notification order: Postbox sends no e-mail or SMS yet, and
-// an order silently dropped would be a notice nobody gets.
-var errNoNotifications = problem.New(http.StatusBadRequest, "bad-request",
-	"Notification: Postbox does not send notifications yet; send without the order")
-
-// sendingBody is the body of a send: it may carry a notification order.
-type sendingBody interface{ notificationOrder() json.RawMessage }
-
-func (b *correspondenceBody) notificationOrder() json.RawMessage { return b.Notification }
-func (b *prefillBody) notificationOrder() json.RawMessage        { return b.Notification }
-
-// bindSending reads the body of a send, refusing a notification order.
-func bindSending(c *gin.Context, body sendingBody) error {
-	if err := bindJSON(c, body); err != nil {
-		return err
-	}
-	if body.notificationOrder() != nil {
-		return errNoNotifications
-	}
-	return nil
 }
 
 // correspondenceActor is the calling owner's client as the sent messages and the audit log name it.
@@ -205,7 +184,7 @@ func correspondenceActor(c *gin.Context) correspondence.Actor {
 // sendCorrespondence accepts a shipment: 202 with where to follow it and what became of each recipient.
 func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 	var body correspondenceBody
-	if err := bindSending(c, &body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
 		return
 	}
@@ -219,7 +198,8 @@ func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	r := shipmentAcceptedResource{ShipmentID: accepted.ShipmentID, Recipients: len(accepted.Outcomes)}
+	r := shipmentAcceptedResource{ShipmentID: accepted.ShipmentID, NotificationOrderID: accepted.NotificationOrderID,
+		Recipients: len(accepted.Outcomes)}
 	items := make([]recipientOutcomeResource, len(accepted.Outcomes))
 	for i, o := range accepted.Outcomes {
 		items[i] = recipientOutcomeResource{Recipient: o.Recipient, MessageID: o.MessageID, Refused: o.Refused}
@@ -230,6 +210,9 @@ func (h *correspondenceHandlers) sendCorrespondence(c *gin.Context) {
 	r.Refused = r.Recipients - r.Accepted
 	self := shipmentURL(c, accepted.ShipmentID)
 	r.Links.Add("self", render.Link{Href: self})
+	if accepted.NotificationOrderID != "" {
+		r.Links.Add("notification", render.Link{Href: notificationURL(c, accepted.NotificationOrderID)})
+	}
 	r.Embedded = render.EmbedList("recipients", items)
 	c.Header("Location", self)
 	respond(c, http.StatusAccepted, r)
@@ -254,6 +237,9 @@ func (h *correspondenceHandlers) getShipment(c *gin.Context) {
 		items[i], last = recipientStatusOf(r), int64(r.Ordinal)
 	}
 	page := keysetCollection(c, "recipients", items, more, last)
+	if sh.NotificationOrderID != "" {
+		page.Links.Add("notification", render.Link{Href: notificationURL(c, sh.NotificationOrderID)})
+	}
 	respond(c, http.StatusOK, shipmentResource{ShipmentID: sh.ID, ServiceCode: sh.ServiceCode, ServiceEdition: sh.ServiceEdition,
 		Subject: sh.Subject, SendersReference: sh.SendersReference, CreatedDateTime: render.TimestampOf(sh.CreatedAt),
 		VisibleDateTime: render.TimestampOrNull(sh.VisibleAt), DueDateTime: render.TimestampOrNull(sh.DueAt),
@@ -266,7 +252,8 @@ func (h *correspondenceHandlers) getShipment(c *gin.Context) {
 func recipientStatusOf(r correspondence.RecipientStatus) recipientStatusResource {
 	out := recipientStatusResource{Recipient: r.Recipient, MessageID: r.MessageID, Refused: r.Refused,
 		CreatedDateTime: render.TimestampOrNull(r.CreatedAt), ReadDateTime: render.TimestampOrNull(r.ReadAt),
-		ConfirmedDateTime: render.TimestampOrNull(r.ConfirmedAt), RetractedDateTime: render.TimestampOrNull(r.RetractedAt)}
+		ConfirmedDateTime: render.TimestampOrNull(r.ConfirmedAt), RetractedDateTime: render.TimestampOrNull(r.RetractedAt),
+		Notified: r.NotifiedAt != nil, NotifiedDateTime: render.TimestampOrNull(r.NotifiedAt)}
 	switch {
 	case r.Refused != "":
 		out.Status = "Refused"
@@ -301,9 +288,9 @@ type prefillBody struct {
 	Reportee       jsonText
 	ServiceCode    jsonText
 	ServiceEdition *flexInt
-	Subject        jsonText        `json:",omitempty"`
-	DueDateTime    *dateTimeField  `json:",omitempty"`
-	Notification   json.RawMessage `json:",omitempty"`
+	Subject        jsonText          `json:",omitempty"`
+	DueDateTime    *dateTimeField    `json:",omitempty"`
+	Notification   *notificationBody `json:",omitempty"`
 	Embedded       struct {
 		Forms       []formBody       `json:"forms,omitempty"`
 		Attachments []attachmentBody `json:"attachments,omitempty"`
@@ -311,17 +298,18 @@ type prefillBody struct {
 }
 
 type prefilledResource struct {
-	MessageID      string `json:"MessageId"`
-	Reportee       string
-	ServiceCode    string
-	ServiceEdition int
-	Status         string
+	MessageID           string `json:"MessageId"`
+	NotificationOrderID string `json:"NotificationOrderId,omitempty"`
+	Reportee            string
+	ServiceCode         string
+	ServiceEdition      int
+	Status              string
 }
 
 // prefillFormTask puts a pre-filled form task into a party's mailbox: 201 with its message id.
 func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 	var body prefillBody
-	if err := bindSending(c, &body); err != nil {
+	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
 		return
 	}
@@ -344,12 +332,13 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	id, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.Prefill{Reportee: string(body.Reportee),
-		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), Forms: forms, Attachments: attachments})
+	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.Prefill{Reportee: string(body.Reportee),
+		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), Forms: forms, Attachments: attachments,
+		Notification: body.Notification.order()})
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, prefilledResource{MessageID: id, Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode,
-		ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling})
+	respond(c, http.StatusCreated, prefilledResource{MessageID: done.MessageID, NotificationOrderID: done.NotificationOrderID,
+		Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling})
 }

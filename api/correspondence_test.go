@@ -220,7 +220,12 @@ func TestSendCorrespondenceRefusals(t *testing.T) {
 		{"a body over the limit", func(b map[string]any) { b["Body"] = strings.Repeat("x", 300<<10) }, http.StatusBadRequest, "Body"},
 		{"too many recipients", func(b map[string]any) { b["Recipients"] = tooMany }, http.StatusBadRequest, "10000"},
 		{"no one can receive it", func(b map[string]any) { b["Recipients"] = []string{"1", orgO6} }, http.StatusBadRequest, "1 malformed, 1 deleted"},
-		{"a notification order", func(b map[string]any) { b["Notification"] = map[string]any{"Channel": "Email"} }, http.StatusBadRequest, "Notification"},
+		{"a notification order without a channel", func(b map[string]any) { b["Notification"] = map[string]any{"SmsText": "Hei"} },
+			http.StatusBadRequest, "Notification.Channel is one of"},
+		{"addresses for many recipients", func(b map[string]any) {
+			b["Recipients"] = []string{ssnP1, ssnP2}
+			b["Notification"] = map[string]any{"Channel": "Email", "Recipient": map[string]any{"EmailAddress": "a@example.org"}}
+		}, http.StatusBadRequest, "only for one recipient"},
 		{"a reply URL that is not one", func(b map[string]any) {
 			b["ReplyOptions"] = []map[string]any{{"Type": "URL", "URL": "javascript:alert(1)"}}
 		}, http.StatusBadRequest, "ReplyOptions[0].URL"},

@@ -32,7 +32,10 @@ import (
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/mailpittest"
+	"github.com/postbox/postbox/internal/smstest"
 	"github.com/postbox/postbox/internal/temporaltest"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
@@ -48,6 +51,9 @@ var formTaskEnv struct {
 	pool   *pgxpool.Pool
 	drop   func()
 	srv    *api.Server
+	// The notifications' mail server and SMS gateway stand-in.
+	mailpit *mailpittest.Server
+	sms     *smstest.Gateway
 }
 
 // stopFormTaskEnv ends what formTaskServer started; TestMain calls it, so no dev server outlives the tests.
@@ -65,6 +71,12 @@ func stopFormTaskEnv() {
 	}
 	if e.dev != nil {
 		_ = e.dev.Stop()
+	}
+	if e.mailpit != nil {
+		e.mailpit.Stop()
+	}
+	if e.sms != nil {
+		e.sms.Close()
 	}
 }
 
@@ -99,8 +111,19 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 			return
 		}
 		acts.Events = events.NewBuilder(testPublicURL)
+		if e.mailpit, e.err = mailpittest.Start(ctx, mailpittest.Options{}); e.err != nil {
+			return
+		}
+		e.sms = smstest.Start()
+		notices, err := notification.NewActivities(e.pool, testPublicURL,
+			notification.SMTPConfig{Addr: e.mailpit.SMTPAddr, TLS: "none", From: "Postbox <varsling@postbox.test>", Connections: 2},
+			notification.SMSConfig{URL: e.sms.URL, Account: smstest.Account, Token: smstest.Token, From: "Postbox"})
+		if err != nil {
+			e.err = err
+			return
+		}
 		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8,
-			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events}})
+			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events}, Notification: notices})
 		if e.err = w.Start(); e.err != nil {
 			return
 		}
@@ -113,19 +136,20 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 
 func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if c == nil {
-		return newAPIWithTasks(pool, nil, nil)
+		return newAPIWithTasks(pool, nil, nil, nil)
 	}
 	tasks := formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL})
-	return newAPIWithTasks(pool, tasks, correspondence.New(pool, c, events.NewBuilder(testPublicURL), tasks))
+	notices := notification.New(pool, c, notification.Configured{Email: true, Sms: true})
+	return newAPIWithTasks(pool, tasks, correspondence.New(pool, c, events.NewBuilder(testPublicURL), tasks, notices), notices)
 }
 
-func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *correspondence.Service) (*api.Server, error) {
+func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *correspondence.Service, notices *notification.Service) (*api.Server, error) {
 	tokens, err := testTokens()
 	if err != nil {
 		return nil, err
 	}
 	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks,
-		Correspondence: sends, PublicURL: testPublicURL})
+		Correspondence: sends, Notifications: notices, PublicURL: testPublicURL})
 }
 
 func demoFormData(t *testing.T, id string) string {
@@ -597,7 +621,7 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 	for name, temporal := range cases {
 		t.Run(name, func(t *testing.T) {
 			pool := storetest.New(t)
-			srv, err := newAPIWithTasks(pool, formtask.New(temporal(t), store.New(pool), formtask.Options{ConnectTimeout: 500 * time.Millisecond}), nil)
+			srv, err := newAPIWithTasks(pool, formtask.New(temporal(t), store.New(pool), formtask.Options{ConnectTimeout: 500 * time.Millisecond}), nil, nil)
 			require.NoError(t, err)
 			hangsUp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as a client that gives up waiting
 				ctx, cancel := context.WithCancel(r.Context())
@@ -629,7 +653,7 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
 	pool := storetest.New(t)
 	c := ownWorkerClient(t)
-	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}), nil)
+	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}), nil, nil)
 	require.NoError(t, err)
 	acts, err := formtask.NewActivities(pool)
 	require.NoError(t, err)

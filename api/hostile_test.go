@@ -162,6 +162,8 @@ func newHostileWalk(t *testing.T, srv *api.Server, pool *pgxpool.Pool) *hostileW
 			"archiveReference": "AR1",
 			// No shipment has this id: a follow-up let through finds nothing.
 			"shipmentId": "00000000-0000-4000-8000-000000000000",
+			// Nor has any notification order.
+			"orderId": "00000000-0000-4000-8000-000000000000",
 		},
 		endUsers: []persona{
 			{name: "person by token", header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personTok}},

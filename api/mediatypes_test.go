@@ -108,6 +108,17 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	sender := func(t *testing.T, path, accept string) response {
 		return fjeSender(t).get(t, formTasks, path, "Accept", accept)
 	}
+	// A notification order with a reminder, decided for its notice.
+	ordered := fjeNotifier(t).post(t, formTasks, "/api/serviceowner/messages/a3100136/notifications", map[string]any{"Channel": "Email",
+		"Reminders": map[string]any{"AfterDays": 30, "Count": 1}})
+	require.Equal(t, http.StatusCreated, ordered.Code, ordered.Body.String())
+	order := strings.TrimPrefix(ordered.Header().Get("Location"), "http://postbox.test")
+	require.Eventually(t, func() bool {
+		return fjeNotifier(t).get(t, formTasks, order).embedded(t, "recipients")[0]["Status"] == "Sent"
+	}, 30*time.Second, 100*time.Millisecond)
+	notifier := func(t *testing.T, path, accept string) response {
+		return fjeNotifier(t).get(t, formTasks, path, "Accept", accept)
+	}
 
 	cases := []struct {
 		route string
@@ -174,6 +185,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/messages", []string{"/api/serviceowner/messages?reportee=" + orgO1}, agencyOn(srv)},
 		{"/api/:who/messages/:messageId", []string{submission.messagePath, sentMessage}, person(formTasks)},
 		{"/api/serviceowner/correspondence/shipments/:shipmentId", []string{shipment}, sender},
+		{"/api/serviceowner/notifications/:orderId", []string{order}, notifier},
 	}
 
 	covered := append([]string(nil), notResources...)

@@ -11,6 +11,7 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/mailbox"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/submission"
 )
 
@@ -54,9 +55,13 @@ func (s *Server) routes() http.Handler {
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.events)}
+	notices := &notificationHandlers{notices: s.opts.Notifications}
+	if notices.notices == nil {
+		notices.notices = notification.New(s.opts.Pool, nil, notification.Configured{}) // orders can be followed; new ones answer 503
+	}
 	sent := &correspondenceHandlers{sends: s.opts.Correspondence, services: s.q}
 	if sent.sends == nil {
-		sent.sends = correspondence.New(s.opts.Pool, nil, s.events, nil) // shipments can be followed; sends answer 503
+		sent.sends = correspondence.New(s.opts.Pool, nil, s.events, nil, notices.notices) // shipments can be followed; sends answer 503
 	}
 	docs := newDocsHandlers()
 
@@ -212,6 +217,10 @@ func (s *Server) routes() http.Handler {
 	owners.get("/correspondence/shipments/:shipmentId", readSent, sent.getShipment)
 	owners.delete("/correspondence/:messageId", send, sent.retractCorrespondence)
 	owners.create("/formtasks", anyOf(scopeSOFormTasksWrite), sent.prefillFormTask)
+	// Notifications by e-mail and SMS of messages of the caller's services, with their reminders.
+	readNotices, notify := anyOf(scopeSONotificationsRead), anyOf(scopeSONotificationsWrite)
+	owners.create("/messages/:messageId/notifications", notify, notices.orderNotification)
+	owners.get("/notifications/:orderId", readNotices, notices.getNotification)
 
 	s.routeList, s.routeIndex = t.routes, t.index()
 	return newPathNormalizer(r, s.preflight)

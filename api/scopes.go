@@ -33,6 +33,9 @@ const (
 	scopeSOCorrespondenceWrite = "platform:serviceowner/correspondence.write"
 	// Putting pre-filled form tasks of the caller's services into parties' mailboxes.
 	scopeSOFormTasksWrite = "platform:serviceowner/formtasks.write"
+	// Following notification orders, and ordering one for a message of the caller's services.
+	scopeSONotificationsRead  = "platform:serviceowner/notifications.read"
+	scopeSONotificationsWrite = "platform:serviceowner/notifications.write"
 )
 
 // generalScopes are the scopes that open every route of an area: platform:serviceowner the service-owner

@@ -21,6 +21,7 @@ import (
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/internal/ttlcache"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -44,6 +45,8 @@ type Options struct {
 	FormTasks *formtask.Service
 	// Correspondence sends the agency's correspondence; without a Temporal client it answers sends with 503.
 	Correspondence *correspondence.Service
+	// Notifications takes the notification orders; without a Temporal client it answers orders with 503.
+	Notifications *notification.Service
 	// TracerProvider makes a server span of every request, in the request's context; nil traces nothing.
 	TracerProvider trace.TracerProvider
 	// Propagator reads a trace context the client sent (traceparent); nil ignores it.

@@ -254,10 +254,10 @@ type CorrespondenceBody struct {
 	IsConfirmationNeeded *bool   `json:"IsConfirmationNeeded,omitempty"`
 
 	// Language a whole number, or a string of its digits
-	Language     *int               `json:"Language,omitempty"`
-	Notification interface{}        `json:"Notification,omitempty"`
-	Recipients   []string           `json:"Recipients"`
-	ReplyOptions *[]ReplyOptionBody `json:"ReplyOptions,omitempty"`
+	Language     *int                   `json:"Language,omitempty"`
+	Notification *NotificationOrderBody `json:"Notification,omitempty"`
+	Recipients   []string               `json:"Recipients"`
+	ReplyOptions *[]ReplyOptionBody     `json:"ReplyOptions,omitempty"`
 
 	// SendersReference a string; digits may come as a JSON number
 	SendersReference *string `json:"SendersReference,omitempty"`
@@ -713,6 +713,78 @@ type MessageLinks struct {
 	Self             Link    `json:"self"`
 }
 
+// NotificationOrder defines model for NotificationOrder.
+type NotificationOrder struct {
+	Channel   string `json:"Channel"`
+	CreatedBy string `json:"CreatedBy"`
+
+	// CreatedDateTime ISO 8601 local date-time without zone
+	CreatedDateTime     string                      `json:"CreatedDateTime"`
+	NotificationOrderId string                      `json:"NotificationOrderId"`
+	Recipients          int                         `json:"Recipients"`
+	Reminders           *NotificationOrderReminders `json:"Reminders,omitempty"`
+
+	// RequestedSendTime ISO 8601 local date-time without zone
+	RequestedSendTime  string                 `json:"RequestedSendTime"`
+	ShipmentId         *string                `json:"ShipmentId,omitempty"`
+	UnderscoreEmbedded map[string]interface{} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]NotificationOrder_Links_AdditionalProperties `json:"_links"`
+}
+
+// NotificationOrderLinks1 defines model for NotificationOrder.Links.1.
+type NotificationOrderLinks1 = []Link
+
+// NotificationOrder_Links_AdditionalProperties defines model for NotificationOrder._links.AdditionalProperties.
+type NotificationOrder_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// NotificationOrderBody defines model for NotificationOrderBody.
+type NotificationOrderBody struct {
+	// Channel a string; digits may come as a JSON number
+	Channel string `json:"Channel"`
+
+	// EmailBody a string; digits may come as a JSON number
+	EmailBody *string `json:"EmailBody,omitempty"`
+
+	// EmailSubject a string; digits may come as a JSON number
+	EmailSubject *string                         `json:"EmailSubject,omitempty"`
+	Recipient    *NotificationRecipientAddresses `json:"Recipient,omitempty"`
+	Reminders    *NotificationReminders          `json:"Reminders,omitempty"`
+
+	// RequestedSendTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	RequestedSendTime *string `json:"RequestedSendTime,omitempty"`
+
+	// SmsText a string; digits may come as a JSON number
+	SmsText *string `json:"SmsText,omitempty"`
+}
+
+// NotificationOrderReminders defines model for NotificationOrderReminders.
+type NotificationOrderReminders struct {
+	AfterDays int `json:"AfterDays"`
+	Count     int `json:"Count"`
+}
+
+// NotificationRecipientAddresses defines model for NotificationRecipientAddresses.
+type NotificationRecipientAddresses struct {
+	// EmailAddress a string; digits may come as a JSON number
+	EmailAddress *string `json:"EmailAddress,omitempty"`
+
+	// MobileNumber a string; digits may come as a JSON number
+	MobileNumber *string `json:"MobileNumber,omitempty"`
+}
+
+// NotificationReminders defines model for NotificationReminders.
+type NotificationReminders struct {
+	// AfterDays a whole number, or a string of its digits
+	AfterDays int `json:"AfterDays"`
+
+	// Count a whole number, or a string of its digits
+	Count int `json:"Count"`
+}
+
 // OfficialContact defines model for OfficialContact.
 type OfficialContact struct {
 	EMailAddress string `json:"EMailAddress"`
@@ -848,18 +920,19 @@ type PersonalContactCollection_Links_AdditionalProperties struct {
 
 // PrefilledFormTask defines model for PrefilledFormTask.
 type PrefilledFormTask struct {
-	MessageId      string `json:"MessageId"`
-	Reportee       string `json:"Reportee"`
-	ServiceCode    string `json:"ServiceCode"`
-	ServiceEdition int    `json:"ServiceEdition"`
-	Status         string `json:"Status"`
+	MessageId           string  `json:"MessageId"`
+	NotificationOrderId *string `json:"NotificationOrderId,omitempty"`
+	Reportee            string  `json:"Reportee"`
+	ServiceCode         string  `json:"ServiceCode"`
+	ServiceEdition      int     `json:"ServiceEdition"`
+	Status              string  `json:"Status"`
 }
 
 // PrefilledFormTaskBody defines model for PrefilledFormTaskBody.
 type PrefilledFormTaskBody struct {
 	// DueDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
-	DueDateTime  *string     `json:"DueDateTime,omitempty"`
-	Notification interface{} `json:"Notification,omitempty"`
+	DueDateTime  *string                `json:"DueDateTime,omitempty"`
+	Notification *NotificationOrderBody `json:"Notification,omitempty"`
 
 	// Reportee a string; digits may come as a JSON number
 	Reportee string `json:"Reportee"`
@@ -1763,11 +1836,12 @@ type Shipment_Links_AdditionalProperties struct {
 
 // ShipmentAccepted defines model for ShipmentAccepted.
 type ShipmentAccepted struct {
-	Accepted           int                    `json:"Accepted"`
-	Recipients         int                    `json:"Recipients"`
-	Refused            int                    `json:"Refused"`
-	ShipmentId         string                 `json:"ShipmentId"`
-	UnderscoreEmbedded map[string]interface{} `json:"_embedded"`
+	Accepted            int                    `json:"Accepted"`
+	NotificationOrderId *string                `json:"NotificationOrderId,omitempty"`
+	Recipients          int                    `json:"Recipients"`
+	Refused             int                    `json:"Refused"`
+	ShipmentId          string                 `json:"ShipmentId"`
+	UnderscoreEmbedded  map[string]interface{} `json:"_embedded"`
 
 	// UnderscoreLinks HAL links by relation
 	UnderscoreLinks map[string]ShipmentAccepted_Links_AdditionalProperties `json:"_links"`
@@ -2325,6 +2399,27 @@ type ListOwnerMessagesParams struct {
 	Reportee *string `form:"reportee,omitempty" json:"reportee,omitempty"`
 
 	// Top at most this many messages (at most 50)
+	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
+
+	// Continuation the token of a next link
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
+}
+
+// OrderNotificationParams defines parameters for OrderNotification.
+type OrderNotificationParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetNotificationParams defines parameters for GetNotification.
+type GetNotificationParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// Top at most this many recipients
 	Top *int `form:"$top,omitempty" json:"$top,omitempty"`
 
 	// Continuation the token of a next link
@@ -3088,6 +3183,12 @@ type PrefillFormTaskApplicationHalPlusJSONRequestBody = PrefilledFormTaskBody
 
 // PrefillFormTaskJSONRequestBody defines body for PrefillFormTask for application/json ContentType.
 type PrefillFormTaskJSONRequestBody = PrefilledFormTaskBody
+
+// OrderNotificationApplicationHalPlusJSONRequestBody defines body for OrderNotification for application/hal+json ContentType.
+type OrderNotificationApplicationHalPlusJSONRequestBody = NotificationOrderBody
+
+// OrderNotificationJSONRequestBody defines body for OrderNotification for application/json ContentType.
+type OrderNotificationJSONRequestBody = NotificationOrderBody
 
 // DelegateRolesApplicationHalPlusJSONRequestBody defines body for DelegateRoles for application/hal+json ContentType.
 type DelegateRolesApplicationHalPlusJSONRequestBody DelegateRolesApplicationHalPlusJSONBody
@@ -4385,6 +4486,68 @@ func (t MessageCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, err
 }
 
 func (t *MessageCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the NotificationOrder_Links_AdditionalProperties as a Link
+func (t NotificationOrder_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the NotificationOrder_Links_AdditionalProperties as the provided Link
+func (t *NotificationOrder_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the NotificationOrder_Links_AdditionalProperties, using the provided Link
+func (t *NotificationOrder_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNotificationOrderLinks1 returns the union data inside the NotificationOrder_Links_AdditionalProperties as a NotificationOrderLinks1
+func (t NotificationOrder_Links_AdditionalProperties) AsNotificationOrderLinks1() (NotificationOrderLinks1, error) {
+	var body NotificationOrderLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNotificationOrderLinks1 overwrites any union data inside the NotificationOrder_Links_AdditionalProperties as the provided NotificationOrderLinks1
+func (t *NotificationOrder_Links_AdditionalProperties) FromNotificationOrderLinks1(v NotificationOrderLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNotificationOrderLinks1 performs a merge with any union data inside the NotificationOrder_Links_AdditionalProperties, using the provided NotificationOrderLinks1
+func (t *NotificationOrder_Links_AdditionalProperties) MergeNotificationOrderLinks1(v NotificationOrderLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NotificationOrder_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NotificationOrder_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7987,6 +8150,38 @@ type ClientInterface interface {
 	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 	ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OrderNotificationWithBody Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotificationWithBody(ctx context.Context, messageId string, params *OrderNotificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OrderNotificationWithApplicationHalPlusJSONBody Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes a body of the `application/hal+json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotificationWithApplicationHalPlusJSONBody(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OrderNotification Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotification(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetNotification Follow a notification order: each recipient's notice and reminders, sent, failed (why) or skipped (why)
+	//
+	// Corresponds with GET /api/serviceowner/notifications/{orderId} (the `GetNotification` operationId).
+	GetNotification(ctx context.Context, orderId string, params *GetNotificationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SoListOrganizations List organizations, or find them by contact e-mail or phone
 	//
 	// Corresponds with GET /api/serviceowner/organizations (the `SoListOrganizations` operationId).
@@ -9309,6 +9504,78 @@ func (c *Client) PrefillFormTask(ctx context.Context, params *PrefillFormTaskPar
 // Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 func (c *Client) ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListOwnerMessagesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrderNotificationWithBody Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *Client) OrderNotificationWithBody(ctx context.Context, messageId string, params *OrderNotificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrderNotificationRequestWithBody(c.Server, messageId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrderNotificationWithApplicationHalPlusJSONBody Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes a body of the `application/hal+json` content type.
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *Client) OrderNotificationWithApplicationHalPlusJSONBody(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrderNotificationRequestWithApplicationHalPlusJSONBody(c.Server, messageId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrderNotification Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *Client) OrderNotification(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrderNotificationRequest(c.Server, messageId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetNotification Follow a notification order: each recipient's notice and reminders, sent, failed (why) or skipped (why)
+//
+// Corresponds with GET /api/serviceowner/notifications/{orderId} (the `GetNotification` operationId).
+func (c *Client) GetNotification(ctx context.Context, orderId string, params *GetNotificationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNotificationRequest(c.Server, orderId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13279,6 +13546,191 @@ func NewListOwnerMessagesRequest(server string, params *ListOwnerMessagesParams)
 		if params.Reportee != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reportee", *params.Reportee, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "$top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOrderNotificationRequestWithApplicationHalPlusJSONBody calls the generic OrderNotification builder with application/hal+json body
+func NewOrderNotificationRequestWithApplicationHalPlusJSONBody(server string, messageId string, params *OrderNotificationParams, body OrderNotificationApplicationHalPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOrderNotificationRequestWithBody(server, messageId, params, "application/hal+json", bodyReader)
+}
+
+// NewOrderNotificationRequest calls the generic OrderNotification builder with application/json body
+func NewOrderNotificationRequest(server string, messageId string, params *OrderNotificationParams, body OrderNotificationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOrderNotificationRequestWithBody(server, messageId, params, "application/json", bodyReader)
+}
+
+// NewOrderNotificationRequestWithBody constructs an http.Request for the OrderNotification method, with any body, and a specified content type
+func NewOrderNotificationRequestWithBody(server string, messageId string, params *OrderNotificationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/messages/%s/notifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetNotificationRequest constructs an http.Request for the GetNotification method
+func NewGetNotificationRequest(server string, orderId string, params *GetNotificationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/notifications/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -19524,6 +19976,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 	ListOwnerMessagesWithResponse(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*ListOwnerMessagesResponse, error)
 
+	// OrderNotificationWithBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotificationWithBodyWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error)
+
+	// OrderNotificationWithApplicationHalPlusJSONBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotificationWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error)
+
+	// OrderNotificationWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+	//
+	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+	OrderNotificationWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error)
+
+	// GetNotificationWithResponse Follow a notification order: each recipient's notice and reminders, sent, failed (why) or skipped (why)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/notifications/{orderId} (the `GetNotification` operationId).
+	GetNotificationWithResponse(ctx context.Context, orderId string, params *GetNotificationParams, reqEditors ...RequestEditorFn) (*GetNotificationResponse, error)
+
 	// SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -25027,6 +25513,323 @@ func (r ListOwnerMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListOwnerMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OrderNotificationResponse201Headers the declared response headers of an HTTP 201 response for OrderNotification
+type OrderNotificationResponse201Headers struct {
+	IdempotentReplayed *string
+	Location           *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// OrderNotificationResponse429Headers the declared response headers of an HTTP 429 response for OrderNotification
+type OrderNotificationResponse429Headers struct {
+	RetryAfter *int
+}
+
+// OrderNotificationResponse503Headers the declared response headers of an HTTP 503 response for OrderNotification
+type OrderNotificationResponse503Headers struct {
+	RetryAfter *int
+}
+
+type OrderNotificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON201 the response for an HTTP 201 `application/hal+json` response
+	HALJSON201 *NotificationOrder
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *NotificationOrder
+	// XML201 the response for an HTTP 201 `application/xml` response
+	XML201 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem415
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *OrderNotificationResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OrderNotificationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OrderNotificationResponse503Headers
+}
+
+// GetHALJSON201 returns the response for an HTTP 201 `application/hal+json` response
+func (r OrderNotificationResponse) GetHALJSON201() *NotificationOrder {
+	return r.HALJSON201
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r OrderNotificationResponse) GetJSON201() *NotificationOrder {
+	return r.JSON201
+}
+
+// GetXML201 returns the response for an HTTP 201 `application/xml` response
+func (r OrderNotificationResponse) GetXML201() *openapi_types.File {
+	return r.XML201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON415() *Problem415 {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OrderNotificationResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OrderNotificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OrderNotificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OrderNotificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OrderNotificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetNotificationResponse200Headers the declared response headers of an HTTP 200 response for GetNotification
+type GetNotificationResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetNotificationResponse429Headers the declared response headers of an HTTP 429 response for GetNotification
+type GetNotificationResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetNotificationResponse503Headers the declared response headers of an HTTP 503 response for GetNotification
+type GetNotificationResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetNotificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *NotificationOrder
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationOrder
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetNotificationResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetNotificationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetNotificationResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetNotificationResponse) GetHALJSON200() *NotificationOrder {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNotificationResponse) GetJSON200() *NotificationOrder {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetNotificationResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetNotificationResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNotificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNotificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNotificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNotificationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36683,6 +37486,64 @@ func (c *ClientWithResponses) ListOwnerMessagesWithResponse(ctx context.Context,
 	return ParseListOwnerMessagesResponse(rsp)
 }
 
+// OrderNotificationWithBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *ClientWithResponses) OrderNotificationWithBodyWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error) {
+	rsp, err := c.OrderNotificationWithBody(ctx, messageId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrderNotificationResponse(rsp)
+}
+
+// OrderNotificationWithApplicationHalPlusJSONBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *ClientWithResponses) OrderNotificationWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error) {
+	rsp, err := c.OrderNotificationWithApplicationHalPlusJSONBody(ctx, messageId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrderNotificationResponse(rsp)
+}
+
+// OrderNotificationWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
+//
+// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/messages/{messageId}/notifications (the `OrderNotification` operationId).
+func (c *ClientWithResponses) OrderNotificationWithResponse(ctx context.Context, messageId string, params *OrderNotificationParams, body OrderNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*OrderNotificationResponse, error) {
+	rsp, err := c.OrderNotification(ctx, messageId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrderNotificationResponse(rsp)
+}
+
+// GetNotificationWithResponse Follow a notification order: each recipient's notice and reminders, sent, failed (why) or skipped (why)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/notifications/{orderId} (the `GetNotification` operationId).
+func (c *ClientWithResponses) GetNotificationWithResponse(ctx context.Context, orderId string, params *GetNotificationParams, reqEditors ...RequestEditorFn) (*GetNotificationResponse, error) {
+	rsp, err := c.GetNotification(ctx, orderId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNotificationResponse(rsp)
+}
+
 // SoListOrganizationsWithResponse List organizations, or find them by contact e-mail or phone
 //
 // Returns a wrapper object for the known response body format(s).
@@ -43819,6 +44680,416 @@ func ParseListOwnerMessagesResponse(rsp *http.Response) (*ListOwnerMessagesRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListOwnerMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOrderNotificationResponse parses an HTTP response from a OrderNotificationWithResponse call
+func ParseOrderNotificationResponse(rsp *http.Response) (*OrderNotificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OrderNotificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 201:
+		var dest NotificationOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON201 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 201:
+		var dest NotificationOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 201:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 201:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 415:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 422:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers OrderNotificationResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers OrderNotificationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers OrderNotificationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetNotificationResponse parses an HTTP response from a GetNotificationWithResponse call
+func ParseGetNotificationResponse(rsp *http.Response) (*GetNotificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNotificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest NotificationOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest NotificationOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetNotificationResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetNotificationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetNotificationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

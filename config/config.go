@@ -95,6 +95,27 @@ type Config struct {
 	WebhookPauseAfter       time.Duration
 	WebhookMaxSubscriptions int
 
+	// Notifications (docs/notifications.md). The mail server: POSTBOX_SMTP_ADDR (host:port; empty: no
+	// e-mail channel), POSTBOX_SMTP_USERNAME and POSTBOX_SMTP_PASSWORD (SMTP AUTH when set),
+	// POSTBOX_SMTP_TLS (starttls, required; tls, implicit; none, for a server on loopback only),
+	// POSTBOX_SMTP_FROM (the sender), POSTBOX_SMTP_CONNECTIONS (kept open per worker) and POSTBOX_SMTP_RATE
+	// (mails a second per worker; 0: no limit).
+	SMTPAddr        string
+	SMTPUsername    string
+	SMTPPassword    string
+	SMTPTLS         string
+	SMTPFrom        string
+	SMTPConnections int
+	SMTPRate        int
+	// The SMS gateway (Twilio's Messages API shape): POSTBOX_SMS_URL (empty: no SMS channel, and Sms
+	// orders are refused), POSTBOX_SMS_ACCOUNT and POSTBOX_SMS_TOKEN, POSTBOX_SMS_FROM (a number or sender
+	// id) and POSTBOX_SMS_RATE (SMS a second per worker; 0: no limit).
+	SMSURL     string
+	SMSAccount string
+	SMSToken   string
+	SMSFrom    string
+	SMSRate    int
+
 	AdminAddr string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	// AdminPprof (POSTBOX_ADMIN_PPROF) adds Go's profiles (/debug/pprof/) to the admin listener, for
 	// measuring under load (go run ./cmd/benchload --cpuprofile); off by default.
@@ -103,7 +124,8 @@ type Config struct {
 }
 
 // Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, the
-// archiving and read-model writes, the webhook deliveries, and the agency's shipments of correspondence.
+// archiving and read-model writes, the webhook deliveries, the agency's shipments of correspondence, and
+// the notifications by e-mail and SMS.
 // Each maps to a Temporal task queue (worker.TaskQueueOf).
 const (
 	QueueFormTask       = "formtask"
@@ -111,10 +133,11 @@ const (
 	QueueArchive        = "archive"
 	QueueEvents         = "events"
 	QueueCorrespondence = "correspondence"
+	QueueNotification   = "notification"
 )
 
 // QueueGroups are all queue groups, the default of POSTBOX_WORKER_QUEUES.
-var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive, QueueEvents, QueueCorrespondence}
+var QueueGroups = []string{QueueFormTask, QueueValidation, QueueArchive, QueueEvents, QueueCorrespondence, QueueNotification}
 
 // Load reads the environment. A malformed value is an error that names its variable.
 func Load() (Config, error) {
@@ -172,6 +195,18 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WebhookPauseAfter:       r.duration("POSTBOX_WEBHOOK_PAUSE_AFTER", 24*time.Hour),
 		WebhookMaxSubscriptions: int(r.integer("POSTBOX_WEBHOOK_MAX_SUBSCRIPTIONS", 100)),
 
+		SMTPAddr:        r.addr("POSTBOX_SMTP_ADDR", ""),
+		SMTPUsername:    r.str("POSTBOX_SMTP_USERNAME", ""),
+		SMTPPassword:    r.str("POSTBOX_SMTP_PASSWORD", ""),
+		SMTPTLS:         r.oneOf("POSTBOX_SMTP_TLS", "starttls", "starttls", "tls", "none"),
+		SMTPFrom:        r.str("POSTBOX_SMTP_FROM", "Postbox <varsling@postbox.local>"),
+		SMTPConnections: int(r.integer("POSTBOX_SMTP_CONNECTIONS", 4)),
+		SMTPRate:        int(r.integer("POSTBOX_SMTP_RATE", 0)),
+		SMSAccount:      r.str("POSTBOX_SMS_ACCOUNT", ""),
+		SMSToken:        r.str("POSTBOX_SMS_TOKEN", ""),
+		SMSFrom:         r.str("POSTBOX_SMS_FROM", "Postbox"),
+		SMSRate:         int(r.integer("POSTBOX_SMS_RATE", 0)),
+
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		AdminPprof:   r.boolean("POSTBOX_ADMIN_PPROF", false),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
@@ -205,6 +240,18 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.MaxHeaderBytes < 4<<10 {
 		r.fail("POSTBOX_MAX_HEADER_BYTES", "must be at least 4096")
+	}
+	if r.str("POSTBOX_SMS_URL", "") != "" {
+		c.SMSURL = r.baseURL("POSTBOX_SMS_URL", "")
+	}
+	if c.SMTPConnections < 1 || c.SMTPConnections > 100 {
+		r.fail("POSTBOX_SMTP_CONNECTIONS", "must be from 1 to 100")
+	}
+	if c.SMTPRate < 0 {
+		r.fail("POSTBOX_SMTP_RATE", "must be 0 (no limit) or positive")
+	}
+	if c.SMSRate < 0 {
+		r.fail("POSTBOX_SMS_RATE", "must be 0 (no limit) or positive")
 	}
 	if c.WorkerMaxActivities <= 0 {
 		r.fail("POSTBOX_WORKER_MAX_ACTIVITIES", "must be positive")

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -68,6 +69,8 @@ type Send struct {
 	AllowSystemDeleteAt  *time.Time
 	// Attachments go with every recipient's message, their bytes stored once.
 	Attachments []Attachment
+	// Notification, when set, tells each recipient once its message is visible (package notification).
+	Notification *notification.Order
 }
 
 // Attachment is a file of a correspondence.
@@ -107,6 +110,8 @@ type Outcome struct {
 type Accepted struct {
 	ShipmentID string
 	Outcomes   []Outcome
+	// NotificationOrderID is the order that came with it ("" for none).
+	NotificationOrderID string
 }
 
 // Shipment is a shipment as its sender sees it, with the count of its recipients in each state.
@@ -125,6 +130,7 @@ type Shipment struct {
 	Created             int
 	Refused             int
 	Retracted           int
+	NotificationOrderID string // the order that came with it, "" for none
 }
 
 // RecipientStatus is one recipient of a shipment as the sender follows it.
@@ -137,7 +143,8 @@ type RecipientStatus struct {
 	RetractedAt *time.Time
 	ReadAt      *time.Time
 	ConfirmedAt *time.Time
-	Purged      bool // created, then purged (by its recipient or at AllowSystemDeleteDateTime)
+	Purged      bool       // created, then purged (by its recipient or at AllowSystemDeleteDateTime)
+	NotifiedAt  *time.Time // the first notice about it went (by e-mail or SMS)
 }
 
 // The states a recipient can be filtered on (RecipientFilter.State).
@@ -202,6 +209,9 @@ type WorkflowInput struct {
 	AllowSystemDeleteAt time.Time
 	// ConfirmationNeeded: only such messages can be overdue.
 	ConfirmationNeeded bool
+	// Notification is the workflow of the order that came with the shipment, started as a child once the
+	// messages exist; nil for none.
+	Notification *notification.WorkflowInput
 }
 
 // Progress is the workflow's progress, as its query and memo show it in the Temporal UI.

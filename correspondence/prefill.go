@@ -10,6 +10,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -23,6 +24,15 @@ type Prefill struct {
 	DueAt       *time.Time
 	Forms       []store.RevisionForm
 	Attachments []store.RevisionAttachment
+	// Notification, when set, tells the party once the task is in its mailbox (package notification).
+	Notification *notification.Order
+}
+
+// Prefilled is a pre-filled task created: its message id and the notification order that came with it
+// ("" for none).
+type Prefilled struct {
+	MessageID           string
+	NotificationOrderID string
 }
 
 // TaskDueWorkflowIDPrefix starts the id of the workflow that waits for a pre-filled task's due date.
@@ -37,40 +47,48 @@ const ownerSecurityLevel = 4
 
 // Prefill creates p in the reportee's mailbox as the owner of a, with its forms validated as any saved
 // content is (a refusal names the field), and starts the timer of its due date. It returns the new
-// task's message id.
-func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (string, error) {
+// task's message id and its notification order's.
+func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (Prefilled, error) {
 	now := clock.Now()
 	switch {
 	case p.Service.ServiceOwnerCode != a.ServiceOwner:
-		return "", refuse(NotOwned, "service %s edition %d is not one of yours", p.Service.ServiceCode, p.Service.ServiceEdition)
+		return Prefilled{}, refuse(NotOwned, "service %s edition %d is not one of yours", p.Service.ServiceCode, p.Service.ServiceEdition)
 	case p.Service.ServiceType != store.TypeFormTask:
-		return "", refuse(BadInput, "service %s edition %d is a %s service; pre-fill a FormTask service",
+		return Prefilled{}, refuse(BadInput, "service %s edition %d is a %s service; pre-fill a FormTask service",
 			p.Service.ServiceCode, p.Service.ServiceEdition, p.Service.ServiceType)
 	case utf8.RuneCountInString(p.Subject) > MaxSubject:
-		return "", refuse(BadInput, "Subject is longer than %d characters", MaxSubject)
+		return Prefilled{}, refuse(BadInput, "Subject is longer than %d characters", MaxSubject)
 	case p.DueAt != nil && !p.DueAt.After(now):
-		return "", refuse(BadInput, "DueDateTime must come after now")
+		return Prefilled{}, refuse(BadInput, "DueDateTime must come after now")
 	}
 	if err := formtask.ServiceOpen(p.Service, now); err != nil {
-		return "", err
+		return Prefilled{}, err
 	}
 	outcome := screen([]string{p.Reportee})
 	parties, err := lookUpParties(ctx, s.pool, outcome)
 	if err != nil {
-		return "", err
+		return Prefilled{}, err
 	}
 	if outcome[0].Refused != "" {
-		return "", refuse(BadInput, "Reportee %q cannot receive it: %s", p.Reportee, outcome[0].Refused)
+		return Prefilled{}, refuse(BadInput, "Reportee %q cannot receive it: %s", p.Reportee, outcome[0].Refused)
+	}
+	if p.Notification != nil {
+		order, err := s.notices.Check(*p.Notification, true)
+		if err != nil {
+			return Prefilled{}, err
+		}
+		p.Notification = &order
 	}
 	if s.tasks == nil || s.temporal == nil {
-		return "", refuse(Unavailable, "form tasks cannot be sent right now; try again shortly")
+		return Prefilled{}, refuse(Unavailable, "form tasks cannot be sent right now; try again shortly")
 	}
 	owner := formtask.Caller{Name: a.ServiceOwnerName, ID: "serviceowner/" + a.ServiceOwner, Write: true, SecurityLevel: ownerSecurityLevel}
 	id, _, err := s.tasks.CreateWith(ctx, parties[0], p.Service, store.NewFormTask{Subject: p.Subject, DueAt: p.DueAt}, owner,
 		formtask.Submission{Forms: p.Forms, Attachments: p.Attachments})
 	if err != nil {
-		return "", err
+		return Prefilled{}, err
 	}
+	done := Prefilled{MessageID: id}
 	if p.DueAt != nil {
 		// The task exists: it is never answered as a failure. Temporal answered its content's update a
 		// moment ago; should the start still fail, the task only misses its overdue event.
@@ -80,7 +98,15 @@ func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (string, erro
 			slog.ErrorContext(ctx, "starting the due timer of a pre-filled form task failed", "err", err, "message", id)
 		}
 	}
-	return id, nil
+	if p.Notification != nil {
+		// Checked above, so only an outage can refuse it now; the task stands, and the answer has no order.
+		placed, err := s.notices.Order(context.WithoutCancel(ctx), a.ServiceOwner, a.name(), id, *p.Notification)
+		if err != nil {
+			slog.ErrorContext(ctx, "ordering the notification of a pre-filled form task failed", "err", err, "message", id)
+		}
+		done.NotificationOrderID = placed.OrderID
+	}
+	return done, nil
 }
 
 // TaskDueInput is what a pre-filled task's due timer starts with.

@@ -126,8 +126,9 @@ func insertAttachments(ctx context.Context, tx pgx.Tx, id string, list []Attachm
 // there is none.
 func sentBefore(ctx context.Context, db store.DBTX, owner, key string) (Accepted, error) {
 	var a Accepted
-	if err := db.QueryRow(ctx, `SELECT id::text FROM shipments WHERE service_owner_code = $1 AND idempotent_key = $2`,
-		owner, key).Scan(&a.ShipmentID); err != nil {
+	if err := db.QueryRow(ctx, `SELECT s.id::text, COALESCE((SELECT o.id::text FROM notification_orders o WHERE o.shipment_id = s.id), '')
+		FROM shipments s WHERE s.service_owner_code = $1 AND s.idempotent_key = $2`,
+		owner, key).Scan(&a.ShipmentID, &a.NotificationOrderID); err != nil {
 		return a, err
 	}
 	rows, err := db.Query(ctx, `SELECT recipient, COALESCE(message_id, ''), COALESCE(refused, '') FROM shipment_recipients
@@ -253,11 +254,12 @@ func scanShipment(row pgx.Row, sh *Shipment, extra ...any) error {
 // getShipment returns shipment id of owner with the count of its recipients in each state.
 func getShipment(ctx context.Context, db store.DBTX, owner, id string) (Shipment, error) {
 	var sh Shipment
-	err := scanShipment(db.QueryRow(ctx, `SELECT `+shipmentColumns+`, c.created, c.refused, c.retracted
+	err := scanShipment(db.QueryRow(ctx, `SELECT `+shipmentColumns+`, c.created, c.refused, c.retracted,
+			COALESCE((SELECT o.id::text FROM notification_orders o WHERE o.shipment_id = s.id), '')
 		FROM shipments s, LATERAL (SELECT count(*) FILTER (WHERE r.created_at IS NOT NULL) AS created,
 			count(*) FILTER (WHERE r.refused IS NOT NULL) AS refused, count(*) FILTER (WHERE r.retracted_at IS NOT NULL) AS retracted
 			FROM shipment_recipients r WHERE r.shipment_id = s.id) c
-		WHERE s.id = $1 AND s.service_owner_code = $2`, id, owner), &sh, &sh.Created, &sh.Refused, &sh.Retracted)
+		WHERE s.id = $1 AND s.service_owner_code = $2`, id, owner), &sh, &sh.Created, &sh.Refused, &sh.Retracted, &sh.NotificationOrderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sh, ErrNotFound
 	}
@@ -282,8 +284,12 @@ func listRecipients(ctx context.Context, db store.DBTX, id, state string, after,
 	if state != "" {
 		where = stateSQL[state]
 	}
+	// NotifiedAt: the first notice of the shipment's order that went (notification_recipients by message).
 	rows, err := db.Query(ctx, `SELECT r.ordinal, r.recipient, COALESCE(r.message_id, ''), COALESCE(r.refused, ''), r.created_at,
-			r.retracted_at, m.read_at, m.confirmed_at, r.created_at IS NOT NULL AND r.retracted_at IS NULL AND m.id IS NULL
+			r.retracted_at, m.read_at, m.confirmed_at, r.created_at IS NOT NULL AND r.retracted_at IS NULL AND m.id IS NULL,
+			(SELECT min(ns.decided_at) FROM notification_recipients nr
+				JOIN notification_sends ns ON ns.order_id = nr.order_id AND ns.ordinal = nr.ordinal AND ns.state = 'sent'
+				WHERE nr.message_id = r.message_id)
 		FROM shipment_recipients r LEFT JOIN messages m ON m.id = r.message_id
 		WHERE r.shipment_id = $1 AND r.ordinal > $2 AND `+where+`
 		ORDER BY r.ordinal LIMIT $3`, id, after, limit+1)
@@ -293,7 +299,7 @@ func listRecipients(ctx context.Context, db store.DBTX, id, state string, after,
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RecipientStatus, error) {
 		var r RecipientStatus
 		return r, row.Scan(&r.Ordinal, &r.Recipient, &r.MessageID, &r.Refused, &r.CreatedAt, &r.RetractedAt, &r.ReadAt,
-			&r.ConfirmedAt, &r.Purged)
+			&r.ConfirmedAt, &r.Purged, &r.NotifiedAt)
 	})
 	if err != nil || len(list) <= limit {
 		return list, false, err

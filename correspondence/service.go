@@ -16,6 +16,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -28,14 +29,16 @@ type Service struct {
 	temporal client.Client // nil: sending answers Unavailable
 	events   events.Builder
 	tasks    *formtask.Service // creates pre-filled form tasks
+	notices  *notification.Service
 	// MaxRecipients is the most recipients one Send takes (MaxRecipients unless changed before use).
 	MaxRecipients int
 }
 
-// New returns the service over pool, starting shipments' workflows with tc and creating pre-filled form
-// tasks with tasks; events are written with eb.
-func New(pool *pgxpool.Pool, tc client.Client, eb events.Builder, tasks *formtask.Service) *Service {
-	return &Service{pool: pool, temporal: tc, events: eb, tasks: tasks, MaxRecipients: MaxRecipients}
+// New returns the service over pool, starting shipments' workflows with tc, creating pre-filled form
+// tasks with tasks and taking the notification orders that come with either with notices; events are
+// written with eb.
+func New(pool *pgxpool.Pool, tc client.Client, eb events.Builder, tasks *formtask.Service, notices *notification.Service) *Service {
+	return &Service{pool: pool, temporal: tc, events: eb, tasks: tasks, notices: notices, MaxRecipients: MaxRecipients}
 }
 
 // name is how the actor appears as a message's LastChangedBy: the service owner's name.
@@ -73,13 +76,21 @@ func (s *Service) Send(ctx context.Context, a Actor, req Send) (Accepted, error)
 	if err != nil {
 		return Accepted{}, err
 	}
-	if refused := refusals(outcomes); refused == len(outcomes) {
+	refused := refusals(outcomes)
+	if refused == len(outcomes) {
 		return Accepted{}, refuse(NoRecipient, "none of the %d recipients can receive it (%s)", len(outcomes), countReasons(outcomes))
+	}
+	if req.Notification != nil {
+		order, err := s.notices.Check(*req.Notification, len(outcomes)-refused == 1)
+		if err != nil {
+			return Accepted{}, err
+		}
+		req.Notification = &order
 	}
 	if s.temporal == nil {
 		return Accepted{}, refuse(Unavailable, "correspondence cannot be sent right now; try again shortly")
 	}
-	id := uuid.NewString()
+	id, orderID := uuid.NewString(), ""
 	in := WorkflowInput{ShipmentID: id, ConfirmationNeeded: req.IsConfirmationNeeded}
 	if req.VisibleAt != nil {
 		in.VisibleAt = clock.Instant(*req.VisibleAt)
@@ -96,6 +107,20 @@ func (s *Service) Send(ctx context.Context, a Actor, req Send) (Accepted, error)
 		if err := insertShipment(ctx, tx, id, req, a, now, outcomes, parties); err != nil {
 			return err
 		}
+		if req.Notification != nil {
+			target := notification.Target{ShipmentID: id}
+			for i, o := range outcomes {
+				if o.Refused == "" {
+					target.Messages = append(target.Messages, notification.TargetMessage{MessageID: o.MessageID, PartyID: parties[i]})
+				}
+			}
+			var err error
+			if orderID, err = notification.PlaceTx(ctx, tx, a.ServiceOwner, a.name(), *req.Notification, target); err != nil {
+				return err
+			}
+			order := notification.Input(orderID, *req.Notification, len(target.Messages))
+			in.Notification = &order
+		}
 		_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: WorkflowID(id), TaskQueue: TaskQueue,
 			Memo: map[string]any{"ServiceOwner": a.ServiceOwner, "Service": fmt.Sprintf("%s/%d", req.ServiceCode, req.ServiceEdition)}},
 			WorkflowName, in)
@@ -110,7 +135,7 @@ func (s *Service) Send(ctx context.Context, a Actor, req Send) (Accepted, error)
 	if err != nil {
 		return Accepted{}, err
 	}
-	return Accepted{ShipmentID: id, Outcomes: outcomes}, nil
+	return Accepted{ShipmentID: id, Outcomes: outcomes, NotificationOrderID: orderID}, nil
 }
 
 func isDuplicateKey(err error) bool {

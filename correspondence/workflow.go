@@ -1,10 +1,15 @@
 package correspondence
 
 import (
+	"errors"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/notification"
 )
 
 // The stages of a shipment, as its workflow's memo shows them in the Temporal UI.
@@ -61,6 +66,11 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 		stage(StageCreating)
 	}
 	stage(StageCreated)
+	if in.Notification != nil {
+		if err := startNotification(ctx, *in.Notification); err != nil {
+			return progress, err
+		}
+	}
 	if in.ConfirmationNeeded && !in.DueAt.IsZero() {
 		if err := sleepUntil(ctx, in.DueAt); err != nil {
 			return progress, err
@@ -86,6 +96,19 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 		stage(StagePurged)
 	}
 	return progress, nil
+}
+
+// startNotification starts the workflow of the shipment's notification order as a child that outlives
+// the shipment's own (its reminders may come after the purge: they find the messages gone and skip).
+func startNotification(ctx workflow.Context, in notification.WorkflowInput) error {
+	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: notification.WorkflowID(in.OrderID),
+		TaskQueue: notification.TaskQueue, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON})
+	err := workflow.ExecuteChildWorkflow(child, notification.WorkflowName, in).GetChildWorkflowExecution().Get(ctx, nil)
+	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+	if errors.As(err, &started) {
+		return nil
+	}
+	return err
 }
 
 // TaskDueWorkflow waits on a durable timer for a pre-filled form task's due date, then marks it overdue

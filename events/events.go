@@ -38,6 +38,11 @@ const (
 	CorrespondenceOverdue   = "no.postbox.correspondence.overdue.v1"
 	CorrespondenceRetracted = "no.postbox.correspondence.retracted.v1"
 
+	// A notification of a message (package notification) was sent, or failed for good: round 0 is the
+	// notice, round n its n-th reminder. Neither names the address.
+	NotificationSent   = "no.postbox.notification.sent.v1"
+	NotificationFailed = "no.postbox.notification.failed.v1"
+
 	// SubmissionConfirmed: the owner of the service has received an archived form task (package submission).
 	SubmissionConfirmed = "no.postbox.submission.confirmed.v1"
 
@@ -58,7 +63,7 @@ var Types = []string{
 	FormTaskCreated, FormTaskStatusChanged, FormTaskAttachmentAdded, FormTaskAttachmentDeleted, FormTaskAttachmentReplaced,
 	FormTaskFormAdded, FormTaskFormChanged, FormTaskFormDeleted, FormTaskOverdue, SubmissionConfirmed,
 	CorrespondenceCreated, CorrespondenceRead, CorrespondenceConfirmed, CorrespondenceArchived,
-	CorrespondencePublished, CorrespondenceOverdue, CorrespondenceRetracted,
+	CorrespondencePublished, CorrespondenceOverdue, CorrespondenceRetracted, NotificationSent, NotificationFailed,
 	MessageDeleted, MessageRestored, MessagePurged,
 	RoleDelegated, RoleDeleted,
 	RoleDefinitionCreated, RoleDefinitionChanged, RoleDefinitionDeleted,
@@ -192,6 +197,27 @@ func (b Builder) FormEvent(eventType string, f Form) store.Event {
 		ReporteeID string `json:"ReporteeId"`
 	}{f, identity.ReporteeID(f.ReporteeID)}
 	return b.onMessage(b.event(eventType, source, f.ReporteeID, data), f.Message)
+}
+
+// Notification is the data of NotificationSent and NotificationFailed: a round of an order's notice about
+// a message, on a channel (Email or Sms; none when no address was found), and why it failed.
+type Notification struct {
+	Message
+	OrderID string `json:"NotificationOrderId"`
+	Round   int    `json:"Round"`
+	Channel string `json:"Channel,omitempty"`
+	Reason  string `json:"Reason,omitempty"`
+}
+
+// NotificationEvent is the event eventType (NotificationSent or NotificationFailed) of n; its source is
+// the order.
+func (b Builder) NotificationEvent(eventType string, n Notification) store.Event {
+	source := fmt.Sprintf("%s/api/serviceowner/notifications/%s", b.base, n.OrderID)
+	data := struct {
+		Notification
+		ReporteeID string `json:"ReporteeId"`
+	}{n, identity.ReporteeID(n.ReporteeID)}
+	return b.onMessage(b.event(eventType, source, n.ReporteeID, data), n.Message)
 }
 
 // RoleEvent is the event eventType (RoleDelegated or RoleDeleted) of role r.

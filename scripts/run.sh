@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The local stack: PostgreSQL (POSTBOX_DATABASE_URL, or a private cluster under .data/), the Temporal dev
-# server with its Web UI, and Postbox (API and worker in one process) with the demo dataset imported.
+# server with its Web UI, Mailpit for the notifications' e-mails with its web UI, and Postbox (API and worker in one process) with the demo dataset imported.
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,16 @@ for _ in $(seq 1 60); do
   sleep 1
 done
 echo "Temporal Web UI: http://127.0.0.1:8233"
+
+# Mailpit receives the notifications' e-mails; its web UI shows them. It drops a mail whose Message-ID it
+# has already received, as a receiver that deduplicates does (a send retried after a crash keeps its id).
+SMTP_PORT=${POSTBOX_MAILPIT_SMTP_PORT:-1025}
+bin/mailpit --smtp 127.0.0.1:"$SMTP_PORT" --listen 127.0.0.1:8025 --database .data/mailpit.db --max 0 \
+  --ignore-duplicate-ids --disable-version-check --smtp-disable-rdns --quiet >.data/mailpit.log 2>&1 &
+pids+=($!)
+export POSTBOX_SMTP_ADDR=${POSTBOX_SMTP_ADDR:-127.0.0.1:$SMTP_PORT}
+export POSTBOX_SMTP_TLS=${POSTBOX_SMTP_TLS:-none}
+echo "Mailpit (the notifications' e-mails): http://127.0.0.1:8025"
 
 # Webhook subscriptions may deliver to local receivers (postbox webhook-echo): plain http, private addresses.
 export POSTBOX_WEBHOOK_ALLOW_PRIVATE=${POSTBOX_WEBHOOK_ALLOW_PRIVATE:-true}

@@ -16,6 +16,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/notification"
 )
 
 // names records what is registered on a worker.
@@ -49,10 +50,12 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 		config.QueueCorrespondence: {"CreateBatch", "MarkOverdue", "MarkTaskOverdue", "PurgeBatch",
 			"workflow " + correspondence.TaskDueWorkflowName, "workflow " + correspondence.WorkflowName},
+		config.QueueNotification: {"GiveUp", "SendBatch", "workflow " + notification.WorkflowName},
 	}
 	for _, g := range config.QueueGroups {
 		var got names
-		register(&got, g, &formtask.Activities{}, Options{Deliveries: &webhook.Deliveries{}, Correspondence: &correspondence.Activities{}})
+		register(&got, g, &formtask.Activities{}, Options{Deliveries: &webhook.Deliveries{}, Correspondence: &correspondence.Activities{},
+			Notification: &notification.Activities{}})
 		sort.Strings(got)
 		assert.Equal(t, want[g], []string(got), g)
 	}

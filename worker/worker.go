@@ -2,15 +2,17 @@
 // the queue groups it is configured for (POSTBOX_WORKER_QUEUES), one SDK worker per queue, so each group
 // scales on its own: run as many processes of each as the load needs, Temporal spreads the tasks over them.
 //
-//	group       task queue                    registered
-//	formtask    formtask.TaskQueue            the FormTask and TrashbinPurge workflows and their local
-//	                                          activities: CheckAndProject, CheckAndArchive, DiscardRevision,
-//	                                          ChangePlace, ReadTaskState
-//	validation  formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
-//	archive     formtask.TaskQueueArchive     PurgeTrashbin
-//	events      webhook.TaskQueue             the webhook Subscription workflow and its activities
-//	correspondence  correspondence.TaskQueue  the Shipment and FormTaskDue workflows and their activities
-//	                                          (CreateBatch, MarkOverdue, PurgeBatch, MarkTaskOverdue)
+//	group           task queue                    registered
+//	formtask        formtask.TaskQueue            the FormTask and TrashbinPurge workflows and their local
+//	                                              activities: CheckAndProject, CheckAndArchive, DiscardRevision,
+//	                                              ChangePlace, ReadTaskState
+//	validation      formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
+//	archive         formtask.TaskQueueArchive     PurgeTrashbin
+//	events          webhook.TaskQueue             the webhook Subscription workflow and its activities
+//	correspondence  correspondence.TaskQueue      the Shipment and FormTaskDue workflows and their activities
+//	                                              (CreateBatch, MarkOverdue, PurgeBatch, MarkTaskOverdue)
+//	notification    notification.TaskQueue        the NotificationOrder workflow and its activities (SendBatch,
+//	                                              GiveUp): e-mail over SMTP, SMS through the gateway
 //
 // formtask.ActivitiesOn says which activities run on which queue.
 package worker
@@ -40,6 +42,7 @@ import (
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -60,6 +63,13 @@ type Options struct {
 	// Correspondence are the shipments' activities of the correspondence group; without them that group
 	// is not polled unless named in Queues, which then panics.
 	Correspondence *correspondence.Activities
+	// Notification are the notification orders' activities of the notification group, with the worker's
+	// mail server and SMS gateway; without them that group is not polled unless named in Queues, which
+	// then panics.
+	Notification *notification.Activities
+	// SMTP and SMS are the channels Serve gives Notification.
+	SMTP notification.SMTPConfig
+	SMS  notification.SMSConfig
 	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the activities'
 	// changes name their resources.
 	PublicURL string
@@ -78,6 +88,8 @@ func TaskQueueOf(group string) string {
 		return webhook.TaskQueue
 	case config.QueueCorrespondence:
 		return correspondence.TaskQueue
+	case config.QueueNotification:
+		return notification.TaskQueue
 	}
 	return ""
 }
@@ -103,7 +115,8 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 	groups := opts.Queues
 	if len(groups) == 0 {
 		for _, g := range config.QueueGroups {
-			if (g != config.QueueEvents || opts.Deliveries != nil) && (g != config.QueueCorrespondence || opts.Correspondence != nil) {
+			if (g != config.QueueEvents || opts.Deliveries != nil) && (g != config.QueueCorrespondence || opts.Correspondence != nil) &&
+				(g != config.QueueNotification || opts.Notification != nil) {
 				groups = append(groups, g)
 			}
 		}
@@ -122,6 +135,9 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 		}
 		if g == config.QueueCorrespondence && opts.Correspondence == nil {
 			panic("worker: the correspondence group needs Options.Correspondence")
+		}
+		if g == config.QueueNotification && opts.Notification == nil {
+			panic("worker: the notification group needs Options.Notification")
 		}
 		maxActivities := opts.MaxConcurrentActivities
 		if g == config.QueueEvents {
@@ -150,6 +166,12 @@ func register(r worker.Registry, group string, acts *formtask.Activities, opts O
 		r.RegisterWorkflowWithOptions(correspondence.ShipmentWorkflow, workflow.RegisterOptions{Name: correspondence.WorkflowName})
 		r.RegisterWorkflowWithOptions(correspondence.TaskDueWorkflow, workflow.RegisterOptions{Name: correspondence.TaskDueWorkflowName})
 		for _, fn := range opts.Correspondence.Steps() {
+			r.RegisterActivity(fn)
+		}
+		return
+	case config.QueueNotification:
+		r.RegisterWorkflowWithOptions(notification.OrderWorkflow, workflow.RegisterOptions{Name: notification.WorkflowName})
+		for _, fn := range opts.Notification.Steps() {
 			r.RegisterActivity(fn)
 		}
 		return
@@ -295,6 +317,12 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	}
 	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
 	opts.Correspondence = &correspondence.Activities{Pool: pool, Events: acts.Events}
+	if opts.Notification, err = notification.NewActivities(pool, opts.PublicURL, opts.SMTP, opts.SMS); err != nil {
+		return err
+	}
+	if opts.Notification.Mailer != nil {
+		defer opts.Notification.Mailer.Close()
+	}
 	return Run(ctx, New(c, acts, opts), pool, log)
 }
 

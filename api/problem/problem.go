@@ -16,6 +16,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/mailbox"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
@@ -88,6 +89,8 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return formtask.RetryAfter, true
 	case correspondence.IsRefusal(err, correspondence.Unavailable):
 		return correspondence.RetryAfter, true
+	case notification.IsRefusal(err, notification.Unavailable):
+		return notification.RetryAfter, true
 	case store.IsUnavailable(err):
 		return UnavailableRetryAfter, true
 	}
@@ -150,6 +153,7 @@ func From(err error) (p *Problem, internal bool) {
 		filter        *submission.FilterError
 		accessRefused *access.Error
 		sendRefused   *correspondence.Error
+		orderRefused  *notification.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -160,6 +164,8 @@ func From(err error) (p *Problem, internal bool) {
 		return messageProblem(changeRefused), false
 	case errors.As(err, &sendRefused):
 		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
+	case errors.As(err, &orderRefused):
+		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
 	case errors.As(err, &accessRefused):
 		return ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail), false
 	case errors.As(err, &syntax):
@@ -253,6 +259,14 @@ var correspondenceKinds = map[correspondence.Kind]problemKind{
 	correspondence.NotFound:    {http.StatusNotFound, "not-found"},
 	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
 	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+// notificationKinds are the problems of refused notification orders.
+var notificationKinds = map[notification.Kind]problemKind{
+	notification.BadInput:           {http.StatusBadRequest, "bad-request"},
+	notification.ChannelUnavailable: {http.StatusBadRequest, "channel-not-configured"},
+	notification.NotFound:           {http.StatusNotFound, "not-found"},
+	notification.Unavailable:        {http.StatusServiceUnavailable, "temporal-unavailable"},
 }
 
 // messageKinds are the problems of refused changes of a message's place and state.

@@ -23,6 +23,7 @@ var Types = []Type{
 	{"invalid-filter", http.StatusBadRequest, "a filter of the list is malformed; the detail names each such query parameter"},
 	{"invalid-continuation", http.StatusBadRequest, "the continuation token was not issued by this list, or is combined with $skip or $orderby"},
 	{"no-recipient", http.StatusBadRequest, "none of the recipients of a correspondence can receive it; the detail counts the reasons"},
+	{"channel-not-configured", http.StatusBadRequest, "the notification's channel (Sms without an SMS gateway, Email without a mail server) is not configured here"},
 	{"invalid-language", http.StatusBadRequest, "language is not 1044, 2068 or 1033"},
 	{"endpoint-not-allowed", http.StatusBadRequest, "the webhook EndPoint is not an https URL of a public host"},
 	{"invalid-xml", http.StatusBadRequest, "the XML body is not well-formed or not of the expected shape"},

@@ -29,6 +29,7 @@ import (
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/importer"
 	"github.com/postbox/postbox/store/scaledata"
@@ -369,7 +370,16 @@ func workerOptions(cfg config.Config) worker.Options {
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
 		StopTimeout:                cfg.ShutdownTimeout,
 		PublicURL:                  cfg.PublicURL,
+		SMTP: notification.SMTPConfig{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS,
+			From: cfg.SMTPFrom, Connections: cfg.SMTPConnections, Rate: float64(cfg.SMTPRate)},
+		SMS: notification.SMSConfig{URL: cfg.SMSURL, Account: cfg.SMSAccount, Token: cfg.SMSToken, From: cfg.SMSFrom,
+			Rate: float64(cfg.SMSRate)},
 	}
+}
+
+// notificationChannels are the channels the workers of cfg send on, as the API checks orders against.
+func notificationChannels(cfg config.Config) notification.Configured {
+	return notification.Configured{Email: cfg.SMTPAddr != "", Sms: cfg.SMSURL != ""}
 }
 
 func webhookOptions(cfg config.Config) (webhook.Options, error) {

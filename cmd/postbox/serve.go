@@ -24,6 +24,7 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
 
@@ -50,6 +51,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		return nil, nil, err
 	}
 	tasks := formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL})
+	notices := notification.New(pool, tc, notificationChannels(cfg))
 	opts := api.Options{
 		Pool:                  pool,
 		Logger:                log,
@@ -59,7 +61,8 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
 		FormTasks:             tasks,
-		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL), tasks),
+		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL), tasks, notices),
+		Notifications:         notices,
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,
 		TrustClientCertHeader: cfg.TrustClientCertHeader,

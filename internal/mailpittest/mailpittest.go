@@ -1,0 +1,192 @@
+// Package mailpittest starts a real Mailpit (an SMTP server with a web UI and an HTTP API) for tests and
+// benchmarks, from the pinned binary the Makefile builds into ./bin (or $POSTBOX_MAILPIT), and reads the
+// mails it received back through its API.
+package mailpittest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+// BinaryPath is the Mailpit the tests run.
+func BinaryPath() string {
+	if p := os.Getenv("POSTBOX_MAILPIT"); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "mailpit")
+}
+
+// Server is a running Mailpit.
+type Server struct {
+	SMTPAddr string // host:port of its SMTP server (no TLS, no auth)
+	APIURL   string // base of its HTTP API and web UI
+	cmd      *exec.Cmd
+	dir      string
+}
+
+// Options tune a Mailpit; the zero value keeps every mail it gets.
+type Options struct {
+	// IgnoreDuplicateIDs drops a mail whose Message-ID it has already received, as receivers that
+	// deduplicate by Message-ID do (make run and make chaos run it so).
+	IgnoreDuplicateIDs bool
+}
+
+// Start starts Mailpit on free loopback ports, keeping every mail (no limit on their number).
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	smtpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "mailpit")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{SMTPAddr: "127.0.0.1:" + strconv.Itoa(smtpPort), APIURL: "http://127.0.0.1:" + strconv.Itoa(httpPort), dir: dir}
+	args := []string{"--smtp", s.SMTPAddr, "--listen", "127.0.0.1:" + strconv.Itoa(httpPort), "--max", "0", "--quiet",
+		"--disable-version-check", "--smtp-disable-rdns", "--database", filepath.Join(dir, "mailpit.db")}
+	if opts.IgnoreDuplicateIDs {
+		args = append(args, "--ignore-duplicate-ids")
+	}
+	s.cmd = exec.Command(BinaryPath(), args...)
+	if err := s.cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("start mailpit (make bin/mailpit builds it): %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := s.Count(ctx); err == nil {
+			if c, err := net.DialTimeout("tcp", s.SMTPAddr, time.Second); err == nil {
+				_ = c.Close()
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.Stop()
+			return nil, fmt.Errorf("mailpit did not answer at %s", s.APIURL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Stop stops Mailpit and removes its database.
+func (s *Server) Stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+// Message is a mail as Mailpit lists it.
+type Message struct {
+	ID        string
+	MessageID string
+	Subject   string
+	To        []struct{ Address string }
+}
+
+// Full is a mail with its bodies and headers.
+type Full struct {
+	Message
+	Text    string
+	HTML    string
+	Headers map[string][]string
+}
+
+func (s *Server) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.APIURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("mailpit %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Count is how many mails Mailpit holds.
+func (s *Server) Count(ctx context.Context) (int, error) {
+	var page struct{ Total int }
+	err := s.get(ctx, "/api/v1/messages?limit=1", &page)
+	return page.Total, err
+}
+
+// Messages returns every mail Mailpit holds, newest first.
+func (s *Server) Messages(ctx context.Context) ([]Message, error) {
+	var all []Message
+	for start := 0; ; {
+		var page struct {
+			Total    int
+			Messages []Message
+		}
+		if err := s.get(ctx, "/api/v1/messages?limit=1000&start="+strconv.Itoa(start), &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Messages...)
+		start += len(page.Messages)
+		if len(page.Messages) == 0 || start >= page.Total {
+			return all, nil
+		}
+	}
+}
+
+// Search returns the mails matching a Mailpit search (e.g. `to:"a@example.org"`).
+func (s *Server) Search(ctx context.Context, query string) ([]Message, error) {
+	var page struct{ Messages []Message }
+	err := s.get(ctx, "/api/v1/search?limit=1000&query="+url.QueryEscape(query), &page)
+	return page.Messages, err
+}
+
+// Get returns one mail with its bodies and headers.
+func (s *Server) Get(ctx context.Context, id string) (Full, error) {
+	var f Full
+	if err := s.get(ctx, "/api/v1/message/"+url.PathEscape(id), &f); err != nil {
+		return f, err
+	}
+	err := s.get(ctx, "/api/v1/message/"+url.PathEscape(id)+"/headers", &f.Headers)
+	return f, err
+}
+
+// WaitFor waits until Mailpit holds at least n mails and returns how many it holds.
+func (s *Server) WaitFor(ctx context.Context, n int) (int, error) {
+	for {
+		got, err := s.Count(ctx)
+		if err == nil && got >= n {
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			return got, fmt.Errorf("mailpit holds %d mails, want %d: %w", got, n, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package notification
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// inFlight is how many batches of a round an order's workflow sends at once: they share the worker's
+// SMTP connections and rate limits, so more would only queue.
+const inFlight = 4
+
+// sendOptions: a batch's sends that met a temporary failure are retried with backoff for about ten
+// minutes (sendAttempts), after which GiveUp dead-letters them.
+var sendOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: 2 * time.Minute, MaximumAttempts: sendAttempts},
+}
+
+const sendAttempts = 8
+
+// giveUpOptions: recording a dead letter is retried for as long as the database is away.
+var giveUpOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+}
+
+// Progress is the workflow's progress as its memo shows it in the Temporal UI.
+type Progress struct {
+	Round                 int // the round being sent, or the last one sent
+	Sent, Failed, Skipped int
+}
+
+// OrderWorkflow is the workflow of one order (WorkflowID(in.OrderID)): at in.SendAt it sends the notice to
+// every recipient, then each reminder in.ReminderEvery after the one before, each round in batches of
+// BatchSize recipients, inFlight at a time. Every wait is a durable timer.
+func OrderWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) {
+	var a *Activities
+	var progress Progress
+	if d := in.SendAt.Sub(workflow.Now(ctx)); !in.SendAt.IsZero() && d > 0 {
+		if err := workflow.Sleep(ctx, d); err != nil {
+			return progress, err
+		}
+	}
+	sends := workflow.WithActivityOptions(ctx, sendOptions)
+	giveUps := workflow.WithActivityOptions(ctx, giveUpOptions)
+	for round := 0; round <= in.Reminders; round++ {
+		if round > 0 {
+			if err := workflow.Sleep(ctx, in.ReminderEvery); err != nil {
+				return progress, err
+			}
+		}
+		progress.Round = round
+		pending := 0
+		sel := workflow.NewSelector(ctx)
+		var failed error
+		for from := 0; from < in.Recipients || pending > 0; {
+			if from < in.Recipients && pending < inFlight && failed == nil {
+				batch := BatchInput{OrderID: in.OrderID, Round: round, From: from, To: min(from+BatchSize, in.Recipients)}
+				from = batch.To
+				pending++
+				sel.AddFuture(workflow.ExecuteActivity(sends, a.SendBatch, batch), func(f workflow.Future) {
+					var res BatchResult
+					if err := f.Get(ctx, &res); err != nil {
+						// The retries are spent: what is still undecided is a dead letter.
+						if err := workflow.ExecuteActivity(giveUps, a.GiveUp, batch).Get(ctx, &res); err != nil {
+							failed = err
+						}
+					}
+					progress.Sent, progress.Failed, progress.Skipped = progress.Sent+res.Sent, progress.Failed+res.Failed, progress.Skipped+res.Skipped
+					pending--
+				})
+				continue
+			}
+			if pending == 0 {
+				break
+			}
+			sel.Select(ctx)
+		}
+		if failed != nil {
+			return progress, failed
+		}
+		// The memo is what the Temporal UI lists; an upsert that fails is only a stale view.
+		_ = workflow.UpsertMemo(ctx, map[string]any{"Round": progress.Round, "Sent": progress.Sent, "Failed": progress.Failed,
+			"Skipped": progress.Skipped})
+	}
+	return progress, nil
+}
