@@ -11,11 +11,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/internal/mailpittest"
 	"github.com/postbox/postbox/internal/smstest"
 	"github.com/postbox/postbox/internal/temporaltest"
@@ -190,7 +194,7 @@ func TestABatchRetriedAfterACrashReusesItsKey(t *testing.T) {
 	ctx := context.Background()
 	address := "crash@retry.example"
 	placed, err := e.svc.Order(ctx, "FJE", "Fjordetaten", "a3100136", notification.Order{Channel: notification.Email,
-		SendAt: ptr(time.Now().Add(time.Hour)), Addresses: &notification.Addresses{EmailAddress: address}})
+		SendAt: ptr(clock.Now().Add(time.Hour)), Addresses: &notification.Addresses{EmailAddress: address}})
 	require.NoError(t, err)
 	_, err = e.pool.Exec(ctx, `INSERT INTO notification_sends (order_id, ordinal, round, state, channel, address, attempts)
 		VALUES ($1, 1, 0, 'sending', 'Email', $2, 1)`, placed.OrderID, address)
@@ -244,6 +248,28 @@ func TestRemindersSkipMessagesReadSinceTheNotice(t *testing.T) {
 	var reason string
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM notification_sends WHERE order_id = $1 AND round = 1 AND state = 'skipped'`, id).Scan(&reason))
 	assert.Equal(t, notification.ReasonRead, reason)
+
+	if file := os.Getenv("POSTBOX_RECORD_HISTORY"); file != "" {
+		var events []*historypb.HistoryEvent
+		it := dev.Client().GetWorkflowHistory(ctx, notification.WorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			require.NoError(t, err)
+			events = append(events, e)
+		}
+		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, b, 0o644))
+	}
+}
+
+// The baseline history, recorded by TestRemindersSkipMessagesReadSinceTheNotice with
+// POSTBOX_RECORD_HISTORY=notification/testdata/notification-baseline.json: a notice to two recipients and
+// a reminder after its timer. The current code must replay it, so orders running during an upgrade go on.
+func TestReplaysTheBaselineHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(notification.OrderWorkflow, workflow.RegisterOptions{Name: notification.WorkflowName})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(temporaltest.QuietLogger(), "testdata/notification-baseline.json"))
 }
 
 func ptr[T any](v T) *T { return &v }
