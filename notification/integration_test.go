@@ -62,7 +62,7 @@ type env struct {
 	acts *notification.Activities
 }
 
-func newEnv(t *testing.T) env {
+func newEnv(t testing.TB) env {
 	t.Helper()
 	pool := storetest.New(t)
 	acts, err := notification.NewActivities(pool, demo,

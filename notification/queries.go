@@ -81,31 +81,54 @@ type target struct {
 	Address   string
 }
 
-// loadBatch returns the recipients of order with an ordinal in (from, to] and their sends of round.
+// loadBatch returns the recipients of order with an ordinal in (from, to] and their sends of round. The
+// sends are read by their own range and matched here: in a join the planner, knowing nothing yet of an
+// order's fresh rows, walks every send of the order (or of the batch) once per recipient.
 func loadBatch(ctx context.Context, db store.DBTX, order string, round, from, to int) ([]target, error) {
 	rows, err := db.Query(ctx, `SELECT r.ordinal, r.message_id, r.party_id, p.name,
 			COALESCE(r.email_address, CASE WHEN r.mobile_number IS NULL THEN p.email_address END, ''),
 			COALESCE(r.mobile_number, CASE WHEN r.email_address IS NULL THEN p.mobile_number END, ''),
 			m.id IS NOT NULL, COALESCE(m.type, ''), COALESCE(m.subject, ''), COALESCE(m.status, ''),
 			COALESCE(m.service_code, ''), COALESCE(m.service_edition, 0), m.due_at,
-			m.read_at IS NOT NULL, COALESCE(m.is_confirmation_needed, false), m.confirmed_at IS NOT NULL, m.deleted_at IS NOT NULL,
-			COALESCE(s.state, ''), COALESCE(s.channel, ''), COALESCE(s.address, '')
+			m.read_at IS NOT NULL, COALESCE(m.is_confirmation_needed, false), m.confirmed_at IS NOT NULL, m.deleted_at IS NOT NULL
 		FROM notification_recipients r
 		JOIN parties p ON p.id = r.party_id
 		LEFT JOIN messages m ON m.id = r.message_id
-		LEFT JOIN notification_sends s ON s.order_id = r.order_id AND s.ordinal = r.ordinal AND s.round = $2
-		WHERE r.order_id = $1 AND r.ordinal > $3 AND r.ordinal <= $4
-		ORDER BY r.ordinal`, order, round, from, to)
+		WHERE r.order_id = $1 AND r.ordinal > $2 AND r.ordinal <= $3
+		ORDER BY r.ordinal`, order, from, to)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (target, error) {
+	batch, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (target, error) {
 		var t target
 		err := row.Scan(&t.Ordinal, &t.MessageID, &t.PartyID, &t.Name, &t.Addresses.EmailAddress, &t.Addresses.MobileNumber,
 			&t.Exists, &t.Type, &t.Subject, &t.Status, &t.Service.Code, &t.Service.Edition, &t.DueAt,
-			&t.Read, &t.Confirm, &t.Confirmed, &t.Deleted, &t.State, &t.Channel, &t.Address)
+			&t.Read, &t.Confirm, &t.Confirmed, &t.Deleted)
 		return t, err
 	})
+	if err != nil || len(batch) == 0 {
+		return batch, err
+	}
+	rows, err = db.Query(ctx, `SELECT ordinal, state, COALESCE(channel, ''), COALESCE(address, '') FROM notification_sends
+		WHERE order_id = $1 AND ordinal > $2 AND ordinal <= $3 AND round = $4`, order, from, to, round)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int]int, len(batch))
+	for i, t := range batch {
+		at[t.Ordinal] = i
+	}
+	var (
+		ordinal                 int
+		state, channel, address string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&ordinal, &state, &channel, &address}, func() error {
+		if i, ok := at[ordinal]; ok {
+			batch[i].State, batch[i].Channel, batch[i].Address = state, channel, address
+		}
+		return nil
+	})
+	return batch, err
 }
 
 // decision is a send's new state.
@@ -167,41 +190,43 @@ func getOrder(ctx context.Context, db store.DBTX, owner, id string) (OrderStatus
 }
 
 // listRecipients returns up to limit recipients of order after ordinal after with their sends, and
-// whether more follow.
+// whether more follow. The sends are read by the page's range, as in loadBatch.
 func listRecipients(ctx context.Context, db store.DBTX, order string, after, limit int) ([]RecipientStatus, bool, error) {
-	rows, err := db.Query(ctx, `SELECT r.ordinal, r.message_id, s.round, s.state, COALESCE(s.channel, ''), COALESCE(s.address, ''),
-			COALESCE(s.reason, ''), s.attempts, s.decided_at
-		FROM (SELECT ordinal, message_id FROM notification_recipients WHERE order_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3) r
-		LEFT JOIN notification_sends s ON s.order_id = $1 AND s.ordinal = r.ordinal
-		ORDER BY r.ordinal, s.round`, order, after, limit+1)
+	rows, err := db.Query(ctx, `SELECT ordinal, message_id FROM notification_recipients
+		WHERE order_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`, order, after, limit+1)
 	if err != nil {
 		return nil, false, err
 	}
-	var list []RecipientStatus
-	var (
-		ordinal   int
-		message   string
-		round     *int
-		state     *string
-		send      Send
-		attempts  *int
-		decidedAt *time.Time
-	)
-	_, err = pgx.ForEachRow(rows, []any{&ordinal, &message, &round, &state, &send.Channel, &send.Address, &send.Reason, &attempts, &decidedAt}, func() error {
-		if len(list) == 0 || list[len(list)-1].Ordinal != ordinal {
-			list = append(list, RecipientStatus{Ordinal: ordinal, MessageID: message})
-		}
-		if round != nil {
-			s := send
-			s.Round, s.State, s.Attempts, s.DecidedAt = *round, *state, *attempts, decidedAt
-			list[len(list)-1].Sends = append(list[len(list)-1].Sends, s)
-		}
-		return nil
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RecipientStatus, error) {
+		var r RecipientStatus
+		return r, row.Scan(&r.Ordinal, &r.MessageID)
 	})
 	more := len(list) > limit
 	if more {
 		list = list[:limit]
 	}
+	if err != nil || len(list) == 0 {
+		return list, more, err
+	}
+	rows, err = db.Query(ctx, `SELECT ordinal, round, state, COALESCE(channel, ''), COALESCE(address, ''), COALESCE(reason, ''),
+			attempts, decided_at
+		FROM notification_sends WHERE order_id = $1 AND ordinal > $2 AND ordinal <= $3 ORDER BY ordinal, round`,
+		order, after, list[len(list)-1].Ordinal)
+	if err != nil {
+		return nil, false, err
+	}
+	at := make(map[int]int, len(list))
+	for i, r := range list {
+		at[r.Ordinal] = i
+	}
+	var (
+		ordinal int
+		s       Send
+	)
+	_, err = pgx.ForEachRow(rows, []any{&ordinal, &s.Round, &s.State, &s.Channel, &s.Address, &s.Reason, &s.Attempts, &s.DecidedAt}, func() error {
+		list[at[ordinal]].Sends = append(list[at[ordinal]].Sends, s)
+		return nil
+	})
 	return list, more, err
 }
 
