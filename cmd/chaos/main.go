@@ -37,6 +37,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/client"
 
+	"github.com/postbox/postbox/internal/mailpittest"
 	"github.com/postbox/postbox/internal/temporaltest"
 )
 
@@ -138,6 +139,7 @@ func run() int {
 type stack struct {
 	dir                  string
 	pg                   *postgres
+	mailpit              *mailpittest.Server // the mail server, outside the crashes
 	temporal, api, wrk   *proc
 	apiURL, temporalAddr string
 	env                  []string
@@ -169,6 +171,9 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 	if err != nil {
 		return st, err
 	}
+	if st.mailpit, err = mailpittest.Start(ctx, mailpittest.Options{IgnoreDuplicateIDs: true}); err != nil {
+		return st, err
+	}
 	st.apiURL = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	st.temporalAddr = fmt.Sprintf("127.0.0.1:%d", temporalPort)
 	st.env = postboxEnv(map[string]string{
@@ -181,6 +186,8 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 		// The events part delivers to a receiver in this process.
 		"POSTBOX_WEBHOOK_ALLOW_PRIVATE": "true",
 		"POSTBOX_WEBHOOK_TIMEOUT":       "5s",
+		"POSTBOX_SMTP_ADDR":             st.mailpit.SMTPAddr,
+		"POSTBOX_SMTP_TLS":              "none",
 	})
 	for _, args := range [][]string{{"migrate"}, {"seed", "--file", "deploy/demo/demo.json"}} {
 		cmd := exec.CommandContext(ctx, cfg.postbox, args...)
@@ -258,6 +265,9 @@ func (st *stack) stop() {
 		}
 		if st.cancel != nil {
 			st.cancel()
+		}
+		if st.mailpit != nil {
+			st.mailpit.Stop()
 		}
 		st.pg.stop()
 	})
@@ -341,7 +351,8 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	agencyDone := make(chan struct{})
 	go func() { ag.loop(ctx, clientsDone); close(agencyDone) }()
 	snd := &sender{base: st.apiURL, token: strings.TrimSpace(string(senderToken)), key: fmt.Sprintf("chaos-%d", cfg.seed), dbURL: st.pg.url("postbox"),
-		http: &http.Client{Timeout: 60 * time.Second}, stats: stats}
+		mailpit: st.mailpit,
+		http:    &http.Client{Timeout: 60 * time.Second}, stats: stats}
 	senderDone := make(chan struct{})
 	go func() { snd.run(ctx, giveUp); close(senderDone) }()
 

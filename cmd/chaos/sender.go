@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/internal/mailpittest"
 )
 
 // The agency's sending: Fjordetaten sends one correspondence to shipmentRecipients organizations while the
@@ -16,6 +19,12 @@ import (
 // answered. Its batches would take a second; so that the kills meet them, the sender then holds them, open
 // and waiting on their recipients' rows, for a few seconds at a time (holdBatches). The checks demand one
 // shipment for the key, and every recipient with exactly one message and one published event.
+//
+// The shipment comes with an e-mail notification order. Its sends are held the same way (holdSends), so
+// that the kills also meet mails sent but not yet recorded; such a mail is sent again after the crash with
+// the same Message-ID, which Mailpit (run with --ignore-duplicate-ids, as a receiver that deduplicates)
+// drops. The checks demand every recipient's notice in Mailpit exactly once and recorded sent once, with
+// one notification.sent event; the report counts the sends begun more than once.
 
 const (
 	shipmentRecipients = 2_000
@@ -25,6 +34,7 @@ const (
 
 type sender struct {
 	base, token, key string
+	mailpit          *mailpittest.Server
 	dbURL            string
 	http             *http.Client
 	stats            *stats
@@ -49,8 +59,9 @@ func (s *sender) crashesWhileHeld(crashes []crash) []string {
 
 // addRecipients adds the shipment's recipients to the database before the run.
 func addRecipients(ctx context.Context, db *pgx.Conn) error {
-	_, err := db.Exec(ctx, `INSERT INTO parties (kind, organization_number, name)
-		SELECT 'Organization', ($1::bigint + g)::text, 'Chaos mottaker ' || g FROM generate_series(0, $2 - 1) g
+	_, err := db.Exec(ctx, `INSERT INTO parties (kind, organization_number, name, email_address)
+		SELECT 'Organization', ($1::bigint + g)::text, 'Chaos mottaker ' || g, 'post' || g || '@chaos.example'
+		FROM generate_series(0, $2 - 1) g
 		ON CONFLICT DO NOTHING`, firstRecipient, shipmentRecipients)
 	return err
 }
@@ -63,7 +74,8 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 		recipients[i] = fmt.Sprint(firstRecipient + i)
 	}
 	body, _ := json.Marshal(map[string]any{"ServiceCode": "7001", "ServiceEdition": 1, "Recipients": recipients,
-		"Subject": "Vedtak i kaos", "Body": "<p>Sendt mens alt krasjet.</p>", "IdempotentKey": s.key})
+		"Subject": "Vedtak i kaos", "Body": "<p>Sendt mens alt krasjet.</p>", "IdempotentKey": s.key,
+		"Notification": map[string]any{"Channel": "Email", "EmailSubject": "Nytt vedtak: $subject$"}})
 	sleep(ctx, 5*time.Second)
 	for time.Now().Before(giveUp) && ctx.Err() == nil {
 		status, answer, err := s.post(ctx, body)
@@ -78,7 +90,8 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 				s.problems = append(s.problems, fmt.Sprintf("sender: the answer accepts %d of %d: %.200s", a.Accepted, shipmentRecipients, answer))
 			}
 			s.shipmentID = a.ShipmentID
-			s.holdBatches(ctx)
+			s.hold(ctx, "shipment_recipients") // the shipment's batches
+			s.hold(ctx, "notification_sends")  // the notices: begun, or sent and not yet recorded
 			return
 		default:
 			s.problems = append(s.problems, fmt.Sprintf("sender: %d %.300s", status, answer))
@@ -89,14 +102,13 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 	s.problems = append(s.problems, "sender: the shipment was never accepted")
 }
 
-// holdBatches makes the shipment's batch transactions wait, open, at their lock of the recipients' rows,
-// for 8 s at a time, three times with a moment between: the worker, Temporal or PostgreSQL crashing meanwhile
-// cuts a batch that has begun.
-func (s *sender) holdBatches(ctx context.Context) {
+// hold makes the transactions that write table wait, open, at its lock, for 8 s at a time, three times with
+// a moment between: the worker, Temporal or PostgreSQL crashing meanwhile cuts a batch that has begun.
+func (s *sender) hold(ctx context.Context, table string) {
 	for range 3 {
 		conn, err := pgx.Connect(ctx, s.dbURL)
 		if err == nil {
-			if _, err = conn.Exec(ctx, "BEGIN; LOCK TABLE shipment_recipients IN EXCLUSIVE MODE"); err == nil {
+			if _, err = conn.Exec(ctx, "BEGIN; LOCK TABLE "+table+" IN EXCLUSIVE MODE"); err == nil {
 				from := time.Now()
 				sleep(ctx, 8*time.Second)
 				s.held = append(s.held, [2]time.Time{from, time.Now()})
@@ -149,6 +161,55 @@ func (s *sender) check(ctx context.Context, db *pgx.Conn, v *verdict) error {
 		v.fail("sender: %d messages for %d of %d recipients (%d with more than one)", messages, parties, shipmentRecipients, doubled)
 	case events != shipmentRecipients:
 		v.fail("sender: %d published events for %d messages", events, messages)
+	}
+	return s.checkNotices(ctx, db, v)
+}
+
+// checkNotices waits until the shipment's notices are all decided, then demands each recipient's in
+// Mailpit exactly once (by its Message-ID, <order>.<ordinal>.0@…), recorded sent, with one event.
+func (s *sender) checkNotices(ctx context.Context, db *pgx.Conn, v *verdict) error {
+	var order string
+	if err := db.QueryRow(ctx, `SELECT id::text FROM notification_orders WHERE shipment_id = $1`, s.shipmentID).Scan(&order); err != nil {
+		v.fail("sender: the shipment has no notification order (%v)", err)
+		return nil
+	}
+	var sent, failed, events int
+	for {
+		err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'sent'), count(*) FILTER (WHERE state = 'failed'),
+				count(*) FILTER (WHERE attempts > 1),
+				(SELECT count(*) FROM events WHERE type = 'no.postbox.notification.sent.v1' AND data->>'NotificationOrderId' = $1)
+			FROM notification_sends WHERE order_id = $1 AND round = 0`, order).Scan(&sent, &failed, &v.resent, &events)
+		if err != nil {
+			return err
+		}
+		if sent+failed >= shipmentRecipients || ctx.Err() != nil {
+			break
+		}
+		sleep(ctx, time.Second)
+	}
+	mails, err := s.mailpit.Messages(ctx)
+	if err != nil {
+		return err
+	}
+	perKey := map[string]int{}
+	for _, m := range mails {
+		if strings.HasPrefix(m.MessageID, order+".") {
+			perKey[m.MessageID]++
+		}
+	}
+	v.notified = len(perKey)
+	for key, n := range perKey {
+		if n != 1 {
+			v.fail("sender: the notice %s is in Mailpit %d times", key, n)
+		}
+	}
+	switch {
+	case sent != shipmentRecipients || failed > 0:
+		v.fail("sender: %d of %d notices recorded sent, %d failed", sent, shipmentRecipients, failed)
+	case len(perKey) != shipmentRecipients:
+		v.fail("sender: %d of %d notices arrived in Mailpit", len(perKey), shipmentRecipients)
+	case events != shipmentRecipients:
+		v.fail("sender: %d notification.sent events for %d notices", events, shipmentRecipients)
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ type verdict struct {
 	webhooks                                                     string         // what the events part found
 	received                                                     int            // archives the agency received and confirmed once
 	sent                                                         int            // recipients of the agency's shipment with exactly one message
+	notified                                                     int            // its notices in Mailpit, each once
+	resent                                                       int            // its notices begun more than once (after a crash), the same Message-ID each time
 	problems                                                     []string
 }
 
