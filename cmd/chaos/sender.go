@@ -177,8 +177,8 @@ func (s *sender) checkNotices(ctx context.Context, db *pgx.Conn, v *verdict) err
 	for {
 		err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'sent'), count(*) FILTER (WHERE state = 'failed'),
 				count(*) FILTER (WHERE attempts > 1),
-				(SELECT count(*) FROM events WHERE type = 'no.postbox.notification.sent.v1' AND data->>'NotificationOrderId' = $1)
-			FROM notification_sends WHERE order_id = $1 AND round = 0`, order).Scan(&sent, &failed, &v.resent, &events)
+				(SELECT count(*) FROM events WHERE type = 'no.postbox.notification.sent.v1' AND data->>'NotificationOrderId' = $1::text)
+			FROM notification_sends WHERE order_id = $1::text::uuid AND round = 0`, order).Scan(&sent, &failed, &v.resent, &events)
 		if err != nil {
 			return err
 		}
