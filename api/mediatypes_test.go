@@ -186,6 +186,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/:who/messages/:messageId", []string{submission.messagePath, sentMessage}, person(formTasks)},
 		{"/api/serviceowner/correspondence/shipments/:shipmentId", []string{shipment}, sender},
 		{"/api/serviceowner/notifications/:orderId", []string{order}, notifier},
+		{"/api/serviceowner/messages/:messageId/notifications", []string{"/api/serviceowner/messages/a3100136/notifications"}, notifier},
 	}
 
 	covered := append([]string(nil), notResources...)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -87,6 +88,44 @@ type notificationOrderResource struct {
 	CreatedBy           string
 	Links               render.Links    `json:"_links"`
 	Embedded            render.Embedded `json:"_embedded"`
+}
+
+// messageNotificationResource is an order as one of its messages sees it: the order and that message's
+// sends.
+type messageNotificationResource struct {
+	NotificationOrderID string `json:"NotificationOrderId"`
+	ShipmentID          string `json:"ShipmentId,omitempty"`
+	Channel             string
+	RequestedSendTime   render.Timestamp
+	Reminders           *notificationRemindersResource `json:",omitempty"`
+	CreatedDateTime     render.Timestamp
+	CreatedBy           string
+	Status              string
+	Sends               []notificationSendResource
+	Links               render.Links `json:"_links"`
+}
+
+// listMessageNotifications answers the caller's orders for one message, newest first.
+func (h *notificationHandlers) listMessageNotifications(c *gin.Context) {
+	orders, err := h.notices.OrdersOf(c.Request.Context(), serviceOwnerOf(c).Code, c.Param("messageId"))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]messageNotificationResource, len(orders))
+	for i, o := range orders {
+		line := notificationRecipientOf(o.Recipient)
+		items[i] = messageNotificationResource{NotificationOrderID: o.ID, ShipmentID: o.ShipmentID, Channel: o.Channel,
+			RequestedSendTime: render.TimestampOf(o.SendAt), CreatedDateTime: render.TimestampOf(o.CreatedAt), CreatedBy: o.CreatedBy,
+			Status: line.Status, Sends: line.Sends}
+		if o.Reminders > 0 {
+			items[i].Reminders = &notificationRemindersResource{AfterDays: o.ReminderDays, Count: o.Reminders}
+		}
+		items[i].Links.Add("self", render.Link{Href: notificationURL(c, o.ID)})
+	}
+	var links render.Links
+	links.Add("self", render.Link{Href: baseURL(c) + "/api/serviceowner/messages/" + url.PathEscape(c.Param("messageId")) + "/notifications"})
+	respond(c, http.StatusOK, render.Collection{Links: links, Embedded: render.EmbedList("notifications", items)})
 }
 
 func notificationURL(c *gin.Context, id string) string {

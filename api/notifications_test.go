@@ -140,6 +140,15 @@ func TestOrderNotificationForAMessage(t *testing.T) {
 	st := notifier.get(t, h, "/api/serviceowner/notifications/"+order)
 	require.Equal(t, http.StatusOK, st.Code)
 	assert.Equal(t, "Sent", st.embedded(t, "recipients")[0]["Status"])
+	var listed map[string]any
+	for _, o := range notifier.get(t, h, path).embedded(t, "notifications") {
+		if o["NotificationOrderId"] == order {
+			listed = o
+		}
+	}
+	require.NotNil(t, listed, "the message lists its orders")
+	assert.Equal(t, "Sent", listed["Status"])
+	assert.Equal(t, "+4798765432", listed["Sends"].([]any)[0].(map[string]any)["Address"])
 
 	orders := countRows(t, pool, `SELECT count(*) FROM notification_orders`)
 	for _, c := range []struct {
@@ -165,6 +174,7 @@ func TestOrderNotificationForAMessage(t *testing.T) {
 	nsf := soCaller{key: keyNSF, token: orgToken(t, orgNSF, scopeNotifyRead+" "+scopeNotifyWrite)}
 	requireProblem(t, nsf.post(t, h, path, map[string]any{"Channel": "Email"}), http.StatusNotFound)
 	requireProblem(t, nsf.get(t, h, "/api/serviceowner/notifications/"+order), http.StatusNotFound)
+	assert.Empty(t, nsf.get(t, h, path).embedded(t, "notifications"), "another owner sees none of them")
 	requireProblem(t, notifier.get(t, h, "/api/serviceowner/notifications/nope"), http.StatusNotFound)
 	requireProblem(t, fjeSender(t).post(t, h, path, map[string]any{"Channel": "Email"}), http.StatusForbidden)
 }

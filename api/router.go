@@ -220,6 +220,7 @@ func (s *Server) routes() http.Handler {
 	// Notifications by e-mail and SMS of messages of the caller's services, with their reminders.
 	readNotices, notify := anyOf(scopeSONotificationsRead), anyOf(scopeSONotificationsWrite)
 	owners.create("/messages/:messageId/notifications", notify, notices.orderNotification)
+	owners.get("/messages/:messageId/notifications", readNotices, notices.listMessageNotifications)
 	owners.get("/notifications/:orderId", readNotices, notices.getNotification)
 
 	s.routeList, s.routeIndex = t.routes, t.index()

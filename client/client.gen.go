@@ -713,6 +713,52 @@ type MessageLinks struct {
 	Self             Link    `json:"self"`
 }
 
+// MessageNotification defines model for MessageNotification.
+type MessageNotification struct {
+	Channel   string `json:"Channel"`
+	CreatedBy string `json:"CreatedBy"`
+
+	// CreatedDateTime ISO 8601 local date-time without zone
+	CreatedDateTime     string                      `json:"CreatedDateTime"`
+	NotificationOrderId string                      `json:"NotificationOrderId"`
+	Reminders           *NotificationOrderReminders `json:"Reminders,omitempty"`
+
+	// RequestedSendTime ISO 8601 local date-time without zone
+	RequestedSendTime string             `json:"RequestedSendTime"`
+	Sends             []NotificationSend `json:"Sends"`
+	ShipmentId        *string            `json:"ShipmentId,omitempty"`
+	Status            string             `json:"Status"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]MessageNotification_Links_AdditionalProperties `json:"_links"`
+}
+
+// MessageNotificationLinks1 defines model for MessageNotification.Links.1.
+type MessageNotificationLinks1 = []Link
+
+// MessageNotification_Links_AdditionalProperties defines model for MessageNotification._links.AdditionalProperties.
+type MessageNotification_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// MessageNotificationCollection defines model for MessageNotificationCollection.
+type MessageNotificationCollection struct {
+	UnderscoreEmbedded struct {
+		Notifications []MessageNotification `json:"notifications"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]MessageNotificationCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// MessageNotificationCollectionLinks1 defines model for MessageNotificationCollection.Links.1.
+type MessageNotificationCollectionLinks1 = []Link
+
+// MessageNotificationCollection_Links_AdditionalProperties defines model for MessageNotificationCollection._links.AdditionalProperties.
+type MessageNotificationCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // NotificationOrder defines model for NotificationOrder.
 type NotificationOrder struct {
 	Channel   string `json:"Channel"`
@@ -783,6 +829,19 @@ type NotificationReminders struct {
 
 	// Count a whole number, or a string of its digits
 	Count int `json:"Count"`
+}
+
+// NotificationSend defines model for NotificationSend.
+type NotificationSend struct {
+	Address  *string `json:"Address,omitempty"`
+	Attempts *int    `json:"Attempts,omitempty"`
+	Channel  *string `json:"Channel,omitempty"`
+
+	// DecidedDateTime ISO 8601 local date-time without zone
+	DecidedDateTime *string `json:"DecidedDateTime,omitempty"`
+	Reason          *string `json:"Reason,omitempty"`
+	Round           int     `json:"Round"`
+	Status          string  `json:"Status"`
 }
 
 // OfficialContact defines model for OfficialContact.
@@ -2403,6 +2462,12 @@ type ListOwnerMessagesParams struct {
 
 	// Continuation the token of a next link
 	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
+}
+
+// ListMessageNotificationsParams defines parameters for ListMessageNotifications.
+type ListMessageNotificationsParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
 }
 
 // OrderNotificationParams defines parameters for OrderNotification.
@@ -4486,6 +4551,130 @@ func (t MessageCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, err
 }
 
 func (t *MessageCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the MessageNotification_Links_AdditionalProperties as a Link
+func (t MessageNotification_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the MessageNotification_Links_AdditionalProperties as the provided Link
+func (t *MessageNotification_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the MessageNotification_Links_AdditionalProperties, using the provided Link
+func (t *MessageNotification_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageNotificationLinks1 returns the union data inside the MessageNotification_Links_AdditionalProperties as a MessageNotificationLinks1
+func (t MessageNotification_Links_AdditionalProperties) AsMessageNotificationLinks1() (MessageNotificationLinks1, error) {
+	var body MessageNotificationLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageNotificationLinks1 overwrites any union data inside the MessageNotification_Links_AdditionalProperties as the provided MessageNotificationLinks1
+func (t *MessageNotification_Links_AdditionalProperties) FromMessageNotificationLinks1(v MessageNotificationLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageNotificationLinks1 performs a merge with any union data inside the MessageNotification_Links_AdditionalProperties, using the provided MessageNotificationLinks1
+func (t *MessageNotification_Links_AdditionalProperties) MergeMessageNotificationLinks1(v MessageNotificationLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageNotification_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MessageNotification_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the MessageNotificationCollection_Links_AdditionalProperties as a Link
+func (t MessageNotificationCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the MessageNotificationCollection_Links_AdditionalProperties as the provided Link
+func (t *MessageNotificationCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the MessageNotificationCollection_Links_AdditionalProperties, using the provided Link
+func (t *MessageNotificationCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageNotificationCollectionLinks1 returns the union data inside the MessageNotificationCollection_Links_AdditionalProperties as a MessageNotificationCollectionLinks1
+func (t MessageNotificationCollection_Links_AdditionalProperties) AsMessageNotificationCollectionLinks1() (MessageNotificationCollectionLinks1, error) {
+	var body MessageNotificationCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageNotificationCollectionLinks1 overwrites any union data inside the MessageNotificationCollection_Links_AdditionalProperties as the provided MessageNotificationCollectionLinks1
+func (t *MessageNotificationCollection_Links_AdditionalProperties) FromMessageNotificationCollectionLinks1(v MessageNotificationCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessageNotificationCollectionLinks1 performs a merge with any union data inside the MessageNotificationCollection_Links_AdditionalProperties, using the provided MessageNotificationCollectionLinks1
+func (t *MessageNotificationCollection_Links_AdditionalProperties) MergeMessageNotificationCollectionLinks1(v MessageNotificationCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageNotificationCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MessageNotificationCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -8150,6 +8339,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 	ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMessageNotifications The caller's notification orders for one message, newest first, each with that message's sends
+	//
+	// A message of another owner's services, or one without orders of the caller's, is an empty list.
+	//
+	// Corresponds with GET /api/serviceowner/messages/{messageId}/notifications (the `ListMessageNotifications` operationId).
+	ListMessageNotifications(ctx context.Context, messageId string, params *ListMessageNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OrderNotificationWithBody Order a notification by e-mail or SMS about a message of one of the caller's services
 	//
 	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
@@ -9504,6 +9700,23 @@ func (c *Client) PrefillFormTask(ctx context.Context, params *PrefillFormTaskPar
 // Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 func (c *Client) ListOwnerMessages(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListOwnerMessagesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMessageNotifications The caller's notification orders for one message, newest first, each with that message's sends
+//
+// A message of another owner's services, or one without orders of the caller's, is an empty list.
+//
+// Corresponds with GET /api/serviceowner/messages/{messageId}/notifications (the `ListMessageNotifications` operationId).
+func (c *Client) ListMessageNotifications(ctx context.Context, messageId string, params *ListMessageNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMessageNotificationsRequest(c.Server, messageId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13570,6 +13783,67 @@ func NewListOwnerMessagesRequest(server string, params *ListOwnerMessagesParams)
 		if params.Continuation != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMessageNotificationsRequest constructs an http.Request for the ListMessageNotifications method
+func NewListMessageNotificationsRequest(server string, messageId string, params *ListMessageNotificationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/messages/%s/notifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -19976,6 +20250,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/serviceowner/messages (the `ListOwnerMessages` operationId).
 	ListOwnerMessagesWithResponse(ctx context.Context, params *ListOwnerMessagesParams, reqEditors ...RequestEditorFn) (*ListOwnerMessagesResponse, error)
 
+	// ListMessageNotificationsWithResponse The caller's notification orders for one message, newest first, each with that message's sends
+	//
+	// A message of another owner's services, or one without orders of the caller's, is an empty list.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/serviceowner/messages/{messageId}/notifications (the `ListMessageNotifications` operationId).
+	ListMessageNotificationsWithResponse(ctx context.Context, messageId string, params *ListMessageNotificationsParams, reqEditors ...RequestEditorFn) (*ListMessageNotificationsResponse, error)
+
 	// OrderNotificationWithBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
 	//
 	// Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
@@ -25513,6 +25796,146 @@ func (r ListOwnerMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListOwnerMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMessageNotificationsResponse200Headers the declared response headers of an HTTP 200 response for ListMessageNotifications
+type ListMessageNotificationsResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListMessageNotificationsResponse429Headers the declared response headers of an HTTP 429 response for ListMessageNotifications
+type ListMessageNotificationsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListMessageNotificationsResponse503Headers the declared response headers of an HTTP 503 response for ListMessageNotifications
+type ListMessageNotificationsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListMessageNotificationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *MessageNotificationCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MessageNotificationCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMessageNotificationsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMessageNotificationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListMessageNotificationsResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListMessageNotificationsResponse) GetHALJSON200() *MessageNotificationCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMessageNotificationsResponse) GetJSON200() *MessageNotificationCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListMessageNotificationsResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListMessageNotificationsResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMessageNotificationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMessageNotificationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMessageNotificationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMessageNotificationsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37486,6 +37909,21 @@ func (c *ClientWithResponses) ListOwnerMessagesWithResponse(ctx context.Context,
 	return ParseListOwnerMessagesResponse(rsp)
 }
 
+// ListMessageNotificationsWithResponse The caller's notification orders for one message, newest first, each with that message's sends
+//
+// A message of another owner's services, or one without orders of the caller's, is an empty list.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/serviceowner/messages/{messageId}/notifications (the `ListMessageNotifications` operationId).
+func (c *ClientWithResponses) ListMessageNotificationsWithResponse(ctx context.Context, messageId string, params *ListMessageNotificationsParams, reqEditors ...RequestEditorFn) (*ListMessageNotificationsResponse, error) {
+	rsp, err := c.ListMessageNotifications(ctx, messageId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMessageNotificationsResponse(rsp)
+}
+
 // OrderNotificationWithBodyWithResponse Order a notification by e-mail or SMS about a message of one of the caller's services
 //
 // Sent at RequestedSendTime (or at once) to the party's contact data (an organization's official contact, a person's own) or to the Recipient given, with up to 5 reminders AfterDays apart that go only while the message is unread (unconfirmed, for one that needs confirmation; not submitted, for a form task). Templates take $recipientName$, $subject$, $link$ and $dueDate$. A shipment or a pre-filled task takes the same object as its Notification.
@@ -44680,6 +45118,179 @@ func ParseListOwnerMessagesResponse(rsp *http.Response) (*ListOwnerMessagesRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListOwnerMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMessageNotificationsResponse parses an HTTP response from a ListMessageNotificationsWithResponse call
+func ParseListMessageNotificationsResponse(rsp *http.Response) (*ListMessageNotificationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMessageNotificationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest MessageNotificationCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest MessageNotificationCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMessageNotificationsResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListMessageNotificationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListMessageNotificationsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

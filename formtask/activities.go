@@ -22,7 +22,6 @@ import (
 	"github.com/postbox/postbox/formtask/printpdf"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/formtask/xsd"
-	"github.com/postbox/postbox/internal/every"
 	"github.com/postbox/postbox/store"
 )
 
@@ -104,23 +103,6 @@ const (
 
 func permanent(kind string, err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
-}
-
-// heartbeat records heartbeats every fifth of the activity's HeartbeatTimeout until stop is called, so that
-// a worker that dies in a long activity is noticed within HeartbeatTimeout and the attempt goes to another
-// worker. The first beat comes after that fifth: an activity that ends sooner costs no call. Activities
-// scheduled without a HeartbeatTimeout (the local ones) do not heartbeat.
-func heartbeat(ctx context.Context) (stop func()) {
-	period := activity.GetInfo(ctx).HeartbeatTimeout / 5
-	if period <= 0 {
-		return func() {}
-	}
-	beating, stop := context.WithCancel(ctx)
-	go every.Tick(beating, period, func() bool {
-		activity.RecordHeartbeat(ctx)
-		return true
-	})
-	return stop
 }
 
 // revision returns the revision content refers to, checking that it belongs to the message and has the

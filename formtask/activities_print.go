@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/formtask/printpdf"
+	"github.com/postbox/postbox/internal/heartbeat"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )
@@ -81,7 +82,7 @@ func (a *Activities) RenderPrint(ctx context.Context, messageID string) (PrintRe
 // returns its digest (hex).
 func (a *Activities) renderContent(ctx context.Context, messageID string,
 	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (PrintResult, error) {
-	defer heartbeat(ctx)()
+	defer heartbeat.Start(ctx)()
 	q := store.New(a.Pool)
 	h, err := q.GetPrintHeader(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {

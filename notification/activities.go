@@ -13,6 +13,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/heartbeat"
 	"github.com/postbox/postbox/store"
 )
 
@@ -47,6 +48,7 @@ var errUndecided = errors.New("some notifications could not be sent yet")
 // recorded 'sending', sent, and recorded sent or failed with its event. A send that met a temporary
 // failure stays 'sending' and fails the activity, whose retry sends it again under the same key.
 func (a *Activities) SendBatch(ctx context.Context, in BatchInput) (BatchResult, error) {
+	defer heartbeat.Start(ctx)()
 	order, err := getOrderRow(ctx, a.Pool, in.OrderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BatchResult{}, nil // the order's owner removed it (cascade), or it never committed

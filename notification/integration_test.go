@@ -200,12 +200,18 @@ func TestABatchRetriedAfterACrashReusesItsKey(t *testing.T) {
 		VALUES ($1, 1, 0, 'sending', 'Email', $2, 1)`, placed.OrderID, address)
 	require.NoError(t, err)
 	in := notification.BatchInput{OrderID: placed.OrderID, Round: 0, From: 0, To: 1}
-	res, err := e.acts.SendBatch(ctx, in)
-	require.NoError(t, err)
-	assert.Equal(t, notification.BatchResult{Sent: 1}, res)
-	res, err = e.acts.SendBatch(ctx, in)
-	require.NoError(t, err)
-	assert.Equal(t, notification.BatchResult{}, res, "a decided send is not sent again")
+	var suite testsuite.WorkflowTestSuite
+	activities := suite.NewTestActivityEnvironment()
+	activities.RegisterActivity(e.acts.SendBatch)
+	sendBatch := func() notification.BatchResult {
+		v, err := activities.ExecuteActivity(e.acts.SendBatch, in)
+		require.NoError(t, err)
+		var res notification.BatchResult
+		require.NoError(t, v.Get(&res))
+		return res
+	}
+	assert.Equal(t, notification.BatchResult{Sent: 1}, sendBatch())
+	assert.Equal(t, notification.BatchResult{}, sendBatch(), "a decided send is not sent again")
 
 	mails := mailsTo(t, address)
 	require.Len(t, mails, 1, "this Mailpit keeps duplicates: the crashed attempt sent nothing here")

@@ -126,7 +126,7 @@ const (
 	ReasonUnavailable = "unavailable" // the channel is not configured on the worker
 )
 
-// Order as its owner follows it.
+// OrderStatus is an order as its owner follows it.
 type OrderStatus struct {
 	ID           string
 	ShipmentID   string
@@ -137,6 +137,12 @@ type OrderStatus struct {
 	Recipients   int
 	CreatedAt    time.Time
 	CreatedBy    string
+}
+
+// MessageOrder is an order as one of its messages sees it: the order, and that message's sends.
+type MessageOrder struct {
+	OrderStatus
+	Recipient RecipientStatus
 }
 
 // RecipientStatus is one recipient of an order with its sends, round by round.

@@ -241,3 +241,36 @@ func messageOf(ctx context.Context, db store.DBTX, owner, id string) (TargetMess
 	}
 	return m, err
 }
+
+// ordersOf returns the orders of owner that name message id, newest first, each with that message's
+// sends (a purged message's orders stay listed).
+func ordersOf(ctx context.Context, db store.DBTX, owner, messageID string) ([]MessageOrder, error) {
+	rows, err := db.Query(ctx, `SELECT o.id::text, COALESCE(o.shipment_id::text, ''), o.channel, o.send_at, o.reminder_days, o.reminders,
+			o.recipients, o.created_at, o.created_by, r.ordinal
+		FROM notification_recipients r JOIN notification_orders o ON o.id = r.order_id
+		WHERE r.message_id = $1 AND o.service_owner_code = $2
+		ORDER BY o.created_at DESC, o.id`, messageID, owner)
+	if err != nil {
+		return nil, err
+	}
+	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (MessageOrder, error) {
+		var m MessageOrder
+		err := row.Scan(&m.ID, &m.ShipmentID, &m.Channel, &m.SendAt, &m.ReminderDays, &m.Reminders, &m.Recipients, &m.CreatedAt,
+			&m.CreatedBy, &m.Recipient.Ordinal)
+		m.Recipient.MessageID = messageID
+		return m, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range orders {
+		list, _, err := listRecipients(ctx, db, orders[i].ID, orders[i].Recipient.Ordinal-1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 1 {
+			orders[i].Recipient = list[0]
+		}
+	}
+	return orders, nil
+}

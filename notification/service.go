@@ -111,3 +111,12 @@ func (s *Service) Status(ctx context.Context, owner, id string, after, limit int
 	list, more, err := listRecipients(ctx, s.pool, id, after, min(max(limit, 1), MaxPage))
 	return o, list, more, err
 }
+
+// OrdersOf returns owner's orders for message id, newest first, each with the message's sends. A message
+// that is not of the owner's services, and one without orders, answer an empty list alike.
+func (s *Service) OrdersOf(ctx context.Context, owner, id string) ([]MessageOrder, error) {
+	if !messageIDPattern.MatchString(id) {
+		return nil, ErrNotFound
+	}
+	return ordersOf(ctx, s.pool, owner, id)
+}

@@ -12,9 +12,11 @@ import (
 const inFlight = 4
 
 // sendOptions: a batch's sends that met a temporary failure are retried with backoff for about ten
-// minutes (sendAttempts), after which GiveUp dead-letters them.
+// minutes (sendAttempts), after which GiveUp dead-letters them. The batch heartbeats: a worker that dies
+// mid-batch is noticed within HeartbeatTimeout and the batch goes on elsewhere, under the same keys.
 var sendOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 5 * time.Minute,
+	HeartbeatTimeout:    20 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: 2 * time.Minute, MaximumAttempts: sendAttempts},
 }

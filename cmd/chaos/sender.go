@@ -20,8 +20,9 @@ import (
 // and waiting on their recipients' rows, for a few seconds at a time (holdBatches). The checks demand one
 // shipment for the key, and every recipient with exactly one message and one published event.
 //
-// The shipment comes with an e-mail notification order. Its sends are held the same way (holdSends), so
-// that the kills also meet mails sent but not yet recorded; such a mail is sent again after the crash with
+// The shipment comes with an e-mail notification order. The record of its sends' outcomes is held the same
+// way (every event writer waits on the outbox's counter meanwhile), so that the kills also meet mails sent
+// but not yet recorded; such a mail is sent again after the crash with
 // the same Message-ID, which Mailpit (run with --ignore-duplicate-ids, as a receiver that deduplicates)
 // drops. The checks demand every recipient's notice in Mailpit exactly once and recorded sent once, with
 // one notification.sent event; the report counts the sends begun more than once.
@@ -90,8 +91,10 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 				s.problems = append(s.problems, fmt.Sprintf("sender: the answer accepts %d of %d: %.200s", a.Accepted, shipmentRecipients, answer))
 			}
 			s.shipmentID = a.ShipmentID
-			s.hold(ctx, "shipment_recipients") // the shipment's batches
-			s.hold(ctx, "notification_sends")  // the notices: begun, or sent and not yet recorded
+			// The shipment's batches, then the notices' outcomes: a batch's mails go out, and its record of
+			// them (with their events) waits on the outbox's counter.
+			s.hold(ctx, "LOCK TABLE shipment_recipients IN EXCLUSIVE MODE")
+			s.hold(ctx, "SELECT FROM event_sequence FOR UPDATE")
 			return
 		default:
 			s.problems = append(s.problems, fmt.Sprintf("sender: %d %.300s", status, answer))
@@ -102,13 +105,13 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 	s.problems = append(s.problems, "sender: the shipment was never accepted")
 }
 
-// hold makes the transactions that write table wait, open, at its lock, for 8 s at a time, three times with
-// a moment between: the worker, Temporal or PostgreSQL crashing meanwhile cuts a batch that has begun.
-func (s *sender) hold(ctx context.Context, table string) {
+// hold makes the transactions that need lock's lock wait, open, for 8 s at a time, three times with a
+// moment between: the worker, Temporal or PostgreSQL crashing meanwhile cuts a batch that has begun.
+func (s *sender) hold(ctx context.Context, lock string) {
 	for range 3 {
 		conn, err := pgx.Connect(ctx, s.dbURL)
 		if err == nil {
-			if _, err = conn.Exec(ctx, "BEGIN; LOCK TABLE "+table+" IN EXCLUSIVE MODE"); err == nil {
+			if _, err = conn.Exec(ctx, "BEGIN; "+lock); err == nil {
 				from := time.Now()
 				sleep(ctx, 8*time.Second)
 				s.held = append(s.held, [2]time.Time{from, time.Now()})
