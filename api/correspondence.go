@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"time"
@@ -44,11 +45,14 @@ type correspondenceBody struct {
 	Notification              *notificationBody              `json:",omitempty"`
 }
 
-// correspondenceAttachmentBody is a file of a correspondence, its bytes in base64.
+// correspondenceAttachmentBody is a file of a correspondence: its bytes in base64 (Data), or the
+// AttachmentId of an upload (POST …/correspondence/attachments), whose file name it keeps unless FileName
+// gives another.
 type correspondenceAttachmentBody struct {
-	Name     jsonText `json:",omitempty"`
-	FileName jsonText
-	Data     jsonText
+	Name         jsonText `json:",omitempty"`
+	FileName     jsonText `json:",omitempty"`
+	Data         jsonText `json:",omitempty"`
+	AttachmentID jsonText `json:"AttachmentId,omitempty"`
 }
 
 type replyOptionBody struct {
@@ -116,7 +120,8 @@ func (b correspondenceBody) send() (correspondence.Send, error) {
 		if err != nil {
 			return s, problem.BadRequest("Attachments[%d].Data is not base64", i)
 		}
-		s.Attachments = append(s.Attachments, correspondence.Attachment{Name: string(a.Name), FileName: string(a.FileName), Data: data})
+		s.Attachments = append(s.Attachments, correspondence.Attachment{Name: string(a.Name), FileName: string(a.FileName), Data: data,
+			UploadID: string(a.AttachmentID)})
 	}
 	return s, nil
 }
@@ -271,6 +276,33 @@ func recipientStatusOf(r correspondence.RecipientStatus) recipientStatusResource
 		out.Status = "Pending"
 	}
 	return out
+}
+
+// uploadResource is an attachment uploaded for sends to come.
+type uploadResource struct {
+	AttachmentID string `json:"AttachmentId"`
+	FileName     string
+	ContentType  string
+	FileSize     int64
+	SHA256       string `json:"Sha256"` // hex
+}
+
+// uploadAttachment is POST /api/serviceowner/correspondence/attachments?fileName=: the raw bytes of a
+// larger attachment, streamed into the store; a send references it by its AttachmentId. The name is
+// checked before a byte is read and the content as it arrives; a refused or cut upload keeps nothing.
+func (h *correspondenceHandlers) uploadAttachment(c *gin.Context) {
+	if c.Request.ContentLength > correspondence.MaxUploadBytes {
+		abort(c, problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "the file is larger than %d bytes",
+			int64(correspondence.MaxUploadBytes)))
+		return
+	}
+	up, err := h.sends.Upload(c.Request.Context(), serviceOwnerOf(c).Code, c.Query("fileName"), c.Request.Body)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusCreated, uploadResource{AttachmentID: up.ID, FileName: up.FileName, ContentType: up.ContentType,
+		FileSize: up.Size, SHA256: hex.EncodeToString(up.SHA256[:])})
 }
 
 // retractCorrespondence takes back a sent message its recipient has not opened: 204.

@@ -1,15 +1,19 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -387,5 +391,79 @@ func TestCorrespondenceAttachmentsAreStoredOnce(t *testing.T) {
 	body["Attachments"] = []map[string]any{{"FileName": "../vedtak.pdf", "Data": "AAAA"}}
 	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
 	body["Attachments"] = []map[string]any{{"FileName": "vedtak.pdf", "Data": "not base64!"}}
+	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
+}
+
+// A larger attachment is uploaded first, streamed, and referenced by its AttachmentId: every recipient
+// downloads its bytes, stored once; a refused upload keeps nothing, and an id that is not one of the
+// caller's uploads is refused.
+func TestCorrespondenceUploadedAttachment(t *testing.T) {
+	h, pool := formTaskServer(t)
+	fje := fjeSender(t)
+	file := []byte(fmt.Sprintf("%%PDF-1.7 stort vedlegg %d\n%s", time.Now().UnixNano(), strings.Repeat("\x02\xfd", 700_000)))
+	upload := func(caller soCaller, name string, data []byte) response {
+		return do(t, h, request{method: http.MethodPost, path: "/api/serviceowner/correspondence/attachments?fileName=" + url.QueryEscape(name),
+			header: map[string]string{"ApiKey": caller.key, "Authorization": "Bearer " + caller.token, "Content-Type": "application/octet-stream"},
+			body: string(data)})
+	}
+	r := upload(fje, "vedlegg.pdf", file)
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	up := r.json(t)
+	assert.Equal(t, sha256Hex(file), up["Sha256"])
+	assert.EqualValues(t, len(file), up["FileSize"])
+	assert.Equal(t, "application/pdf", up["ContentType"])
+	id := up["AttachmentId"].(string)
+
+	body := letter(ssnP1, ssnP2)
+	body["Attachments"] = []map[string]any{{"Name": "Stort vedlegg", "AttachmentId": id}}
+	r = fje.post(t, h, "/api/serviceowner/correspondence", body)
+	require.Equal(t, http.StatusAccepted, r.Code, r.Body.String())
+	got := outcomes(t, r)
+	for _, ssn := range []string{ssnP1, ssnP2} {
+		m := awaitMessage(t, h, ssn, got[ssn])
+		link := m["_links"].(map[string]any)["attachment"].([]any)[0].(map[string]any)
+		assert.Equal(t, "Stort vedlegg", link["name"])
+		d := getAs(t, h, ssn, pathOf(t, link["href"].(string)))
+		require.Equal(t, http.StatusOK, d.Code, d.Body.String())
+		assert.Equal(t, sha256Hex(file), sha256Hex(d.Body.Bytes()))
+	}
+	sum := sha256.Sum256(file)
+	assert.Equal(t, 6, countRows(t, pool, `SELECT count(*) FROM shared_attachment_chunks WHERE sha256 = $1`, sum[:]), "its 6 chunks, once")
+	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM correspondence_upload_chunks`), "the upload's own chunks went with it")
+
+	uploads := countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`)
+	for _, c := range []struct {
+		name, file string
+		data       []byte
+		status     int
+	}{
+		{"a path for a name", "../vedlegg.pdf", file, http.StatusBadRequest},
+		{"an executable named .pdf", "vedlegg.pdf", append([]byte("MZ\x90\x00"), file...), http.StatusBadRequest},
+		{"not what its name says", "vedlegg.pdf", []byte(strings.Repeat("ikke en pdf ", 30_000)), http.StatusBadRequest},
+		{"empty", "vedlegg.pdf", nil, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			requireProblem(t, upload(fje, c.file, c.data), c.status)
+		})
+	}
+	// A body cut short by the connection: the client's answer is lost, and nothing is kept.
+	cut := httptest.NewRequest(http.MethodPost, testPublicURL+"/api/serviceowner/correspondence/attachments?fileName=vedlegg.pdf",
+		io.MultiReader(bytes.NewReader(file[:400_000]), iotest.ErrReader(io.ErrUnexpectedEOF)))
+	cut.Header.Set("ApiKey", fje.key)
+	cut.Header.Set("Authorization", "Bearer "+fje.token)
+	cut.Header.Set("Content-Type", "application/octet-stream")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, cut)
+	assert.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	assert.Equal(t, uploads, countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`), "a refused or cut upload keeps nothing")
+	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM correspondence_upload_chunks`), "nor its chunks")
+
+	nsf := soCaller{key: keyNSF, token: orgToken(t, orgNSF, scopeSendRead+" "+scopeSendWrite)}
+	other := letter(ssnP1)
+	other["ServiceCode"] = "7102"
+	other["Attachments"] = []map[string]any{{"AttachmentId": id}}
+	p := requireProblem(t, nsf.post(t, h, "/api/serviceowner/correspondence", other), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "none of your uploads has this id", "another owner's upload is no upload of the caller's")
+	body["Attachments"] = []map[string]any{{"AttachmentId": id, "Data": "AAAA"}}
 	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
 }

@@ -100,12 +100,15 @@ func (s *Server) recoverPanics(c *gin.Context) {
 	c.Next()
 }
 
-// streamedAttachmentRoute takes bodies as large as its attachment rule allows, and limits them itself.
-const streamedAttachmentRoute = "/api/:who/messages/:messageId/attachments/streamedattachment"
+// streamedRoutes take bodies as large as their attachment rule or room allows, and limit them themselves.
+var streamedRoutes = map[string]bool{
+	"/api/:who/messages/:messageId/attachments/streamedattachment": true,
+	"/api/serviceowner/correspondence/attachments":                 true,
+}
 
 // limitBody refuses bodies over the limit: at once when Content-Length says so, else while reading.
 func (s *Server) limitBody(c *gin.Context) {
-	if c.FullPath() == streamedAttachmentRoute {
+	if streamedRoutes[c.FullPath()] {
 		c.Next()
 		return
 	}

@@ -326,6 +326,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[notificationOrderResource]():     "NotificationOrder",
 	reflect.TypeFor[notificationRemindersResource](): "NotificationOrderReminders",
 	reflect.TypeFor[notificationRecipientResource](): "NotificationRecipient",
+	reflect.TypeFor[uploadResource]():                "CorrespondenceUpload",
 	reflect.TypeFor[messageNotificationResource]():   "MessageNotification",
 	reflect.TypeFor[notificationSendResource]():      "NotificationSend",
 }

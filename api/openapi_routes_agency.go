@@ -65,6 +65,14 @@ var agencyRouteDocs = map[string]routeDoc{
 			"IsConfirmationNeeded": true, "DueDateTime": "2030-01-31T12:00:00"}},
 		OK:       answerOf(http.StatusAccepted, "the shipment, with what became of each recipient", negotiated, shipmentAcceptedResource{}, "Location"),
 		Problems: statuses(http.StatusBadRequest, http.StatusForbidden, http.StatusServiceUnavailable)},
+	"POST /api/serviceowner/correspondence/attachments": {Summary: "Upload a larger attachment for correspondence to come, streamed",
+		Description: "The raw bytes of the file (at most 512 MiB), streamed into the store; a send references it in Attachments[] by its " +
+			"AttachmentId, and its bytes are stored once however many recipients and shipments have it. The name is checked before a byte " +
+			"is read and the content as it arrives (not empty, not an executable, what its name says); a refused or cut upload keeps nothing.",
+		Query:    params(forceEI, param{"fileName", "the file's name", "string", true}),
+		Body:     &requestDoc{Media: []string{"application/octet-stream"}, Type: binary},
+		OK:       answerOf(http.StatusCreated, "the upload, to reference by its AttachmentId", negotiated, uploadResource{}),
+		Problems: statuses(http.StatusBadRequest, http.StatusRequestEntityTooLarge)},
 	"GET /api/serviceowner/correspondence/shipments/:shipmentId": {Summary: "Follow a shipment: its counts and a page of its recipients, each with where its message stands",
 		Query: params(forceEI, param{"state", "only recipients in this state: pending, created, read, unread, confirmed, refused or retracted", "string", false},
 			param{"$top", "at most this many recipients", "integer", false},

@@ -214,6 +214,7 @@ func (s *Server) routes() http.Handler {
 	// The agency's sending: a shipment of correspondence to many recipients, followed per recipient.
 	readSent, send := anyOf(scopeSOCorrespondenceRead), anyOf(scopeSOCorrespondenceWrite)
 	owners.create("/correspondence", send, sent.sendCorrespondence)
+	owners.create("/correspondence/attachments", send, sent.uploadAttachment)
 	owners.get("/correspondence/shipments/:shipmentId", readSent, sent.getShipment)
 	owners.delete("/correspondence/:messageId", send, sent.retractCorrespondence)
 	owners.create("/formtasks", anyOf(scopeSOFormTasksWrite), sent.prefillFormTask)

@@ -226,11 +226,14 @@ type CodeListEntryCollection_Links_AdditionalProperties struct {
 
 // CorrespondenceAttachmentBody defines model for CorrespondenceAttachmentBody.
 type CorrespondenceAttachmentBody struct {
+	// AttachmentId a string; digits may come as a JSON number
+	AttachmentId *string `json:"AttachmentId,omitempty"`
+
 	// Data a string; digits may come as a JSON number
-	Data string `json:"Data"`
+	Data *string `json:"Data,omitempty"`
 
 	// FileName a string; digits may come as a JSON number
-	FileName string `json:"FileName"`
+	FileName *string `json:"FileName,omitempty"`
 
 	// Name a string; digits may come as a JSON number
 	Name *string `json:"Name,omitempty"`
@@ -276,6 +279,15 @@ type CorrespondenceBody struct {
 
 	// VisibleDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
 	VisibleDateTime *string `json:"VisibleDateTime,omitempty"`
+}
+
+// CorrespondenceUpload defines model for CorrespondenceUpload.
+type CorrespondenceUpload struct {
+	AttachmentId string `json:"AttachmentId"`
+	ContentType  string `json:"ContentType"`
+	FileName     string `json:"FileName"`
+	FileSize     int    `json:"FileSize"`
+	Sha256       string `json:"Sha256"`
 }
 
 // CustomData defines model for CustomData.
@@ -2387,6 +2399,18 @@ type SoAuthorizationRolesParams struct {
 type SendCorrespondenceParams struct {
 	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
 	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UploadAttachmentParams defines parameters for UploadAttachment.
+type UploadAttachmentParams struct {
+	// ForceEIAuthentication authenticate by the enterprise certificate of the TLS connection
+	ForceEIAuthentication *string `form:"ForceEIAuthentication,omitempty" json:"ForceEIAuthentication,omitempty"`
+
+	// FileName the file's name
+	FileName string `form:"fileName" json:"fileName"`
 
 	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -8229,6 +8253,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
 	SendCorrespondence(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UploadAttachmentWithBody Upload a larger attachment for correspondence to come, streamed
+	//
+	// The raw bytes of the file (at most 512 MiB), streamed into the store; a send references it in Attachments[] by its AttachmentId, and its bytes are stored once however many recipients and shipments have it. The name is checked before a byte is read and the content as it arrives (not empty, not an executable, what its name says); a refused or cut upload keeps nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/serviceowner/correspondence/attachments (the `UploadAttachment` operationId).
+	UploadAttachmentWithBody(ctx context.Context, params *UploadAttachmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetShipment Follow a shipment: its counts and a page of its recipients, each with where its message stands
 	//
 	// Corresponds with GET /api/serviceowner/correspondence/shipments/{shipmentId} (the `GetShipment` operationId).
@@ -9430,6 +9463,25 @@ func (c *Client) SendCorrespondenceWithApplicationHalPlusJSONBody(ctx context.Co
 // Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
 func (c *Client) SendCorrespondence(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendCorrespondenceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadAttachmentWithBody Upload a larger attachment for correspondence to come, streamed
+//
+// The raw bytes of the file (at most 512 MiB), streamed into the store; a send references it in Attachments[] by its AttachmentId, and its bytes are stored once however many recipients and shipments have it. The name is checked before a byte is read and the content as it arrives (not empty, not an executable, what its name says); a refused or cut upload keeps nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/serviceowner/correspondence/attachments (the `UploadAttachment` operationId).
+func (c *Client) UploadAttachmentWithBody(ctx context.Context, params *UploadAttachmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadAttachmentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13055,6 +13107,85 @@ func NewSendCorrespondenceRequestWithBody(server string, params *SendCorresponde
 				}
 			}
 
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUploadAttachmentRequestWithBody constructs an http.Request for the UploadAttachment method, with any body, and a specified content type
+func NewUploadAttachmentRequestWithBody(server string, params *UploadAttachmentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/serviceowner/correspondence/attachments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ForceEIAuthentication != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ForceEIAuthentication", *params.ForceEIAuthentication, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fileName", params.FileName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -20120,6 +20251,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/serviceowner/correspondence (the `SendCorrespondence` operationId).
 	SendCorrespondenceWithResponse(ctx context.Context, params *SendCorrespondenceParams, body SendCorrespondenceJSONRequestBody, reqEditors ...RequestEditorFn) (*SendCorrespondenceResponse, error)
 
+	// UploadAttachmentWithBodyWithResponse Upload a larger attachment for correspondence to come, streamed
+	//
+	// The raw bytes of the file (at most 512 MiB), streamed into the store; a send references it in Attachments[] by its AttachmentId, and its bytes are stored once however many recipients and shipments have it. The name is checked before a byte is read and the content as it arrives (not empty, not an executable, what its name says); a refused or cut upload keeps nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/serviceowner/correspondence/attachments (the `UploadAttachment` operationId).
+	UploadAttachmentWithBodyWithResponse(ctx context.Context, params *UploadAttachmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadAttachmentResponse, error)
+
 	// GetShipmentWithResponse Follow a shipment: its counts and a page of its recipients, each with where its message stands
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24048,6 +24188,168 @@ func (r SendCorrespondenceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SendCorrespondenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UploadAttachmentResponse201Headers the declared response headers of an HTTP 201 response for UploadAttachment
+type UploadAttachmentResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// UploadAttachmentResponse429Headers the declared response headers of an HTTP 429 response for UploadAttachment
+type UploadAttachmentResponse429Headers struct {
+	RetryAfter *int
+}
+
+// UploadAttachmentResponse503Headers the declared response headers of an HTTP 503 response for UploadAttachment
+type UploadAttachmentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type UploadAttachmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON201 the response for an HTTP 201 `application/hal+json` response
+	HALJSON201 *CorrespondenceUpload
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CorrespondenceUpload
+	// XML201 the response for an HTTP 201 `application/xml` response
+	XML201 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *UploadAttachmentResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UploadAttachmentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UploadAttachmentResponse503Headers
+}
+
+// GetHALJSON201 returns the response for an HTTP 201 `application/hal+json` response
+func (r UploadAttachmentResponse) GetHALJSON201() *CorrespondenceUpload {
+	return r.HALJSON201
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r UploadAttachmentResponse) GetJSON201() *CorrespondenceUpload {
+	return r.JSON201
+}
+
+// GetXML201 returns the response for an HTTP 201 `application/xml` response
+func (r UploadAttachmentResponse) GetXML201() *openapi_types.File {
+	return r.XML201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UploadAttachmentResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UploadAttachmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UploadAttachmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UploadAttachmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UploadAttachmentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37683,6 +37985,21 @@ func (c *ClientWithResponses) SendCorrespondenceWithResponse(ctx context.Context
 	return ParseSendCorrespondenceResponse(rsp)
 }
 
+// UploadAttachmentWithBodyWithResponse Upload a larger attachment for correspondence to come, streamed
+//
+// The raw bytes of the file (at most 512 MiB), streamed into the store; a send references it in Attachments[] by its AttachmentId, and its bytes are stored once however many recipients and shipments have it. The name is checked before a byte is read and the content as it arrives (not empty, not an executable, what its name says); a refused or cut upload keeps nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/serviceowner/correspondence/attachments (the `UploadAttachment` operationId).
+func (c *ClientWithResponses) UploadAttachmentWithBodyWithResponse(ctx context.Context, params *UploadAttachmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadAttachmentResponse, error) {
+	rsp, err := c.UploadAttachmentWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadAttachmentResponse(rsp)
+}
+
 // GetShipmentWithResponse Follow a shipment: its counts and a page of its recipients, each with where its message stands
 //
 // Returns a wrapper object for the known response body format(s).
@@ -42902,6 +43219,216 @@ func ParseSendCorrespondenceResponse(rsp *http.Response) (*SendCorrespondenceRes
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SendCorrespondenceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUploadAttachmentResponse parses an HTTP response from a UploadAttachmentWithResponse call
+func ParseUploadAttachmentResponse(rsp *http.Response) (*UploadAttachmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UploadAttachmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 201:
+		var dest CorrespondenceUpload
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON201 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 201:
+		var dest CorrespondenceUpload
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 201:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 201:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 422:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers UploadAttachmentResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers UploadAttachmentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UploadAttachmentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -73,11 +73,15 @@ type Send struct {
 	Notification *notification.Order
 }
 
-// Attachment is a file of a correspondence.
+// Attachment is a file of a correspondence: its bytes in Data, or uploaded before (UploadID, Upload).
 type Attachment struct {
 	Name     string // shown in the mailbox; the file name when empty
-	FileName string
+	FileName string // the upload's when empty and UploadID is set
 	Data     []byte
+	UploadID string
+	// The digest and size of an upload's bytes (resolveUploads).
+	sum  [32]byte
+	size int64
 }
 
 // Actor is the service owner's client that sends, as a message's LastChangedBy and the audit log name it.
@@ -171,6 +175,7 @@ const (
 	NoRecipient                 // every recipient was refused
 	NotFound                    // no such shipment or message of the caller's
 	AlreadyRead                 // a retraction of a message its recipient has opened
+	TooLarge                    // an upload over MaxUploadBytes
 	Unavailable                 // Temporal does not answer; the client may retry after RetryAfter
 )
 

@@ -105,7 +105,10 @@ func insertShipment(ctx context.Context, tx pgx.Tx, id string, s Send, a Actor, 
 // any shipment is not stored again) and the shipment's list of them.
 func insertAttachments(ctx context.Context, tx pgx.Tx, id string, list []Attachment) error {
 	for i, a := range list {
-		sum := sha256.Sum256(a.Data)
+		sum, size := a.sum, a.size // an upload's bytes are in the shared chunks already
+		if a.UploadID == "" {
+			sum, size = sha256.Sum256(a.Data), int64(len(a.Data))
+		}
 		for seq := 0; seq*store.AttachmentChunkSize < len(a.Data); seq++ {
 			chunk := a.Data[seq*store.AttachmentChunkSize : min(len(a.Data), (seq+1)*store.AttachmentChunkSize)]
 			if _, err := tx.Exec(ctx, `INSERT INTO shared_attachment_chunks (sha256, seq, data) VALUES ($1, $2, $3)
@@ -115,7 +118,7 @@ func insertAttachments(ctx context.Context, tx pgx.Tx, id string, list []Attachm
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO shipment_attachments (shipment_id, ordinal, name, file_name, content_type, file_size, sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, i, cmp.Or(a.Name, a.FileName), a.FileName, store.ContentTypeOf(a.FileName),
-			len(a.Data), sum[:]); err != nil {
+			size, sum[:]); err != nil {
 			return err
 		}
 	}

@@ -84,12 +84,20 @@ func checkAttachments(list []Attachment) error {
 		return refuse(BadInput, "Attachments has %d files; at most %d", len(list), MaxAttachments)
 	}
 	for i, a := range list {
+		if a.UploadID != "" {
+			if len(a.Data) > 0 {
+				return refuse(BadInput, "Attachments[%d] has both Data and AttachmentId; send one", i)
+			}
+			if a.FileName == "" { // the upload's name, checked when it was uploaded
+				continue
+			}
+		}
 		if v := formtask.CheckFileName(a.FileName); v != nil {
 			return refuse(BadInput, "Attachments[%d]: %s", i, v.Message)
 		}
 		switch {
-		case len(a.Data) == 0:
-			return refuse(BadInput, "Attachments[%d].Data is empty: send the file's bytes in base64", i)
+		case len(a.Data) == 0 && a.UploadID == "":
+			return refuse(BadInput, "Attachments[%d].Data is empty: send the file's bytes in base64, or upload it and send its AttachmentId", i)
 		case utf8.RuneCountInString(a.Name) > MaxSubject:
 			return refuse(BadInput, "Attachments[%d].Name is longer than %d characters", i, MaxSubject)
 		}

@@ -71,6 +71,9 @@ func (s *Service) Send(ctx context.Context, a Actor, req Send) (Accepted, error)
 			return first, err
 		}
 	}
+	if err := resolveUploads(ctx, s.pool, a.ServiceOwner, req.Attachments); err != nil {
+		return Accepted{}, err
+	}
 	outcomes := screen(req.Recipients)
 	parties, err := lookUpParties(ctx, s.pool, outcomes)
 	if err != nil {

@@ -258,6 +258,7 @@ var correspondenceKinds = map[correspondence.Kind]problemKind{
 	correspondence.NoRecipient: {http.StatusBadRequest, "no-recipient"},
 	correspondence.NotFound:    {http.StatusNotFound, "not-found"},
 	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
+	correspondence.TooLarge:    {http.StatusRequestEntityTooLarge, "body-too-large"},
 	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
 }
 
