@@ -404,7 +404,7 @@ func TestCorrespondenceUploadedAttachment(t *testing.T) {
 	upload := func(caller soCaller, name string, data []byte) response {
 		return do(t, h, request{method: http.MethodPost, path: "/api/serviceowner/correspondence/attachments?fileName=" + url.QueryEscape(name),
 			header: map[string]string{"ApiKey": caller.key, "Authorization": "Bearer " + caller.token, "Content-Type": "application/octet-stream"},
-			body: string(data)})
+			body:   string(data)})
 	}
 	r := upload(fje, "vedlegg.pdf", file)
 	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
