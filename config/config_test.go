@@ -23,7 +23,7 @@ func TestDefaultsWorkLocally(t *testing.T) {
 	assert.Equal(t, slog.LevelInfo, c.LogLevel)
 	assert.Equal(t, 16, c.WorkerMaxActivities)
 	assert.Equal(t, 16, c.WorkerMaxWorkflowTasks)
-	assert.Equal(t, []string{"formtask", "validation", "archive", "events", "correspondence"}, c.WorkerQueues)
+	assert.Equal(t, []string{"formtask", "validation", "archive", "events", "correspondence", "notification"}, c.WorkerQueues)
 	assert.Equal(t, "127.0.0.1:9090", c.AdminAddr)
 	assert.False(t, c.AdminPprof, "profiles are off by default")
 	assert.Empty(t, c.OTLPEndpoint, "tracing is off by default")
@@ -89,7 +89,7 @@ func TestOperationsSettings(t *testing.T) {
 		"POSTBOX_OTLP_ENDPOINT": "https://collector.example.org:4317"}))
 	require.NoError(t, err)
 	assert.Empty(t, c.AdminAddr, "set but empty turns the admin listener off")
-	assert.Equal(t, []string{"formtask", "validation", "archive", "events", "correspondence"}, c.WorkerQueues)
+	assert.Equal(t, []string{"formtask", "validation", "archive", "events", "correspondence", "notification"}, c.WorkerQueues)
 	assert.Equal(t, "https://collector.example.org:4317", c.OTLPEndpoint)
 }
 

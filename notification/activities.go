@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
@@ -30,11 +32,25 @@ type Activities struct {
 // Steps are the activities to register, each under its method's name.
 func (a *Activities) Steps() []any { return []any{a.SendBatch, a.GiveUp} }
 
-// BatchInput names a batch: the recipients of order with an ordinal in (From, To], in round Round.
+// BatchInput names a batch: the recipients of order with an ordinal in (From, To], in round Round, of
+// the workflow started at StartedAt.
 type BatchInput struct {
-	OrderID  string
-	Round    int
-	From, To int
+	OrderID   string
+	Round     int
+	From, To  int
+	StartedAt time.Time
+}
+
+// noOrderPatience is how long SendBatch waits for the order's row after its workflow started: the request
+// commits it moments after the start, so a row missing for longer was never committed.
+const noOrderPatience = time.Minute
+
+// noOrderType is the type of the error that ends a workflow whose order was never stored.
+const noOrderType = "NoOrder"
+
+func isNoOrder(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == noOrderType
 }
 
 // BatchResult counts a batch's decisions.
@@ -50,8 +66,11 @@ var errUndecided = errors.New("some notifications could not be sent yet")
 func (a *Activities) SendBatch(ctx context.Context, in BatchInput) (BatchResult, error) {
 	defer heartbeat.Start(ctx)()
 	order, err := getOrderRow(ctx, a.Pool, in.OrderID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return BatchResult{}, nil // the order's owner removed it (cascade), or it never committed
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && time.Since(in.StartedAt) > noOrderPatience:
+		return BatchResult{}, temporal.NewNonRetryableApplicationError("the order was never stored", noOrderType, err)
+	case errors.Is(err, pgx.ErrNoRows): // its request has not committed it yet
+		return BatchResult{}, errors.New("the order is not in the database yet")
 	}
 	if err != nil {
 		return BatchResult{}, err

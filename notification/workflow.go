@@ -48,6 +48,8 @@ func OrderWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) {
 	}
 	sends := workflow.WithActivityOptions(ctx, sendOptions)
 	giveUps := workflow.WithActivityOptions(ctx, giveUpOptions)
+	started := workflow.GetInfo(ctx).WorkflowStartTime
+	abandoned := false
 	for round := 0; round <= in.Reminders; round++ {
 		if round > 0 {
 			if err := workflow.Sleep(ctx, in.ReminderEvery); err != nil {
@@ -59,13 +61,16 @@ func OrderWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) {
 		sel := workflow.NewSelector(ctx)
 		var failed error
 		for from := 0; from < in.Recipients || pending > 0; {
-			if from < in.Recipients && pending < inFlight && failed == nil {
-				batch := BatchInput{OrderID: in.OrderID, Round: round, From: from, To: min(from+BatchSize, in.Recipients)}
+			if from < in.Recipients && pending < inFlight && failed == nil && !abandoned {
+				batch := BatchInput{OrderID: in.OrderID, Round: round, From: from, To: min(from+BatchSize, in.Recipients), StartedAt: started}
 				from = batch.To
 				pending++
 				sel.AddFuture(workflow.ExecuteActivity(sends, a.SendBatch, batch), func(f workflow.Future) {
 					var res BatchResult
-					if err := f.Get(ctx, &res); err != nil {
+					err := f.Get(ctx, &res)
+					if isNoOrder(err) {
+						abandoned = true
+					} else if err != nil {
 						// The retries are spent: what is still undecided is a dead letter.
 						if err := workflow.ExecuteActivity(giveUps, a.GiveUp, batch).Get(ctx, &res); err != nil {
 							failed = err
@@ -83,6 +88,10 @@ func OrderWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) {
 		}
 		if failed != nil {
 			return progress, failed
+		}
+		if abandoned { // the request that started it never committed the order
+			_ = workflow.UpsertMemo(ctx, map[string]any{"Abandoned": "the order was never stored"})
+			return progress, nil
 		}
 		// The memo is what the Temporal UI lists; an upsert that fails is only a stale view.
 		_ = workflow.UpsertMemo(ctx, map[string]any{"Round": progress.Round, "Sent": progress.Sent, "Failed": progress.Failed,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/postbox/postbox/internal/temporaltest"
@@ -52,7 +53,11 @@ func TestOrderWorkflowSendsEachRoundInBatchesOnTimers(t *testing.T) {
 		assert.Equal(t, round, c.Round)
 		assert.Equal(t, time.Hour+time.Duration(round)*48*time.Hour, at[i].Round(time.Minute), "call %d", i)
 	}
-	assert.ElementsMatch(t, []BatchInput{{"o", 0, 0, BatchSize}, {"o", 0, BatchSize, 2 * BatchSize}, {"o", 0, 2 * BatchSize, 2*BatchSize + 1}}, calls[:3])
+	for i := range calls {
+		calls[i].StartedAt = time.Time{}
+	}
+	assert.ElementsMatch(t, []BatchInput{{OrderID: "o", From: 0, To: BatchSize}, {OrderID: "o", From: BatchSize, To: 2 * BatchSize},
+		{OrderID: "o", From: 2 * BatchSize, To: 2*BatchSize + 1}}, calls[:3])
 }
 
 // A batch whose sends keep failing is dead-lettered by GiveUp once its retries are spent; the other
@@ -73,4 +78,19 @@ func TestOrderWorkflowGivesUpOnABatchWhoseRetriesAreSpent(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&p))
 	assert.Equal(t, Progress{Round: 1, Sent: 10 + BatchSize + 10, Failed: BatchSize}, p)
 	env.AssertExpectations(t)
+}
+
+// A workflow whose order never committed (the request that started it failed after the start) ends
+// without sending, once SendBatch gives up waiting for the order's row.
+func TestOrderWorkflowEndsWhenItsOrderWasNeverStored(t *testing.T) {
+	env := newWorkflowEnv(t)
+	var a *Activities
+	env.OnActivity(a.SendBatch, mock.Anything, mock.Anything).Return(BatchResult{},
+		temporal.NewNonRetryableApplicationError("the order was never stored", noOrderType, nil))
+	env.ExecuteWorkflow(OrderWorkflow, WorkflowInput{OrderID: "o", Recipients: 3 * BatchSize, Reminders: 2, ReminderEvery: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	var p Progress
+	require.NoError(t, env.GetWorkflowResult(&p))
+	assert.Equal(t, Progress{}, p)
+	env.AssertNotCalled(t, "GiveUp", mock.Anything, mock.Anything)
 }
