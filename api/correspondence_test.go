@@ -72,7 +72,8 @@ func outcomes(t *testing.T, r response) map[string]string {
 	return out
 }
 
-// awaitMessage waits until the reportee can read message id (its shipment's batch has run).
+// awaitMessage waits until the reportee can read message id (its shipment's batch has run): up to 90 s,
+// for the whole suite under the race detector on two cores once took more than 30.
 func awaitMessage(t *testing.T, h http.Handler, ssn, id string) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -82,7 +83,7 @@ func awaitMessage(t *testing.T, h http.Handler, ssn, id string) map[string]any {
 			m = r.json(t)
 		}
 		return r.Code == http.StatusOK
-	}, 30*time.Second, 100*time.Millisecond, "message %s never reached %s's mailbox", id, ssn)
+	}, 90*time.Second, 100*time.Millisecond, "message %s never reached %s's mailbox", id, ssn)
 	return m
 }
 
