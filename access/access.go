@@ -16,6 +16,7 @@ import (
 
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/store"
 )
 
@@ -58,16 +59,9 @@ const (
 )
 
 // Error is a refused access change; Detail says why, for the caller.
-type Error struct {
-	Kind   Kind
-	Detail string
-}
+type Error = refusal.Error[Kind]
 
-func (e *Error) Error() string { return e.Detail }
-
-func refuse(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
-}
+func refuse(kind Kind, format string, args ...any) *Error { return refusal.New(kind, format, args...) }
 
 // RoleLabel names a role definition in details and the audit log: "12 REGNA (Regnskapsmedarbeider)".
 func RoleLabel(id int, code, name string) string {

@@ -12,10 +12,9 @@ package correspondence
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
+	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 )
@@ -182,28 +181,13 @@ const (
 // RetryAfter is what a client is told to wait when Temporal does not answer.
 const RetryAfter = 5 * time.Second
 
-// Error is a refused request.
-type Error struct {
-	Kind   Kind
-	Detail string
-	Err    error
-}
+// Error is a refused request of the room.
+type Error = refusal.Error[Kind]
 
-func (e *Error) Error() string { return e.Detail }
-func (e *Error) Unwrap() error { return e.Err }
-
-func refuse(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
-}
+func refuse(kind Kind, format string, args ...any) *Error { return refusal.New(kind, format, args...) }
 
 // ErrNotFound answers a shipment or message that does not exist or is another owner's.
 var ErrNotFound = refuse(NotFound, "no shipment or message of your services has this id")
-
-// IsRefusal tells whether err is a refusal of kind.
-func IsRefusal(err error, kind Kind) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == kind
-}
 
 // WorkflowInput is what a shipment's workflow starts with: ids and instants, never content.
 type WorkflowInput struct {

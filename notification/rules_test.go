@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/internal/refusal"
 )
 
 func TestCheckRefusesEachFieldPrecisely(t *testing.T) {
@@ -42,7 +44,7 @@ func TestCheckRefusesEachFieldPrecisely(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := check(c.order, c.conf, now, c.single)
 			require.Error(t, err)
-			assert.True(t, IsRefusal(err, c.kind), "%v", err)
+			assert.True(t, refusal.Is(err, c.kind), "%v", err)
 			assert.Equal(t, c.detail, err.Error())
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/odata"
@@ -87,9 +88,9 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return retry.After, true
 	case errors.As(err, &refused) && refused.Kind == formtask.Unavailable:
 		return formtask.RetryAfter, true
-	case correspondence.IsRefusal(err, correspondence.Unavailable):
+	case refusal.Is(err, correspondence.Unavailable):
 		return correspondence.RetryAfter, true
-	case notification.IsRefusal(err, notification.Unavailable):
+	case refusal.Is(err, notification.Unavailable):
 		return notification.RetryAfter, true
 	case store.IsUnavailable(err):
 		return UnavailableRetryAfter, true
