@@ -28,21 +28,13 @@ func fjeNotifier(t testing.TB) soCaller {
 // awaitMails waits until Mailpit holds n mails to address and returns them.
 func awaitMails(t *testing.T, address string, n int) []mailpittest.Full {
 	t.Helper()
-	ctx := context.Background()
-	mp := formTaskEnv.mailpit
-	var list []mailpittest.Message
+	var mails []mailpittest.Full
 	require.Eventually(t, func() bool {
 		var err error
-		list, err = mp.Search(ctx, `to:"`+address+`"`)
-		return err == nil && len(list) >= n
+		mails, err = formTaskEnv.mailpit.MailsTo(context.Background(), address)
+		return err == nil && len(mails) >= n
 	}, 30*time.Second, 100*time.Millisecond, "%d mails never reached %s", n, address)
-	var out []mailpittest.Full
-	for _, m := range list {
-		f, err := mp.Get(ctx, m.ID)
-		require.NoError(t, err)
-		out = append(out, f)
-	}
-	return out
+	return mails
 }
 
 // awaitOrder waits until the workflow of order id has ended.

@@ -92,16 +92,9 @@ func wait(t *testing.T, id string) notification.Progress {
 
 func mailsTo(t *testing.T, address string) []mailpittest.Full {
 	t.Helper()
-	ctx := context.Background()
-	list, err := mp.Search(ctx, `to:"`+address+`"`)
+	mails, err := mp.MailsTo(context.Background(), address)
 	require.NoError(t, err)
-	var out []mailpittest.Full
-	for _, m := range list {
-		f, err := mp.Get(ctx, m.ID)
-		require.NoError(t, err)
-		out = append(out, f)
-	}
-	return out
+	return mails
 }
 
 // An order for one message of the owner's services goes to the organization's official e-mail address

@@ -166,6 +166,21 @@ func (s *Server) Search(ctx context.Context, query string) ([]Message, error) {
 	return page.Messages, err
 }
 
+// MailsTo returns every mail to address with its bodies and headers.
+func (s *Server) MailsTo(ctx context.Context, address string) ([]Full, error) {
+	list, err := s.Search(ctx, `to:"`+address+`"`)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Full, len(list))
+	for i, m := range list {
+		if out[i], err = s.Get(ctx, m.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Get returns one mail with its bodies and headers.
 func (s *Server) Get(ctx context.Context, id string) (Full, error) {
 	var f Full
