@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -63,6 +64,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		args = append(args, "--ignore-duplicate-ids")
 	}
 	s.cmd = exec.Command(BinaryPath(), args...)
+	// A test binary that panics skips its TestMain's Stop: the kernel ends Mailpit with it.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start mailpit (make bin/mailpit builds it): %w", err)
