@@ -185,13 +185,13 @@ func (a *agency) receive(ctx context.Context, s queueEntry) error {
 	if err := checkZIP(z, hexSHA(form)); err != nil {
 		return err
 	}
-	if _, err := a.call(ctx, http.MethodPut, self+"/confirm", "application/hal+json"); err != nil {
-		return err
-	}
+	// What was received is recorded before the confirmation: a confirmation that commits and loses its
+	// answer takes the submission off the queue, and it would not be downloaded again.
 	a.mu.Lock()
 	a.formSHA[s.ArchiveReference] = hexSHA(form)
 	a.mu.Unlock()
-	return nil
+	_, err = a.call(ctx, http.MethodPut, self+"/confirm", "application/hal+json")
+	return err
 }
 
 // checkZIP checks that every entry of a submission's ZIP has the digest its manifest lists, and that the

@@ -20,6 +20,10 @@ type killer struct {
 	// crashes are every crash, when and of what.
 	crashes []crash
 	errors  []string
+	// asked are crashes asked for by a client at a moment of its choosing (crashNow).
+	asked chan component
+	// askedCrashes counts those made.
+	askedCrashes int
 }
 
 type crash struct {
@@ -28,7 +32,18 @@ type crash struct {
 }
 
 func newKiller(st *stack, rng *rand.Rand) *killer {
-	return &killer{st: st, rng: rng, kills: map[string]int{}, midArchive: map[string]int{}}
+	return &killer{st: st, rng: rng, kills: map[string]int{}, midArchive: map[string]int{}, asked: make(chan component, 1)}
+}
+
+// crashNow asks the killer to crash c as soon as it can, and says whether it took the request (it takes
+// one at a time, and none once the clients are done).
+func (k *killer) crashNow(c component) bool {
+	select {
+	case k.asked <- c:
+		return true
+	default:
+		return false
+	}
 }
 
 // loop crashes a component every 4 to 12 seconds, brings it back after 0.5 to 3 seconds, and stops
@@ -43,19 +58,22 @@ func (k *killer) loop(ctx context.Context, done <-chan struct{}) {
 		if len(pending) > 0 {
 			pause = time.Second + time.Duration(k.rng.Int64N(int64(2*time.Second)))
 		}
+		var c component
+		mid := false
 		select {
 		case <-done:
 			return
 		case <-ctx.Done():
 			return
+		case c = <-k.asked:
+			k.askedCrashes++
 		case <-time.After(pause):
-		}
-		var c component
-		mid := len(pending) > 0
-		if mid {
-			c = comps[pending[0]]
-		} else {
-			c = comps[k.rng.IntN(len(comps))]
+			mid = len(pending) > 0
+			if mid {
+				c = comps[pending[0]]
+			} else {
+				c = comps[k.rng.IntN(len(comps))]
+			}
 		}
 		caught, err := k.crash(ctx, c, mid)
 		if err != nil {

@@ -350,13 +350,14 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		stats: stats, formSHA: map[string]string{}}
 	agencyDone := make(chan struct{})
 	go func() { ag.loop(ctx, clientsDone); close(agencyDone) }()
+	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
 	snd := &sender{base: st.apiURL, token: strings.TrimSpace(string(senderToken)), key: fmt.Sprintf("chaos-%d", cfg.seed), dbURL: st.pg.url("postbox"),
-		mailpit: st.mailpit,
-		http:    &http.Client{Timeout: 60 * time.Second}, stats: stats}
+		mailpit:     st.mailpit,
+		crashWorker: func() bool { return k.crashNow(st.wrk) },
+		http:        &http.Client{Timeout: 60 * time.Second}, stats: stats}
 	senderDone := make(chan struct{})
 	go func() { snd.run(ctx, giveUp); close(senderDone) }()
 
-	k := newKiller(st, rand.New(rand.NewPCG(cfg.seed, 42)))
 	killerDone := make(chan struct{})
 	go func() { k.loop(ctx, clientsDone); close(killerDone) }()
 	<-clientsDone

@@ -95,10 +95,10 @@ func (r *report) print(w io.Writer, st *stack) {
 		strings.Join(wfs, ", "), len(logLines(filepath.Join(st.dir, "worker.log"), formtask.LogResynced, 10*len(r.tasks))))
 	fmt.Fprintf(w, "webhooks: %s\n", v.webhooks)
 	fmt.Fprintf(w, "agency:   %d of %d archives received byte-exact (each part and the ZIP) and confirmed exactly once\n", v.received, v.archived)
-	fmt.Fprintf(w, "sender:   %d of %d recipients of one shipment with exactly one message and one published event; crashes while its batches or notices were held open: %v\n",
+	fmt.Fprintf(w, "sender:   %d of %d recipients of one shipment with exactly one message and one published event; crashes while its batches were held open: %v\n",
 		v.sent, shipmentRecipients, r.sender.crashesWhileHeld(r.killer.crashes))
-	fmt.Fprintf(w, "notices:  %d of %d in Mailpit exactly once (by Message-ID); %d begun more than once after a crash, sent again under the same Message-ID\n",
-		v.notified, shipmentRecipients, v.resent)
+	fmt.Fprintf(w, "notices:  %d of %d in Mailpit exactly once (by Message-ID); %d begun more than once after a crash, sent again under the same Message-ID; worker crashes asked for while sent mails were unrecorded: %d\n",
+		v.notified, shipmentRecipients, v.resent, r.killer.askedCrashes)
 
 	if len(s.bad5xx) > 0 {
 		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))

@@ -20,12 +20,12 @@ import (
 // and waiting on their recipients' rows, for a few seconds at a time (holdBatches). The checks demand one
 // shipment for the key, and every recipient with exactly one message and one published event.
 //
-// The shipment comes with an e-mail notification order. The record of its sends' outcomes is held the same
-// way (every event writer waits on the outbox's counter meanwhile), so that the kills also meet mails sent
-// but not yet recorded; such a mail is sent again after the crash with
-// the same Message-ID, which Mailpit (run with --ignore-duplicate-ids, as a receiver that deduplicates)
-// drops. The checks demand every recipient's notice in Mailpit exactly once and recorded sent once, with
-// one notification.sent event; the report counts the sends begun more than once.
+// The shipment comes with an e-mail notification order. While its notices go out, the sender watches for
+// mails that went before their record committed and has the worker crashed then (crashWhileUnrecorded);
+// such a mail is sent again after the crash with the same Message-ID, which Mailpit (run with
+// --ignore-duplicate-ids, as a receiver that deduplicates) drops. The checks demand every recipient's
+// notice in Mailpit exactly once and recorded sent once, with one notification.sent event; the report
+// counts the sends begun more than once.
 
 const (
 	shipmentRecipients = 2_000
@@ -36,11 +36,15 @@ const (
 type sender struct {
 	base, token, key string
 	mailpit          *mailpittest.Server
-	dbURL            string
-	http             *http.Client
-	stats            *stats
-	shipmentID       string
-	problems         []string
+	// crashWorker asks for the worker to be crashed now (killer.crashNow); crashedUnrecorded says the
+	// request was taken, while mails had gone out whose record was held.
+	crashWorker       func() bool
+	crashedUnrecorded bool
+	dbURL             string
+	http              *http.Client
+	stats             *stats
+	shipmentID        string
+	problems          []string
 	// held are the windows in which the shipment's batches were held open (holdBatches).
 	held [][2]time.Time
 }
@@ -93,8 +97,10 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 			s.shipmentID = a.ShipmentID
 			// The shipment's batches, then the notices' outcomes: a batch's mails go out, and its record of
 			// them (with their events) waits on the outbox's counter.
-			s.hold(ctx, "LOCK TABLE shipment_recipients IN EXCLUSIVE MODE")
-			s.hold(ctx, "SELECT FROM event_sequence FOR UPDATE")
+			watched := make(chan struct{})
+			go func() { s.crashWhileUnrecorded(ctx); close(watched) }()
+			s.holdBatches(ctx)
+			<-watched
 			return
 		default:
 			s.problems = append(s.problems, fmt.Sprintf("sender: %d %.300s", status, answer))
@@ -105,13 +111,18 @@ func (s *sender) run(ctx context.Context, giveUp time.Time) {
 	s.problems = append(s.problems, "sender: the shipment was never accepted")
 }
 
-// hold makes the transactions that need lock's lock wait, open, for 8 s at a time, three times with a
-// moment between: the worker, Temporal or PostgreSQL crashing meanwhile cuts a batch that has begun.
-func (s *sender) hold(ctx context.Context, lock string) {
+// holdBatches makes the shipment's batch transactions wait, open, at their lock of the recipients' rows,
+// for 8 s at a time, three times with a moment between: the worker, Temporal or PostgreSQL crashing
+// meanwhile cuts a batch that has begun.
+func (s *sender) holdBatches(ctx context.Context) {
 	for range 3 {
 		conn, err := pgx.Connect(ctx, s.dbURL)
+		for tries := 0; err != nil && tries < 40 && ctx.Err() == nil; tries++ { // PostgreSQL may be down a moment
+			sleep(ctx, 250*time.Millisecond)
+			conn, err = pgx.Connect(ctx, s.dbURL)
+		}
 		if err == nil {
-			if _, err = conn.Exec(ctx, "BEGIN; "+lock); err == nil {
+			if _, err = conn.Exec(ctx, "BEGIN; LOCK TABLE shipment_recipients IN EXCLUSIVE MODE"); err == nil {
 				from := time.Now()
 				sleep(ctx, 8*time.Second)
 				s.held = append(s.held, [2]time.Time{from, time.Now()})
@@ -121,6 +132,36 @@ func (s *sender) hold(ctx context.Context, lock string) {
 			_ = conn.Close(context.Background())
 		}
 		sleep(ctx, 300*time.Millisecond)
+	}
+}
+
+// crashWhileUnrecorded watches the notices go out (for up to two minutes from the shipment's acceptance) until Mailpit holds more of them
+// than are recorded sent — a batch's mails went and its record has not committed — and asks for the
+// worker to be crashed then: once, in the window where a crash makes a send go twice. The batch's retry
+// sends the unrecorded ones again under the same Message-IDs.
+func (s *sender) crashWhileUnrecorded(ctx context.Context) {
+	if s.crashedUnrecorded || s.crashWorker == nil {
+		return
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; sleep(ctx, 20*time.Millisecond) {
+		mails, err := s.mailpit.Count(ctx)
+		if err != nil {
+			continue
+		}
+		db, err := pgx.Connect(ctx, s.dbURL)
+		if err != nil {
+			continue
+		}
+		var recorded int
+		err = db.QueryRow(ctx, `SELECT count(*) FROM notification_sends WHERE state = 'sent'`).Scan(&recorded)
+		_ = db.Close(context.Background())
+		if err == nil && mails > recorded {
+			s.crashedUnrecorded = s.crashWorker()
+			return
+		}
+		if err == nil && recorded == shipmentRecipients {
+			return // all went before the watch saw a gap
+		}
 	}
 }
 
