@@ -53,7 +53,7 @@ func isNoOrder(err error) bool {
 	return errors.As(err, &app) && app.Type() == noOrderType
 }
 
-// BatchResult counts a batch's decisions.
+// BatchResult counts a batch's sends of its round by their state, across all its attempts.
 type BatchResult struct{ Sent, Failed, Skipped int }
 
 // errUndecided fails a batch some of whose sends met a temporary failure: the retry sends only those.
@@ -118,14 +118,16 @@ func (a *Activities) SendBatch(ctx context.Context, in BatchInput) (BatchResult,
 		return res, err
 	}
 	if undecided > 0 {
-		return res, fmt.Errorf("%w: %d of %d (%s)", errUndecided, undecided, len(outgoing), firstReason(outcomes))
+		return res, fmt.Errorf("%w: %d of %d (%s)", errUndecided, undecided, len(outgoing), firstTemporary(outcomes))
 	}
-	return res, nil
+	return countBatch(ctx, a.Pool, in)
 }
 
-func firstReason(outcomes []error) string {
+// firstTemporary is the reason of the first send that may go on a retry.
+func firstTemporary(outcomes []error) string {
 	for _, err := range outcomes {
-		if err != nil {
+		var se *SendError
+		if err != nil && !(errors.As(err, &se) && se.Permanent) {
 			return err.Error()
 		}
 	}
@@ -279,7 +281,10 @@ func (a *Activities) GiveUp(ctx context.Context, in BatchInput) (BatchResult, er
 		}
 	}
 	var res BatchResult
-	return res, a.record(ctx, in, batch, ds, &res)
+	if err := a.record(ctx, in, batch, ds, &res); err != nil {
+		return res, err
+	}
+	return countBatch(ctx, a.Pool, in)
 }
 
 // NewActivities returns the activities over pool with the channels of smtp and sms (none where their

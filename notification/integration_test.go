@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -204,7 +205,7 @@ func TestABatchRetriedAfterACrashReusesItsKey(t *testing.T) {
 		return res
 	}
 	assert.Equal(t, notification.BatchResult{Sent: 1}, sendBatch())
-	assert.Equal(t, notification.BatchResult{}, sendBatch(), "a decided send is not sent again")
+	assert.Equal(t, notification.BatchResult{Sent: 1}, sendBatch(), "a decided send is counted, and not sent again (below)")
 
 	mails := mailsTo(t, address)
 	require.Len(t, mails, 1, "this Mailpit keeps duplicates: the crashed attempt sent nothing here")
@@ -272,3 +273,32 @@ func TestReplaysTheBaselineHistory(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A batch retried after a temporary failure counts every send of the batch, those of its first attempt
+// too: the workflow's progress is the batch's, not its last attempt's.
+func TestARetriedBatchCountsItsFirstAttempt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	id := "8e1c1b8e-0d0a-4d8e-9a3b-2f7e1c9d4a11"
+	_, err := e.pool.Exec(ctx, `INSERT INTO notification_orders (id, service_owner_code, channel, email_subject, email_body, sms_text,
+			send_at, reminder_days, reminders, recipients, created_at, created_by)
+		VALUES ($1, 'FJE', 'Sms', '', '', 'Ny melding: $subject$', now(), 0, 0, 2, now(), 'Fjordetaten')`, id)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(ctx, `INSERT INTO notification_recipients (order_id, ordinal, message_id, party_id, mobile_number)
+		SELECT $1, r.ord, 'a3100136', m.reportee_id, '+479000000' || r.ord
+		FROM generate_series(1, 2) AS r(ord), messages m WHERE m.id = 'a3100136'`, id)
+	require.NoError(t, err)
+	sms.FailNext(1) // the first SMS of the batch meets a 503; the second goes
+	run, err := dev.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: notification.WorkflowID(id), TaskQueue: notification.TaskQueue},
+		notification.WorkflowName, notification.WorkflowInput{OrderID: id, Recipients: 2})
+	require.NoError(t, err)
+	var p notification.Progress
+	require.NoError(t, run.Get(ctx, &p))
+	assert.Equal(t, notification.Progress{Sent: 2}, p)
+	var attempts []int
+	rows, err := e.pool.Query(ctx, `SELECT attempts FROM notification_sends WHERE order_id = $1 ORDER BY ordinal`, id)
+	require.NoError(t, err)
+	attempts, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 1}, attempts, "the failed one was begun again; the one that went was not")
+}

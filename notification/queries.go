@@ -274,3 +274,13 @@ func ordersOf(ctx context.Context, db store.DBTX, owner, messageID string) ([]Me
 	}
 	return orders, nil
 }
+
+// countBatch counts the sends of in's round and range by their state.
+func countBatch(ctx context.Context, db store.DBTX, in BatchInput) (BatchResult, error) {
+	var r BatchResult
+	err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'sent'), count(*) FILTER (WHERE state = 'failed'),
+			count(*) FILTER (WHERE state = 'skipped')
+		FROM notification_sends WHERE order_id = $1 AND ordinal > $2 AND ordinal <= $3 AND round = $4`,
+		in.OrderID, in.From, in.To, in.Round).Scan(&r.Sent, &r.Failed, &r.Skipped)
+	return r, err
+}
