@@ -78,7 +78,7 @@ func newEnv(t testing.TB) env {
 	}
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return env{pool: pool, svc: notification.New(pool, dev.Client(), acts.Configured()), acts: acts}
+	return env{pool: pool, svc: notification.New(pool, dev.Client(), notification.Configured{Email: true, Sms: true}), acts: acts}
 }
 
 // wait runs the order's workflow to its end.
@@ -222,15 +222,13 @@ func TestRemindersSkipMessagesReadSinceTheNotice(t *testing.T) {
 	ctx := context.Background()
 	id := "7d1c1b8e-0d0a-4d8e-9a3b-2f7e1c9d4a11"
 	// Two messages of FJE's services to Ingrid Fjellheim's and Ola Bakketun's mailboxes.
-	_, err := e.pool.Exec(ctx, `INSERT INTO notification_orders (id, service_owner_code, channel, email_subject, email_body, sms_text,
-			send_at, reminder_days, reminders, recipients, created_at, created_by)
-		VALUES ($1, 'FJE', 'Email', 'Påminnelse: $subject$', 'Les $link$', '', now(), 1, 1, 2, now(), 'Fjordetaten')`, id)
-	require.NoError(t, err)
+	storeOrder(t, e, id, notification.Order{Channel: notification.Email, EmailSubject: "Påminnelse: $subject$", EmailBody: "Les $link$",
+		ReminderDays: 1, Reminders: 1}, 2)
 	var unread, read string
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT min(id) FILTER (WHERE read_at IS NULL), max(id) FILTER (WHERE read_at IS NULL)
 		FROM messages WHERE service_code = '7001' AND type = 'Correspondence' AND NOT is_confirmation_needed AND deleted_at IS NULL`).Scan(&unread, &read))
 	require.NotEqual(t, unread, read)
-	_, err = e.pool.Exec(ctx, `INSERT INTO notification_recipients (order_id, ordinal, message_id, party_id, email_address)
+	_, err := e.pool.Exec(ctx, `INSERT INTO notification_recipients (order_id, ordinal, message_id, party_id, email_address)
 		SELECT $1, r.ord, m.id, m.reportee_id, 'reminder'||r.ord||'@remind.example'
 		FROM unnest(ARRAY[$2, $3]::text[]) WITH ORDINALITY AS r(id, ord) JOIN messages m ON m.id = r.id`, id, unread, read)
 	require.NoError(t, err)
@@ -274,17 +272,25 @@ func TestReplaysTheBaselineHistory(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// storeOrder writes order id of FJE for recipients messages, sent at once, without its recipients (the
+// test writes those) or its workflow.
+func storeOrder(t *testing.T, e env, id string, o notification.Order, recipients int) {
+	t.Helper()
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO notification_orders (id, service_owner_code, channel, email_subject,
+			email_body, sms_text, send_at, reminder_days, reminders, recipients, created_at, created_by)
+		VALUES ($1, 'FJE', $2, $3, $4, $5, now(), $6, $7, $8, now(), 'Fjordetaten')`,
+		id, o.Channel, o.EmailSubject, o.EmailBody, o.SmsText, o.ReminderDays, o.Reminders, recipients)
+	require.NoError(t, err)
+}
+
 // A batch retried after a temporary failure counts every send of the batch, those of its first attempt
 // too: the workflow's progress is the batch's, not its last attempt's.
 func TestARetriedBatchCountsItsFirstAttempt(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	id := "8e1c1b8e-0d0a-4d8e-9a3b-2f7e1c9d4a11"
-	_, err := e.pool.Exec(ctx, `INSERT INTO notification_orders (id, service_owner_code, channel, email_subject, email_body, sms_text,
-			send_at, reminder_days, reminders, recipients, created_at, created_by)
-		VALUES ($1, 'FJE', 'Sms', '', '', 'Ny melding: $subject$', now(), 0, 0, 2, now(), 'Fjordetaten')`, id)
-	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `INSERT INTO notification_recipients (order_id, ordinal, message_id, party_id, mobile_number)
+	storeOrder(t, e, id, notification.Order{Channel: notification.Sms, SmsText: "Ny melding: $subject$"}, 2)
+	_, err := e.pool.Exec(ctx, `INSERT INTO notification_recipients (order_id, ordinal, message_id, party_id, mobile_number)
 		SELECT $1, r.ord, 'a3100136', m.reportee_id, '+479000000' || r.ord
 		FROM generate_series(1, 2) AS r(ord), messages m WHERE m.id = 'a3100136'`, id)
 	require.NoError(t, err)

@@ -245,34 +245,42 @@ func messageOf(ctx context.Context, db store.DBTX, owner, id string) (TargetMess
 // ordersOf returns the orders of owner that name message id, newest first, each with that message's
 // sends (a purged message's orders stay listed).
 func ordersOf(ctx context.Context, db store.DBTX, owner, messageID string) ([]MessageOrder, error) {
+	// One row per order and send of the message (the sends by their full key: the message has one
+	// recipient row per order, found by its index).
 	rows, err := db.Query(ctx, `SELECT o.id::text, COALESCE(o.shipment_id::text, ''), o.channel, o.send_at, o.reminder_days, o.reminders,
-			o.recipients, o.created_at, o.created_by, r.ordinal
+			o.recipients, o.created_at, o.created_by, r.ordinal, s.round, s.state, COALESCE(s.channel, ''), COALESCE(s.address, ''),
+			COALESCE(s.reason, ''), s.attempts, s.decided_at
 		FROM notification_recipients r JOIN notification_orders o ON o.id = r.order_id
+		LEFT JOIN notification_sends s ON s.order_id = r.order_id AND s.ordinal = r.ordinal
 		WHERE r.message_id = $1 AND o.service_owner_code = $2
-		ORDER BY o.created_at DESC, o.id`, messageID, owner)
+		ORDER BY o.created_at DESC, o.id, s.round`, messageID, owner)
 	if err != nil {
 		return nil, err
 	}
-	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (MessageOrder, error) {
-		var m MessageOrder
-		err := row.Scan(&m.ID, &m.ShipmentID, &m.Channel, &m.SendAt, &m.ReminderDays, &m.Reminders, &m.Recipients, &m.CreatedAt,
-			&m.CreatedBy, &m.Recipient.Ordinal)
-		m.Recipient.MessageID = messageID
-		return m, err
+	var (
+		orders   []MessageOrder
+		m        MessageOrder
+		round    *int
+		state    *string
+		send     Send
+		attempts *int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.ShipmentID, &m.Channel, &m.SendAt, &m.ReminderDays, &m.Reminders, &m.Recipients,
+		&m.CreatedAt, &m.CreatedBy, &m.Recipient.Ordinal, &round, &state, &send.Channel, &send.Address, &send.Reason, &attempts,
+		&send.DecidedAt}, func() error {
+		if len(orders) == 0 || orders[len(orders)-1].ID != m.ID {
+			m.Recipient.MessageID = messageID
+			orders = append(orders, m)
+		}
+		if round != nil {
+			s := send
+			s.Round, s.State, s.Attempts = *round, *state, *attempts
+			last := &orders[len(orders)-1].Recipient
+			last.Sends = append(last.Sends, s)
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range orders {
-		list, _, err := listRecipients(ctx, db, orders[i].ID, orders[i].Recipient.Ordinal-1, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(list) == 1 {
-			orders[i].Recipient = list[0]
-		}
-	}
-	return orders, nil
+	return orders, err
 }
 
 // countBatch counts the sends of in's round and range by their state.

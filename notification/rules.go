@@ -192,7 +192,8 @@ func plain(s string) string { return s }
 // kept, and the link made a link.
 func htmlBody(template string, v values) string {
 	text := fill(html.EscapeString(template), v, html.EscapeString)
-	link := html.EscapeString(v.Link)
-	text = strings.ReplaceAll(text, link, `<a href="`+link+`">`+link+`</a>`)
+	if link := html.EscapeString(v.Link); link != "" {
+		text = strings.ReplaceAll(text, link, `<a href="`+link+`">`+link+`</a>`)
+	}
 	return "<!DOCTYPE html><html><body><p>" + strings.ReplaceAll(text, "\n", "<br>\n") + "</p></body></html>"
 }
