@@ -119,16 +119,19 @@ func updateError(ctx context.Context, task Task, err error) error {
 
 // unreachable tells whether err says Temporal did not answer, as opposed to answering with a refusal. A
 // namespace that is missing or unavailable counts too: a server restarting answers so until it has
-// registered its namespaces again, which is no fault of the client's.
+// registered its namespaces again, which is no fault of the client's. So does a workflow not ready for an
+// Update (its last workflow task failed, e.g. with a worker that died in it, and is being retried): the
+// Update was not admitted, nothing changed, and a moment later it is.
 func unreachable(err error) bool {
 	var (
+		notReady           *serviceerror.WorkflowNotReady
 		unavailable        *serviceerror.Unavailable
 		deadline           *serviceerror.DeadlineExceeded
 		exhausted          *serviceerror.ResourceExhausted
 		missingNamespace   *serviceerror.NamespaceNotFound
 		namespaceNotServed *serviceerror.NamespaceUnavailable
 	)
-	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
+	if errors.As(err, &notReady) || errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
 		errors.As(err, &missingNamespace) || errors.As(err, &namespaceNotServed) ||
 		errors.Is(err, context.DeadlineExceeded) {
 		return true
