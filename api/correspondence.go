@@ -317,13 +317,14 @@ func (h *correspondenceHandlers) retractCorrespondence(c *gin.Context) {
 // prefillBody is a POST /api/serviceowner/formtasks: a form task of one of the caller's services, with
 // its forms (and attachments) as far as the owner fills them in, for one party.
 type prefillBody struct {
-	Reportee       jsonText
-	ServiceCode    jsonText
-	ServiceEdition *flexInt
-	Subject        jsonText          `json:",omitempty"`
-	DueDateTime    *dateTimeField    `json:",omitempty"`
-	Notification   *notificationBody `json:",omitempty"`
-	Embedded       struct {
+	Reportee        jsonText
+	ServiceCode     jsonText
+	ServiceEdition  *flexInt
+	Subject         jsonText          `json:",omitempty"`
+	VisibleDateTime *dateTimeField    `json:",omitempty"`
+	DueDateTime     *dateTimeField    `json:",omitempty"`
+	Notification    *notificationBody `json:",omitempty"`
+	Embedded        struct {
 		Forms       []formBody       `json:"forms,omitempty"`
 		Attachments []attachmentBody `json:"attachments,omitempty"`
 	} `json:"_embedded,omitzero"`
@@ -336,9 +337,12 @@ type prefilledResource struct {
 	ServiceCode         string
 	ServiceEdition      int
 	Status              string
+	// VisibleDateTime is when a scheduled task appears in the mailbox (null: it is there now).
+	VisibleDateTime *render.Timestamp
 }
 
-// prefillFormTask puts a pre-filled form task into a party's mailbox: 201 with its message id.
+// prefillFormTask puts a pre-filled form task into a party's mailbox: 201 with its message id, or 202
+// when it is scheduled to appear at its VisibleDateTime.
 func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 	var body prefillBody
 	if err := bindJSON(c, &body); err != nil {
@@ -365,12 +369,17 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		return
 	}
 	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.Prefill{Reportee: string(body.Reportee),
-		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), Forms: forms, Attachments: attachments,
-		Notification: body.Notification.order()})
+		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), VisibleAt: body.VisibleDateTime.time(), Forms: forms,
+		Attachments: attachments, Notification: body.Notification.order()})
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, prefilledResource{MessageID: done.MessageID, NotificationOrderID: done.NotificationOrderID,
-		Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling})
+	status := http.StatusCreated
+	if done.VisibleAt != nil {
+		status = http.StatusAccepted
+	}
+	respond(c, status, prefilledResource{MessageID: done.MessageID, NotificationOrderID: done.NotificationOrderID,
+		Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling,
+		VisibleDateTime: render.TimestampOrNull(done.VisibleAt)})
 }

@@ -123,7 +123,8 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 			return
 		}
 		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8,
-			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events}, Notification: notices})
+			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events, Forms: acts,
+				FormTasks: formtask.New(c, store.New(e.pool), formtask.Options{PublicURL: testPublicURL})}, Notification: notices})
 		if e.err = w.Start(); e.err != nil {
 			return
 		}

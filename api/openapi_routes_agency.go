@@ -86,13 +86,16 @@ var agencyRouteDocs = map[string]routeDoc{
 		Problems:    statuses(http.StatusNotFound, http.StatusConflict)},
 	"POST /api/serviceowner/formtasks": {Summary: "Put a form task of one of the caller's services, pre-filled, into a party's mailbox",
 		Description: "The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, " +
-			"signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.",
+			"signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. " +
+			"With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, " +
+			"no read, no event); at that time it is created, with its formtask.created event, and its notification goes.",
 		Query: params(forceEI),
 		Body: &requestDoc{Media: jsonOnly, Type: prefillBody{}, Example: map[string]any{"Reportee": "310123455", "ServiceCode": "4711",
 			"ServiceEdition": 2, "Subject": "Årsoppgave 2026", "DueDateTime": "2030-03-31T23:59:59",
 			"_embedded": map[string]any{"forms": []map[string]any{{"Type": "MainForm", "DataFormatId": "<id>", "DataFormatVersion": 1,
 				"FormData": "<XML>"}}}}},
 		OK:       answerOf(http.StatusCreated, "the new task", negotiated, prefilledResource{}),
+		More:     []answer{answerOf(http.StatusAccepted, "the task, scheduled to appear at its VisibleDateTime", negotiated, prefilledResource{})},
 		Problems: statuses(http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusServiceUnavailable)},
 
 	// Notifications by e-mail and SMS (package notification).

@@ -997,6 +997,9 @@ type PrefilledFormTask struct {
 	ServiceCode         string  `json:"ServiceCode"`
 	ServiceEdition      int     `json:"ServiceEdition"`
 	Status              string  `json:"Status"`
+
+	// VisibleDateTime ISO 8601 local date-time without zone
+	VisibleDateTime *string `json:"VisibleDateTime"`
 }
 
 // PrefilledFormTaskBody defines model for PrefilledFormTaskBody.
@@ -1013,7 +1016,10 @@ type PrefilledFormTaskBody struct {
 	ServiceEdition *int   `json:"ServiceEdition"`
 
 	// Subject a string; digits may come as a JSON number
-	Subject            *string `json:"Subject,omitempty"`
+	Subject *string `json:"Subject,omitempty"`
+
+	// VisibleDateTime a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	VisibleDateTime    *string `json:"VisibleDateTime,omitempty"`
 	UnderscoreEmbedded *struct {
 		Attachments *[]AttachmentBody `json:"attachments,omitempty"`
 		Forms       *[]FormBody       `json:"forms,omitempty"`
@@ -8340,7 +8346,7 @@ type ClientInterface interface {
 
 	// PrefillFormTaskWithBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8349,7 +8355,7 @@ type ClientInterface interface {
 
 	// PrefillFormTaskWithApplicationHalPlusJSONBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes a body of the `application/hal+json` content type.
 	//
@@ -8358,7 +8364,7 @@ type ClientInterface interface {
 
 	// PrefillFormTask Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9690,7 +9696,7 @@ func (c *Client) RotateServiceOwnerSubscriptionSecret(ctx context.Context, subsc
 
 // PrefillFormTaskWithBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9709,7 +9715,7 @@ func (c *Client) PrefillFormTaskWithBody(ctx context.Context, params *PrefillFor
 
 // PrefillFormTaskWithApplicationHalPlusJSONBody Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes a body of the `application/hal+json` content type.
 //
@@ -9728,7 +9734,7 @@ func (c *Client) PrefillFormTaskWithApplicationHalPlusJSONBody(ctx context.Conte
 
 // PrefillFormTask Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -20356,7 +20362,7 @@ type ClientWithResponsesInterface interface {
 
 	// PrefillFormTaskWithBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20365,7 +20371,7 @@ type ClientWithResponsesInterface interface {
 
 	// PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20374,7 +20380,7 @@ type ClientWithResponsesInterface interface {
 
 	// PrefillFormTaskWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 	//
-	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+	// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25809,6 +25815,13 @@ type PrefillFormTaskResponse201Headers struct {
 	RateLimitPolicy    *string
 }
 
+// PrefillFormTaskResponse202Headers the declared response headers of an HTTP 202 response for PrefillFormTask
+type PrefillFormTaskResponse202Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
 // PrefillFormTaskResponse429Headers the declared response headers of an HTTP 429 response for PrefillFormTask
 type PrefillFormTaskResponse429Headers struct {
 	RetryAfter *int
@@ -25828,6 +25841,12 @@ type PrefillFormTaskResponse struct {
 	JSON201 *PrefilledFormTask
 	// XML201 the response for an HTTP 201 `application/xml` response
 	XML201 *openapi_types.File
+	// HALJSON202 the response for an HTTP 202 `application/hal+json` response
+	HALJSON202 *PrefilledFormTask
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *PrefilledFormTask
+	// XML202 the response for an HTTP 202 `application/xml` response
+	XML202 *openapi_types.File
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem400
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -25856,6 +25875,8 @@ type PrefillFormTaskResponse struct {
 	ApplicationproblemJSON503 *Problem503
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PrefillFormTaskResponse201Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PrefillFormTaskResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PrefillFormTaskResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25875,6 +25896,21 @@ func (r PrefillFormTaskResponse) GetJSON201() *PrefilledFormTask {
 // GetXML201 returns the response for an HTTP 201 `application/xml` response
 func (r PrefillFormTaskResponse) GetXML201() *openapi_types.File {
 	return r.XML201
+}
+
+// GetHALJSON202 returns the response for an HTTP 202 `application/hal+json` response
+func (r PrefillFormTaskResponse) GetHALJSON202() *PrefilledFormTask {
+	return r.HALJSON202
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PrefillFormTaskResponse) GetJSON202() *PrefilledFormTask {
+	return r.JSON202
+}
+
+// GetXML202 returns the response for an HTTP 202 `application/xml` response
+func (r PrefillFormTaskResponse) GetXML202() *openapi_types.File {
+	return r.XML202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -38168,7 +38204,7 @@ func (c *ClientWithResponses) RotateServiceOwnerSubscriptionSecretWithResponse(c
 
 // PrefillFormTaskWithBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38183,7 +38219,7 @@ func (c *ClientWithResponses) PrefillFormTaskWithBodyWithResponse(ctx context.Co
 
 // PrefillFormTaskWithApplicationHalPlusJSONBodyWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38198,7 +38234,7 @@ func (c *ClientWithResponses) PrefillFormTaskWithApplicationHalPlusJSONBodyWithR
 
 // PrefillFormTaskWithResponse Put a form task of one of the caller's services, pre-filled, into a party's mailbox
 //
-// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue.
+// The forms are validated against their XSDs at once (a refusal names the field, as on a PUT); the party fills in the rest, signs and submits it, and its archive lands in the caller's submission queue. At DueDateTime a task not yet submitted gets formtask.overdue. With a VisibleDateTime in the future the answer is 202: the task, its id reserved, is not in the mailbox at all until then (no list, no read, no event); at that time it is created, with its formtask.created event, and its notification goes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45310,6 +45346,27 @@ func ParsePrefillFormTaskResponse(rsp *http.Response) (*PrefillFormTaskResponse,
 		}
 		response.XML201 = &dest
 
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 202:
+		var dest PrefilledFormTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON202 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 202:
+		var dest PrefilledFormTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 202:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem400
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45404,6 +45461,9 @@ func ParsePrefillFormTaskResponse(rsp *http.Response) (*PrefillFormTaskResponse,
 	case rsp.StatusCode == 201:
 	// Content-type (application/hal+xml) unsupported
 
+	case rsp.StatusCode == 202:
+	// Content-type (application/hal+xml) unsupported
+
 	case rsp.StatusCode == 400:
 	// Content-type (application/problem+xml) unsupported
 
@@ -45470,6 +45530,30 @@ func ParsePrefillFormTaskResponse(rsp *http.Response) (*PrefillFormTaskResponse,
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 202:
+		var headers PrefillFormTaskResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers PrefillFormTaskResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

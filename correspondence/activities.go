@@ -11,18 +11,23 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
 
-// Activities are the shipment workflow's steps, over the database.
+// Activities are the steps of the shipment and scheduled pre-fill workflows, over the database.
 type Activities struct {
 	Pool   *pgxpool.Pool
 	Events events.Builder
+	// Forms validates a scheduled pre-fill's forms against their schemas (CheckPrefill).
+	Forms *formtask.Activities
+	// FormTasks creates a scheduled pre-fill's task at its VisibleDateTime (CreatePrefilled).
+	FormTasks *formtask.Service
 }
 
 // Steps are the activities to register, each under its method's name.
 func (a *Activities) Steps() []any {
-	return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch, a.MarkTaskOverdue}
+	return []any{a.CreateBatch, a.MarkOverdue, a.PurgeBatch, a.MarkTaskOverdue, a.CheckPrefill, a.CreatePrefilled, a.DropPrefill}
 }
 
 // BatchInput names the shipment of a CreateBatch, the recipient after which it goes on (the Last of the

@@ -18,21 +18,25 @@ import (
 // knows: the party fills in the rest, signs and submits it like any other task, and its archive lands in
 // the owner's queue.
 type Prefill struct {
-	Reportee    string // organization number or national identity number
-	Service     store.ServiceDetail
-	Subject     string // the service's name when empty
-	DueAt       *time.Time
+	Reportee string // organization number or national identity number
+	Service  store.ServiceDetail
+	Subject  string // the service's name when empty
+	DueAt    *time.Time
+	// VisibleAt, when in the future, is when the task appears: until then it is not in the mailbox at all
+	// (its forms are validated at once, the task is created then; see PrefillWorkflow).
+	VisibleAt   *time.Time
 	Forms       []store.RevisionForm
 	Attachments []store.RevisionAttachment
 	// Notification, when set, tells the party once the task is in its mailbox (package notification).
 	Notification *notification.Order
 }
 
-// Prefilled is a pre-filled task created: its message id and the notification order that came with it
-// ("" for none).
+// Prefilled is a pre-filled task created, or scheduled to be created at VisibleAt: its message id and
+// the notification order that came with it ("" for none).
 type Prefilled struct {
 	MessageID           string
 	NotificationOrderID string
+	VisibleAt           *time.Time // set when the task is scheduled
 }
 
 // TaskDueWorkflowIDPrefix starts the id of the workflow that waits for a pre-filled task's due date.
@@ -60,6 +64,8 @@ func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (Prefilled, e
 		return Prefilled{}, refuse(BadInput, "Subject is longer than %d characters", MaxSubject)
 	case p.DueAt != nil && !p.DueAt.After(now):
 		return Prefilled{}, refuse(BadInput, "DueDateTime must come after now")
+	case p.DueAt != nil && p.VisibleAt != nil && !p.DueAt.After(*p.VisibleAt):
+		return Prefilled{}, refuse(BadInput, "DueDateTime must come after VisibleDateTime")
 	}
 	if err := formtask.ServiceOpen(p.Service, now); err != nil {
 		return Prefilled{}, err
@@ -82,9 +88,10 @@ func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (Prefilled, e
 	if s.tasks == nil || s.temporal == nil {
 		return Prefilled{}, refuse(Unavailable, "form tasks cannot be sent right now; try again shortly")
 	}
-	owner := formtask.Caller{Name: a.ServiceOwnerName, ID: "serviceowner/" + a.ServiceOwner, Write: true, SecurityLevel: ownerSecurityLevel}
-	id, _, err := s.tasks.CreateWith(ctx, parties[0], p.Service, store.NewFormTask{Subject: p.Subject, DueAt: p.DueAt}, owner,
-		formtask.Submission{Forms: p.Forms, Attachments: p.Attachments})
+	if p.VisibleAt != nil && p.VisibleAt.After(now) {
+		return s.schedulePrefill(ctx, a, parties[0], p)
+	}
+	id, err := createPrefilled(ctx, s.tasks, a, parties[0], p, "")
 	if err != nil {
 		return Prefilled{}, err
 	}
@@ -107,6 +114,19 @@ func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (Prefilled, e
 		done.NotificationOrderID = placed.OrderID
 	}
 	return done, nil
+}
+
+// ownerCaller is the service owner of a as the caller who creates its pre-filled tasks.
+func ownerCaller(a Actor) formtask.Caller {
+	return formtask.Caller{Name: a.ServiceOwnerName, ID: "serviceowner/" + a.ServiceOwner, Write: true, SecurityLevel: ownerSecurityLevel}
+}
+
+// createPrefilled creates p's task in the reportee's mailbox as the owner of a, under id ("" for the next
+// message id), its forms validated by the task's workflow as any saved content is.
+func createPrefilled(ctx context.Context, tasks *formtask.Service, a Actor, reporteeID int64, p Prefill, id string) (string, error) {
+	id, _, err := tasks.CreateWith(ctx, reporteeID, p.Service, store.NewFormTask{ID: id, Subject: p.Subject, DueAt: p.DueAt},
+		ownerCaller(a), formtask.Submission{Forms: p.Forms, Attachments: p.Attachments})
+	return id, err
 }
 
 // TaskDueInput is what a pre-filled task's due timer starts with.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -120,4 +121,59 @@ func TestMarkOverdueOnce(t *testing.T) {
 	overdue, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	assert.Equal(t, []string{outcomes[1].MessageID}, overdue)
+}
+
+// storePrefill stores a scheduled pre-fill of FJE for O1 under a reserved id, with a notification order,
+// as schedulePrefill does without its workflow; it returns the id and the order's.
+func storePrefill(t *testing.T, pool *pgxpool.Pool) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	var id, order string
+	visible := time.Now().Add(time.Hour)
+	require.NoError(t, store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT 'a' || nextval('message_id_seq')`).Scan(&id); err != nil {
+			return err
+		}
+		var party int64
+		if err := tx.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&party); err != nil {
+			return err
+		}
+		var err error
+		order, err = notification.PlaceTx(ctx, tx, "FJE", "Fjordetaten", notification.Order{Channel: notification.Email, EmailSubject: "s",
+			SendAt: &visible}, notification.Target{Messages: []notification.TargetMessage{{MessageID: id, PartyID: party}}})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO scheduled_prefills (message_id, service_owner_code, service_owner_name, reportee_id,
+				service_code, service_edition, subject, visible_at, forms, attachments, notification_order, created_at)
+			VALUES ($1, 'FJE', 'Fjordetaten', $2, '4711', 2, 'x', $3, '[]', '[]', $4, now())`, id, party, visible, order)
+		return err
+	}))
+	return id, order
+}
+
+// A pre-fill that fails keeps why and loses its notification order; one dropped loses both; each again
+// changes nothing.
+func TestFailAndDropPrefill(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	count := func(query, id string) (n int) {
+		require.NoError(t, pool.QueryRow(ctx, query, id).Scan(&n))
+		return n
+	}
+	orders := `SELECT count(*) FROM notification_orders WHERE id = $1`
+	failed, order := storePrefill(t, pool)
+	for range 2 {
+		require.NoError(t, failPrefill(ctx, pool, failed, "the service is closed"))
+		sp, err := loadScheduledPrefill(ctx, pool, failed)
+		require.NoError(t, err)
+		assert.Equal(t, "the service is closed", sp.failure)
+		assert.Zero(t, count(orders, order))
+	}
+	dropped, order := storePrefill(t, pool)
+	for range 2 {
+		require.NoError(t, dropPrefill(ctx, pool, dropped))
+		assert.Zero(t, count(`SELECT count(*) FROM scheduled_prefills WHERE message_id = $1`, dropped))
+		assert.Zero(t, count(orders, order))
+	}
 }

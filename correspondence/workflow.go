@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/notification"
 )
 
@@ -98,17 +99,115 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 	return progress, nil
 }
 
-// startNotification starts the workflow of the shipment's notification order as a child that outlives
-// the shipment's own (its reminders may come after the purge: they find the messages gone and skip).
+// startNotification starts the workflow of a notification order as a child that outlives its parent (a
+// shipment's reminders may come after the purge: they find the messages gone and skip).
 func startNotification(ctx workflow.Context, in notification.WorkflowInput) error {
-	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: notification.WorkflowID(in.OrderID),
-		TaskQueue: notification.TaskQueue, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON})
-	err := workflow.ExecuteChildWorkflow(child, notification.WorkflowName, in).GetChildWorkflowExecution().Get(ctx, nil)
+	return startAbandoned(ctx, notification.WorkflowID(in.OrderID), notification.TaskQueue, notification.WorkflowName, in)
+}
+
+// startAbandoned starts a child workflow that outlives its parent; one already started (before a worker
+// crashed) counts as started.
+func startAbandoned(ctx workflow.Context, id, taskQueue, name string, in any) error {
+	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, TaskQueue: taskQueue,
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON})
+	err := workflow.ExecuteChildWorkflow(child, name, in).GetChildWorkflowExecution().Get(ctx, nil)
 	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
 	if errors.As(err, &started) {
 		return nil
 	}
 	return err
+}
+
+// The stages of a scheduled pre-fill, as its workflow's memo and result show them.
+const (
+	PrefillChecking  = "checking the forms"
+	PrefillWaiting   = "waiting for VisibleDateTime"
+	PrefillCreated   = "created"
+	PrefillRefused   = "refused: the forms did not pass validation"
+	PrefillFailed    = "failed: the task could not be created (scheduled_prefills.failure says why)"
+	PrefillAbandoned = "abandoned: the forms were never checked, or the pre-fill was dropped"
+)
+
+// checkPatience is how long a PrefillWorkflow waits for the Update that checks its forms: the request that
+// starts the workflow sends it at once, so one that has not come by then never will.
+const checkPatience = time.Minute
+
+// checkOptions: the request waits for the check, so a database that stays away fails it soon (503).
+var checkOptions = workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 3}}
+
+// PrefillWorkflow is the workflow of a pre-filled form task scheduled for in.VisibleAt (id
+// PrefillWorkflowIDPrefix + in.MessageID). Its UpdateCheckPrefill validates the forms and answers the
+// findings; passed, the workflow sleeps on a durable timer until in.VisibleAt, creates the task, and
+// starts its notification order and due timer (TaskDueWorkflow) as children that outlive it.
+func PrefillWorkflow(ctx workflow.Context, in PrefillInput) (string, error) {
+	var a *Activities
+	stage := func(s string) string {
+		_ = workflow.UpsertMemo(ctx, map[string]any{"Stage": s}) // the Temporal UI's view; a failed upsert is only stale
+		return s
+	}
+	var checked *formtask.Findings
+	checking := false
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCheckPrefill, func(ctx workflow.Context) (formtask.Findings, error) {
+		checking = true
+		defer func() { checking = false }()
+		var f formtask.Findings
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, checkOptions), a.CheckPrefill, in.MessageID).Get(ctx, &f); err != nil {
+			return f, err
+		}
+		checked = &f
+		return f, nil
+	}, workflow.UpdateHandlerOptions{Validator: func(workflow.Context) error {
+		if checking || checked != nil {
+			return temporal.NewNonRetryableApplicationError("the forms of a pre-fill are checked once", "AlreadyChecked", nil)
+		}
+		return nil
+	}})
+	if err != nil {
+		return "", err
+	}
+	stage(PrefillChecking)
+	steps := workflow.WithActivityOptions(ctx, batchOptions)
+	ok, err := workflow.AwaitWithTimeout(ctx, checkPatience, func() bool { return checked != nil })
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		if err := workflow.ExecuteActivity(steps, a.DropPrefill, in.MessageID).Get(ctx, nil); err != nil {
+			return "", err
+		}
+		return stage(PrefillAbandoned), nil
+	}
+	if len(checked.Errors) > 0 { // CheckPrefill dropped it
+		return stage(PrefillRefused), nil
+	}
+	stage(PrefillWaiting)
+	if err := sleepUntil(ctx, in.VisibleAt); err != nil {
+		return "", err
+	}
+	var out PrefillOutcome
+	if err := workflow.ExecuteActivity(steps, a.CreatePrefilled, in.MessageID).Get(ctx, &out); err != nil {
+		return "", err
+	}
+	switch {
+	case out.Failure != "":
+		return stage(PrefillFailed), nil
+	case !out.Created:
+		return stage(PrefillAbandoned), nil
+	}
+	if in.Notification != nil {
+		if err := startNotification(ctx, *in.Notification); err != nil {
+			return "", err
+		}
+	}
+	if !in.DueAt.IsZero() {
+		err := startAbandoned(ctx, TaskDueWorkflowIDPrefix+in.MessageID, TaskQueue, TaskDueWorkflowName,
+			TaskDueInput{MessageID: in.MessageID, DueAt: in.DueAt})
+		if err != nil {
+			return "", err
+		}
+	}
+	return stage(PrefillCreated), nil
 }
 
 // TaskDueWorkflow waits on a durable timer for a pre-filled form task's due date, then marks it overdue

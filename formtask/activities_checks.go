@@ -146,9 +146,16 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 			}
 		}
 	}
+	each, err := a.validateEach(ctx, svc, forms)
+	return f.Join(each), err
+}
+
+// validateEach checks that each of forms is a form of svc, and validates it against its schema.
+func (a *Activities) validateEach(ctx context.Context, svc store.ServiceDetail, forms []store.FormContent) (Findings, error) {
+	var f Findings
 	for _, form := range forms {
 		if _, v := FormOf(svc, form.Type, form.DataFormatID, form.DataFormatVersion); v != nil {
-			fail(v)
+			f = f.Join(findings(v))
 			continue
 		}
 		issues, err := a.validateForm(ctx, form)
@@ -158,6 +165,25 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 		f = f.Join(issues)
 	}
 	return f, nil
+}
+
+// CheckForms validates forms, the whole form set of a form task of svc that is not stored as a revision
+// (a pre-fill waiting for its VisibleDateTime), as a submission's forms are validated: one MainForm, each
+// a form of the service, each valid against its schema.
+func (a *Activities) CheckForms(ctx context.Context, svc store.ServiceDetail, forms []store.RevisionForm) (Findings, error) {
+	var f Findings
+	types := make([]string, len(forms))
+	contents := make([]store.FormContent, len(forms))
+	for i, fm := range forms {
+		types[i] = fm.Type
+		contents[i] = store.FormContent{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion,
+			Name: fm.Name, FormData: fm.FormData}
+	}
+	if v := CheckMainForms(types); v != nil {
+		f = findings(v)
+	}
+	each, err := a.validateEach(ctx, svc, contents)
+	return f.Join(each), err
 }
 
 // findings are rule violations as validation errors.

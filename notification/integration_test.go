@@ -12,13 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/internal/mailpittest"
@@ -247,18 +244,7 @@ func TestRemindersSkipMessagesReadSinceTheNotice(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM notification_sends WHERE order_id = $1 AND round = 1 AND state = 'skipped'`, id).Scan(&reason))
 	assert.Equal(t, notification.ReasonRead, reason)
 
-	if file := os.Getenv("POSTBOX_RECORD_HISTORY"); file != "" {
-		var events []*historypb.HistoryEvent
-		it := dev.Client().GetWorkflowHistory(ctx, notification.WorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			require.NoError(t, err)
-			events = append(events, e)
-		}
-		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(file, b, 0o644))
-	}
+	require.NoError(t, temporaltest.RecordHistory(ctx, dev.Client(), notification.WorkflowID(id)))
 }
 
 // The baseline history, recorded by TestRemindersSkipMessagesReadSinceTheNotice with

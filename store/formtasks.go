@@ -79,6 +79,9 @@ func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version in
 // NewFormTask is what a new form task starts with besides its service: its Subject (the service's name
 // when empty) and, for one a service owner sent, the date it is due.
 type NewFormTask struct {
+	// ID, when set, is the task's message id, reserved beforehand (a pre-fill waiting for its
+	// VisibleDateTime); else the task takes the next one.
+	ID      string
 	Subject string
 	DueAt   *time.Time
 }
@@ -95,8 +98,8 @@ func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, s
 	err := q.inTx(ctx, func(q *Queries) error {
 		err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
 				created_date, last_changed, last_changed_by, due_at)
-			VALUES ('a' || nextval('message_id_seq'), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6, $7)
-			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, subject, at, by, task.DueAt).Scan(&id)
+			VALUES (COALESCE(NULLIF($8, ''), 'a' || nextval('message_id_seq')), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6, $7)
+			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, subject, at, by, task.DueAt, task.ID).Scan(&id)
 		if err != nil {
 			return err
 		}

@@ -48,8 +48,9 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 		config.QueueArchive:    {"PurgeTrashbin"},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
-		config.QueueCorrespondence: {"CreateBatch", "MarkOverdue", "MarkTaskOverdue", "PurgeBatch",
-			"workflow " + correspondence.TaskDueWorkflowName, "workflow " + correspondence.WorkflowName},
+		config.QueueCorrespondence: {"CheckPrefill", "CreateBatch", "CreatePrefilled", "DropPrefill", "MarkOverdue", "MarkTaskOverdue",
+			"PurgeBatch", "workflow " + correspondence.TaskDueWorkflowName, "workflow " + correspondence.PrefillWorkflowName,
+			"workflow " + correspondence.WorkflowName},
 		config.QueueNotification: {"GiveUp", "SendBatch", "workflow " + notification.WorkflowName},
 	}
 	for _, g := range config.QueueGroups {

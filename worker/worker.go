@@ -9,8 +9,9 @@
 //	validation      formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
 //	archive         formtask.TaskQueueArchive     PurgeTrashbin
 //	events          webhook.TaskQueue             the webhook Subscription workflow and its activities
-//	correspondence  correspondence.TaskQueue      the Shipment and FormTaskDue workflows and their activities
-//	                                              (CreateBatch, MarkOverdue, PurgeBatch, MarkTaskOverdue)
+//	correspondence  correspondence.TaskQueue      the Shipment, ScheduledPrefill and FormTaskDue workflows and
+//	                                              their activities (CreateBatch, MarkOverdue, PurgeBatch,
+//	                                              MarkTaskOverdue, CheckPrefill, CreatePrefilled, DropPrefill)
 //	notification    notification.TaskQueue        the NotificationOrder workflow and its activities (SendBatch,
 //	                                              GiveUp): e-mail over SMTP, SMS through the gateway
 //
@@ -165,6 +166,7 @@ func register(r worker.Registry, group string, acts *formtask.Activities, opts O
 	case config.QueueCorrespondence:
 		r.RegisterWorkflowWithOptions(correspondence.ShipmentWorkflow, workflow.RegisterOptions{Name: correspondence.WorkflowName})
 		r.RegisterWorkflowWithOptions(correspondence.TaskDueWorkflow, workflow.RegisterOptions{Name: correspondence.TaskDueWorkflowName})
+		r.RegisterWorkflowWithOptions(correspondence.PrefillWorkflow, workflow.RegisterOptions{Name: correspondence.PrefillWorkflowName})
 		for _, fn := range opts.Correspondence.Steps() {
 			r.RegisterActivity(fn)
 		}
@@ -315,8 +317,8 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
 	}
-	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
-	opts.Correspondence = &correspondence.Activities{Pool: pool, Events: acts.Events}
+	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{PublicURL: opts.PublicURL})
+	opts.Correspondence = &correspondence.Activities{Pool: pool, Events: acts.Events, Forms: acts, FormTasks: acts.FormTasks}
 	if opts.Notification, err = notification.NewActivities(pool, opts.PublicURL, opts.SMTP, opts.SMS); err != nil {
 		return err
 	}

@@ -12,10 +12,13 @@ import (
 	"slices"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // CLIPath is the Temporal CLI the tests run.
@@ -69,4 +72,27 @@ func Unhurried(env *testsuite.TestWorkflowEnvironment) *testsuite.TestWorkflowEn
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.SetTestTimeout(time.Minute)
 	return env
+}
+
+// RecordHistory writes the history of workflow id to the file POSTBOX_RECORD_HISTORY names, when it is
+// set: how a package's replay baseline (testdata/*-baseline.json) is recorded from a test's real run.
+func RecordHistory(ctx context.Context, c client.Client, id string) error {
+	file := os.Getenv("POSTBOX_RECORD_HISTORY")
+	if file == "" {
+		return nil
+	}
+	var events []*historypb.HistoryEvent
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return err
+		}
+		events = append(events, e)
+	}
+	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
 }
