@@ -93,12 +93,12 @@ func TestDelegateRoles(t *testing.T) {
 	s := access.New(pool, cache, events.NewBuilder("http://postbox.test"))
 	actor := audit.Entry{At: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), ActorName: "Tester", ActorMethod: "test", APIKeyName: "k", RequestID: "r"}
 
-	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, defs[:1])
+	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: defs[:1]})
 	require.NoError(t, err)
 	require.Len(t, ids, 1)
 	assert.Equal(t, 1, cache.n)
 
-	_, err = s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, defs)
+	_, err = s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: defs})
 	var refused *access.Error
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, access.AlreadyHeld, refused.Kind)

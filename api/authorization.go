@@ -121,11 +121,15 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		return
 	}
 	defs, err := h.delegatableRoles(c, req.RoleDefinitionIDs)
+	if err == nil {
+		err = h.knownServices(ctx, req.Rights)
+	}
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	ids, err := h.access.DelegateRoles(ctx, auditEntry(c, party.ID, "", clock.Now()), party.ID, holder, defs)
+	ids, err := h.access.DelegateRoles(ctx, auditEntry(c, party.ID, "", clock.Now()), party.ID, holder,
+		access.Grant{Roles: defs, Rights: req.Rights, MayDelegateRight: h.mayDelegateRight(c)})
 	if err != nil {
 		abort(c, err)
 		return
@@ -156,6 +160,37 @@ type delegatedResource struct {
 	Links         render.Links `json:"_links"`
 }
 
+// knownServices refuses single rights on service editions that do not exist.
+func (h *authorizationHandlers) knownServices(ctx context.Context, rights []store.RightSpec) error {
+	keys := make([]store.ServiceKey, len(rights))
+	for i, r := range rights {
+		keys[i] = store.ServiceKey{Code: r.ServiceCode, Edition: r.ServiceEdition}
+	}
+	unknown, err := h.q.UnknownServices(ctx, keys)
+	if err != nil || len(unknown) == 0 {
+		return err
+	}
+	return problem.BadRequest("there is no service %s edition %d", unknown[0].Code, unknown[0].Edition)
+}
+
+// mayDelegateRight is the precondition of delegating a single right, as of a role (mayDelegate): a main
+// administrator may; anyone else must hold the right as a delegatable right.
+func (h *authorizationHandlers) mayDelegateRight(c *gin.Context) func(q *store.Queries, def store.RoleDefinition) error {
+	party, rights := reporteeOf(c)
+	subject := principalOf(c).Subject()
+	return func(q *store.Queries, def store.RoleDefinition) error {
+		if rights.MainAdministrator() {
+			return nil
+		}
+		missing, err := q.MissingDelegatableRights(c.Request.Context(), subject, party.ID, def.ID)
+		if err != nil || len(missing) == 0 {
+			return err
+		}
+		return problem.New(http.StatusForbidden, "rights-not-held",
+			"you may delegate the right %s only if you hold it as a delegatable right", access.RightLabel(missing[0]))
+	}
+}
+
 // delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
 func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]store.RoleDefinition, error) {
 	party, _ := reporteeOf(c)
@@ -163,7 +198,9 @@ func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]s
 	defs := make([]store.RoleDefinition, 0, len(ids))
 	for _, id := range ids {
 		d, err := h.q.GetRoleDefinition(ctx, id, "", "")
-		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) ||
+			(err == nil && d.RoleType == store.SingleRightRoleType) { // a single right is delegated as a right
+
 			return nil, problem.BadRequest("there is no role definition %d that can be delegated for this reportee", id)
 		}
 		if err != nil {

@@ -489,6 +489,9 @@ func TestDelegationRefusals(t *testing.T) {
 	assert.Equal(t, details["wrong last name"], details["unknown identity number"], "the answer must not tell whether the number exists")
 	assert.NotContains(t, details["wrong last name"], "Brekke")
 	assert.Equal(t, before, authzRolesSnapshot(t, pool), "a refused delegation changes nothing")
+	var definitions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM role_definitions WHERE role_type = 'SingleRight'`).Scan(&definitions))
+	assert.Zero(t, definitions, "a refused right leaves no definition")
 
 	// P3 may delegate REGNA, and ADMAI (no rights) too.
 	r := authzDelegate(t, srv, ssnP3, orgO1, authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA, roleADMAI))
@@ -694,8 +697,20 @@ func TestDelegationJSONHAL(t *testing.T) {
 		{"wrong last name", authzDelegation(authzPerson(ssnP5, "Hansen"), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"Hansen"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "right-holder-mismatch"},
 		{"unknown field", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", "<Nickname>x</Nickname><Type>", 1), jsonOf(p5+`,"Nickname":"x"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
 		{"a field twice", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", "<LastName>Brekke</LastName><Type>", 1), jsonOf(p5+`,"LastName":"Brekke"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
-		{"single rights", strings.Replace(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), "<Type>", `<resource rel="Rights"><resource rel="Right"><ServiceCode>4711</ServiceCode></resource></resource><Type>`, 1),
+		{"a right without its edition and action", withRights(authzDelegation(authzPerson(ssnP5, "Brekke"), roleREGNA), `<ServiceCode>4711</ServiceCode>`),
 			strings.Replace(jsonOf(p5, `{"RoleDefinitionId":88}`), `"Rights":[]`, `"Rights":[{"ServiceCode":"4711"}]`, 1), http.StatusBadRequest, "bad-request"},
+		{"a right on an unknown service", withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("9999", 1, "Read")),
+			jsonRights(p5, `{"ServiceCode":"9999","ServiceEditionCode":1,"Action":"Read"}`), http.StatusBadRequest, "bad-request"},
+		{"a right with an unknown action", withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Approve")),
+			jsonRights(p5, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Approve"}`), http.StatusBadRequest, "bad-request"},
+		{"a right on one message", withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), "<MessageID>64</MessageID>"+xmlRight("4711", 2, "Read")),
+			jsonRights(p5, `{"MessageID":64,"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Read"}`), http.StatusBadRequest, "bad-request"},
+		{"the same right twice", withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Read"), xmlRight("4711", 2, "read")),
+			jsonRights(p5, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Read"}`, `{"ServiceCode":"4711","ServiceEdition":2,"Action":"Read"}`),
+			http.StatusBadRequest, "bad-request"},
+		{"a right not held as delegatable", withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Read"), xmlRight("4711", 2, "Sign")),
+			jsonRights(p5, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Read"}`, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Sign"}`),
+			http.StatusForbidden, "rights-not-held"},
 		{"a role not held", authzDelegation(authzPerson(ssnP5, "Brekke"), roleUTINN), jsonOf(p5, `{"RoleDefinitionId":87}`), http.StatusForbidden, "role-not-held"},
 		{"NUL in a field", authzDelegation(authzPerson(ssnP5, "Bre&#0;kke"), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"Bre\u0000kke"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, ""},
 		{"over-long field", authzDelegation(authzPerson(ssnP5, strings.Repeat("B", 300)), roleREGNA), jsonOf(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"`+strings.Repeat("B", 300)+`"`, `{"RoleDefinitionId":88}`), http.StatusBadRequest, "bad-request"},
@@ -730,6 +745,88 @@ func TestDelegationJSONHAL(t *testing.T) {
 	require.Len(t, list, 1)
 	assert.Equal(t, float64(roleREGNA), list[0]["RoleDefinitionId"])
 	assert.Equal(t, "Sigrid Haugland", list[0]["Delegator"])
+}
+
+// withRights puts rights (each the inside of a <resource rel="Right">) into the XML delegation body.
+func withRights(body string, rights ...string) string {
+	list := `<resource rel="Rights">`
+	for _, r := range rights {
+		list += `<resource rel="Right">` + r + `</resource>`
+	}
+	return strings.Replace(body, "<Type>", list+"</resource><Type>", 1)
+}
+
+func xmlRight(code string, edition int, action string) string {
+	return fmt.Sprintf("<ServiceCode>%s</ServiceCode><ServiceEditionCode>%d</ServiceEditionCode><Action>%s</Action>", code, edition, action)
+}
+
+// jsonRights is the JSON HAL delegation of rights alone, as the integrators' collection sends it.
+func jsonRights(holder string, rights ...string) string {
+	return `{"Type":"Placeholder",` + holder + `,"_embedded":{"Roles":[],"Rights":[` + strings.Join(rights, ",") + `]}}`
+}
+
+// Single rights are delegated as Altinn 2 takes them (_embedded.Rights[] with service, edition and action,
+// in JSON and XML), under the preconditions of a role: the receiver holds them at once, the views and the
+// audit log show them, a right held already is 409, and the existing removal of a right takes one.
+func TestSingleRightDelegation(t *testing.T) {
+	srv, pool := newServer(t)
+	p5 := selfReporteeID(t, ssnP5)
+	holder := `"SocialSecurityNumber":"` + ssnP5 + `","LastName":"Brekke"`
+	r := authzDo(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json",
+		jsonRights(holder, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Read"}`, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Sign"}`))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	assert.Len(t, r.json(t)["RoleIds"], 2)
+	// The access manager P3 holds Write on 4711/2 as a delegatable right (REGNA): it may give it alone.
+	r = authzDelegate(t, srv, ssnP3, orgO1, withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Write")))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+
+	held := func() map[string]string {
+		r := authzDo(t, srv, ssnP1, http.MethodGet, receiverURL(orgO1, "delegations", p5, "rights"), "", "")
+		require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+		out := map[string]string{}
+		for _, right := range r.embedded(t, "rights") {
+			if right["ServiceCode"] == "4711" && right["ServiceEditionCode"] == float64(2) {
+				out[right["Action"].(string)] = fmt.Sprint(int64(right["RightID"].(float64)))
+			}
+		}
+		return out
+	}
+	rights := held()
+	assert.ElementsMatch(t, []string{"Read", "Sign", "Write"}, keys(rights))
+	own := authzDo(t, srv, ssnP5, http.MethodGet, "/api/"+orgO1+"/authorization/rights", "", "")
+	require.Equal(t, http.StatusOK, own.Code, own.Body.String())
+	assert.Contains(t, own.Body.String(), `"Sign"`, "the receiver holds the right it was given")
+	e := auditActions(t, srv, orgO1)[0]
+	assert.Equal(t, "DelegateRight", e["Action"])
+	assert.Contains(t, e["Summary"], "right Write on 4711/2")
+
+	before := authzRolesSnapshot(t, pool)
+	p := requireProblem(t, authzDelegate(t, srv, ssnP1, orgO1, withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Sign"))),
+		http.StatusConflict)
+	assert.Equal(t, "urn:postbox:problem:role-already-held", p["type"])
+	assert.Contains(t, p["detail"], "Sign on 4711/2")
+	p = requireProblem(t, authzDelegate(t, srv, ssnP4, orgO1, withRights(authzDelegation(authzPerson(ssnP5, "Brekke")), xmlRight("4711", 2, "Delete"))),
+		http.StatusForbidden)
+	assert.Equal(t, "urn:postbox:problem:not-access-manager", p["type"])
+	requireUnchanged(t, pool, before)
+
+	// The right held alone is taken by the removal of a right; the others stay.
+	d := authzDo(t, srv, ssnP1, http.MethodDelete, receiverURL(orgO1, "delegations", p5, "rights", rights["Sign"]), "", "")
+	require.Equal(t, http.StatusNoContent, d.Code, d.Body.String())
+	assert.ElementsMatch(t, []string{"Read", "Write"}, keys(held()))
+	var definitions int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM role_definitions WHERE role_type = 'SingleRight'`).Scan(&definitions))
+	assert.Equal(t, 3, definitions, "one definition per right, whoever holds it")
+	list := authzDo(t, srv, ssnP1, http.MethodGet, "/api/"+orgO1+"/authorization/roledefinitions", "", "")
+	assert.NotContains(t, list.Body.String(), "SingleRight", "a single right's role is not a role definition to delegate")
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func manyRoles(n int) []int {

@@ -105,11 +105,19 @@ var (
 // delegationBodySchema is the JSON HAL form of the delegation body; its XML form is the interface's
 // <resource rel="RightHolder"> document.
 var delegationBodySchema = &openapi.Schema{Type: "object", Description: "a right holder (SocialSecurityNumber and LastName of a person, " +
-	"OrganizationNumber and Name of an organization, UserName and OrganizationNumber of an enterprise user) and the role definitions to give it",
+	"OrganizationNumber and Name of an organization, UserName and OrganizationNumber of an enterprise user) and the role definitions " +
+	"(_embedded.Roles[].RoleDefinitionId) and single rights (_embedded.Rights[]: ServiceCode, ServiceEditionCode, Action) to give it; " +
+	"at least one, at most 50 together",
 	Properties: map[string]*openapi.Schema{
 		"Type": {Type: "string"}, "SocialSecurityNumber": {Type: "string"}, "LastName": {Type: "string"},
 		"OrganizationNumber": {Type: "string"}, "Name": {Type: "string"}, "UserName": {Type: "string"},
-		"_embedded": {Type: "object"},
+		"_embedded": {Type: "object", Properties: map[string]*openapi.Schema{
+			"Roles": {Type: "array", Items: &openapi.Schema{Type: "object", Properties: map[string]*openapi.Schema{
+				"RoleDefinitionId": {Type: "integer"}}}},
+			"Rights": {Type: "array", Items: &openapi.Schema{Type: "object", Properties: map[string]*openapi.Schema{
+				"ServiceCode": {Type: "string"}, "ServiceEditionCode": {Type: "integer"},
+				"Action": {Type: "string", Enum: []any{"Read", "Write", "Delete", "Sign", "ArchiveRead", "ArchiveDelete"}}}}},
+		}},
 	}}
 
 // pathParams describes the path parameters by name.

@@ -229,6 +229,10 @@ var mailboxRouteDocs = map[string]routeDoc{
 		Query: params(append(append(listOptions, serviceFilter...), param{"receiverId", "only the roles of this right holder", "string", false})...),
 		OK:    answerOf(http.StatusOK, "a page of delegations", negotiated, collectionOf("delegations", delegationResource{}))},
 	"POST /api/:who/authorization/delegations": {Summary: "Delegate roles to a person, organization or enterprise user",
+		Description: "Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager " +
+			"for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. " +
+			"A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and " +
+			"DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).",
 		Body: &requestDoc{Media: []string{"application/xml", "application/hal+xml", "application/hal+json", "application/json"}, Schema: delegationBodySchema,
 			Example: `<resource rel="RightHolder"><Type>person</Type><SocialSecurityNumber>…</SocialSecurityNumber><LastName>…</LastName><resource rel="Roles"><resource rel="Role"><RoleDefinitionId>88</RoleDefinitionId></resource></resource></resource>`},
 		OK: answerOf(http.StatusCreated, "delegated: the receiver's id (RightHolderId, for the …/delegations/{receiverId} routes; an enterprise user's UserName instead) and the roles it now holds; Location is the receiver's delegations",

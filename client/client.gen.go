@@ -21,6 +21,66 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction.
+const (
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionArchiveDelete DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "ArchiveDelete"
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionArchiveRead   DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "ArchiveRead"
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionDelete        DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "Delete"
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionRead          DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "Read"
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionSign          DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "Sign"
+	DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionWrite         DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction = "Write"
+)
+
+// Valid indicates whether the value is a known member of the DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction enum.
+func (e DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction) Valid() bool {
+	switch e {
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionArchiveDelete:
+		return true
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionArchiveRead:
+		return true
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionDelete:
+		return true
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionRead:
+		return true
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionSign:
+		return true
+	case DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsActionWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DelegateRolesJSONBodyEmbeddedRightsAction.
+const (
+	DelegateRolesJSONBodyEmbeddedRightsActionArchiveDelete DelegateRolesJSONBodyEmbeddedRightsAction = "ArchiveDelete"
+	DelegateRolesJSONBodyEmbeddedRightsActionArchiveRead   DelegateRolesJSONBodyEmbeddedRightsAction = "ArchiveRead"
+	DelegateRolesJSONBodyEmbeddedRightsActionDelete        DelegateRolesJSONBodyEmbeddedRightsAction = "Delete"
+	DelegateRolesJSONBodyEmbeddedRightsActionRead          DelegateRolesJSONBodyEmbeddedRightsAction = "Read"
+	DelegateRolesJSONBodyEmbeddedRightsActionSign          DelegateRolesJSONBodyEmbeddedRightsAction = "Sign"
+	DelegateRolesJSONBodyEmbeddedRightsActionWrite         DelegateRolesJSONBodyEmbeddedRightsAction = "Write"
+)
+
+// Valid indicates whether the value is a known member of the DelegateRolesJSONBodyEmbeddedRightsAction enum.
+func (e DelegateRolesJSONBodyEmbeddedRightsAction) Valid() bool {
+	switch e {
+	case DelegateRolesJSONBodyEmbeddedRightsActionArchiveDelete:
+		return true
+	case DelegateRolesJSONBodyEmbeddedRightsActionArchiveRead:
+		return true
+	case DelegateRolesJSONBodyEmbeddedRightsActionDelete:
+		return true
+	case DelegateRolesJSONBodyEmbeddedRightsActionRead:
+		return true
+	case DelegateRolesJSONBodyEmbeddedRightsActionSign:
+		return true
+	case DelegateRolesJSONBodyEmbeddedRightsActionWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Attachment defines model for Attachment.
 type Attachment struct {
 	AttachmentId    int    `json:"AttachmentId"`
@@ -2880,24 +2940,42 @@ type ListDelegationsParams struct {
 
 // DelegateRolesApplicationHalPlusJSONBody defines parameters for DelegateRoles.
 type DelegateRolesApplicationHalPlusJSONBody struct {
-	LastName             *string                 `json:"LastName,omitempty"`
-	Name                 *string                 `json:"Name,omitempty"`
-	OrganizationNumber   *string                 `json:"OrganizationNumber,omitempty"`
-	SocialSecurityNumber *string                 `json:"SocialSecurityNumber,omitempty"`
-	Type                 *string                 `json:"Type,omitempty"`
-	UserName             *string                 `json:"UserName,omitempty"`
-	UnderscoreEmbedded   *map[string]interface{} `json:"_embedded,omitempty"`
+	LastName             *string `json:"LastName,omitempty"`
+	Name                 *string `json:"Name,omitempty"`
+	OrganizationNumber   *string `json:"OrganizationNumber,omitempty"`
+	SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
+	Type                 *string `json:"Type,omitempty"`
+	UserName             *string `json:"UserName,omitempty"`
+	UnderscoreEmbedded   *struct {
+		Rights *[]struct {
+			Action             *DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction `json:"Action,omitempty"`
+			ServiceCode        *string                                                      `json:"ServiceCode,omitempty"`
+			ServiceEditionCode *int                                                         `json:"ServiceEditionCode,omitempty"`
+		} `json:"Rights,omitempty"`
+		Roles *[]struct {
+			RoleDefinitionId *int `json:"RoleDefinitionId,omitempty"`
+		} `json:"Roles,omitempty"`
+	} `json:"_embedded,omitempty"`
 }
 
 // DelegateRolesJSONBody defines parameters for DelegateRoles.
 type DelegateRolesJSONBody struct {
-	LastName             *string                 `json:"LastName,omitempty"`
-	Name                 *string                 `json:"Name,omitempty"`
-	OrganizationNumber   *string                 `json:"OrganizationNumber,omitempty"`
-	SocialSecurityNumber *string                 `json:"SocialSecurityNumber,omitempty"`
-	Type                 *string                 `json:"Type,omitempty"`
-	UserName             *string                 `json:"UserName,omitempty"`
-	UnderscoreEmbedded   *map[string]interface{} `json:"_embedded,omitempty"`
+	LastName             *string `json:"LastName,omitempty"`
+	Name                 *string `json:"Name,omitempty"`
+	OrganizationNumber   *string `json:"OrganizationNumber,omitempty"`
+	SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
+	Type                 *string `json:"Type,omitempty"`
+	UserName             *string `json:"UserName,omitempty"`
+	UnderscoreEmbedded   *struct {
+		Rights *[]struct {
+			Action             *DelegateRolesJSONBodyEmbeddedRightsAction `json:"Action,omitempty"`
+			ServiceCode        *string                                    `json:"ServiceCode,omitempty"`
+			ServiceEditionCode *int                                       `json:"ServiceEditionCode,omitempty"`
+		} `json:"Rights,omitempty"`
+		Roles *[]struct {
+			RoleDefinitionId *int `json:"RoleDefinitionId,omitempty"`
+		} `json:"Roles,omitempty"`
+	} `json:"_embedded,omitempty"`
 }
 
 // DelegateRolesParams defines parameters for DelegateRoles.
@@ -2905,6 +2983,12 @@ type DelegateRolesParams struct {
 	// IdempotencyKey a key (quoted string) that makes a retry of the creation safe: the first complete answer is kept for 24 hours and replayed
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction defines parameters for DelegateRoles.
+type DelegateRolesApplicationHalPlusJSONBodyEmbeddedRightsAction string
+
+// DelegateRolesJSONBodyEmbeddedRightsAction defines parameters for DelegateRoles.
+type DelegateRolesJSONBodyEmbeddedRightsAction string
 
 // ListReceiverRightsParams defines parameters for ListReceiverRights.
 type ListReceiverRightsParams struct {
@@ -8514,6 +8598,8 @@ type ClientInterface interface {
 
 	// DelegateRolesWithBody Delegate roles to a person, organization or enterprise user
 	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -8521,12 +8607,16 @@ type ClientInterface interface {
 
 	// DelegateRolesWithApplicationHalPlusJSONBody Delegate roles to a person, organization or enterprise user
 	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+	//
 	// Takes a body of the `application/hal+json` content type.
 	//
 	// Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
 	DelegateRolesWithApplicationHalPlusJSONBody(ctx context.Context, who string, params *DelegateRolesParams, body DelegateRolesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DelegateRoles Delegate roles to a person, organization or enterprise user
+	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10144,6 +10234,8 @@ func (c *Client) ListDelegations(ctx context.Context, who string, params *ListDe
 
 // DelegateRolesWithBody Delegate roles to a person, organization or enterprise user
 //
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -10161,6 +10253,8 @@ func (c *Client) DelegateRolesWithBody(ctx context.Context, who string, params *
 
 // DelegateRolesWithApplicationHalPlusJSONBody Delegate roles to a person, organization or enterprise user
 //
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+//
 // Takes a body of the `application/hal+json` content type.
 //
 // Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -10177,6 +10271,8 @@ func (c *Client) DelegateRolesWithApplicationHalPlusJSONBody(ctx context.Context
 }
 
 // DelegateRoles Delegate roles to a person, organization or enterprise user
+//
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -20574,6 +20670,8 @@ type ClientWithResponsesInterface interface {
 
 	// DelegateRolesWithBodyWithResponse Delegate roles to a person, organization or enterprise user
 	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -20581,12 +20679,16 @@ type ClientWithResponsesInterface interface {
 
 	// DelegateRolesWithApplicationHalPlusJSONBodyWithResponse Delegate roles to a person, organization or enterprise user
 	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
 	DelegateRolesWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, params *DelegateRolesParams, body DelegateRolesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*DelegateRolesResponse, error)
 
 	// DelegateRolesWithResponse Delegate roles to a person, organization or enterprise user
+	//
+	// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -38584,6 +38686,8 @@ func (c *ClientWithResponses) ListDelegationsWithResponse(ctx context.Context, w
 
 // DelegateRolesWithBodyWithResponse Delegate roles to a person, organization or enterprise user
 //
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -38597,6 +38701,8 @@ func (c *ClientWithResponses) DelegateRolesWithBodyWithResponse(ctx context.Cont
 
 // DelegateRolesWithApplicationHalPlusJSONBodyWithResponse Delegate roles to a person, organization or enterprise user
 //
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
+//
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/{who}/authorization/delegations (the `DelegateRoles` operationId).
@@ -38609,6 +38715,8 @@ func (c *ClientWithResponses) DelegateRolesWithApplicationHalPlusJSONBodyWithRes
 }
 
 // DelegateRolesWithResponse Delegate roles to a person, organization or enterprise user
+//
+// Roles, and single rights (one action on one service edition), under the same preconditions: the caller is access manager for {who}, and holds the role (its rights as delegatable rights) or the right as a delegatable right, or is main administrator. A single right is held as a role of type SingleRight that gives only it: it shows in every view of roles and rights, and DELETE …/delegations/{receiverId}/rights/{ruleId} takes it. Rights on one message or a system resource are refused (400).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -246,7 +246,7 @@ func (q *Queries) RoleRequirements(ctx context.Context, service ServiceKey, lq L
 		return nil, false, err
 	}
 	defs, more, err := queryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
+		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
 			AND x.service_code = $1 AND x.service_edition = $2) AND `+where+tail,
 		append([]any{service.Code, service.Edition}, args...), lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 	if err != nil || len(defs) == 0 {

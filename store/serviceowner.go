@@ -228,7 +228,7 @@ func (q *Queries) ListRoleDefinitions(ctx context.Context, lq ListQuery, after i
 		return nil, false, err
 	}
 	return queryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
+		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
 
 // ServiceOwnerReporteeFields are the fields of a service-owner reportee that clients can filter and order on.
