@@ -40,6 +40,10 @@ type serviceDetail struct {
 	AttachmentRules       []store.AttachmentRule `json:",omitempty" xmlitem:"AttachmentRule"`
 	// SigningText is what a signer confirms, in the requested language (bokmål by default).
 	SigningText string
+	// SigningSteps are the service's signing in order (none: one signature by anyone with Sign), and
+	// SigningDeadlineDays how long a completed task may wait for them.
+	SigningSteps        []store.SigningStep `json:",omitempty" xmlitem:"SigningStep"`
+	SigningDeadlineDays int                 `json:",omitempty"`
 }
 
 // formMeta is a form of the service with the link to its schema.
@@ -131,6 +135,7 @@ func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
 	}
 	d.AttachmentRules = svc.AttachmentRules
 	d.SigningText = svc.SigningText(languageOf(c))
+	d.SigningSteps, d.SigningDeadlineDays = svc.SigningSteps, svc.SigningDeadlineDays
 	respond(c, http.StatusOK, d)
 }
 

@@ -15,7 +15,7 @@ func TestMetadataListsTheServices(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	assert.Equal(t, "application/hal+json; charset=utf-8", r.Header().Get("Content-Type"))
 	services := r.embedded(t, "metadata")
-	require.Len(t, services, 6)
+	require.Len(t, services, 7)
 	first := services[0]
 	assert.Equal(t, "FJE", first["ServiceOwnerCode"])
 	assert.Equal(t, "Fjordetaten", first["ServiceOwnerName"])
@@ -28,7 +28,7 @@ func TestMetadataListsTheServices(t *testing.T) {
 	assert.Equal(t, "http://postbox.test/api/metadata", link(t, r.json(t), "self"))
 
 	// Correspondence services link to their own metadata resource, and it answers.
-	last := services[5]
+	last := services[6]
 	assert.Equal(t, "Correspondence", last["ServiceType"])
 	c := get(t, shared, pathOf(t, link(t, last, "self")))
 	require.Equal(t, http.StatusOK, c.Code, c.Body.String())
@@ -130,10 +130,10 @@ func TestMetadataFilterAndOrder(t *testing.T) {
 		want  []string // ServiceCode/Edition in order
 	}{
 		{"$filter=" + url.QueryEscape("ServiceOwnerCode eq 'FJE'"), []string{"4711/1", "4711/2", "7001/1"}},
-		{"$filter=" + url.QueryEscape("ServiceType eq 'Correspondence' or ServiceEditionCode gt 1"), []string{"4711/2", "7001/1", "7102/1"}},
-		{"$filter=" + url.QueryEscape("ValidFrom ge DateTime'2022-01-01T00:00:00' and not (ServiceOwnerName eq 'Fjordetaten')"), []string{"5302/1"}},
+		{"$filter=" + url.QueryEscape("ServiceType eq 'Correspondence' or ServiceEditionCode gt 1"), []string{"4711/2", "5302/2", "7001/1", "7102/1"}},
+		{"$filter=" + url.QueryEscape("ValidFrom ge DateTime'2022-01-01T00:00:00' and not (ServiceOwnerName eq 'Fjordetaten')"), []string{"5302/1", "5302/2"}},
 		{"$filter=" + url.QueryEscape("startswith(ServiceName,'Årsoppgave')"), []string{"4711/1", "4711/2"}},
-		{"$orderby=" + url.QueryEscape("ValidFrom desc"), []string{"4711/2", "5302/1", "6120/1", "4711/1", "7001/1", "7102/1"}},
+		{"$orderby=" + url.QueryEscape("ValidFrom desc"), []string{"4711/2", "5302/1", "5302/2", "6120/1", "4711/1", "7001/1", "7102/1"}},
 		{"$filter=" + url.QueryEscape("ServiceName eq 'x'' OR 1=1 --'"), []string{}},
 	}
 	for _, tc := range cases {
@@ -172,7 +172,7 @@ func TestMetadataPaging(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, pages)
-	assert.Len(t, seen, 6)
+	assert.Len(t, seen, 7)
 	for self, n := range seen {
 		assert.Equal(t, 1, n, self)
 	}
@@ -209,4 +209,17 @@ func TestCodeLists(t *testing.T) {
 	// A list that only exists in nynorsk and bokmål is served in nynorsk when asked.
 	nn := get(t, shared, "/api/metadata/codelists/Sivilstand/1?language=2068").json(t)
 	assert.EqualValues(t, 2068, nn["Language"])
+}
+
+// A service's signing shows in its metadata: its steps in order and its deadline, in JSON and XML.
+func TestMetadataShowsTheSigningSteps(t *testing.T) {
+	r := get(t, shared, "/api/metadata/formtask/5302/2")
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, []any{map[string]any{"Signees": "Right"}, map[string]any{"Signees": "TaskSignees"}}, r.json(t)["SigningSteps"])
+	assert.EqualValues(t, 14, r.json(t)["SigningDeadlineDays"])
+	x := get(t, shared, "/api/metadata/formtask/5302/2", "Accept", "application/hal+xml")
+	require.Equal(t, http.StatusOK, x.Code, x.Body.String())
+	assert.Contains(t, x.Body.String(), "<SigningSteps><SigningStep><Signees>Right</Signees></SigningStep><SigningStep><Signees>TaskSignees</Signees></SigningStep></SigningSteps>")
+	// A service that declares none shows none.
+	assert.NotContains(t, get(t, shared, "/api/metadata/formtask/5302/1").Body.String(), "SigningSteps")
 }

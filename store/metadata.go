@@ -35,6 +35,27 @@ type ServiceDetail struct {
 	AttachmentRules       []AttachmentRule
 	// SigningTexts are the service's own texts a signer confirms, by language id ("1044"); see SigningText.
 	SigningTexts map[string]string
+	// SigningSteps are the service's signing, in order; none: one signature by anyone with Sign, unless the
+	// task names signees (then one step of TaskSignees, every one of them).
+	SigningSteps []SigningStep
+	// SigningDeadlineDays, when set, is how long a completed task may wait for its signatures before
+	// formtask.signing.overdue.
+	SigningDeadlineDays int
+}
+
+// Rules of a signing step: who may sign in it.
+const (
+	SigneesOfTask  = "TaskSignees" // the persons and organizations named on the task
+	SigneesByRole  = "Role"        // the holders of RoleDefinitionCode for the task's party
+	SigneesByRight = "Right"       // the holders of the Sign right on the service for the task's party
+)
+
+// SigningStep is one step of a form task's signing: signatures from signees its rule (Signees) admits,
+// MinCount of them; 0 means every named signee for TaskSignees, and one for Role and Right.
+type SigningStep struct {
+	Signees            string
+	RoleDefinitionCode string `json:",omitempty"`
+	MinCount           int    `json:",omitempty"`
 }
 
 // ProcessStep is one step of a form task with the security level it needs.
@@ -133,7 +154,7 @@ const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_e
 			'IsXsdValidationRequired', r.is_xsd_validation_required, 'MaxAttachmentCount', r.max_attachment_count,
 			'MinAttachmentCount', r.min_attachment_count, 'MaxFileSize', r.max_file_size) ORDER BY r.attachment_rule_id)
 		FROM attachment_rules r WHERE r.service_code = s.service_code AND r.service_edition = s.service_edition), '[]'),
-	COALESCE(s.signing_texts, '{}')
+	COALESCE(s.signing_texts, '{}'), COALESCE(s.signing_steps, '[]'), COALESCE(s.signing_deadline_days, 0)
 	FROM services s JOIN service_owners o ON o.code = s.service_owner_code
 	WHERE s.service_code = $1 AND s.service_edition = $2`
 
@@ -147,7 +168,8 @@ func (q *Queries) GetService(ctx context.Context, code string, edition int) (Ser
 // scanServiceDetail scans a row of serviceDetailSQL; ErrNotFound for none.
 func scanServiceDetail(row pgx.Row, d *ServiceDetail) error {
 	return notFound(scanService(row, &d.Service,
-		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts))
+		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts,
+		&d.SigningSteps, &d.SigningDeadlineDays))
 }
 
 // GetFormSchema returns the XSD of a form's data model, when that form belongs to the service edition.

@@ -105,6 +105,9 @@ type dsService struct {
 	}
 	// SigningTexts are the texts a signer confirms, by language id ("1044"); optional.
 	SigningTexts map[string]string
+	// SigningSteps and SigningDeadlineDays are the service's signing (store.ServiceDetail); optional.
+	SigningSteps        []store.SigningStep
+	SigningDeadlineDays int
 }
 
 type dsCodeList struct {

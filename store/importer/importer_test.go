@@ -48,7 +48,7 @@ func TestSeedImportsTheDemoDataset(t *testing.T) {
 	pool := storetest.NewEmpty(t)
 	require.NoError(t, importer.FromFile(context.Background(), pool, storetest.DemoDataset()))
 
-	for table, want := range map[string]int{"messages": 174, "api_keys": 5, "service_owners": 3, "services": 6,
+	for table, want := range map[string]int{"messages": 174, "api_keys": 5, "service_owners": 3, "services": 7,
 		"code_lists": 8, "role_definitions": 10, "roles": 12, "logins": 6, "parties": 11, "xsd_schemas": 5} {
 		assert.Equal(t, want, count(t, pool, table), table)
 	}
@@ -166,6 +166,12 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 			record(ds, "Services", 0)["FormsMetaData"].([]any)[0].(map[string]any)["XsdFile"] = "xsd/missing.xsd"
 		}, "Services[0] (4711/1).FormsMetaData[0].XsdFile: cannot read xsd/missing.xsd"},
 		{"unknown field", func(ds map[string]any) { record(ds, "Services", 1)["Colour"] = "blue" }, `unknown field "Colour"`},
+		{"unknown signing rule", func(ds map[string]any) {
+			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Anyone"}}
+		}, `Services[1] (4711/2).SigningSteps[0]: Signees must be TaskSignees, Role or Right, not "Anyone"`},
+		{"a role step without its role", func(ds map[string]any) {
+			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Role"}}
+		}, "Services[1] (4711/2).SigningSteps[0]: a RoleDefinitionCode goes with Signees Role, and only with it"},
 		{"confirmation on a form task", func(ds map[string]any) { record(ds, "Messages", 4)["IsConfirmationNeeded"] = true },
 			"Messages[4] (a3100129).IsConfirmationNeeded: only a correspondence asks for confirmation"},
 		{"custom data without a key", func(ds map[string]any) {

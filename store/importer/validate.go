@@ -34,10 +34,11 @@ type serviceKey struct {
 	edition int
 }
 
+func bad(record, field, format string, args ...any) error {
+	return &Error{Record: record, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
 func (ds *dataset) validate() error {
-	bad := func(record, field, format string, args ...any) error {
-		return &Error{Record: record, Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
 	owners := map[string]bool{}
 	for i, o := range ds.ServiceOwners {
 		rec := fmt.Sprintf("ServiceOwners[%d] (%s)", i, o.Code)
@@ -140,6 +141,9 @@ func (ds *dataset) validate() error {
 			if n, err := strconv.Atoi(lang); err != nil || !slices.Contains(languages, n) || text == "" {
 				return bad(rec, "SigningTexts", "keys are the language ids %v and texts are not empty", languages)
 			}
+		}
+		if err := validSigning(rec, s); err != nil {
+			return err
 		}
 		for j, p := range s.ProcessSteps {
 			if p.Name == "" || p.SecurityLevel < 0 || p.SecurityLevel > 4 {
@@ -271,6 +275,29 @@ func (ds *dataset) validate() error {
 			}
 		}
 		messageIDs[m.MessageID] = true
+	}
+	return nil
+}
+
+// validSigning checks a service's signing: steps only on a FormTask service, each with a known rule, a
+// role code exactly for Role, and a count that is not negative; a deadline only with signing.
+func validSigning(rec string, s dsService) error {
+	if len(s.SigningSteps) > 0 && s.ServiceType != "FormTask" {
+		return bad(rec, "SigningSteps", "only a FormTask service is signed")
+	}
+	if s.SigningDeadlineDays < 0 {
+		return bad(rec, "SigningDeadlineDays", "must be a positive number of days")
+	}
+	for j, st := range s.SigningSteps {
+		field := fmt.Sprintf("SigningSteps[%d]", j)
+		switch {
+		case !slices.Contains([]string{store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight}, st.Signees):
+			return bad(rec, field, "Signees must be %s, %s or %s, not %q", store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight, st.Signees)
+		case (st.Signees == store.SigneesByRole) != (st.RoleDefinitionCode != ""):
+			return bad(rec, field, "a RoleDefinitionCode goes with Signees %s, and only with it", store.SigneesByRole)
+		case st.MinCount < 0:
+			return bad(rec, field, "MinCount must not be negative")
+		}
 	}
 	return nil
 }

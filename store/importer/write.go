@@ -170,11 +170,12 @@ func upsertLogin(ctx context.Context, tx pgx.Tx, kind, userName, pw string, pers
 func writeService(ctx context.Context, tx pgx.Tx, s dsService) error {
 	code, ed := s.ServiceCode, s.ServiceEditionCode
 	if _, err := tx.Exec(ctx, `INSERT INTO services (service_code, service_edition, service_owner_code, service_name, service_type,
-			valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (service_code, service_edition) `+updateChanged("services", "service_owner_code, service_name, service_type, valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts"),
+			valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts, signing_steps, signing_deadline_days)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULLIF($13, 0))
+		ON CONFLICT (service_code, service_edition) `+updateChanged("services", "service_owner_code, service_name, service_type, valid_from, valid_to, rest_enabled, eus_enabled, enterprise_user_enabled, signing_texts, signing_steps, signing_deadline_days"),
 		code, ed, s.ServiceOwnerCode, s.ServiceName, s.ServiceType, s.ValidFrom.Time, s.ValidTo.Time,
-		s.RestEnabled, s.EUSEnabled, s.EnterpriseUserEnabled, jsonOrNull(len(s.SigningTexts), s.SigningTexts)); err != nil {
+		s.RestEnabled, s.EUSEnabled, s.EnterpriseUserEnabled, jsonOrNull(len(s.SigningTexts), s.SigningTexts),
+		jsonOrNull(len(s.SigningSteps), s.SigningSteps), s.SigningDeadlineDays); err != nil {
 		return err
 	}
 	for i, p := range s.ProcessSteps {
