@@ -27,6 +27,12 @@ const (
 	FormTaskFormDeleted        = "no.postbox.formtask.form.deleted.v1"
 	// FormTaskOverdue: a form task a service owner sent with a DueDateTime was not submitted by then.
 	FormTaskOverdue = "no.postbox.formtask.overdue.v1"
+	// Signing by several: a signature recorded, voided (the task went back to Utfylling), every step signed
+	// (the task archives next), and a task still in Signering at its signing deadline.
+	FormTaskSigned           = "no.postbox.formtask.signed.v1"
+	FormTaskSignatureVoided  = "no.postbox.formtask.signature.voided.v1"
+	FormTaskSigningCompleted = "no.postbox.formtask.signing.completed.v1"
+	FormTaskSigningOverdue   = "no.postbox.formtask.signing.overdue.v1"
 
 	CorrespondenceCreated   = "no.postbox.correspondence.created.v1"
 	CorrespondenceRead      = "no.postbox.correspondence.read.v1"
@@ -180,6 +186,28 @@ func (b Builder) AttachmentEvent(eventType string, a Attachment) store.Event {
 		ReporteeID string `json:"ReporteeId"`
 	}{a, identity.ReporteeID(a.ReporteeID)}
 	return b.onMessage(b.event(eventType, source, a.ReporteeID, data), a.Message)
+}
+
+// Signature is the data of FormTaskSigned and FormTaskSignatureVoided: who signed (their reportee id, never
+// an identity number), on behalf of whom, in which step.
+type Signature struct {
+	Message
+	SignatureID int64 `json:"SignatureId"`
+	Step        int   `json:"Step"`
+	Signer      int64 `json:"-"`
+	OnBehalfOf  int64 `json:"-"`
+}
+
+// SignatureEvent is the event eventType (FormTaskSigned, FormTaskSignatureVoided) of signature s.
+func (b Builder) SignatureEvent(eventType string, s Signature) store.Event {
+	source := fmt.Sprintf("%s/signatures/%d", b.messageSource(s.Message), s.SignatureID)
+	data := struct {
+		Signature
+		ReporteeID string `json:"ReporteeId"`
+		Signer     string `json:"SignerReporteeId"`
+		OnBehalfOf string `json:"OnBehalfOfReporteeId"`
+	}{s, identity.ReporteeID(s.ReporteeID), identity.ReporteeID(s.Signer), identity.ReporteeID(s.OnBehalfOf)}
+	return b.onMessage(b.event(eventType, source, s.ReporteeID, data), s.Message)
 }
 
 // Form is the data of FormTaskFormAdded, …Changed and …Deleted: a sub-form of a form task.

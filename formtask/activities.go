@@ -240,12 +240,11 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 	if err != nil {
 		return err
 	}
-	reportee, err := strconv.ParseInt(strings.TrimPrefix(t.ReporteeID, "r"), 10, 64)
+	m, err := taskMessage(t)
 	if err != nil {
 		return err
 	}
-	return a.taskEvents(ctx, q, events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask,
-		ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}, p, statusChanged)
+	return a.taskEvents(ctx, q, m, p, statusChanged)
 }
 
 // taskEvents writes the events of appendTaskEvents of task m as the projection left it.

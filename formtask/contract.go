@@ -25,7 +25,8 @@ import (
 //   - TaskQueue: the FormTask and TrashbinPurge workflows, and the local activities, which run inside the
 //     workflow task of the update that needs them: CheckAndProject (the checks of a change's content and
 //     its projection into the read model), CheckAndArchive (a submission's checks and its archive),
-//     DiscardRevision, ChangePlace and ReadTaskState.
+//     DiscardRevision, ChangePlace and ReadTaskState, and those of signing (PlanSigning, RecordSignature,
+//     ReturnToFilling, WriteSignees, MarkSigningOverdue).
 //   - TaskQueueValidation: the prints (RenderPrint, RenderFormPrint), CPU-bound PDF rendering.
 //   - TaskQueueArchive: the scheduled purge of the trashbins (PurgeTrashbin).
 const (
@@ -39,7 +40,8 @@ const (
 func ActivitiesOn(a *Activities, taskQueue string) []any {
 	switch taskQueue {
 	case TaskQueue:
-		return []any{a.CheckAndProject, a.CheckAndArchive, a.DiscardRevision, a.ChangePlace, a.ReadTaskState}
+		return []any{a.CheckAndProject, a.CheckAndArchive, a.DiscardRevision, a.ChangePlace, a.ReadTaskState,
+			a.PlanSigning, a.RecordSignature, a.ReturnToFilling, a.WriteSignees, a.MarkSigningOverdue}
 	case TaskQueueValidation:
 		return []any{a.RenderPrint, a.RenderFormPrint}
 	case TaskQueueArchive:
@@ -132,6 +134,10 @@ type TaskState struct {
 	Revision int64
 	// InTrashbin says the task is in the reportee's trashbin (formtask_lifecycle.go).
 	InTrashbin bool `json:",omitempty"`
+	// SigningDeadline, when set, is when a task in Signering that still lacks signatures gets
+	// formtask.signing.overdue (SigningOverdue once it has).
+	SigningDeadline *time.Time `json:",omitempty"`
+	SigningOverdue  bool       `json:",omitempty"`
 }
 
 // Expectation is what a change made under If-Match expects of the task: the revision last promoted and
@@ -223,6 +229,9 @@ type SubmitInput struct {
 	Attachments []AttachmentRef
 	// Expect, when set, refuses the submission (ErrPrecondition) unless the task is as expected.
 	Expect *Expectation `json:",omitempty"`
+	// Signer is the caller as a signer of a task with signing steps (signing_contract.go); a login that is
+	// no person (an enterprise user) has none, and cannot sign such a task.
+	Signer Signer `json:",omitzero"`
 }
 
 // SubFormInput adds a sub-form (FormID 0 or unknown) or changes the sub-form FormID.

@@ -68,6 +68,7 @@ func FormTask(ctx workflow.Context, state TaskState) error {
 	if err := t.publish(ctx); err != nil {
 		return err
 	}
+	workflow.Go(ctx, t.watchSigningDeadline)
 	if err := workflow.Await(ctx, func() bool {
 		return t.state.Status == taskstatus.Archived || t.purged || t.handled >= MaxUpdatesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	}); err != nil {
@@ -102,6 +103,9 @@ func (t *task) register(ctx workflow.Context) error {
 		{UpdateValidate, t.validate, t.validateValidate},
 		{UpdatePrint, t.print, nil}, // any status: tasks archived before Postbox have no archive print
 		{UpdateResync, t.resync, t.validateResync},
+		{UpdateSignees, t.putSignees, t.validateSignees},
+		{UpdateSign, t.sign, t.validateSign},
+		{UpdateReturnToFilling, t.returnToFilling, t.validateReturn},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler,
@@ -180,6 +184,15 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	}
 	log := workflow.GetLogger(ctx)
 	content := ContentRef{MessageID: t.state.MessageID, Revision: in.Revision}
+	if in.Complete && workflow.GetVersion(ctx, SigningVersion, workflow.DefaultVersion, 1) == 1 {
+		var plan SigningPlan
+		if err := local(ctx, acts.PlanSigning, t.state.MessageID).Get(ctx, &plan); err != nil {
+			return Result{}, err
+		}
+		if plan.Steps > 0 {
+			return t.submitForSigning(ctx, in, content, plan)
+		}
+	}
 	maySign := in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
 	wantsSign := in.Complete && in.Sign
 	if t.state.Status == taskstatus.Signing && !maySign {

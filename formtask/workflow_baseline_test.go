@@ -90,6 +90,7 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 		"RenderPrint":     formtask.TaskQueueValidation,
 		"CheckAndArchive": "local",
 		"DiscardRevision": "local",
+		"PlanSigning":     "local",
 	}, queues)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +37,12 @@ type fakeActivities struct {
 	// dies before it answers; the next attempt finds the archive.
 	lostArchives int
 	readModel    formtask.ReadModelState // what ReadTaskState finds
+	// Signing (workflow_signing_test.go): the plan PlanSigning finds (none by default), how many
+	// signatures complete it, the signers not admitted, and the signers recorded.
+	plan       formtask.SigningPlan
+	needed     int
+	notSignees map[int64]bool
+	signed     []int64
 }
 
 func (f *fakeActivities) record(name string, rev int64) {
@@ -126,6 +133,41 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 		f.record("RenderPrint", 0)
 		return formtask.PrintResult{Digest: strings.Repeat("cd", 32)}, nil
 	}, "RenderPrint")
+	f.registerSigning(reg)
+}
+
+// registerSigning registers the signing activities over f's plan and signatures. PlanSigning is not
+// recorded: every completion asks it.
+func (f *fakeActivities) registerSigning(reg func(fn any, name string)) {
+	reg(func(string) (formtask.SigningPlan, error) { return f.plan, nil }, "PlanSigning")
+	reg(func(in formtask.RecordSignatureInput) (formtask.RecordSignatureResult, error) {
+		f.record("RecordSignature", in.Signer.PartyID)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.notSignees[in.Signer.PartyID] {
+			return formtask.RecordSignatureResult{Decision: formtask.SignatureRefused, Detail: "not a signee of this step"}, nil
+		}
+		if slices.Contains(f.signed, in.Signer.PartyID) {
+			return formtask.RecordSignatureResult{Decision: formtask.SignatureRepeated, Complete: len(f.signed) >= f.needed}, nil
+		}
+		f.signed = append(f.signed, in.Signer.PartyID)
+		return formtask.RecordSignatureResult{Decision: formtask.SignatureRecorded, Complete: len(f.signed) >= f.needed}, nil
+	}, "RecordSignature")
+	reg(func(in formtask.ReturnToFillingInput) error {
+		f.record("ReturnToFilling", 0)
+		f.mu.Lock()
+		f.signed = nil
+		f.mu.Unlock()
+		return nil
+	}, "ReturnToFilling")
+	reg(func(in formtask.WriteSigneesInput) error {
+		f.record("WriteSignees", int64(len(in.PartyIDs)))
+		return nil
+	}, "WriteSignees")
+	reg(func(in formtask.SigningOverdueInput) error {
+		f.record("MarkSigningOverdue", 0)
+		return nil
+	}, "MarkSigningOverdue")
 }
 
 type outcome struct {
@@ -171,8 +213,11 @@ func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeActivities) 
 }
 
 // run runs the workflow from status until the updates are done, then cancels it unless it ended itself.
-func run(env *testsuite.TestWorkflowEnvironment, status string) {
-	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
+func run(env *testsuite.TestWorkflowEnvironment, status string) { runFor(env, status, time.Hour) }
+
+// runFor is run, cancelling the workflow after d.
+func runFor(env *testsuite.TestWorkflowEnvironment, status string, d time.Duration) {
+	env.RegisterDelayedCallback(env.CancelWorkflow, d)
 	env.ExecuteWorkflow(formtask.FormTask, formtask.TaskState{
 		MessageID: "a3101102", ReporteeID: "r50001", ServiceCode: "4711", ServiceEdition: 2, Subject: "Årsoppgave", Status: status,
 	})

@@ -42,7 +42,8 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 // names the workflow schedules them by.
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
-		config.QueueFormTask: {"ChangePlace", "CheckAndArchive", "CheckAndProject", "DiscardRevision", "ReadTaskState",
+		config.QueueFormTask: {"ChangePlace", "CheckAndArchive", "CheckAndProject", "DiscardRevision", "MarkSigningOverdue",
+			"PlanSigning", "ReadTaskState", "RecordSignature", "ReturnToFilling", "WriteSignees",
 			"workflow FormTask", "workflow " + formtask.TrashbinPurgeWorkflow},
 		config.QueueValidation: {"RenderFormPrint", "RenderPrint"},
 		config.QueueArchive:    {"PurgeTrashbin"},

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Signing by several: the signees a task names, and the signatures it collects (migration 030_signing.sql).
+// The form-task workflow orders every change of them; these are its reads and writes.
+
+// TaskSignee is a person or organization named to sign a form task.
+type TaskSignee struct {
+	PartyID              int64
+	Kind                 string // Person or Organization
+	Name                 string
+	SocialSecurityNumber string `json:",omitempty"`
+	LastName             string `json:",omitempty"`
+	OrganizationNumber   string `json:",omitempty"`
+}
+
+// Signature is one signature of a form task: who signed, on behalf of whom, when, in which step, and the
+// digest of the content signed; VoidedAt is set once the task went back to Utfylling.
+type Signature struct {
+	ID                int64
+	Step              int
+	SignerPartyID     int64
+	SignerName        string
+	OnBehalfOfPartyID int64
+	OnBehalfOfName    string
+	SignedAt          time.Time
+	ContentDigest     string
+	VoidedAt          *time.Time
+}
+
+// ListTaskSignees returns the signees of a task, in the order they were named.
+func (q *Queries) ListTaskSignees(ctx context.Context, messageID string) ([]TaskSignee, error) {
+	rows, err := q.db.Query(ctx, `SELECT p.id, p.kind, p.name, COALESCE(p.ssn, ''), COALESCE(p.last_name, ''),
+			COALESCE(p.organization_number, '')
+		FROM task_signees s JOIN parties p ON p.id = s.party_id WHERE s.message_id = $1 ORDER BY s.ordinal`, messageID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[TaskSignee])
+}
+
+// ReplaceTaskSignees makes partyIDs the signees of a task, in that order.
+func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, partyIDs []int64) error {
+	return q.inTx(ctx, func(q *Queries) error {
+		if _, err := q.db.Exec(ctx, `DELETE FROM task_signees WHERE message_id = $1`, messageID); err != nil {
+			return err
+		}
+		_, err := q.db.Exec(ctx, `INSERT INTO task_signees (message_id, ordinal, party_id)
+			SELECT $1, o, id FROM unnest($2::bigint[]) WITH ORDINALITY AS s(id, o)`, messageID, partyIDs)
+		return err
+	})
+}
+
+// ListSignatures returns the signatures of a task, the voided ones too, oldest first.
+func (q *Queries) ListSignatures(ctx context.Context, messageID string) ([]Signature, error) {
+	rows, err := q.db.Query(ctx, `SELECT s.id, s.step, s.signer_party_id, s.signer_name, s.on_behalf_of_party_id, b.name,
+			s.signed_at, s.content_digest, s.voided_at
+		FROM task_signatures s JOIN parties b ON b.id = s.on_behalf_of_party_id
+		WHERE s.message_id = $1 ORDER BY s.id`, messageID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Signature])
+}
+
+// InsertSignature records a signature and returns its id; 0 when the signer has signed for that signee
+// already (and that signature is not voided).
+func (q *Queries) InsertSignature(ctx context.Context, messageID string, s Signature) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO task_signatures (message_id, step, signer_party_id, signer_name,
+			on_behalf_of_party_id, signed_at, content_digest)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (message_id, signer_party_id, on_behalf_of_party_id) WHERE voided_at IS NULL DO NOTHING
+		RETURNING id`, messageID, s.Step, s.SignerPartyID, s.SignerName, s.OnBehalfOfPartyID, s.SignedAt, s.ContentDigest).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// VoidSignatures voids the signatures of a task not yet voided, at at, and returns them.
+func (q *Queries) VoidSignatures(ctx context.Context, messageID string, at time.Time) ([]Signature, error) {
+	rows, err := q.db.Query(ctx, `UPDATE task_signatures s SET voided_at = $2 FROM parties b
+		WHERE s.message_id = $1 AND s.voided_at IS NULL AND b.id = s.on_behalf_of_party_id
+		RETURNING s.id, s.step, s.signer_party_id, s.signer_name, s.on_behalf_of_party_id, b.name, s.signed_at,
+			s.content_digest, s.voided_at`, messageID, at)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Signature])
+}
+
+// ContentDigest is the SHA-256 (hex) of a task's current content: its forms (type, data format, name and
+// data) and attachments (names, type, size and the SHA-256 of their bytes), in their order. A signature
+// records it, so what was signed can be told from what is there.
+func (q *Queries) ContentDigest(ctx context.Context, messageID string) (string, error) {
+	var digest string
+	err := q.db.QueryRow(ctx, `SELECT encode(sha256(convert_to(
+			COALESCE((SELECT string_agg(concat_ws(E'\x1f', f.type, f.data_format_id, f.data_format_version, f.name,
+				encode(sha256(convert_to(f.form_data, 'UTF8')), 'hex')), E'\x1e' ORDER BY f.ordinal)
+				FROM forms f WHERE f.message_id = $1), '') || E'\x1d' ||
+			COALESCE((SELECT string_agg(concat_ws(E'\x1f', a.name, a.file_name, a.attachment_type, a.file_size,
+				encode(a.sha256, 'hex')), E'\x1e' ORDER BY a.ordinal)
+				FROM attachments a WHERE a.message_id = $1), ''), 'UTF8')), 'hex')`, messageID).Scan(&digest)
+	return digest, err
+}
+
+// HoldsRoleCode tells whether the party holderID holds the role definition code for the reportee, itself
+// or through a delegation.
+func (q *Queries) HoldsRoleCode(ctx context.Context, holderID, reporteeID int64, code string) (bool, error) {
+	var held bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
+		WHERE ro.holder_party_id = $1 AND ro.reportee_id = $2 AND d.role_definition_code = $3)`, holderID, reporteeID, code).Scan(&held)
+	return held, err
+}
