@@ -66,7 +66,9 @@ func currentStep(steps []store.SigningStep, signees int, signatures []store.Sign
 func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []store.TaskSignee, holdsRole bool) (int64, string) {
 	switch st.Signees {
 	case store.SigneesOfTask:
-		named := func(id int64) bool { return slices.ContainsFunc(signees, func(t store.TaskSignee) bool { return t.PartyID == id }) }
+		named := func(id int64) bool {
+			return slices.ContainsFunc(signees, func(t store.TaskSignee) bool { return t.PartyID == id })
+		}
 		switch {
 		case s.OnBehalfOf != 0 && named(s.OnBehalfOf):
 			return s.OnBehalfOf, ""

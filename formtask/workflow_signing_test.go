@@ -16,7 +16,9 @@ func signerOf(party int64, maySign bool) formtask.Signer {
 	return formtask.Signer{PartyID: party, Name: "Signee", MaySign: maySign, SecurityLevel: 2, RequiredLevel: 1}
 }
 
-func signAs(party int64) formtask.SignInput { return formtask.SignInput{Signer: signerOf(party, false)} }
+func signAs(party int64) formtask.SignInput {
+	return formtask.SignInput{Signer: signerOf(party, false)}
+}
 
 // completeAndSign is the filler's completion with sign=true, as person party.
 func completeAndSign(party int64) formtask.SubmitInput {
