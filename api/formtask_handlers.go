@@ -52,6 +52,15 @@ func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey
 		Delete: rights.Has(identity.Delete, svc), SecurityLevel: p.SecurityLevel}
 }
 
+// personSigner is the caller as the signer of a task with signing steps: a person signs as themselves (for
+// the task's party in its Role and Right steps); any other login has no signer.
+func personSigner(p identity.Principal) formtask.Signer {
+	if p.PersonID == 0 || p.Method == identity.MethodEnterpriseUser {
+		return formtask.Signer{}
+	}
+	return formtask.Signer{PartyID: p.PersonID, Name: p.Name, SecurityLevel: p.SecurityLevel}
+}
+
 // formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
 func (h *formTaskHandlers) formTasksOrUnavailable(c *gin.Context) (*formtask.Service, bool) {
 	if h.formTasks == nil {
@@ -128,7 +137,8 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		return
 	}
 	res, err := ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
-		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments, Expect: expect})
+		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments, Expect: expect,
+			Signer: personSigner(principalOf(c))})
 	var refused *formtask.Error
 	if errors.As(err, &refused) && refused.Kind == formtask.PreconditionFailed {
 		h.tagCurrent(c)
@@ -186,7 +196,8 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	party, rights := reporteeOf(c)
 	p := principalOf(c)
 	who := caller(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
-	id, res, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments})
+	id, res, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Complete: complete, Sign: sign, Forms: forms,
+		Attachments: attachments, Signer: personSigner(principalOf(c))})
 	if err != nil {
 		abort(c, err)
 		return

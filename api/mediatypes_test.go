@@ -116,6 +116,13 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return fjeNotifier(t).get(t, formTasks, order).embedded(t, "recipients")[0]["Status"] == "Sent"
 	}, 30*time.Second, 100*time.Millisecond)
+	// A joint application P1 completed and signed, and P2 signed, waiting for P3.
+	signed, content := jointApplication(t, formTasks)
+	signedTask := "/api/" + ssnP1 + "/messages/" + signed
+	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP1, http.MethodPut, signedTask+"/signees", signees(ola, sigra)).Code)
+	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP1, http.MethodPut, signedTask, content).Code)
+	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP2, http.MethodPost, "/api/my/signing/"+signed, "").Code)
+	signee := func(t *testing.T, path, accept string) response { return getAs(t, formTasks, ssnP3, path, "Accept", accept) }
 	notifier := func(t *testing.T, path, accept string) response {
 		return fjeNotifier(t).get(t, formTasks, path, "Accept", accept)
 	}
@@ -187,6 +194,10 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 		{"/api/serviceowner/correspondence/shipments/:shipmentId", []string{shipment}, sender},
 		{"/api/serviceowner/notifications/:orderId", []string{order}, notifier},
 		{"/api/serviceowner/messages/:messageId/notifications", []string{"/api/serviceowner/messages/a3100136/notifications"}, notifier},
+		{"/api/:who/messages/:messageId/signees", []string{signedTask + "/signees"}, person(formTasks)},
+		{"/api/:who/messages/:messageId/signatures", []string{signedTask + "/signatures"}, person(formTasks)},
+		{"/api/:who/signing", []string{"/api/my/signing"}, signee},
+		{"/api/:who/signing/:messageId", []string{"/api/my/signing/" + signed}, signee},
 	}
 
 	covered := append([]string(nil), notResources...)

@@ -16,7 +16,7 @@ import (
 //
 // Statuses every route can answer (401/403/429 of its area, 406, 400, 404, 413, 503, ...) are added by
 // openapi.go from the route's area and kind; list here only what the handler itself answers.
-var routeDocs = joinDocs(mailboxRouteDocs, agencyRouteDocs)
+var routeDocs = joinDocs(mailboxRouteDocs, agencyRouteDocs, signingRouteDocs)
 
 // joinDocs is the one map of route docs made of the parts, which name different routes.
 func joinDocs(parts ...map[string]routeDoc) map[string]routeDoc {

@@ -137,6 +137,16 @@ func (s *Server) routes() http.Handler {
 	messages.put("/:messageId/restore", write, s.negotiate, lc.restoreMessage)
 	messages.delete("/trashbin/:messageId", write, s.negotiate, lc.purgeMessage)
 	messages.get("/:messageId/signingtext", read, s.negotiate, mb.getSigningText)
+	// Signing by several (signing.go): the task's signees, its signatures, and back to Utfylling.
+	messages.get("/:messageId/signees", read, s.negotiate, ft.getSignees)
+	messages.put("/:messageId/signees", write, s.negotiate, ft.putSignees)
+	messages.get("/:messageId/signatures", read, s.negotiate, ft.getSignatures)
+	messages.delete("/:messageId/signatures", write, s.negotiate, ft.deleteSignatures)
+	// The tasks {who} is asked to sign as a named signee, readable and signed without rights for their party.
+	signing := t.area(areaMailbox, mailboxGroup.Group("/:who/signing", s.resolveWho, s.negotiate))
+	signing.get("", read, ft.listSigning)
+	signing.get("/:messageId", read, ft.getSigningTask)
+	signing.post("/:messageId", write, ft.signTask)
 	messages.get("/:messageId/custommessagedata", read, s.negotiate, mb.getCustomMessageData)
 	// The events feed of {who}: what the caller may see of it (see events.go).
 	feed := t.area(areaMailbox, mailboxGroup.Group("/:who/events", s.resolveWho))

@@ -1730,6 +1730,8 @@ type Service struct {
 	ServiceOwnerCode      string            `json:"ServiceOwnerCode"`
 	ServiceOwnerName      string            `json:"ServiceOwnerName"`
 	ServiceType           string            `json:"ServiceType"`
+	SigningDeadlineDays   *int              `json:"SigningDeadlineDays,omitempty"`
+	SigningSteps          *[]SigningStep    `json:"SigningSteps,omitempty"`
 	SigningText           string            `json:"SigningText"`
 
 	// ValidFrom ISO 8601 local date-time without zone
@@ -1990,6 +1992,202 @@ type ShipmentAcceptedLinks1 = []Link
 // ShipmentAccepted_Links_AdditionalProperties defines model for ShipmentAccepted._links.AdditionalProperties.
 type ShipmentAccepted_Links_AdditionalProperties struct {
 	union json.RawMessage
+}
+
+// SignBody defines model for SignBody.
+type SignBody struct {
+	// ContentDigest a string; digits may come as a JSON number
+	ContentDigest *string `json:"ContentDigest,omitempty"`
+}
+
+// Signature defines model for Signature.
+type Signature struct {
+	ContentDigest        string `json:"ContentDigest"`
+	OnBehalfOf           string `json:"OnBehalfOf"`
+	OnBehalfOfReporteeId string `json:"OnBehalfOfReporteeId"`
+	SignatureId          int    `json:"SignatureId"`
+
+	// SignedDateTime ISO 8601 local date-time without zone
+	SignedDateTime   string `json:"SignedDateTime"`
+	SignerName       string `json:"SignerName"`
+	SignerReporteeId string `json:"SignerReporteeId"`
+	Step             int    `json:"Step"`
+
+	// VoidedDateTime ISO 8601 local date-time without zone
+	VoidedDateTime *string `json:"VoidedDateTime"`
+}
+
+// Signed defines model for Signed.
+type Signed struct {
+	ArchiveReference *string `json:"ArchiveReference,omitempty"`
+	MessageId        string  `json:"MessageId"`
+	Outcome          string  `json:"Outcome"`
+	Status           string  `json:"Status"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]Signed_Links_AdditionalProperties `json:"_links"`
+}
+
+// SignedLinks1 defines model for Signed.Links.1.
+type SignedLinks1 = []Link
+
+// Signed_Links_AdditionalProperties defines model for Signed._links.AdditionalProperties.
+type Signed_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// Signee defines model for Signee.
+type Signee struct {
+	Name               string  `json:"Name"`
+	OrganizationNumber *string `json:"OrganizationNumber,omitempty"`
+	ReporteeId         string  `json:"ReporteeId"`
+	Type               string  `json:"Type"`
+}
+
+// Signees defines model for Signees.
+type Signees struct {
+	Signees []Signee `json:"Signees"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]Signees_Links_AdditionalProperties `json:"_links"`
+}
+
+// SigneesLinks1 defines model for Signees.Links.1.
+type SigneesLinks1 = []Link
+
+// Signees_Links_AdditionalProperties defines model for Signees._links.AdditionalProperties.
+type Signees_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SigneesBody defines model for SigneesBody.
+type SigneesBody struct {
+	Signees []struct {
+		// LastName a string; digits may come as a JSON number
+		LastName *string `json:"LastName,omitempty"`
+
+		// Name a string; digits may come as a JSON number
+		Name *string `json:"Name,omitempty"`
+
+		// OrganizationNumber a string; digits may come as a JSON number
+		OrganizationNumber *string `json:"OrganizationNumber,omitempty"`
+
+		// SocialSecurityNumber a string; digits may come as a JSON number
+		SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
+	} `json:"Signees"`
+}
+
+// Signing defines model for Signing.
+type Signing struct {
+	ContentDigest string             `json:"ContentDigest"`
+	CurrentStep   int                `json:"CurrentStep"`
+	MessageId     string             `json:"MessageId"`
+	Signatures    []Signature        `json:"Signatures"`
+	Signees       []Signee           `json:"Signees"`
+	Status        string             `json:"Status"`
+	Steps         []SigningStepState `json:"Steps"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]Signing_Links_AdditionalProperties `json:"_links"`
+}
+
+// SigningLinks1 defines model for Signing.Links.1.
+type SigningLinks1 = []Link
+
+// Signing_Links_AdditionalProperties defines model for Signing._links.AdditionalProperties.
+type Signing_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SigningListEntry defines model for SigningListEntry.
+type SigningListEntry struct {
+	// LastChanged ISO 8601 local date-time without zone
+	LastChanged    string `json:"LastChanged"`
+	MessageId      string `json:"MessageId"`
+	ReporteeId     string `json:"ReporteeId"`
+	ReporteeName   string `json:"ReporteeName"`
+	ServiceCode    string `json:"ServiceCode"`
+	ServiceEdition int    `json:"ServiceEdition"`
+	Subject        string `json:"Subject"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]SigningListEntry_Links_AdditionalProperties `json:"_links"`
+}
+
+// SigningListEntryLinks1 defines model for SigningListEntry.Links.1.
+type SigningListEntryLinks1 = []Link
+
+// SigningListEntry_Links_AdditionalProperties defines model for SigningListEntry._links.AdditionalProperties.
+type SigningListEntry_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SigningListEntryCollection defines model for SigningListEntryCollection.
+type SigningListEntryCollection struct {
+	UnderscoreEmbedded struct {
+		Signing []SigningListEntry `json:"signing"`
+	} `json:"_embedded"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]SigningListEntryCollection_Links_AdditionalProperties `json:"_links"`
+}
+
+// SigningListEntryCollectionLinks1 defines model for SigningListEntryCollection.Links.1.
+type SigningListEntryCollectionLinks1 = []Link
+
+// SigningListEntryCollection_Links_AdditionalProperties defines model for SigningListEntryCollection._links.AdditionalProperties.
+type SigningListEntryCollection_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SigningStep defines model for SigningStep.
+type SigningStep struct {
+	MinCount           *int    `json:"MinCount,omitempty"`
+	RoleDefinitionCode *string `json:"RoleDefinitionCode,omitempty"`
+	Signees            string  `json:"Signees"`
+}
+
+// SigningStepState defines model for SigningStepState.
+type SigningStepState struct {
+	Needed             int     `json:"Needed"`
+	RoleDefinitionCode *string `json:"RoleDefinitionCode,omitempty"`
+	Signed             int     `json:"Signed"`
+	Signees            string  `json:"Signees"`
+	Step               int     `json:"Step"`
+}
+
+// SigningTask defines model for SigningTask.
+type SigningTask struct {
+	ContentDigest string             `json:"ContentDigest"`
+	CurrentStep   int                `json:"CurrentStep"`
+	Forms         []SigningTaskForm  `json:"Forms"`
+	MessageId     string             `json:"MessageId"`
+	ReporteeName  string             `json:"ReporteeName"`
+	Signatures    []Signature        `json:"Signatures"`
+	Signees       []Signee           `json:"Signees"`
+	Status        string             `json:"Status"`
+	Steps         []SigningStepState `json:"Steps"`
+	Subject       string             `json:"Subject"`
+
+	// UnderscoreLinks HAL links by relation
+	UnderscoreLinks map[string]SigningTask_Links_AdditionalProperties `json:"_links"`
+}
+
+// SigningTaskLinks1 defines model for SigningTask.Links.1.
+type SigningTaskLinks1 = []Link
+
+// SigningTask_Links_AdditionalProperties defines model for SigningTask._links.AdditionalProperties.
+type SigningTask_Links_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// SigningTaskForm defines model for SigningTaskForm.
+type SigningTaskForm struct {
+	DataFormatID      string `json:"DataFormatID"`
+	DataFormatVersion int    `json:"DataFormatVersion"`
+	FormData          string `json:"FormData"`
+	Name              string `json:"Name"`
+	Type              string `json:"Type"`
 }
 
 // SigningText defines model for SigningText.
@@ -3333,6 +3531,12 @@ type GetSigningTextParams struct {
 	Language *int `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// SignTaskParams defines parameters for SignTask.
+type SignTaskParams struct {
+	// IfMatch the ETag the change is based on: 412 with the current ETag when the resource has changed since
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // AuthenticateWithPasswordApplicationHalPlusJSONRequestBody defines body for AuthenticateWithPassword for application/hal+json ContentType.
 type AuthenticateWithPasswordApplicationHalPlusJSONRequestBody = PasswordLogin
 
@@ -3428,6 +3632,18 @@ type PutSubFormApplicationHalPlusJSONRequestBody = FormBody
 
 // PutSubFormJSONRequestBody defines body for PutSubForm for application/json ContentType.
 type PutSubFormJSONRequestBody = FormBody
+
+// PutSigneesApplicationHalPlusJSONRequestBody defines body for PutSignees for application/hal+json ContentType.
+type PutSigneesApplicationHalPlusJSONRequestBody = SigneesBody
+
+// PutSigneesJSONRequestBody defines body for PutSignees for application/json ContentType.
+type PutSigneesJSONRequestBody = SigneesBody
+
+// SignTaskApplicationHalPlusJSONRequestBody defines body for SignTask for application/hal+json ContentType.
+type SignTaskApplicationHalPlusJSONRequestBody = SignBody
+
+// SignTaskJSONRequestBody defines body for SignTask for application/json ContentType.
+type SignTaskJSONRequestBody = SignBody
 
 // AsLink returns the union data inside the Attachment_Links_AdditionalProperties as a Link
 func (t Attachment_Links_AdditionalProperties) AsLink() (Link, error) {
@@ -7459,6 +7675,378 @@ func (t *ShipmentAccepted_Links_AdditionalProperties) UnmarshalJSON(b []byte) er
 	return err
 }
 
+// AsLink returns the union data inside the Signed_Links_AdditionalProperties as a Link
+func (t Signed_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the Signed_Links_AdditionalProperties as the provided Link
+func (t *Signed_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the Signed_Links_AdditionalProperties, using the provided Link
+func (t *Signed_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSignedLinks1 returns the union data inside the Signed_Links_AdditionalProperties as a SignedLinks1
+func (t Signed_Links_AdditionalProperties) AsSignedLinks1() (SignedLinks1, error) {
+	var body SignedLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSignedLinks1 overwrites any union data inside the Signed_Links_AdditionalProperties as the provided SignedLinks1
+func (t *Signed_Links_AdditionalProperties) FromSignedLinks1(v SignedLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSignedLinks1 performs a merge with any union data inside the Signed_Links_AdditionalProperties, using the provided SignedLinks1
+func (t *Signed_Links_AdditionalProperties) MergeSignedLinks1(v SignedLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Signed_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Signed_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the Signees_Links_AdditionalProperties as a Link
+func (t Signees_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the Signees_Links_AdditionalProperties as the provided Link
+func (t *Signees_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the Signees_Links_AdditionalProperties, using the provided Link
+func (t *Signees_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSigneesLinks1 returns the union data inside the Signees_Links_AdditionalProperties as a SigneesLinks1
+func (t Signees_Links_AdditionalProperties) AsSigneesLinks1() (SigneesLinks1, error) {
+	var body SigneesLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSigneesLinks1 overwrites any union data inside the Signees_Links_AdditionalProperties as the provided SigneesLinks1
+func (t *Signees_Links_AdditionalProperties) FromSigneesLinks1(v SigneesLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSigneesLinks1 performs a merge with any union data inside the Signees_Links_AdditionalProperties, using the provided SigneesLinks1
+func (t *Signees_Links_AdditionalProperties) MergeSigneesLinks1(v SigneesLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Signees_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Signees_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the Signing_Links_AdditionalProperties as a Link
+func (t Signing_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the Signing_Links_AdditionalProperties as the provided Link
+func (t *Signing_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the Signing_Links_AdditionalProperties, using the provided Link
+func (t *Signing_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSigningLinks1 returns the union data inside the Signing_Links_AdditionalProperties as a SigningLinks1
+func (t Signing_Links_AdditionalProperties) AsSigningLinks1() (SigningLinks1, error) {
+	var body SigningLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSigningLinks1 overwrites any union data inside the Signing_Links_AdditionalProperties as the provided SigningLinks1
+func (t *Signing_Links_AdditionalProperties) FromSigningLinks1(v SigningLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSigningLinks1 performs a merge with any union data inside the Signing_Links_AdditionalProperties, using the provided SigningLinks1
+func (t *Signing_Links_AdditionalProperties) MergeSigningLinks1(v SigningLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Signing_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Signing_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the SigningListEntry_Links_AdditionalProperties as a Link
+func (t SigningListEntry_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the SigningListEntry_Links_AdditionalProperties as the provided Link
+func (t *SigningListEntry_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the SigningListEntry_Links_AdditionalProperties, using the provided Link
+func (t *SigningListEntry_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSigningListEntryLinks1 returns the union data inside the SigningListEntry_Links_AdditionalProperties as a SigningListEntryLinks1
+func (t SigningListEntry_Links_AdditionalProperties) AsSigningListEntryLinks1() (SigningListEntryLinks1, error) {
+	var body SigningListEntryLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSigningListEntryLinks1 overwrites any union data inside the SigningListEntry_Links_AdditionalProperties as the provided SigningListEntryLinks1
+func (t *SigningListEntry_Links_AdditionalProperties) FromSigningListEntryLinks1(v SigningListEntryLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSigningListEntryLinks1 performs a merge with any union data inside the SigningListEntry_Links_AdditionalProperties, using the provided SigningListEntryLinks1
+func (t *SigningListEntry_Links_AdditionalProperties) MergeSigningListEntryLinks1(v SigningListEntryLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SigningListEntry_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SigningListEntry_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the SigningListEntryCollection_Links_AdditionalProperties as a Link
+func (t SigningListEntryCollection_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the SigningListEntryCollection_Links_AdditionalProperties as the provided Link
+func (t *SigningListEntryCollection_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the SigningListEntryCollection_Links_AdditionalProperties, using the provided Link
+func (t *SigningListEntryCollection_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSigningListEntryCollectionLinks1 returns the union data inside the SigningListEntryCollection_Links_AdditionalProperties as a SigningListEntryCollectionLinks1
+func (t SigningListEntryCollection_Links_AdditionalProperties) AsSigningListEntryCollectionLinks1() (SigningListEntryCollectionLinks1, error) {
+	var body SigningListEntryCollectionLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSigningListEntryCollectionLinks1 overwrites any union data inside the SigningListEntryCollection_Links_AdditionalProperties as the provided SigningListEntryCollectionLinks1
+func (t *SigningListEntryCollection_Links_AdditionalProperties) FromSigningListEntryCollectionLinks1(v SigningListEntryCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSigningListEntryCollectionLinks1 performs a merge with any union data inside the SigningListEntryCollection_Links_AdditionalProperties, using the provided SigningListEntryCollectionLinks1
+func (t *SigningListEntryCollection_Links_AdditionalProperties) MergeSigningListEntryCollectionLinks1(v SigningListEntryCollectionLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SigningListEntryCollection_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SigningListEntryCollection_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLink returns the union data inside the SigningTask_Links_AdditionalProperties as a Link
+func (t SigningTask_Links_AdditionalProperties) AsLink() (Link, error) {
+	var body Link
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLink overwrites any union data inside the SigningTask_Links_AdditionalProperties as the provided Link
+func (t *SigningTask_Links_AdditionalProperties) FromLink(v Link) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLink performs a merge with any union data inside the SigningTask_Links_AdditionalProperties, using the provided Link
+func (t *SigningTask_Links_AdditionalProperties) MergeLink(v Link) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSigningTaskLinks1 returns the union data inside the SigningTask_Links_AdditionalProperties as a SigningTaskLinks1
+func (t SigningTask_Links_AdditionalProperties) AsSigningTaskLinks1() (SigningTaskLinks1, error) {
+	var body SigningTaskLinks1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSigningTaskLinks1 overwrites any union data inside the SigningTask_Links_AdditionalProperties as the provided SigningTaskLinks1
+func (t *SigningTask_Links_AdditionalProperties) FromSigningTaskLinks1(v SigningTaskLinks1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSigningTaskLinks1 performs a merge with any union data inside the SigningTask_Links_AdditionalProperties, using the provided SigningTaskLinks1
+func (t *SigningTask_Links_AdditionalProperties) MergeSigningTaskLinks1(v SigningTaskLinks1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SigningTask_Links_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SigningTask_Links_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsLink returns the union data inside the SigningText_Links_AdditionalProperties as a Link
 func (t SigningText_Links_AdditionalProperties) AsLink() (Link, error) {
 	var body Link
@@ -9038,6 +9626,52 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/{who}/messages/{messageId}/restore (the `RestoreMessage` operationId).
 	RestoreMessage(ctx context.Context, who string, messageId string, params *RestoreMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteSignatures Send a form task in Signering back to Utfylling, voiding its signatures
+	//
+	// Each voided signature writes formtask.signature.voided. The task can then be changed and completed again.
+	//
+	// Corresponds with DELETE /api/{who}/messages/{messageId}/signatures (the `DeleteSignatures` operationId).
+	DeleteSignatures(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSignatures Read a form task's signing: its steps, what each needs and has, and every signature
+	//
+	// Each signature names who signed, on behalf of whom, when, in which step, and the SHA-256 of the content signed; voided ones (the task went back to Utfylling) keep their VoidedDateTime. ContentDigest is the digest of the content now.
+	//
+	// Corresponds with GET /api/{who}/messages/{messageId}/signatures (the `GetSignatures` operationId).
+	GetSignatures(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSignees List the signees a form task names
+	//
+	// Corresponds with GET /api/{who}/messages/{messageId}/signees (the `GetSignees` operationId).
+	GetSignees(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSigneesWithBody Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSigneesWithBody(ctx context.Context, who string, messageId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSigneesWithApplicationHalPlusJSONBody Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes a body of the `application/hal+json` content type.
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSigneesWithApplicationHalPlusJSONBody(ctx context.Context, who string, messageId string, body PutSigneesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSignees Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSignees(ctx context.Context, who string, messageId string, body PutSigneesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSigningText Read the text a signer of the form task confirms
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/signingtext (the `GetSigningText` operationId).
@@ -9047,6 +9681,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/validate (the `ValidateFormTask` operationId).
 	ValidateFormTask(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSigning List the form tasks in Signering that name {who} a signee
+	//
+	// {who} is the caller themself (my), or an organization they are main administrator of.
+	//
+	// Corresponds with GET /api/{who}/signing (the `ListSigning` operationId).
+	ListSigning(ctx context.Context, who string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSigningTask Read a form task {who} is asked to sign: its signing, and its forms' data
+	//
+	// Corresponds with GET /api/{who}/signing/{messageId} (the `GetSigningTask` operationId).
+	GetSigningTask(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SignTaskWithBody Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTaskWithBody(ctx context.Context, who string, messageId string, params *SignTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SignTaskWithApplicationHalPlusJSONBody Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes a body of the `application/hal+json` content type.
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTaskWithApplicationHalPlusJSONBody(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SignTask Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTask(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Healthz Liveness: the process serves requests
 	//
@@ -11394,6 +12067,112 @@ func (c *Client) RestoreMessage(ctx context.Context, who string, messageId strin
 	return c.Client.Do(req)
 }
 
+// DeleteSignatures Send a form task in Signering back to Utfylling, voiding its signatures
+//
+// Each voided signature writes formtask.signature.voided. The task can then be changed and completed again.
+//
+// Corresponds with DELETE /api/{who}/messages/{messageId}/signatures (the `DeleteSignatures` operationId).
+func (c *Client) DeleteSignatures(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSignaturesRequest(c.Server, who, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSignatures Read a form task's signing: its steps, what each needs and has, and every signature
+//
+// Each signature names who signed, on behalf of whom, when, in which step, and the SHA-256 of the content signed; voided ones (the task went back to Utfylling) keep their VoidedDateTime. ContentDigest is the digest of the content now.
+//
+// Corresponds with GET /api/{who}/messages/{messageId}/signatures (the `GetSignatures` operationId).
+func (c *Client) GetSignatures(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSignaturesRequest(c.Server, who, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSignees List the signees a form task names
+//
+// Corresponds with GET /api/{who}/messages/{messageId}/signees (the `GetSignees` operationId).
+func (c *Client) GetSignees(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSigneesRequest(c.Server, who, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSigneesWithBody Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *Client) PutSigneesWithBody(ctx context.Context, who string, messageId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSigneesRequestWithBody(c.Server, who, messageId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSigneesWithApplicationHalPlusJSONBody Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes a body of the `application/hal+json` content type.
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *Client) PutSigneesWithApplicationHalPlusJSONBody(ctx context.Context, who string, messageId string, body PutSigneesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSigneesRequestWithApplicationHalPlusJSONBody(c.Server, who, messageId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSignees Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *Client) PutSignees(ctx context.Context, who string, messageId string, body PutSigneesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSigneesRequest(c.Server, who, messageId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSigningText Read the text a signer of the form task confirms
 //
 // Corresponds with GET /api/{who}/messages/{messageId}/signingtext (the `GetSigningText` operationId).
@@ -11414,6 +12193,95 @@ func (c *Client) GetSigningText(ctx context.Context, who string, messageId strin
 // Corresponds with GET /api/{who}/messages/{messageId}/validate (the `ValidateFormTask` operationId).
 func (c *Client) ValidateFormTask(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewValidateFormTaskRequest(c.Server, who, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSigning List the form tasks in Signering that name {who} a signee
+//
+// {who} is the caller themself (my), or an organization they are main administrator of.
+//
+// Corresponds with GET /api/{who}/signing (the `ListSigning` operationId).
+func (c *Client) ListSigning(ctx context.Context, who string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSigningRequest(c.Server, who)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSigningTask Read a form task {who} is asked to sign: its signing, and its forms' data
+//
+// Corresponds with GET /api/{who}/signing/{messageId} (the `GetSigningTask` operationId).
+func (c *Client) GetSigningTask(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSigningTaskRequest(c.Server, who, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SignTaskWithBody Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *Client) SignTaskWithBody(ctx context.Context, who string, messageId string, params *SignTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignTaskRequestWithBody(c.Server, who, messageId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SignTaskWithApplicationHalPlusJSONBody Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes a body of the `application/hal+json` content type.
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *Client) SignTaskWithApplicationHalPlusJSONBody(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignTaskRequestWithApplicationHalPlusJSONBody(c.Server, who, messageId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SignTask Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *Client) SignTask(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignTaskRequest(c.Server, who, messageId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19910,6 +20778,194 @@ func NewRestoreMessageRequest(server string, who string, messageId string, param
 	return req, nil
 }
 
+// NewDeleteSignaturesRequest constructs an http.Request for the DeleteSignatures method
+func NewDeleteSignaturesRequest(server string, who string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/messages/%s/signatures", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSignaturesRequest constructs an http.Request for the GetSignatures method
+func NewGetSignaturesRequest(server string, who string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/messages/%s/signatures", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSigneesRequest constructs an http.Request for the GetSignees method
+func NewGetSigneesRequest(server string, who string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/messages/%s/signees", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutSigneesRequestWithApplicationHalPlusJSONBody calls the generic PutSignees builder with application/hal+json body
+func NewPutSigneesRequestWithApplicationHalPlusJSONBody(server string, who string, messageId string, body PutSigneesApplicationHalPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutSigneesRequestWithBody(server, who, messageId, "application/hal+json", bodyReader)
+}
+
+// NewPutSigneesRequest calls the generic PutSignees builder with application/json body
+func NewPutSigneesRequest(server string, who string, messageId string, body PutSigneesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutSigneesRequestWithBody(server, who, messageId, "application/json", bodyReader)
+}
+
+// NewPutSigneesRequestWithBody constructs an http.Request for the PutSignees method, with any body, and a specified content type
+func NewPutSigneesRequestWithBody(server string, who string, messageId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/messages/%s/signees", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetSigningTextRequest constructs an http.Request for the GetSigningText method
 func NewGetSigningTextRequest(server string, who string, messageId string, params *GetSigningTextParams) (*http.Request, error) {
 	var err error
@@ -20014,6 +21070,161 @@ func NewValidateFormTaskRequest(server string, who string, messageId string) (*h
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSigningRequest constructs an http.Request for the ListSigning method
+func NewListSigningRequest(server string, who string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/signing", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSigningTaskRequest constructs an http.Request for the GetSigningTask method
+func NewGetSigningTaskRequest(server string, who string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/signing/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSignTaskRequestWithApplicationHalPlusJSONBody calls the generic SignTask builder with application/hal+json body
+func NewSignTaskRequestWithApplicationHalPlusJSONBody(server string, who string, messageId string, params *SignTaskParams, body SignTaskApplicationHalPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSignTaskRequestWithBody(server, who, messageId, params, "application/hal+json", bodyReader)
+}
+
+// NewSignTaskRequest calls the generic SignTask builder with application/json body
+func NewSignTaskRequest(server string, who string, messageId string, params *SignTaskParams, body SignTaskJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSignTaskRequestWithBody(server, who, messageId, params, "application/json", bodyReader)
+}
+
+// NewSignTaskRequestWithBody constructs an http.Request for the SignTask method, with any body, and a specified content type
+func NewSignTaskRequestWithBody(server string, who string, messageId string, params *SignTaskParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "who", who, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/%s/signing/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -21192,6 +22403,58 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/{who}/messages/{messageId}/restore (the `RestoreMessage` operationId).
 	RestoreMessageWithResponse(ctx context.Context, who string, messageId string, params *RestoreMessageParams, reqEditors ...RequestEditorFn) (*RestoreMessageResponse, error)
 
+	// DeleteSignaturesWithResponse Send a form task in Signering back to Utfylling, voiding its signatures
+	//
+	// Each voided signature writes formtask.signature.voided. The task can then be changed and completed again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/{who}/messages/{messageId}/signatures (the `DeleteSignatures` operationId).
+	DeleteSignaturesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*DeleteSignaturesResponse, error)
+
+	// GetSignaturesWithResponse Read a form task's signing: its steps, what each needs and has, and every signature
+	//
+	// Each signature names who signed, on behalf of whom, when, in which step, and the SHA-256 of the content signed; voided ones (the task went back to Utfylling) keep their VoidedDateTime. ContentDigest is the digest of the content now.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/{who}/messages/{messageId}/signatures (the `GetSignatures` operationId).
+	GetSignaturesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSignaturesResponse, error)
+
+	// GetSigneesWithResponse List the signees a form task names
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/{who}/messages/{messageId}/signees (the `GetSignees` operationId).
+	GetSigneesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSigneesResponse, error)
+
+	// PutSigneesWithBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSigneesWithBodyWithResponse(ctx context.Context, who string, messageId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error)
+
+	// PutSigneesWithApplicationHalPlusJSONBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSigneesWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, messageId string, body PutSigneesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error)
+
+	// PutSigneesWithResponse Name the signees of a form task in Utfylling (the whole list)
+	//
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+	PutSigneesWithResponse(ctx context.Context, who string, messageId string, body PutSigneesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error)
+
 	// GetSigningTextWithResponse Read the text a signer of the form task confirms
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -21205,6 +22468,49 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/{who}/messages/{messageId}/validate (the `ValidateFormTask` operationId).
 	ValidateFormTaskWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*ValidateFormTaskResponse, error)
+
+	// ListSigningWithResponse List the form tasks in Signering that name {who} a signee
+	//
+	// {who} is the caller themself (my), or an organization they are main administrator of.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/{who}/signing (the `ListSigning` operationId).
+	ListSigningWithResponse(ctx context.Context, who string, reqEditors ...RequestEditorFn) (*ListSigningResponse, error)
+
+	// GetSigningTaskWithResponse Read a form task {who} is asked to sign: its signing, and its forms' data
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/{who}/signing/{messageId} (the `GetSigningTask` operationId).
+	GetSigningTaskWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSigningTaskResponse, error)
+
+	// SignTaskWithBodyWithResponse Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTaskWithBodyWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignTaskResponse, error)
+
+	// SignTaskWithApplicationHalPlusJSONBodyWithResponse Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTaskWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*SignTaskResponse, error)
+
+	// SignTaskWithResponse Sign a form task as the signee {who}
+	//
+	// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+	SignTaskWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*SignTaskResponse, error)
 
 	// HealthzWithResponse Liveness: the process serves requests
 	//
@@ -37235,6 +38541,615 @@ func (r RestoreMessageResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSignaturesResponse200Headers the declared response headers of an HTTP 200 response for DeleteSignatures
+type DeleteSignaturesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// DeleteSignaturesResponse429Headers the declared response headers of an HTTP 429 response for DeleteSignatures
+type DeleteSignaturesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteSignaturesResponse503Headers the declared response headers of an HTTP 503 response for DeleteSignatures
+type DeleteSignaturesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteSignaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Message
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSignaturesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSignaturesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSignaturesResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r DeleteSignaturesResponse) GetHALJSON200() *Message {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSignaturesResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r DeleteSignaturesResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteSignaturesResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSignaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSignaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSignaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSignaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSignaturesResponse200Headers the declared response headers of an HTTP 200 response for GetSignatures
+type GetSignaturesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSignaturesResponse429Headers the declared response headers of an HTTP 429 response for GetSignatures
+type GetSignaturesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSignaturesResponse503Headers the declared response headers of an HTTP 503 response for GetSignatures
+type GetSignaturesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSignaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Signing
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Signing
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSignaturesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSignaturesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSignaturesResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetSignaturesResponse) GetHALJSON200() *Signing {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSignaturesResponse) GetJSON200() *Signing {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetSignaturesResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSignaturesResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSignaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSignaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSignaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSignaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSigneesResponse200Headers the declared response headers of an HTTP 200 response for GetSignees
+type GetSigneesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSigneesResponse429Headers the declared response headers of an HTTP 429 response for GetSignees
+type GetSigneesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSigneesResponse503Headers the declared response headers of an HTTP 503 response for GetSignees
+type GetSigneesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSigneesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Signees
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Signees
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSigneesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSigneesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSigneesResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetSigneesResponse) GetHALJSON200() *Signees {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSigneesResponse) GetJSON200() *Signees {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetSigneesResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSigneesResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSigneesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSigneesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSigneesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSigneesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutSigneesResponse200Headers the declared response headers of an HTTP 200 response for PutSignees
+type PutSigneesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// PutSigneesResponse429Headers the declared response headers of an HTTP 429 response for PutSignees
+type PutSigneesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PutSigneesResponse503Headers the declared response headers of an HTTP 503 response for PutSignees
+type PutSigneesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PutSigneesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Signees
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Signees
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem415
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutSigneesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSigneesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutSigneesResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r PutSigneesResponse) GetHALJSON200() *Signees {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutSigneesResponse) GetJSON200() *Signees {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r PutSigneesResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON415() *Problem415 {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutSigneesResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutSigneesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutSigneesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutSigneesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutSigneesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSigningTextResponse200Headers the declared response headers of an HTTP 200 response for GetSigningText
 type GetSigningTextResponse200Headers struct {
 	RateLimit       *string
@@ -37523,6 +39438,469 @@ func (r ValidateFormTaskResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ValidateFormTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSigningResponse200Headers the declared response headers of an HTTP 200 response for ListSigning
+type ListSigningResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListSigningResponse429Headers the declared response headers of an HTTP 429 response for ListSigning
+type ListSigningResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListSigningResponse503Headers the declared response headers of an HTTP 503 response for ListSigning
+type ListSigningResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSigningResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *SigningListEntryCollection
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningListEntryCollection
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSigningResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSigningResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSigningResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r ListSigningResponse) GetHALJSON200() *SigningListEntryCollection {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSigningResponse) GetJSON200() *SigningListEntryCollection {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r ListSigningResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSigningResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSigningResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSigningResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSigningResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSigningResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSigningTaskResponse200Headers the declared response headers of an HTTP 200 response for GetSigningTask
+type GetSigningTaskResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetSigningTaskResponse429Headers the declared response headers of an HTTP 429 response for GetSigningTask
+type GetSigningTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSigningTaskResponse503Headers the declared response headers of an HTTP 503 response for GetSigningTask
+type GetSigningTaskResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSigningTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *SigningTask
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningTask
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSigningTaskResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSigningTaskResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSigningTaskResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r GetSigningTaskResponse) GetHALJSON200() *SigningTask {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSigningTaskResponse) GetJSON200() *SigningTask {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetSigningTaskResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSigningTaskResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSigningTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSigningTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSigningTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSigningTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SignTaskResponse200Headers the declared response headers of an HTTP 200 response for SignTask
+type SignTaskResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SignTaskResponse412Headers the declared response headers of an HTTP 412 response for SignTask
+type SignTaskResponse412Headers struct {
+	ETag         *string
+	LastModified *string
+}
+
+// SignTaskResponse429Headers the declared response headers of an HTTP 429 response for SignTask
+type SignTaskResponse429Headers struct {
+	RetryAfter *int
+}
+
+// SignTaskResponse503Headers the declared response headers of an HTTP 503 response for SignTask
+type SignTaskResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SignTaskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// HALJSON200 the response for an HTTP 200 `application/hal+json` response
+	HALJSON200 *Signed
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Signed
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *openapi_types.File
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem400
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem401
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem403
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem404
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *Problem406
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem408
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem409
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *Problem412
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem413
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem415
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem429
+	// ApplicationproblemJSON431 the response for an HTTP 431 `application/problem+json` response
+	ApplicationproblemJSON431 *Problem431
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem500
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SignTaskResponse200Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *SignTaskResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SignTaskResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SignTaskResponse503Headers
+}
+
+// GetHALJSON200 returns the response for an HTTP 200 `application/hal+json` response
+func (r SignTaskResponse) GetHALJSON200() *Signed {
+	return r.HALJSON200
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SignTaskResponse) GetJSON200() *Signed {
+	return r.JSON200
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r SignTaskResponse) GetXML200() *openapi_types.File {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON400() *Problem400 {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON401() *Problem401 {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON403() *Problem403 {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON404() *Problem404 {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON406() *Problem406 {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON408() *Problem408 {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON409() *Problem409 {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON412() *Problem412 {
+	return r.ApplicationproblemJSON412
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON413() *Problem413 {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON415() *Problem415 {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON429() *Problem429 {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON431 returns the response for an HTTP 431 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON431() *Problem431 {
+	return r.ApplicationproblemJSON431
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON500() *Problem500 {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SignTaskResponse) GetApplicationproblemJSON503() *Problem503 {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SignTaskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SignTaskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SignTaskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SignTaskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -39640,6 +42018,94 @@ func (c *ClientWithResponses) RestoreMessageWithResponse(ctx context.Context, wh
 	return ParseRestoreMessageResponse(rsp)
 }
 
+// DeleteSignaturesWithResponse Send a form task in Signering back to Utfylling, voiding its signatures
+//
+// Each voided signature writes formtask.signature.voided. The task can then be changed and completed again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/{who}/messages/{messageId}/signatures (the `DeleteSignatures` operationId).
+func (c *ClientWithResponses) DeleteSignaturesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*DeleteSignaturesResponse, error) {
+	rsp, err := c.DeleteSignatures(ctx, who, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSignaturesResponse(rsp)
+}
+
+// GetSignaturesWithResponse Read a form task's signing: its steps, what each needs and has, and every signature
+//
+// Each signature names who signed, on behalf of whom, when, in which step, and the SHA-256 of the content signed; voided ones (the task went back to Utfylling) keep their VoidedDateTime. ContentDigest is the digest of the content now.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/{who}/messages/{messageId}/signatures (the `GetSignatures` operationId).
+func (c *ClientWithResponses) GetSignaturesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSignaturesResponse, error) {
+	rsp, err := c.GetSignatures(ctx, who, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSignaturesResponse(rsp)
+}
+
+// GetSigneesWithResponse List the signees a form task names
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/{who}/messages/{messageId}/signees (the `GetSignees` operationId).
+func (c *ClientWithResponses) GetSigneesWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSigneesResponse, error) {
+	rsp, err := c.GetSignees(ctx, who, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSigneesResponse(rsp)
+}
+
+// PutSigneesWithBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *ClientWithResponses) PutSigneesWithBodyWithResponse(ctx context.Context, who string, messageId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error) {
+	rsp, err := c.PutSigneesWithBody(ctx, who, messageId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSigneesResponse(rsp)
+}
+
+// PutSigneesWithApplicationHalPlusJSONBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *ClientWithResponses) PutSigneesWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, messageId string, body PutSigneesApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error) {
+	rsp, err := c.PutSigneesWithApplicationHalPlusJSONBody(ctx, who, messageId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSigneesResponse(rsp)
+}
+
+// PutSigneesWithResponse Name the signees of a form task in Utfylling (the whole list)
+//
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/{who}/messages/{messageId}/signees (the `PutSignees` operationId).
+func (c *ClientWithResponses) PutSigneesWithResponse(ctx context.Context, who string, messageId string, body PutSigneesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSigneesResponse, error) {
+	rsp, err := c.PutSignees(ctx, who, messageId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSigneesResponse(rsp)
+}
+
 // GetSigningTextWithResponse Read the text a signer of the form task confirms
 //
 // Returns a wrapper object for the known response body format(s).
@@ -39664,6 +42130,79 @@ func (c *ClientWithResponses) ValidateFormTaskWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseValidateFormTaskResponse(rsp)
+}
+
+// ListSigningWithResponse List the form tasks in Signering that name {who} a signee
+//
+// {who} is the caller themself (my), or an organization they are main administrator of.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/{who}/signing (the `ListSigning` operationId).
+func (c *ClientWithResponses) ListSigningWithResponse(ctx context.Context, who string, reqEditors ...RequestEditorFn) (*ListSigningResponse, error) {
+	rsp, err := c.ListSigning(ctx, who, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSigningResponse(rsp)
+}
+
+// GetSigningTaskWithResponse Read a form task {who} is asked to sign: its signing, and its forms' data
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/{who}/signing/{messageId} (the `GetSigningTask` operationId).
+func (c *ClientWithResponses) GetSigningTaskWithResponse(ctx context.Context, who string, messageId string, reqEditors ...RequestEditorFn) (*GetSigningTaskResponse, error) {
+	rsp, err := c.GetSigningTask(ctx, who, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSigningTaskResponse(rsp)
+}
+
+// SignTaskWithBodyWithResponse Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *ClientWithResponses) SignTaskWithBodyWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignTaskResponse, error) {
+	rsp, err := c.SignTaskWithBody(ctx, who, messageId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSignTaskResponse(rsp)
+}
+
+// SignTaskWithApplicationHalPlusJSONBodyWithResponse Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *ClientWithResponses) SignTaskWithApplicationHalPlusJSONBodyWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskApplicationHalPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*SignTaskResponse, error) {
+	rsp, err := c.SignTaskWithApplicationHalPlusJSONBody(ctx, who, messageId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSignTaskResponse(rsp)
+}
+
+// SignTaskWithResponse Sign a form task as the signee {who}
+//
+// Decided in the task's workflow one signature at a time: a repeat answers as the first; someone the current step does not admit is 403 not-a-signee naming why; with the ContentDigest read from GET, a signature of content that changed since is 412. The signature that completes the last step archives the task (Outcome Archived, with its ArchiveReference).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/{who}/signing/{messageId} (the `SignTask` operationId).
+func (c *ClientWithResponses) SignTaskWithResponse(ctx context.Context, who string, messageId string, params *SignTaskParams, body SignTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*SignTaskResponse, error) {
+	rsp, err := c.SignTask(ctx, who, messageId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSignTaskResponse(rsp)
 }
 
 // HealthzWithResponse Liveness: the process serves requests
@@ -60170,6 +62709,768 @@ func ParseRestoreMessageResponse(rsp *http.Response) (*RestoreMessageResponse, e
 	return response, nil
 }
 
+// ParseDeleteSignaturesResponse parses an HTTP response from a DeleteSignaturesWithResponse call
+func ParseDeleteSignaturesResponse(rsp *http.Response) (*DeleteSignaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSignaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSignaturesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSignaturesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSignaturesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSignaturesResponse parses an HTTP response from a GetSignaturesWithResponse call
+func ParseGetSignaturesResponse(rsp *http.Response) (*GetSignaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSignaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Signing
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Signing
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSignaturesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSignaturesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSignaturesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSigneesResponse parses an HTTP response from a GetSigneesWithResponse call
+func ParseGetSigneesResponse(rsp *http.Response) (*GetSigneesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSigneesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Signees
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Signees
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSigneesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSigneesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSigneesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutSigneesResponse parses an HTTP response from a PutSigneesWithResponse call
+func ParsePutSigneesResponse(rsp *http.Response) (*PutSigneesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutSigneesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Signees
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Signees
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 415:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutSigneesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSigneesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutSigneesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSigningTextResponse parses an HTTP response from a GetSigningTextWithResponse call
 func ParseGetSigningTextResponse(rsp *http.Response) (*GetSigningTextResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -60523,6 +63824,592 @@ func ParseValidateFormTaskResponse(rsp *http.Response) (*ValidateFormTaskRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ValidateFormTaskResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSigningResponse parses an HTTP response from a ListSigningWithResponse call
+func ParseListSigningResponse(rsp *http.Response) (*ListSigningResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSigningResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest SigningListEntryCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest SigningListEntryCollection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSigningResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSigningResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSigningResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSigningTaskResponse parses an HTTP response from a GetSigningTaskWithResponse call
+func ParseGetSigningTaskResponse(rsp *http.Response) (*GetSigningTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSigningTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest SigningTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest SigningTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSigningTaskResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSigningTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSigningTaskResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSignTaskResponse parses an HTTP response from a SignTaskWithResponse call
+func ParseSignTaskResponse(rsp *http.Response) (*SignTaskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SignTaskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.Header.Get("Content-Type") == "application/hal+json" && rsp.StatusCode == 200:
+		var dest Signed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.HALJSON200 = &dest
+
+	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
+		var dest Signed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Problem406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem408
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Problem412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Problem431
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/hal+xml) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 406:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 408:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 409:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 412:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 415:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 429:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 431:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 500:
+	// Content-type (application/problem+xml) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (application/problem+xml) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SignTaskResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 412:
+		var headers SignTaskResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers SignTaskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SignTaskResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

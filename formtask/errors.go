@@ -34,6 +34,7 @@ const (
 	InTrashbin                          // the task is in the trashbin: restore it first; see Error.Status
 	NotInTrashbin                       // restore or purge of a task that is in the mailbox
 	ServiceClosed                       // the service takes no new tasks through this interface now
+	NotSignee                           // a signature the current signing step does not admit: Error.Detail says why
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.
@@ -84,6 +85,8 @@ func updateError(ctx context.Context, task Task, err error) error {
 			return e
 		case ErrPrecondition:
 			return refuse(PreconditionFailed, "%s", appErr.Message())
+		case ErrNotSignee:
+			return refuse(NotSignee, "%s", appErr.Message())
 		case ErrContentGone:
 			return refuse(NotFound, "%s; another change removed it", appErr.Message())
 		case ErrWrongState, ErrInTrashbin:

@@ -107,6 +107,8 @@ type Submission struct {
 	// Expect, when set, makes the workflow refuse the submission (PreconditionFailed) unless the task is
 	// as expected, checked in the same step as the change.
 	Expect *Expectation
+	// Signer is the caller as the signer of a task with signing steps (a person; zero for others).
+	Signer Signer
 }
 
 // Submit replaces the forms and attachments of a form task and moves it as complete and sign say. A
@@ -124,7 +126,7 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
-	in := SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect}
+	in := SubmitInput{Caller: withLevel(caller, task), Complete: sub.Complete, Sign: sub.Sign, Expect: sub.Expect, Signer: sub.Signer}
 	// A task in Signering is signed as it is: a PUT there may carry no content. One in Utfylling has
 	// nothing to sign yet.
 	if len(sub.Forms) == 0 && len(sub.Attachments) == 0 {
@@ -245,7 +247,8 @@ func (s *Service) CreateWith(ctx context.Context, reporteeID int64, svc store.Se
 		return id, created, nil
 	}
 	t.MessageID = id
-	res, err := s.Submit(ctx, t, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments})
+	res, err := s.Submit(ctx, t, caller, Submission{Complete: sub.Complete, Sign: sub.Sign, Forms: sub.Forms, Attachments: sub.Attachments,
+		Signer: sub.Signer})
 	if err != nil {
 		// Its created event has been seen: the removal is told as a delete for good.
 		removed := s.events.MessageEvent(events.MessagePurged, createdEvent)

@@ -120,3 +120,27 @@ func (q *Queries) HoldsRoleCode(ctx context.Context, holderID, reporteeID int64,
 		WHERE ro.holder_party_id = $1 AND ro.reportee_id = $2 AND d.role_definition_code = $3)`, holderID, reporteeID, code).Scan(&held)
 	return held, err
 }
+
+// SigningTask is a form task in Signering that names a party a signee: what the signee's list shows.
+type SigningTask struct {
+	MessageID      string
+	Subject        string
+	ReporteeID     int64
+	ReporteeName   string
+	ServiceCode    string
+	ServiceEdition int
+	LastChanged    time.Time
+}
+
+// SigningTasksOf returns the tasks in Signering (not deleted) that name party a signee, newest first, at
+// most 200.
+func (q *Queries) SigningTasksOf(ctx context.Context, party int64) ([]SigningTask, error) {
+	rows, err := q.db.Query(ctx, `SELECT m.id, m.subject, m.reportee_id, p.name, m.service_code, m.service_edition, m.last_changed
+		FROM task_signees s JOIN messages m ON m.id = s.message_id JOIN parties p ON p.id = m.reportee_id
+		WHERE s.party_id = $1 AND m.status = 'Signering' AND m.deleted_at IS NULL
+		ORDER BY m.last_changed DESC, m.id LIMIT 200`, party)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[SigningTask])
+}

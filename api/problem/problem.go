@@ -234,6 +234,7 @@ var formTaskKinds = map[formtask.Kind]problemKind{
 	formtask.InTrashbin:          {http.StatusConflict, "in-trashbin"},
 	formtask.NotInTrashbin:       {http.StatusConflict, "not-in-trashbin"},
 	formtask.ServiceClosed:       {http.StatusConflict, "service-closed"},
+	formtask.NotSignee:           {http.StatusForbidden, "not-a-signee"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {

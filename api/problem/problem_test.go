@@ -32,6 +32,7 @@ func TestFormTaskProblems(t *testing.T) {
 		{formtask.BadFileName, http.StatusBadRequest, "urn:postbox:problem:file-name-not-allowed"},       // CON.pdf, U+202E, ../
 		{formtask.BadFileContent, http.StatusBadRequest, "urn:postbox:problem:file-content-not-allowed"}, // empty, executable, not what the name says
 		{formtask.ServiceClosed, http.StatusConflict, "urn:postbox:problem:service-closed"},              // not REST-enabled, outside its dates
+		{formtask.NotSignee, http.StatusForbidden, "urn:postbox:problem:not-a-signee"},                   // the signing step does not admit the signer
 	}
 	for _, tc := range cases {
 		t.Run(tc.typ, func(t *testing.T) {

@@ -48,6 +48,7 @@ var Types = []Type{
 	{"not-a-reportee", http.StatusForbidden, "the caller may not act for {who}"},
 	{"forbidden", http.StatusForbidden, "the caller's rights do not allow the change"},
 	{"sign-refused", http.StatusForbidden, "the caller may not sign this form task"},
+	{"not-a-signee", http.StatusForbidden, "the current signing step of the form task does not admit the caller (the detail says who signs it): wait for your step, or sign as the signee you were named as"},
 	{"missing-right", http.StatusForbidden, "the caller lacks the right the operation needs"},
 	{"not-access-manager", http.StatusForbidden, "only access managers of the reportee may do this"},
 	{"platform-role", http.StatusForbidden, "platform roles cannot be changed"},

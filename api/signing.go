@@ -1,0 +1,380 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
+)
+
+// Signing by several (formtask/signing.go): a task's signees and signatures under the task's mailbox, and
+// the signee's own list of tasks to sign under theirs (/api/{who}/signing), where a named signee reads
+// and signs a task of a party they hold no rights for.
+
+type signeeEntry struct {
+	Type               string
+	Name               string
+	ReporteeID         string `json:"ReporteeId"`
+	OrganizationNumber string `json:",omitempty"`
+}
+
+type signeesResource struct {
+	Signees []signeeEntry `xmlitem:"Signee"`
+	Links   render.Links  `json:"_links"`
+}
+
+func signeeEntries(list []store.TaskSignee) []signeeEntry {
+	out := make([]signeeEntry, len(list))
+	for i, s := range list {
+		out[i] = signeeEntry{Type: s.Kind, Name: s.Name, ReporteeID: identity.ReporteeID(s.PartyID), OrganizationNumber: s.OrganizationNumber}
+	}
+	return out
+}
+
+// signeesBody is PUT …/signees: the whole list, a person as SocialSecurityNumber and LastName, an
+// organization as OrganizationNumber (and Name).
+type signeesBody struct {
+	Signees []struct {
+		SocialSecurityNumber jsonText `json:",omitempty"`
+		LastName             jsonText `json:",omitempty"`
+		OrganizationNumber   jsonText `json:",omitempty"`
+		Name                 jsonText `json:",omitempty"`
+	}
+}
+
+func (h *formTaskHandlers) getSignees(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	list, err := ft.tasks.Signees(c.Request.Context(), ft.task)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	h.renderSignees(c, list)
+}
+
+func (h *formTaskHandlers) renderSignees(c *gin.Context, list []store.TaskSignee) {
+	r := signeesResource{Signees: signeeEntries(list)}
+	r.Links.Add("self", render.Link{Href: fmt.Sprintf("%s/%s/signees", messagesURL(c), c.Param("messageId"))})
+	respond(c, http.StatusOK, r)
+}
+
+// putSignees names the task's signees while it is in Utfylling: 200 with the list.
+func (h *formTaskHandlers) putSignees(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	var body signeesBody
+	if err := bindJSON(c, &body); err != nil {
+		abort(c, err)
+		return
+	}
+	if body.Signees == nil {
+		abort(c, problem.BadRequest("Signees is required (an empty list names none)"))
+		return
+	}
+	names := make([]formtask.SigneeName, len(body.Signees))
+	for i, s := range body.Signees {
+		names[i] = formtask.SigneeName{SocialSecurityNumber: string(s.SocialSecurityNumber), LastName: string(s.LastName),
+			OrganizationNumber: string(s.OrganizationNumber), Name: string(s.Name)}
+	}
+	ctx := c.Request.Context()
+	if _, err := ft.tasks.PutSignees(ctx, ft.task, ft.caller, names); err != nil {
+		abort(c, err)
+		return
+	}
+	list, err := ft.tasks.Signees(ctx, ft.task)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	h.renderSignees(c, list)
+}
+
+type signatureEntry struct {
+	SignatureID          int64  `json:"SignatureId"`
+	Step                 int
+	SignerName           string
+	SignerReporteeID     string `json:"SignerReporteeId"`
+	OnBehalfOf           string
+	OnBehalfOfReporteeID string `json:"OnBehalfOfReporteeId"`
+	SignedDateTime       render.Timestamp
+	ContentDigest        string
+	VoidedDateTime       *render.Timestamp
+}
+
+type signingStepEntry struct {
+	Step               int
+	Signees            string
+	RoleDefinitionCode string `json:",omitempty"`
+	Needed, Signed     int
+}
+
+// signaturesResource is a task's signing: its steps with what each needs and has, the step now signed
+// (0: none), the digest of the content a signature signs, and the signatures, the voided ones too.
+type signaturesResource struct {
+	MessageID     string `json:"MessageId"`
+	Status        string
+	CurrentStep   int
+	ContentDigest string
+	Steps         []signingStepEntry `xmlitem:"Step"`
+	Signatures    []signatureEntry   `xmlitem:"Signature"`
+	Signees       []signeeEntry      `xmlitem:"Signee"`
+	Links         render.Links       `json:"_links"`
+}
+
+func signaturesOf(task formtask.Task, st formtask.SigningState) signaturesResource {
+	r := signaturesResource{MessageID: task.MessageID, Status: task.Status, CurrentStep: st.CurrentStep, ContentDigest: st.ContentDigest,
+		Steps: make([]signingStepEntry, len(st.Steps)), Signatures: make([]signatureEntry, len(st.Signatures)), Signees: signeeEntries(st.Signees)}
+	for i, s := range st.Steps {
+		r.Steps[i] = signingStepEntry{Step: i + 1, Signees: s.Signees, RoleDefinitionCode: s.RoleDefinitionCode, Needed: s.Needed, Signed: s.Signed}
+	}
+	for i, s := range st.Signatures {
+		r.Signatures[i] = signatureEntry{SignatureID: s.ID, Step: s.Step, SignerName: s.SignerName, SignerReporteeID: identity.ReporteeID(s.SignerPartyID),
+			OnBehalfOf: s.OnBehalfOfName, OnBehalfOfReporteeID: identity.ReporteeID(s.OnBehalfOfPartyID), SignedDateTime: render.TimestampOf(s.SignedAt),
+			ContentDigest: s.ContentDigest, VoidedDateTime: render.TimestampOrNull(s.VoidedAt)}
+	}
+	return r
+}
+
+func (h *formTaskHandlers) getSignatures(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	st, err := ft.tasks.Signing(c.Request.Context(), ft.task)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := signaturesOf(ft.task, st)
+	r.Links.Add("self", render.Link{Href: fmt.Sprintf("%s/%s/signatures", messagesURL(c), ft.msg.MessageID)})
+	r.Links.Add("message", render.Link{Href: fmt.Sprintf("%s/%s", messagesURL(c), ft.msg.MessageID)})
+	respond(c, http.StatusOK, r)
+}
+
+// deleteSignatures sends a task in Signering back to Utfylling, voiding its signatures: 200 with the task.
+func (h *formTaskHandlers) deleteSignatures(c *gin.Context) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return
+	}
+	res, err := ft.tasks.ReturnToFilling(c.Request.Context(), ft.task, ft.caller)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	h.renderChanged(c, http.StatusOK, ft.msg, res)
+}
+
+// signingEntry is a task a signee is asked to sign.
+type signingEntry struct {
+	MessageID      string `json:"MessageId"`
+	Subject        string
+	ReporteeID     string `json:"ReporteeId"`
+	ReporteeName   string
+	ServiceCode    string
+	ServiceEdition int
+	LastChanged    render.Timestamp
+	Links          render.Links `json:"_links"`
+}
+
+
+// signingURL is the list of tasks {who} is asked to sign.
+func signingURL(c *gin.Context) string { return baseURL(c) + "/api/" + c.Param("who") + "/signing" }
+
+// signeeOf is the caller as the signer for {who}: a person signs as themselves, or for an organization
+// they represent as its main administrator. It answers the request when the caller cannot sign for {who}.
+func signeeOf(c *gin.Context) (formtask.Signer, int64, bool) {
+	p := principalOf(c)
+	party, rights := reporteeOf(c)
+	if p.PersonID == 0 || p.Method == identity.MethodEnterpriseUser {
+		abort(c, problem.New(http.StatusForbidden, "not-a-signee", "only a person signs; this login is not one"))
+		return formtask.Signer{}, 0, false
+	}
+	s := formtask.Signer{PartyID: p.PersonID, Name: p.Name, SecurityLevel: p.SecurityLevel}
+	if party.ID == p.PersonID {
+		return s, party.ID, true
+	}
+	if !rights.MainAdministrator() {
+		abort(c, problem.New(http.StatusForbidden, "not-a-signee",
+			"an organization's signature is given by its main administrator; you are not one for %q", c.Param("who")))
+		return formtask.Signer{}, 0, false
+	}
+	s.OnBehalfOf = party.ID
+	return s, party.ID, true
+}
+
+// listSigning lists the tasks in Signering that name {who} a signee.
+func (h *formTaskHandlers) listSigning(c *gin.Context) {
+	tasks, ok := h.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	_, party, ok := signeeOf(c)
+	if !ok {
+		return
+	}
+	list, err := tasks.SigningTasks(c.Request.Context(), party)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	items := make([]signingEntry, len(list))
+	for i, t := range list {
+		e := signingEntry{MessageID: t.MessageID, Subject: t.Subject, ReporteeID: identity.ReporteeID(t.ReporteeID), ReporteeName: t.ReporteeName,
+			ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition, LastChanged: render.TimestampOf(t.LastChanged)}
+		e.Links.Add("self", render.Link{Href: signingURL(c) + "/" + t.MessageID})
+		items[i] = e
+	}
+	r := render.Collection{Embedded: render.EmbedList("signing", items)}
+	r.Links.Add("self", render.Link{Href: signingURL(c)})
+	respond(c, http.StatusOK, r)
+}
+
+// signeeTask loads a task that names {who} a signee, or answers 404 as for no task at all. A signee reads
+// it while it is in Signering; a signature of one sent back to Utfylling is 409, and a signature of one
+// archived is decided by Sign (a repeat answers as the archive did).
+func (h *formTaskHandlers) signeeTask(c *gin.Context, tasks *formtask.Service, party int64) (formtask.Task, bool) {
+	ctx := c.Request.Context()
+	id := c.Param("messageId")
+	notThere := func() { abort(c, problem.NotFound("there is no task %s for %q to sign", id, c.Param("who"))) }
+	task, err := tasks.Load(ctx, id)
+	var missing *formtask.Error
+	if errors.As(err, &missing) && missing.Kind == formtask.NotFound {
+		notThere()
+		return task, false
+	}
+	if err != nil {
+		abort(c, err)
+		return task, false
+	}
+	signees, err := tasks.Signees(ctx, task)
+	if err != nil {
+		abort(c, err)
+		return task, false
+	}
+	named := slices.ContainsFunc(signees, func(s store.TaskSignee) bool { return s.PartyID == party })
+	switch {
+	case !named || task.InTrashbin || (c.Request.Method == http.MethodGet && task.Status != taskstatus.Signing):
+		notThere()
+		return task, false
+	case task.Status == taskstatus.Filling:
+		p := problem.New(http.StatusConflict, "conflict", "task %s is in %s, not awaiting signatures: it was sent back, "+
+			"and its earlier signatures are void", task.MessageID, taskstatus.Filling)
+		p.TaskStatus = task.Status
+		abort(c, p)
+		return task, false
+	}
+	return task, true
+}
+
+// signingTaskResource is a task as its signee reads it: its signing, and its forms' data, what they sign.
+type signingTaskResource struct {
+	signaturesResource
+	Subject      string
+	ReporteeName string
+	Forms        []signingForm `xmlitem:"Form"`
+}
+
+type signingForm struct {
+	Type, DataFormatID, Name string
+	DataFormatVersion        int
+	FormData                 string
+}
+
+func (h *formTaskHandlers) getSigningTask(c *gin.Context) {
+	tasks, ok := h.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	_, party, ok := signeeOf(c)
+	if !ok {
+		return
+	}
+	task, ok := h.signeeTask(c, tasks, party)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	st, err := tasks.Signing(ctx, task)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	forms, _, err := h.q.MessageContent(ctx, task.MessageID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	partyID, _ := identity.ParseReporteeID(task.ReporteeID)
+	owner, err := h.q.GetParty(ctx, partyID)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := signingTaskResource{signaturesResource: signaturesOf(task, st), Subject: task.Subject, ReporteeName: owner.Name,
+		Forms: make([]signingForm, len(forms))}
+	for i, f := range forms {
+		r.Forms[i] = signingForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, Name: f.Name, FormData: f.FormData}
+	}
+	r.Links.Add("self", render.Link{Href: signingURL(c) + "/" + task.MessageID})
+	respond(c, http.StatusOK, r)
+}
+
+// signBody is POST …/signing/{messageId}: optionally the ContentDigest the signee read (from GET), so a
+// signature of content that changed since is refused (412).
+type signBody struct {
+	ContentDigest jsonText `json:",omitempty"`
+}
+
+// signTask records the caller's signature as the signee {who}: 200 with the task's outcome.
+func (h *formTaskHandlers) signTask(c *gin.Context) {
+	tasks, ok := h.formTasksOrUnavailable(c)
+	if !ok {
+		return
+	}
+	signer, party, ok := signeeOf(c)
+	if !ok {
+		return
+	}
+	var body signBody
+	if c.Request.ContentLength != 0 {
+		if err := bindJSON(c, &body); err != nil {
+			abort(c, err)
+			return
+		}
+	}
+	task, ok := h.signeeTask(c, tasks, party)
+	if !ok {
+		return
+	}
+	res, err := tasks.Sign(c.Request.Context(), task, signer, string(body.ContentDigest))
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	out := signedResource{MessageID: task.MessageID, Outcome: string(res.Outcome), Status: res.Status, ArchiveReference: res.ArchiveReference}
+	out.Links.Add("self", render.Link{Href: signingURL(c) + "/" + task.MessageID})
+	respond(c, http.StatusOK, out)
+}
+
+type signedResource struct {
+	MessageID        string `json:"MessageId"`
+	Outcome          string
+	Status           string
+	ArchiveReference string       `json:",omitempty"`
+	Links            render.Links `json:"_links"`
+}
