@@ -122,7 +122,9 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP1, http.MethodPut, signedTask+"/signees", signees(ola, sigra)).Code)
 	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP1, http.MethodPut, signedTask, content).Code)
 	require.Equal(t, http.StatusOK, sendAs(t, formTasks, ssnP2, http.MethodPost, "/api/my/signing/"+signed, "").Code)
-	signee := func(t *testing.T, path, accept string) response { return getAs(t, formTasks, ssnP3, path, "Accept", accept) }
+	signee := func(t *testing.T, path, accept string) response {
+		return getAs(t, formTasks, ssnP3, path, "Accept", accept)
+	}
 	notifier := func(t *testing.T, path, accept string) response {
 		return fjeNotifier(t).get(t, formTasks, path, "Accept", accept)
 	}

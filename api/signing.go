@@ -104,7 +104,7 @@ func (h *formTaskHandlers) putSignees(c *gin.Context) {
 }
 
 type signatureEntry struct {
-	SignatureID          int64  `json:"SignatureId"`
+	SignatureID          int64 `json:"SignatureId"`
 	Step                 int
 	SignerName           string
 	SignerReporteeID     string `json:"SignerReporteeId"`
@@ -190,7 +190,6 @@ type signingEntry struct {
 	LastChanged    render.Timestamp
 	Links          render.Links `json:"_links"`
 }
-
 
 // signingURL is the list of tasks {who} is asked to sign.
 func signingURL(c *gin.Context) string { return baseURL(c) + "/api/" + c.Param("who") + "/signing" }
