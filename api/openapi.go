@@ -315,6 +315,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[submissionFormResource]():        "SubmissionForm",
 	reflect.TypeFor[submissionAttachmentResource]():  "SubmissionAttachment",
 	reflect.TypeFor[submissionPrintResource]():       "SubmissionPrint",
+	reflect.TypeFor[submissionSignatureResource]():   "SubmissionSignature",
 	reflect.TypeFor[ownerMessageResource]():          "ServiceOwnerMessage",
 	reflect.TypeFor[submissionLogResource]():         "SubmissionLogEntry",
 	reflect.TypeFor[replayResource]():                "Replay",

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/formtask/printpdf/pdftext"
 )
 
 // Signing by several, on 5302/2 of the demo: its steps are one signature by someone with Sign for the
@@ -138,6 +140,25 @@ func TestSigningBySeveral(t *testing.T) {
 	assert.Equal(t, 3, countEvents(t, pool, id, "signed"))
 	assert.Equal(t, 1, countEvents(t, pool, id, "signing.completed"))
 	assert.NotContains(t, getAs(t, h, ssnP2, "/api/my/signing").Body.String(), id, "gone from the list once archived")
+
+	// NSF's submission lists every signature, and so does the archive's print.
+	nsf := soCaller{name: "NSF queue", key: keyNSF, token: orgToken(t, orgNSF, scopeQueueRead)}
+	entry := nsf.get(t, h, "/api/serviceowner/submissions/"+ref.(string))
+	require.Equal(t, http.StatusOK, entry.Code, entry.Body.String())
+	signed := entry.json(t)["Signatures"].([]any)
+	require.Len(t, signed, 3)
+	var signers []string
+	for _, s := range signed {
+		signers = append(signers, s.(map[string]any)["SignerName"].(string))
+	}
+	assert.Equal(t, []string{"Ingrid Fjellheim", "Ola Bakketun", "Sigrid Haugland"}, signers)
+	assert.Equal(t, digest, signed[2].(map[string]any)["ContentDigest"])
+	print := nsf.get(t, h, "/api/serviceowner/submissions/"+ref.(string)+"/print")
+	require.Equal(t, http.StatusOK, print.Code)
+	text, err := pdftext.Text(print.Body.Bytes())
+	require.NoError(t, err)
+	assert.Contains(t, text, "Signaturer")
+	assert.Contains(t, text, "Sigrid Haugland")
 }
 
 // Signatures sent at the same moment are each counted once, and the task archives once.

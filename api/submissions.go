@@ -23,19 +23,29 @@ type submissionHandlers struct {
 }
 
 type submissionResource struct {
-	ArchiveReference  string
-	Reportee          submissionReporteeResource
-	ServiceCode       string
-	ServiceEdition    int
-	ArchivedDateTime  render.Timestamp
-	FilledBy          string
-	SignedBy          string
-	Forms             []submissionFormResource       `xmlitem:"Form"`
-	Attachments       []submissionAttachmentResource `xmlitem:"Attachment"`
-	Print             submissionPrintResource
-	ConfirmedDateTime *render.Timestamp `json:",omitempty"`
-	ConfirmedBy       string            `json:",omitempty"`
-	Links             render.Links      `json:"_links"`
+	ArchiveReference string
+	Reportee         submissionReporteeResource
+	ServiceCode      string
+	ServiceEdition   int
+	ArchivedDateTime render.Timestamp
+	FilledBy         string
+	SignedBy         string
+	Forms            []submissionFormResource       `xmlitem:"Form"`
+	Attachments      []submissionAttachmentResource `xmlitem:"Attachment"`
+	Print            submissionPrintResource
+	// Signatures are every signature of a task signed by several, in order (none for one signed once).
+	Signatures        []submissionSignatureResource `json:",omitempty" xmlitem:"Signature"`
+	ConfirmedDateTime *render.Timestamp             `json:",omitempty"`
+	ConfirmedBy       string                        `json:",omitempty"`
+	Links             render.Links                  `json:"_links"`
+}
+
+type submissionSignatureResource struct {
+	Step           int
+	SignerName     string
+	OnBehalfOf     string
+	SignedDateTime render.Timestamp
+	ContentDigest  string
 }
 
 type submissionReporteeResource struct {
@@ -102,6 +112,10 @@ func submissionResourceOf(c *gin.Context, s submission.Submission) submissionRes
 		Print:       submissionPrintResource{Size: s.Print.Size, SHA256: hex.EncodeToString(s.Print.SHA256)},
 		Forms:       make([]submissionFormResource, len(s.Forms)),
 		Attachments: make([]submissionAttachmentResource, len(s.Attachments)),
+	}
+	for _, sig := range s.Signatures {
+		r.Signatures = append(r.Signatures, submissionSignatureResource{Step: sig.Step, SignerName: sig.SignerName, OnBehalfOf: sig.OnBehalfOf,
+			SignedDateTime: render.TimestampOf(sig.SignedAt), ContentDigest: sig.ContentDigest})
 	}
 	r.Links.Add("self", render.Link{Href: self})
 	forms := make([]render.Link, len(s.Forms))

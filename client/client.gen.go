@@ -2237,14 +2237,15 @@ type Submission struct {
 	ConfirmedBy      *string                `json:"ConfirmedBy,omitempty"`
 
 	// ConfirmedDateTime ISO 8601 local date-time without zone
-	ConfirmedDateTime *string            `json:"ConfirmedDateTime,omitempty"`
-	FilledBy          string             `json:"FilledBy"`
-	Forms             []SubmissionForm   `json:"Forms"`
-	Print             SubmissionPrint    `json:"Print"`
-	Reportee          SubmissionReportee `json:"Reportee"`
-	ServiceCode       string             `json:"ServiceCode"`
-	ServiceEdition    int                `json:"ServiceEdition"`
-	SignedBy          string             `json:"SignedBy"`
+	ConfirmedDateTime *string                `json:"ConfirmedDateTime,omitempty"`
+	FilledBy          string                 `json:"FilledBy"`
+	Forms             []SubmissionForm       `json:"Forms"`
+	Print             SubmissionPrint        `json:"Print"`
+	Reportee          SubmissionReportee     `json:"Reportee"`
+	ServiceCode       string                 `json:"ServiceCode"`
+	ServiceEdition    int                    `json:"ServiceEdition"`
+	Signatures        *[]SubmissionSignature `json:"Signatures,omitempty"`
+	SignedBy          string                 `json:"SignedBy"`
 
 	// UnderscoreLinks HAL links by relation
 	UnderscoreLinks map[string]Submission_Links_AdditionalProperties `json:"_links"`
@@ -2342,6 +2343,17 @@ type SubmissionReportee struct {
 	OrganizationNumber   *string `json:"OrganizationNumber,omitempty"`
 	ReporteeId           string  `json:"ReporteeId"`
 	SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
+}
+
+// SubmissionSignature defines model for SubmissionSignature.
+type SubmissionSignature struct {
+	ContentDigest string `json:"ContentDigest"`
+	OnBehalfOf    string `json:"OnBehalfOf"`
+
+	// SignedDateTime ISO 8601 local date-time without zone
+	SignedDateTime string `json:"SignedDateTime"`
+	SignerName     string `json:"SignerName"`
+	Step           int    `json:"Step"`
 }
 
 // Subscription defines model for Subscription.

@@ -152,7 +152,7 @@ func (a *Activities) archive(ctx context.Context, in ArchiveInput) (ArchiveResul
 			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
 				header = h
 				// The digest holds the ArchiveReference just drawn: no print of it is stored yet.
-				doc := document(h, ar.Forms, ar.Attachments)
+				doc := document(h, ar.Forms, ar.Attachments, ar.Signatures)
 				digest, err := documentDigest(doc)
 				if err != nil {
 					return nil, nil, err

@@ -30,7 +30,7 @@ func documentDigest(doc printpdf.Document) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-func document(h store.PrintHeader, forms []store.FormContent, atts []store.AttachmentInfo) printpdf.Document {
+func document(h store.PrintHeader, forms []store.FormContent, atts []store.AttachmentInfo, sigs []store.ArchivedSignature) printpdf.Document {
 	doc := printpdf.Document{
 		ServiceName: h.ServiceName, ServiceCode: h.ServiceCode, ServiceEdition: h.ServiceEdition,
 		ServiceOwner: h.ServiceOwner, Reportee: h.Reportee, Submitter: h.LastChangedBy, Status: h.Status,
@@ -41,6 +41,9 @@ func document(h store.PrintHeader, forms []store.FormContent, atts []store.Attac
 	}
 	for _, a := range atts {
 		doc.Attachments = append(doc.Attachments, printpdf.Attachment{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: a.FileSize})
+	}
+	for _, s := range sigs {
+		doc.Signatures = append(doc.Signatures, printpdf.Signature{Step: s.Step, Signer: s.SignerName, OnBehalfOf: s.OnBehalfOf, Time: s.SignedAt})
 	}
 	return doc
 }
@@ -98,7 +101,11 @@ func (a *Activities) renderContent(ctx context.Context, messageID string,
 	if err != nil {
 		return PrintResult{}, err
 	}
-	digest, pdf, err := a.render(ctx, q, document(h, forms, atts))
+	sigs, err := q.ActiveSignatures(ctx, messageID)
+	if err != nil {
+		return PrintResult{}, err
+	}
+	digest, pdf, err := a.render(ctx, q, document(h, forms, atts, sigs))
 	if err != nil {
 		return PrintResult{}, err
 	}

@@ -21,15 +21,38 @@ type Archive struct {
 	Forms            []FormContent
 	Attachments      []AttachmentInfo
 	PrintDigest      []byte
+	// Signatures are the task's signatures (not voided) when it was sent: none for a task signed once, as always.
+	Signatures []ArchivedSignature
 }
+
+// ArchivedSignature is a signature as its archive keeps it.
+type ArchivedSignature struct {
+	Step          int
+	SignerName    string
+	OnBehalfOf    string
+	SignedAt      time.Time
+	ContentDigest string
+}
+
+// archivedSignaturesSQL are the signatures (not voided) of message $1, oldest first, as an archive keeps them.
+const archivedSignaturesSQL = `SELECT COALESCE(json_agg(json_build_object('Step', s.step, 'SignerName', s.signer_name,
+		'OnBehalfOf', b.name, 'SignedAt', to_char(s.signed_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'ContentDigest', s.content_digest) ORDER BY s.id), '[]')
+	FROM task_signatures s JOIN parties b ON b.id = s.on_behalf_of_party_id WHERE s.message_id = $1 AND s.voided_at IS NULL`
 
 // GetArchive returns the archive of a message, or ErrNotFound.
 func (q *Queries) GetArchive(ctx context.Context, messageID string) (Archive, error) {
 	var a Archive
-	err := q.db.QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest
+	err := q.db.QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures
 		FROM archives WHERE message_id = $1`, messageID).
-		Scan(&a.ArchiveReference, &a.MessageID, &a.ArchivedAt, &a.ArchivedBy, &a.Forms, &a.Attachments, &a.PrintDigest)
+		Scan(&a.ArchiveReference, &a.MessageID, &a.ArchivedAt, &a.ArchivedBy, &a.Forms, &a.Attachments, &a.PrintDigest, &a.Signatures)
 	return a, notFound(err)
+}
+
+// ActiveSignatures are the signatures (not voided) of a message, as an archive would keep them now.
+func (q *Queries) ActiveSignatures(ctx context.Context, messageID string) ([]ArchivedSignature, error) {
+	var sigs []ArchivedSignature
+	err := q.db.QueryRow(ctx, archivedSignaturesSQL, messageID).Scan(&sigs)
+	return sigs, err
 }
 
 // PrintFunc renders the print of an archive about to be written and returns the digest of its document
@@ -52,10 +75,11 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			archivedBy *string
 			existing   = Archive{MessageID: messageID}
 		)
-		if err := q.db.QueryRow(ctx, `SELECT a.archive_reference, a.archived_at, a.archived_by, a.forms, a.attachments, a.print_digest
+		if err := q.db.QueryRow(ctx, `SELECT a.archive_reference, a.archived_at, a.archived_by, a.forms, a.attachments, a.print_digest,
+				COALESCE(a.signatures, '[]')
 			FROM messages m LEFT JOIN archives a ON a.message_id = m.id
 			WHERE m.id = $1 AND m.type = 'FormTask' FOR UPDATE OF m`, messageID).
-			Scan(&ref, &archivedAt, &archivedBy, &existing.Forms, &existing.Attachments, &existing.PrintDigest); err != nil {
+			Scan(&ref, &archivedAt, &archivedBy, &existing.Forms, &existing.Attachments, &existing.PrintDigest, &existing.Signatures); err != nil {
 			return notFound(err)
 		}
 		if ref != nil {
@@ -72,6 +96,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		reads.Queue(messageFormsSQL, messageID)
 		reads.Queue(messageAttachmentsSQL, messageID, AttachmentHeadBytes)
 		reads.Queue(`SELECT nextval('archive_reference_seq'),`+printHeaderSQL, messageID)
+		reads.Queue(archivedSignaturesSQL, messageID)
 		results := q.db.SendBatch(ctx, reads)
 		var err error
 		if a.Forms, a.Attachments, err = collectContent(results.Query); err != nil {
@@ -81,6 +106,10 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		if err := results.QueryRow().Scan(append([]any{&seq}, header.scan()...)...); err != nil {
 			_ = results.Close()
 			return notFound(err)
+		}
+		if err := results.QueryRow().Scan(&a.Signatures); err != nil {
+			_ = results.Close()
+			return err
 		}
 		if err := results.Close(); err != nil {
 			return err
@@ -101,8 +130,8 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 				FROM attachments a WHERE a.message_id = $1
 				ON CONFLICT DO NOTHING`, messageID)
 		}
-		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest)
+		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest, a.Signatures)
 		writes.Queue(`INSERT INTO submissions (archive_reference, seq, message_id, service_owner_code, service_code, service_edition,
 				reportee_id, archived_at, filled_by, signed_by)
 			SELECT $1, $2, $3, s.service_owner_code, s.service_code, s.service_edition, $6, $7, $8, $9

@@ -26,7 +26,7 @@ const submissionColumns = `su.archive_reference, su.seq, su.message_id, su.servi
 			'Size', octet_length(convert_to(f->>'FormData', 'UTF8')),
 			'SHA256', encode(sha256(convert_to(f->>'FormData', 'UTF8')), 'base64')) ORDER BY x.n), '[]')
 		FROM jsonb_array_elements(a.forms) WITH ORDINALITY AS x(f, n)),
-	a.attachments, a.print_digest, octet_length(pr.pdf), sha256(pr.pdf)`
+	a.attachments, a.print_digest, octet_length(pr.pdf), sha256(pr.pdf), a.signatures`
 
 const submissionFrom = `
 	FROM submissions su
@@ -43,7 +43,7 @@ func scanSubmission(row pgx.CollectableRow) (Submission, error) {
 	err := row.Scan(&s.ArchiveReference, &s.seq, &s.MessageID, &s.ServiceCode, &s.ServiceEdition, &s.ArchivedAt,
 		&s.FilledBy, &s.SignedBy, &confirmedAt, &confirmedBy,
 		&s.Reportee.ID, &s.Reportee.Name, &s.Reportee.OrganizationNumber, &s.Reportee.SocialSecurityNumber,
-		&s.Forms, &s.Attachments, &s.Print.digest, &s.Print.Size, &s.Print.SHA256)
+		&s.Forms, &s.Attachments, &s.Print.digest, &s.Print.Size, &s.Print.SHA256, &s.Signatures)
 	if confirmedAt != nil {
 		s.Confirmation = &Confirmation{At: clock.Local(*confirmedAt), By: confirmedBy}
 	}

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strconv"
 	"time"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Submission is an archived form task as the owner of its service receives it.
@@ -21,11 +23,14 @@ type Submission struct {
 	ServiceEdition   int
 	ArchivedAt       time.Time
 	// FilledBy last changed the content before it was sent; SignedBy signed and sent it.
-	FilledBy     string
-	SignedBy     string
-	Forms        []Form
-	Attachments  []Attachment
-	Print        Print
+	FilledBy    string
+	SignedBy    string
+	Forms       []Form
+	Attachments []Attachment
+	Print       Print
+	// Signatures are every signature of a task signed by several, as its archive keeps them; none for a
+	// task signed once (SignedBy).
+	Signatures   []store.ArchivedSignature
 	Confirmation *Confirmation // nil until the owner confirms it
 	seq          int64         // the queue's keyset key: the reference's number
 }

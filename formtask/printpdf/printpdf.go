@@ -37,6 +37,17 @@ type Document struct {
 	Time        time.Time
 	Forms       []Form
 	Attachments []Attachment
+	// Signatures of a task signed by several, in order; none for a task signed once (then the document,
+	// and its digest, are as before signing by several).
+	Signatures []Signature `json:",omitempty"`
+}
+
+// Signature is one signature of the task: who signed, for whom, when, in which signing step.
+type Signature struct {
+	Step       int
+	Signer     string
+	OnBehalfOf string
+	Time       time.Time // printed as wall-clock time in its own location, as Document.Time
 }
 
 // Form is one form of the task; XML is its form data.
@@ -129,6 +140,7 @@ func (r *Renderer) Render(doc Document) ([]byte, error) {
 		l.form(f, forms[i])
 	}
 	l.attachments(doc.Attachments)
+	l.signatures(doc.Signatures)
 
 	// Most documents fit the core fonts, which cost next to nothing; the
 	// rest need the embedded fonts.
@@ -203,6 +215,7 @@ var (
 	fullCol        = []column{{contentW, "L"}}
 	fieldCols      = []column{{65, "L"}, {contentW - 65, "L"}}
 	attachmentCols = []column{{95, "L"}, {55, "L"}, {contentW - 150, "R"}}
+	signatureCols  = []column{{15, "L"}, {60, "L"}, {60, "L"}, {contentW - 135, "L"}}
 )
 
 // item is a row of wrapped text: a title, a heading or a table row.
@@ -334,6 +347,18 @@ func (l *layout) attachments(as []Attachment) {
 	thead := l.add(&theadStyle, attachmentCols, nil, "Filnavn", "Type", "Størrelse")
 	for _, a := range as {
 		l.add(&rowStyle, attachmentCols, thead, a.FileName, a.AttachmentType, formatSize(a.Size))
+	}
+}
+
+func (l *layout) signatures(ss []Signature) {
+	if len(ss) == 0 {
+		return
+	}
+	h := l.add(&headingStyle, fullCol, nil, "Signaturer")
+	h.keep = 2
+	thead := l.add(&theadStyle, signatureCols, nil, "Steg", "Signert av", "På vegne av", "Tidspunkt")
+	for _, s := range ss {
+		l.add(&rowStyle, signatureCols, thead, strconv.Itoa(s.Step), s.Signer, s.OnBehalfOf, s.Time.Format("02.01.2006 15:04:05"))
 	}
 }
 

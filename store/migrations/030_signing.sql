@@ -30,3 +30,7 @@ CREATE TABLE task_signatures (
 );
 CREATE UNIQUE INDEX task_signatures_once ON task_signatures (message_id, signer_party_id, on_behalf_of_party_id) WHERE voided_at IS NULL;
 CREATE INDEX task_signatures_message ON task_signatures (message_id);
+
+-- An archive keeps the signatures its task had when it was sent, as they were ([store.ArchivedSignature]),
+-- so the print, the owner's submission and the archive say who signed whatever happens to the task after.
+ALTER TABLE archives ADD COLUMN signatures jsonb NOT NULL DEFAULT '[]';
