@@ -160,15 +160,25 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	return s.update(ctx, task, rev.ID, UpdateSubmit, in)
 }
 
-// repeatedSigning answers a signing submission refused because the task is archived as the submission that
-// archived it was answered, when it is its repeat (its answer was lost, a client retried): the same
-// parameters (complete and sign), a caller who may sign, and the same content as the archive holds, or no
-// content (signing the task as it is). Any other refusal stays what it is.
+// repeatedSigning answers a submission refused for the task's status as the submission that moved it was
+// answered, when it is its repeat (its answer was lost, a client retried):
+//   - refused because the task is archived: the same parameters (complete and sign), a caller who may
+//     sign, and the same content as the archive holds, or no content (signing the task as it is);
+//   - refused because the task is in Signering (a completion, whose content is locked there while a task
+//     signed by several collects its signatures): complete, with the same content as the task holds; it
+//     answers Signed when the caller's signature is among the task's.
+//
+// Any other refusal stays what it is.
 func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller, sub Submission, res Result, refused error) (Result, error) {
 	var e *Error
+	if !errors.As(refused, &e) || e.Kind != Conflict || !sub.Complete {
+		return res, refused
+	}
+	if e.Status == taskstatus.Signing && (len(sub.Forms) > 0 || len(sub.Attachments) > 0) {
+		return s.repeatedCompletion(ctx, task, sub, res, refused)
+	}
 	caller = withLevel(caller, task)
-	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != taskstatus.Archived || !sub.Complete || !sub.Sign ||
-		!caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
+	if e.Status != taskstatus.Archived || !sub.Sign || !caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
 		return res, refused
 	}
 	a, err := s.store.GetArchive(ctx, task.MessageID)
@@ -178,25 +188,47 @@ func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller,
 	if err != nil {
 		return Result{}, err
 	}
-	if (len(sub.Forms) > 0 || len(sub.Attachments) > 0) && !archivedFrom(a, sub) {
+	if (len(sub.Forms) > 0 || len(sub.Attachments) > 0) && !sameContent(a.Forms, a.Attachments, sub) {
 		return res, refused
 	}
 	return Result{Outcome: OutcomeArchived, Status: taskstatus.Archived, ArchiveReference: a.ArchiveReference}, nil
 }
 
-// archivedFrom reports whether archive a holds exactly the forms and attachments of sub, in their order.
-func archivedFrom(a store.Archive, sub Submission) bool {
-	if len(a.Forms) != len(sub.Forms) || len(a.Attachments) != len(sub.Attachments) {
+// repeatedCompletion answers a completion refused in Signering as the completion was, when the task holds
+// exactly its content.
+func (s *Service) repeatedCompletion(ctx context.Context, task Task, sub Submission, res Result, refused error) (Result, error) {
+	forms, atts, err := s.store.MessageContent(ctx, task.MessageID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !sameContent(forms, atts, sub) {
+		return res, refused
+	}
+	if sub.Sign && sub.Signer.PartyID != 0 {
+		signatures, err := s.store.ListSignatures(ctx, task.MessageID)
+		if err != nil {
+			return Result{}, err
+		}
+		if signedBy(signatures, sub.Signer) {
+			return Result{Outcome: OutcomeSigned, Status: taskstatus.Signing}, nil
+		}
+	}
+	return Result{Outcome: OutcomeSentToSigning, Status: taskstatus.Signing}, nil
+}
+
+// sameContent reports whether forms and atts are exactly the forms and attachments of sub, in their order.
+func sameContent(forms []store.FormContent, atts []store.AttachmentInfo, sub Submission) bool {
+	if len(forms) != len(sub.Forms) || len(atts) != len(sub.Attachments) {
 		return false
 	}
 	for i, f := range sub.Forms {
-		g := a.Forms[i]
+		g := forms[i]
 		if f.Type != g.Type || f.DataFormatID != g.DataFormatID || f.DataFormatVersion != g.DataFormatVersion || f.FormData != g.FormData {
 			return false
 		}
 	}
 	for i, at := range sub.Attachments {
-		g, sum := a.Attachments[i], sha256.Sum256(at.Data)
+		g, sum := atts[i], sha256.Sum256(at.Data)
 		if at.FileName != g.FileName || at.AttachmentType != g.AttachmentType || !bytes.Equal(sum[:], g.SHA256) {
 			return false
 		}
