@@ -308,10 +308,30 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	if err != nil {
 		return nil, err
 	}
+	// Clients give up in time for the checks to run within the limit.
+	giveUp := hard.Add(-90 * time.Second)
+	stats := newStats()
 	var printsBefore int
 	err = db.QueryRow(ctx, `SELECT count(*) FROM prints`).Scan(&printsBefore)
 	if err == nil {
 		err = addRecipients(ctx, db)
+	}
+	var sg *signers
+	if err == nil {
+		var tokens []string
+		for _, p := range signees {
+			tok, terr := exec.CommandContext(ctx, cfg.postbox, "token", "--pid", p.pid, "--scope", "platform:enduser").Output()
+			if terr != nil {
+				err = fmt.Errorf("postbox token: %w", terr)
+				break
+			}
+			tokens = append(tokens, strings.TrimSpace(string(tok)))
+		}
+		filler := integrator{base: st.apiURL, token: strings.TrimSpace(string(token)), stats: stats, giveUp: giveUp,
+			http: &http.Client{Timeout: 30 * time.Second}, rng: rand.New(rand.NewPCG(cfg.seed, 3_000_000))}
+		if err == nil {
+			sg, err = newSigners(ctx, db, filler, tokens, cfg.seed)
+		}
 	}
 	db.Close(ctx)
 	if err != nil {
@@ -322,9 +342,6 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, fmt.Errorf("postbox token: %w", err)
 	}
 
-	// Clients give up in time for the checks to run within the limit.
-	giveUp := hard.Add(-90 * time.Second)
-	stats := newStats()
 	tasks := make([]*task, cfg.tasks)
 	queue := make(chan *task, cfg.tasks)
 	for i := range tasks {
@@ -357,6 +374,8 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		http:        &http.Client{Timeout: 60 * time.Second}, stats: stats}
 	senderDone := make(chan struct{})
 	go func() { snd.run(ctx, giveUp); close(senderDone) }()
+	signersDone := make(chan struct{})
+	go func() { sg.run(ctx); close(signersDone) }()
 
 	killerDone := make(chan struct{})
 	go func() { k.loop(ctx, clientsDone); close(killerDone) }()
@@ -365,6 +384,7 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	<-producerDone
 	<-agencyDone
 	<-senderDone
+	<-signersDone
 	clientsEnded := time.Now()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil, errors.New("interrupted; no checks")
@@ -394,7 +414,11 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, err
 	}
 	defer db.Close(checkCtx)
-	if err := checkDatabase(checkCtx, db, tasks, started, printsBefore, v); err != nil {
+	jointIDs, jointArchives, err := sg.check(checkCtx, db, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDatabase(checkCtx, db, tasks, jointIDs, jointArchives, started, printsBefore, v); err != nil {
 		return nil, err
 	}
 	if err := checkWorkflows(checkCtx, tc, tasks, v); err != nil {

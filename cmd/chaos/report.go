@@ -99,6 +99,8 @@ func (r *report) print(w io.Writer, st *stack) {
 		v.sent, shipmentRecipients, r.sender.crashesWhileHeld(r.killer.crashes))
 	fmt.Fprintf(w, "notices:  %d of %d in Mailpit exactly once (by Message-ID); %d begun more than once after a crash, sent again under the same Message-ID; worker crashes asked for while sent mails were unrecorded: %d\n",
 		v.notified, shipmentRecipients, v.resent, r.killer.askedCrashes)
+	fmt.Fprintf(w, "signing:  %d of %d joint applications archived once with all %d signatures (three signed at once), each with its event\n",
+		v.jointlySigned, signingTasks, 1+len(signees))
 
 	if len(s.bad5xx) > 0 {
 		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))

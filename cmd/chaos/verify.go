@@ -25,6 +25,7 @@ type verdict struct {
 	received                                                     int            // archives the agency received and confirmed once
 	sent                                                         int            // recipients of the agency's shipment with exactly one message
 	notified                                                     int            // its notices in Mailpit, each once
+	jointlySigned                                                int            // joint applications archived once with all their signatures
 	resent                                                       int            // its notices begun more than once (after a crash), the same Message-ID each time
 	problems                                                     []string
 }
@@ -35,9 +36,14 @@ func (v *verdict) fail(format string, args ...any) {
 
 // checkDatabase checks every task in PostgreSQL: archived exactly once with the reference its client was
 // told, one print, the stored form data byte-equal to what was sent. printsBefore is the number of prints
-// the dataset came with.
-func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, started time.Time, printsBefore int, v *verdict) error {
+// the dataset came with; others are the run's other form tasks (the joint applications, signing.go), of
+// which otherArchives are archived.
+func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, others map[string]bool, otherArchives int, started time.Time,
+	printsBefore int, v *verdict) error {
 	known := map[string]bool{}
+	for id := range others {
+		known[id] = true
+	}
 	for _, t := range tasks {
 		if t.id == "" {
 			v.lost++
@@ -104,8 +110,9 @@ func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, started tim
 	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM prints), (SELECT count(*) FROM archives)`).Scan(&prints, &archives); err != nil {
 		return err
 	}
-	if prints-printsBefore != v.archived || prints != archives {
-		v.fail("%d prints were added for %d archived tasks (%d prints, %d archives in all)", prints-printsBefore, v.archived, prints, archives)
+	if prints-printsBefore != v.archived+otherArchives || prints != archives {
+		v.fail("%d prints were added for %d archived tasks (%d prints, %d archives in all)", prints-printsBefore, v.archived+otherArchives,
+			prints, archives)
 	}
 
 	// Creations whose answer was lost: tasks of the run no client knows. They must still be untouched.
