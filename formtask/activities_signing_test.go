@@ -1,0 +1,88 @@
+package formtask_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/formtask/taskstatus"
+)
+
+// The signing activities over the real database: a3101004 is a 4711/2 task of O1 in Signering, whose
+// service this test gives two steps — the chief executive (role DAGL: P1 holds it for O1), then someone
+// with Sign.
+func TestSigningActivities(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const id = "a3101004"
+	_, err := f.pool.Exec(ctx, `UPDATE services SET signing_steps = '[{"Signees": "Role", "RoleDefinitionCode": "DAGL"}, {"Signees": "Right"}]',
+		signing_deadline_days = 7 WHERE service_code = '4711' AND service_edition = 2`)
+	require.NoError(t, err)
+	party := func(ssn string) int64 {
+		var id int64
+		require.NoError(t, f.pool.QueryRow(ctx, `SELECT id FROM parties WHERE ssn = $1`, ssn).Scan(&id))
+		return id
+	}
+	p1, p3, p5 := party("12857812326"), party("27828534586"), party("01928216752")
+	count := func(query string, args ...any) (n int) {
+		require.NoError(t, f.pool.QueryRow(ctx, query, args...).Scan(&n))
+		return n
+	}
+	events := func(kind string) int {
+		return count(`SELECT count(*) FROM events WHERE message_id = $1 AND type = $2`, id, "no.postbox.formtask."+kind+".v1")
+	}
+
+	var plan formtask.SigningPlan
+	require.NoError(t, f.run(t, &plan, f.acts.PlanSigning, id))
+	assert.Equal(t, formtask.SigningPlan{Steps: 2, DeadlineDays: 7}, plan)
+
+	sign := func(s formtask.Signer) formtask.RecordSignatureResult {
+		t.Helper()
+		var r formtask.RecordSignatureResult
+		require.NoError(t, f.run(t, &r, f.acts.RecordSignature, formtask.RecordSignatureInput{MessageID: id, Signer: s, At: time.Now()}))
+		return r
+	}
+	// Step 1 needs DAGL: P5, who may sign, is not admitted; P1 is.
+	r := sign(formtask.Signer{PartyID: p5, Name: "Eivind Brekke", MaySign: true})
+	assert.Equal(t, formtask.SignatureRefused, r.Decision)
+	assert.Contains(t, r.Detail, "role DAGL")
+	assert.Equal(t, formtask.RecordSignatureResult{Decision: formtask.SignatureRecorded}, sign(formtask.Signer{PartyID: p1, Name: "Ingrid Fjellheim"}))
+	assert.Equal(t, formtask.SignatureRepeated, sign(formtask.Signer{PartyID: p1, Name: "Ingrid Fjellheim"}).Decision)
+	// Step 2 needs Sign: P3 without it is refused; P5 with it completes the signing.
+	r = sign(formtask.Signer{PartyID: p3, Name: "Sigrid Haugland"})
+	assert.Equal(t, formtask.SignatureRefused, r.Decision)
+	assert.Contains(t, r.Detail, "Sign right")
+	var stale formtask.RecordSignatureResult
+	require.NoError(t, f.run(t, &stale, f.acts.RecordSignature, formtask.RecordSignatureInput{MessageID: id, At: time.Now(),
+		Signer: formtask.Signer{PartyID: p5, Name: "Eivind Brekke", MaySign: true}, Expect: "00"}))
+	assert.True(t, stale.Stale)
+	assert.Equal(t, formtask.RecordSignatureResult{Decision: formtask.SignatureRecorded, Complete: true},
+		sign(formtask.Signer{PartyID: p5, Name: "Eivind Brekke", MaySign: true}))
+	assert.Equal(t, 2, events("signed"))
+	assert.Equal(t, 1, events("signing.completed"))
+	assert.Equal(t, 2, count(`SELECT count(*) FROM task_signatures WHERE message_id = $1 AND content_digest = (
+		SELECT content_digest FROM task_signatures WHERE message_id = $1 LIMIT 1) AND length(content_digest) = 64`, id))
+
+	// Back to Utfylling: both voided, each with its event, and the status with its own.
+	require.NoError(t, f.run(t, nil, f.acts.ReturnToFilling, formtask.ReturnToFillingInput{MessageID: id, By: "Ingrid Fjellheim", At: time.Now()}))
+	assert.Equal(t, 2, count(`SELECT count(*) FROM task_signatures WHERE message_id = $1 AND voided_at IS NOT NULL`, id))
+	assert.Equal(t, 2, events("signature.voided"))
+	var status string
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT status FROM messages WHERE id = $1`, id).Scan(&status))
+	assert.Equal(t, taskstatus.Filling, status)
+
+	// The deadline's event: none for a task no longer in Signering; once for one that is.
+	deadline := time.Now()
+	require.NoError(t, f.run(t, nil, f.acts.MarkSigningOverdue, formtask.SigningOverdueInput{MessageID: id, Deadline: deadline}))
+	assert.Zero(t, events("signing.overdue"))
+	_, err = f.pool.Exec(ctx, `UPDATE messages SET status = 'Signering' WHERE id = $1`, id)
+	require.NoError(t, err)
+	for range 2 {
+		require.NoError(t, f.run(t, nil, f.acts.MarkSigningOverdue, formtask.SigningOverdueInput{MessageID: id, Deadline: deadline}))
+	}
+	assert.Equal(t, 1, events("signing.overdue"))
+}
