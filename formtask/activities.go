@@ -307,11 +307,22 @@ func (a *Activities) DiscardRevision(ctx context.Context, c ContentRef) error {
 // (projectState), or discards a revision they find invalid: the work of a save or of the checks before
 // Archive as one local activity. Each step is idempotent, so a retried attempt does them again, but for
 // the checks of a revision already promoted.
+//
+// A projection to Signering of a task signed by several answers its plan (Signing); a plan with a Refusal
+// (signees it still needs) projects nothing and discards the revision.
 func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInput) (CheckAndProjectResult, error) {
 	var res CheckAndProjectResult
 	var err error
 	if res.Findings, err = a.check(ctx, in); err != nil || len(res.Findings.Errors) > 0 || in.Project == nil {
 		return res, err
+	}
+	if in.Project.Status == taskstatus.Signing {
+		if res.Signing, err = a.planSigning(ctx, in.Content.MessageID); err != nil {
+			return res, err
+		}
+		if res.Signing != nil && res.Signing.Refusal != "" {
+			return res, a.discard(ctx, in.Content)
+		}
 	}
 	pr, err := a.projectState(ctx, *in.Project)
 	res.Ref = pr.Ref
@@ -322,13 +333,26 @@ func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInpu
 // archives it (archive), or discards a revision they find invalid: a submission to the archive as one
 // local activity. An attempt retried after the archive committed finds the archive (Archive is exactly
 // once) and, its revision being promoted, skips the checks.
+//
+// A task signed by several is archived only once every step is signed (in.Signed); before, its completion
+// goes to Signering instead (projected as CheckAndProject would), its content is locked there, and the
+// result carries its plan (Signing) for the workflow to collect the signatures.
 func (a *Activities) CheckAndArchive(ctx context.Context, in CheckAndArchiveInput) (CheckAndArchiveResult, error) {
 	var res CheckAndArchiveResult
 	var err error
-	if in.Archive.Content.Revision.ID != 0 {
-		res.Findings, err = a.check(ctx, CheckAndProjectInput{Content: in.Archive.Content, Forms: true, Attachments: true,
+	c := in.Archive.Content
+	if c.Revision.ID != 0 {
+		res.Findings, err = a.check(ctx, CheckAndProjectInput{Content: c, Forms: true, Attachments: true,
 			ServiceCode: in.ServiceCode, ServiceEdition: in.ServiceEdition, Final: true})
 		if err != nil || len(res.Findings.Errors) > 0 {
+			return res, err
+		}
+	}
+	if !in.Signed {
+		if res.Signing, err = a.planSigning(ctx, c.MessageID); err != nil || res.Signing != nil {
+			if err == nil {
+				err = a.toSigning(ctx, in.Archive, res.Signing)
+			}
 			return res, err
 		}
 	}

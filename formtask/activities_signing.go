@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
@@ -56,24 +57,66 @@ func readSigning(ctx context.Context, q *store.Queries, messageID string) (signi
 	return s, err
 }
 
-// PlanSigning reads the signing of a task being completed: its steps and deadline, and why it cannot be
-// completed yet.
-func (a *Activities) PlanSigning(ctx context.Context, messageID string) (SigningPlan, error) {
+// planSigning reads the signing of a task being completed or signed: nil for a task signed once, as
+// always (one query finds that); else its steps and deadline, and why it cannot be completed yet.
+func (a *Activities) planSigning(ctx context.Context, messageID string) (*SigningPlan, error) {
 	q := store.New(a.Pool)
+	if several, err := q.SignedBySeveral(ctx, messageID); err != nil || !several {
+		return nil, err
+	}
 	t, err := q.GetFormTask(ctx, messageID)
 	if err != nil {
-		return SigningPlan{}, err
+		return nil, err
 	}
 	svc, err := q.GetService(ctx, t.ServiceCode, t.ServiceEdition)
 	if err != nil {
-		return SigningPlan{}, err
+		return nil, err
 	}
 	signees, err := q.ListTaskSignees(ctx, messageID)
 	if err != nil {
-		return SigningPlan{}, err
+		return nil, err
 	}
 	steps := signingSteps(svc, len(signees))
-	return SigningPlan{Steps: len(steps), DeadlineDays: svc.SigningDeadlineDays, Refusal: planRefusal(steps, len(signees))}, nil
+	return &SigningPlan{Steps: len(steps), DeadlineDays: svc.SigningDeadlineDays, Refusal: planRefusal(steps, len(signees))}, nil
+}
+
+// toSigning is a submission to the archive of a task signed by several with plan: its completion goes to
+// Signering (its revision promoted, as a projection does), a Refusal or content sent while in Signering
+// (locked there) discards the revision, and a signature of the task as it is changes nothing here.
+func (a *Activities) toSigning(ctx context.Context, in ArchiveInput, plan *SigningPlan) error {
+	t, err := store.New(a.Pool).GetFormTask(ctx, in.Content.MessageID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case plan.Refusal != "":
+		return a.discard(ctx, in.Content)
+	case t.Status == taskstatus.Signing && in.Content.Revision.ID != 0 && !a.promotedAlready(ctx, in.Content):
+		plan.Refusal = "the content is locked while signatures are collected: send the task back to " + taskstatus.Filling +
+			" (DELETE …/signatures) to change it"
+		return a.discard(ctx, in.Content)
+	case t.Status == taskstatus.Signing:
+		return nil
+	}
+	_, err = a.projectState(ctx, ProjectInput{Content: in.Content, Status: taskstatus.Signing, By: in.By, At: in.At})
+	return err
+}
+
+// promotedAlready tells whether c's revision is promoted: an attempt retried after its projection committed.
+func (a *Activities) promotedAlready(ctx context.Context, c ContentRef) bool {
+	rev, err := store.New(a.Pool).GetRevision(ctx, c.Revision.ID)
+	return err == nil && rev.Promoted
+}
+
+// discard deletes c's revision, if it has one; failing to loses nothing (store.DeleteStaleRevisions).
+func (a *Activities) discard(ctx context.Context, c ContentRef) error {
+	if c.Revision.ID == 0 {
+		return nil
+	}
+	if err := a.DiscardRevision(ctx, c); err != nil {
+		activity.GetLogger(ctx).Warn("discarding a revision failed", "revision", c.Revision.ID, "err", err)
+	}
+	return nil
 }
 
 // RecordSignature decides one signature in one transaction: a signer who signed for that signee already

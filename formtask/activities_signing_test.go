@@ -36,9 +36,12 @@ func TestSigningActivities(t *testing.T) {
 		return count(`SELECT count(*) FROM events WHERE message_id = $1 AND type = $2`, id, "no.postbox.formtask."+kind+".v1")
 	}
 
-	var plan formtask.SigningPlan
-	require.NoError(t, f.run(t, &plan, f.acts.PlanSigning, id))
-	assert.Equal(t, formtask.SigningPlan{Steps: 2, DeadlineDays: 7}, plan)
+	// A signature of the task as it is goes to the signing, not the archive: CheckAndArchive answers its plan.
+	var res formtask.CheckAndArchiveResult
+	require.NoError(t, f.run(t, &res, f.acts.CheckAndArchive, formtask.CheckAndArchiveInput{ServiceCode: "4711", ServiceEdition: 2,
+		Archive: formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: id}, By: "Ingrid Fjellheim", At: time.Now()}}))
+	assert.Equal(t, &formtask.SigningPlan{Steps: 2, DeadlineDays: 7}, res.Signing)
+	assert.Empty(t, res.Archive.ArchiveReference)
 
 	sign := func(s formtask.Signer) formtask.RecordSignatureResult {
 		t.Helper()

@@ -25,7 +25,7 @@ import (
 //   - TaskQueue: the FormTask and TrashbinPurge workflows, and the local activities, which run inside the
 //     workflow task of the update that needs them: CheckAndProject (the checks of a change's content and
 //     its projection into the read model), CheckAndArchive (a submission's checks and its archive),
-//     DiscardRevision, ChangePlace and ReadTaskState, and those of signing (PlanSigning, RecordSignature,
+//     DiscardRevision, ChangePlace and ReadTaskState, and those of signing (RecordSignature,
 //     ReturnToFilling, WriteSignees, MarkSigningOverdue).
 //   - TaskQueueValidation: the prints (RenderPrint, RenderFormPrint), CPU-bound PDF rendering.
 //   - TaskQueueArchive: the scheduled purge of the trashbins (PurgeTrashbin).
@@ -41,7 +41,7 @@ func ActivitiesOn(a *Activities, taskQueue string) []any {
 	switch taskQueue {
 	case TaskQueue:
 		return []any{a.CheckAndProject, a.CheckAndArchive, a.DiscardRevision, a.ChangePlace, a.ReadTaskState,
-			a.PlanSigning, a.RecordSignature, a.ReturnToFilling, a.WriteSignees, a.MarkSigningOverdue}
+			a.RecordSignature, a.ReturnToFilling, a.WriteSignees, a.MarkSigningOverdue}
 	case TaskQueueValidation:
 		return []any{a.RenderPrint, a.RenderFormPrint}
 	case TaskQueueArchive:
@@ -366,6 +366,9 @@ type CheckAndProjectInput struct {
 type CheckAndProjectResult struct {
 	Findings Findings
 	Ref      int64
+	// Signing is the plan of a task signed by several being sent to Signering (signing_contract.go): with
+	// a Refusal the projection was not made.
+	Signing *SigningPlan `json:",omitempty"`
 }
 
 // CheckAndArchiveInput asks CheckAndArchive for a submission's checks and archive: the checks of
@@ -375,12 +378,17 @@ type CheckAndArchiveInput struct {
 	Archive        ArchiveInput
 	ServiceCode    string
 	ServiceEdition int
+	// Signed says every signing step of a task signed by several is signed: archive it.
+	Signed bool `json:",omitempty"`
 }
 
-// CheckAndArchiveResult is what the checks found and, when they found no error, the archive.
+// CheckAndArchiveResult is what the checks found and, when they found no error, the archive; or, for a task
+// signed by several (Signing set), no archive: its completion sent to Signering instead (unless Signing has
+// a Refusal), or, in Signering, nothing done (the workflow records the signature).
 type CheckAndArchiveResult struct {
 	Findings Findings
 	Archive  ArchiveResult
+	Signing  *SigningPlan `json:",omitempty"`
 }
 
 // ProjectResult says what a promotion wrote.

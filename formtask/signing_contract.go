@@ -19,10 +19,6 @@ const (
 	UpdateReturnToFilling = "return-to-filling"
 )
 
-// SigningVersion is the workflow.GetVersion change that brought signing by several: a completion asks
-// PlanSigning first.
-const SigningVersion = "signing-by-several"
-
 // Outcomes of signing.
 const (
 	OutcomeSigned   Outcome = "Signed"   // the signature is recorded (or was); other signatures are missing
@@ -63,9 +59,9 @@ type SignInput struct {
 // ReturnInput sends a task back to Utfylling.
 type ReturnInput struct{ Caller Caller }
 
-// SigningPlan is what PlanSigning finds when a task is completed: how many steps its signing has (0: one
-// signature by anyone with Sign, as always), its deadline, and why it cannot be completed yet ("" when it
-// can).
+// SigningPlan is the signing of a task signed by several, as CheckAndArchive and CheckAndProject find it
+// when it is completed or signed: how many steps it has, its deadline, and why it cannot be completed yet
+// ("" when it can). Their results carry none for a task signed once, so its history is as it always was.
 type SigningPlan struct {
 	Steps        int
 	DeadlineDays int    `json:",omitempty"`

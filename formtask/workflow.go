@@ -184,15 +184,6 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 	}
 	log := workflow.GetLogger(ctx)
 	content := ContentRef{MessageID: t.state.MessageID, Revision: in.Revision}
-	if in.Complete && workflow.GetVersion(ctx, SigningVersion, workflow.DefaultVersion, 1) == 1 {
-		var plan SigningPlan
-		if err := local(ctx, acts.PlanSigning, t.state.MessageID).Get(ctx, &plan); err != nil {
-			return Result{}, err
-		}
-		if plan.Steps > 0 {
-			return t.submitForSigning(ctx, in, content, plan)
-		}
-	}
 	maySign := in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
 	wantsSign := in.Complete && in.Sign
 	if t.state.Status == taskstatus.Signing && !maySign {
@@ -208,7 +199,9 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		target = taskstatus.Signing
 	}
 	if target == taskstatus.Archived {
-		return t.checkAndArchive(ctx, in.Caller, content)
+		signer := in.Signer
+		signer.MaySign = maySign
+		return t.checkAndArchive(ctx, in.Caller, content, signer)
 	}
 	// A submission that does not archive has a revision: one without content only signs (validateSubmit).
 	findings, err := t.checkAndProject(ctx, content, true, true, target != taskstatus.Filling, target, in.Caller.Name)
@@ -219,8 +212,14 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		v := findings.Result()
 		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 	}
+	if p := findings.signing; p != nil && p.Refusal != "" {
+		return Result{}, t.wrongState("%s", p.Refusal)
+	}
 	if err := t.setStatus(ctx, target); err != nil {
 		return Result{}, err
+	}
+	if findings.signing != nil {
+		t.armSigningDeadline(ctx, *findings.signing)
 	}
 	switch {
 	case target == taskstatus.Signing && wantsSign:
@@ -233,12 +232,10 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 }
 
 // checkAndArchive submits content to the archive: its checks (when it has a revision) and the archive in
-// one local activity, which discards a revision the checks find invalid.
-func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRef) (Result, error) {
-	in := CheckAndArchiveInput{Archive: ArchiveInput{Content: content, By: c.Name, At: workflow.Now(ctx)},
-		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition}
-	var res CheckAndArchiveResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, archiveActivity), acts.CheckAndArchive, in).Get(ctx, &res)
+// one local activity, which discards a revision the checks find invalid. A task signed by several is not
+// archived there but sent to Signering, or signed by signer (signedBySeveral).
+func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRef, signer Signer) (Result, error) {
+	res, err := t.archive(ctx, c, content, false)
 	if err != nil {
 		return Result{}, err
 	}
@@ -246,7 +243,19 @@ func (t *task) checkAndArchive(ctx workflow.Context, c Caller, content ContentRe
 		v := res.Findings.Result()
 		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
 	}
+	if res.Signing != nil {
+		return t.signedBySeveral(ctx, content, *res.Signing, signer)
+	}
 	return t.recordArchive(ctx, c, content, res.Archive)
+}
+
+// archive runs CheckAndArchive; signed says every signing step of a task signed by several is signed.
+func (t *task) archive(ctx workflow.Context, c Caller, content ContentRef, signed bool) (CheckAndArchiveResult, error) {
+	in := CheckAndArchiveInput{Archive: ArchiveInput{Content: content, By: c.Name, At: workflow.Now(ctx)},
+		ServiceCode: t.state.ServiceCode, ServiceEdition: t.state.ServiceEdition, Signed: signed}
+	var res CheckAndArchiveResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, archiveActivity), acts.CheckAndArchive, in).Get(ctx, &res)
+	return res, err
 }
 
 // recordArchive records the archive of content, which the run ends with, and answers the submission.
@@ -330,10 +339,12 @@ func (t *task) print(ctx workflow.Context, in ReadInput) (Result, error) {
 	return Result{Outcome: OutcomePrinted, Status: t.state.Status, PrintDigest: pr.Digest}, nil
 }
 
-// checked is what checkAndProject found: the findings of the checks and the Ref of the projection.
+// checked is what checkAndProject found: the findings of the checks, the Ref of the projection, and the
+// plan of a task signed by several sent to Signering.
 type checked struct {
 	Findings
-	ref int64
+	ref     int64
+	signing *SigningPlan
 }
 
 // checkAndProject runs the checks of content and, when they find no error and status is set, projects it
@@ -348,10 +359,10 @@ func (t *task) checkAndProject(ctx workflow.Context, content ContentRef, forms, 
 	if err := local(ctx, acts.CheckAndProject, in).Get(ctx, &res); err != nil {
 		return checked{}, err
 	}
-	if status != "" && len(res.Findings.Errors) == 0 {
+	if status != "" && len(res.Findings.Errors) == 0 && (res.Signing == nil || res.Signing.Refusal == "") {
 		t.promoted(content.Revision)
 	}
-	return checked{Findings: res.Findings, ref: res.Ref}, nil
+	return checked{Findings: res.Findings, ref: res.Ref, signing: res.Signing}, nil
 }
 
 // promoted records the revision now promoted into the message, which changes expect (checkExpected).

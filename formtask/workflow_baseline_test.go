@@ -90,7 +90,6 @@ func TestShortActivitiesRunLocallyAndLongOnesOnTheirQueue(t *testing.T) {
 		"RenderPrint":     formtask.TaskQueueValidation,
 		"CheckAndArchive": "local",
 		"DiscardRevision": "local",
-		"PlanSigning":     "local",
 	}, queues)
 }
 

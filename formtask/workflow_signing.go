@@ -9,8 +9,9 @@ import (
 	"github.com/postbox/postbox/formtask/taskstatus"
 )
 
-// Signing by several in the workflow: a completion of a task with signing steps (PlanSigning) moves it to
-// Signering and records the completer's signature when they sign; each signature after that is an Update
+// Signing by several in the workflow: CheckAndArchive (or CheckAndProject) sends the completion of a task
+// with signing steps to Signering instead of the archive, and the completer's signature is recorded when
+// they sign; each signature after that is an Update
 // (UpdateSign, or UpdateSubmit with sign=true) decided by RecordSignature under the task's mutex, and the
 // one that completes the last step archives the task. The content is locked meanwhile; UpdateReturnToFilling
 // sends the task back, voiding the signatures. A signing deadline is a durable timer (watchSigningDeadline).
@@ -72,43 +73,37 @@ func (t *task) sign(ctx workflow.Context, in SignInput) (Result, error) {
 	return t.recordSignature(ctx, in.Signer, in.Expect, false)
 }
 
-// submitForSigning is a completion (or a signature, in Signering) of a task whose signing has plan's steps.
-func (t *task) submitForSigning(ctx workflow.Context, in SubmitInput, content ContentRef, plan SigningPlan) (Result, error) {
+// signedBySeveral goes on from a submission to the archive of a task signed by several, which
+// CheckAndArchive did not archive: a completion it sent to Signering (or refused, plan.Refusal) records the
+// completer's signature when they sign; in Signering it is the signer's signature.
+func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan SigningPlan, signer Signer) (Result, error) {
 	if plan.Refusal != "" {
-		return Result{}, t.discard(ctx, in.Revision, t.wrongState("%s", plan.Refusal))
+		return Result{}, t.wrongState("%s", plan.Refusal)
 	}
-	signer := in.Signer
-	signer.MaySign = in.Caller.Sign && in.Caller.SecurityLevel >= in.Caller.RequiredLevel
-	if t.state.Status == taskstatus.Signing {
-		if in.Revision.ID != 0 {
-			return Result{}, t.discard(ctx, in.Revision, t.wrongState("the content is locked while signatures are collected: "+
-				"send the task back to %s (DELETE …/signatures) to change it", taskstatus.Filling))
+	completing := t.state.Status != taskstatus.Signing
+	if completing {
+		t.promoted(content.Revision)
+		if err := t.setStatus(ctx, taskstatus.Signing); err != nil {
+			return Result{}, err
 		}
-		if signer.PartyID == 0 {
-			return Result{}, reject(ErrNotSignee, "only a person signs a task with signing steps")
-		}
-		return t.recordSignature(ctx, signer, "", false)
+		t.armSigningDeadline(ctx, plan)
 	}
-	findings, err := t.checkAndProject(ctx, content, true, true, true, taskstatus.Signing, in.Caller.Name)
-	if err != nil {
-		return Result{}, err
+	switch {
+	case signer.PartyID != 0:
+		return t.recordSignature(ctx, signer, "", completing)
+	case completing:
+		return Result{Outcome: OutcomeSentToSigning, Status: taskstatus.Signing}, nil
 	}
-	if len(findings.Errors) > 0 {
-		v := findings.Result()
-		return Result{Outcome: OutcomeInvalid, Status: t.state.Status, Validation: &v}, nil
-	}
-	if err := t.setStatus(ctx, taskstatus.Signing); err != nil {
-		return Result{}, err
-	}
+	return Result{}, reject(ErrNotSignee, "only a person signs a task signed by several")
+}
+
+// armSigningDeadline sets the signing deadline of a task just sent to Signering (watchSigningDeadline).
+func (t *task) armSigningDeadline(ctx workflow.Context, plan SigningPlan) {
 	t.state.SigningDeadline, t.state.SigningOverdue = nil, false
 	if plan.DeadlineDays > 0 {
 		deadline := workflow.Now(ctx).Add(time.Duration(plan.DeadlineDays) * 24 * time.Hour)
 		t.state.SigningDeadline = &deadline
 	}
-	if !in.Sign || signer.PartyID == 0 {
-		return Result{Outcome: OutcomeSentToSigning, Status: taskstatus.Signing}, nil
-	}
-	return t.recordSignature(ctx, signer, "", true)
 }
 
 // recordSignature has RecordSignature decide s's signature, and archives the task when it completes the
@@ -129,7 +124,13 @@ func (t *task) recordSignature(ctx workflow.Context, s Signer, expect string, co
 	case r.Decision == SignatureRefused:
 		return Result{}, reject(ErrNotSignee, "%s", r.Detail)
 	case r.Complete:
-		return t.checkAndArchive(ctx, Caller{Name: s.Name, ID: fmt.Sprintf("party/%d", s.PartyID)}, ContentRef{MessageID: t.state.MessageID})
+		c := Caller{Name: s.Name, ID: fmt.Sprintf("party/%d", s.PartyID)}
+		content := ContentRef{MessageID: t.state.MessageID}
+		res, err := t.archive(ctx, c, content, true)
+		if err != nil {
+			return Result{}, err
+		}
+		return t.recordArchive(ctx, c, content, res.Archive)
 	}
 	return Result{Outcome: OutcomeSigned, Status: taskstatus.Signing}, nil
 }

@@ -37,12 +37,23 @@ type fakeActivities struct {
 	// dies before it answers; the next attempt finds the archive.
 	lostArchives int
 	readModel    formtask.ReadModelState // what ReadTaskState finds
-	// Signing (workflow_signing_test.go): the plan PlanSigning finds (none by default), how many
-	// signatures complete it, the signers not admitted, and the signers recorded.
+	// Signing (workflow_signing_test.go): the plan CheckAndArchive and CheckAndProject find (none by
+	// default), how many signatures complete it, the signers not admitted, the signers recorded, and
+	// whether the task was sent to Signering (its content then locked).
 	plan       formtask.SigningPlan
 	needed     int
 	notSignees map[int64]bool
 	signed     []int64
+	inSigning  bool
+}
+
+// signing is the plan the checks answer for a task signed by several: nil for one signed once.
+func (f *fakeActivities) signing() *formtask.SigningPlan {
+	if f.plan.Steps == 0 {
+		return nil
+	}
+	p := f.plan
+	return &p
 }
 
 func (f *fakeActivities) record(name string, rev int64) {
@@ -91,12 +102,19 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 			found, _ := checkAttachments(formtask.CheckAttachmentsInput{Content: in.Content, Final: in.Final})
 			res.Findings = res.Findings.Join(found)
 		}
+		if in.Project != nil && in.Project.Status == taskstatus.Signing && len(res.Findings.Errors) == 0 {
+			if res.Signing = f.signing(); res.Signing != nil && res.Signing.Refusal != "" {
+				_ = discardRevision(in.Content)
+				return res, nil
+			}
+		}
 		switch {
 		case len(res.Findings.Errors) > 0 && in.Content.Revision.ID != 0:
 			_ = discardRevision(in.Content)
 		case len(res.Findings.Errors) == 0 && in.Project != nil:
 			pr, _ := projectState(*in.Project)
 			res.Ref = pr.Ref
+			f.inSigning = in.Project.Status == taskstatus.Signing
 		}
 		return res, nil
 	}, "CheckAndProject")
@@ -107,7 +125,8 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 	// As formtask.CheckAndArchive, with the steps above.
 	reg(func(in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
 		var res formtask.CheckAndArchiveResult
-		if c := in.Archive.Content; c.Revision.ID != 0 {
+		c := in.Archive.Content
+		if c.Revision.ID != 0 {
 			found, _ := validateForms(c)
 			res.Findings = res.Findings.Join(found)
 			found, _ = checkAttachments(formtask.CheckAttachmentsInput{Content: c, Final: true})
@@ -116,6 +135,20 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 				return res, discardRevision(c)
 			}
 		}
+		if res.Signing = f.signing(); res.Signing != nil && !in.Signed { // as toSigning
+			switch {
+			case res.Signing.Refusal != "":
+				_ = discardRevision(c)
+			case f.inSigning && c.Revision.ID != 0:
+				res.Signing.Refusal = "the content is locked"
+				_ = discardRevision(c)
+			case !f.inSigning:
+				_, _ = projectState(formtask.ProjectInput{Content: c, Status: taskstatus.Signing})
+				f.inSigning = true
+			}
+			return res, nil
+		}
+		res.Signing = nil
 		res.Archive, _ = archive(in.Archive)
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -136,10 +169,8 @@ func (f *fakeActivities) register(env *testsuite.TestWorkflowEnvironment) {
 	f.registerSigning(reg)
 }
 
-// registerSigning registers the signing activities over f's plan and signatures. PlanSigning is not
-// recorded: every completion asks it.
+// registerSigning registers the signing activities over f's plan and signatures.
 func (f *fakeActivities) registerSigning(reg func(fn any, name string)) {
-	reg(func(string) (formtask.SigningPlan, error) { return f.plan, nil }, "PlanSigning")
 	reg(func(in formtask.RecordSignatureInput) (formtask.RecordSignatureResult, error) {
 		f.record("RecordSignature", in.Signer.PartyID)
 		f.mu.Lock()
@@ -156,7 +187,7 @@ func (f *fakeActivities) registerSigning(reg func(fn any, name string)) {
 	reg(func(in formtask.ReturnToFillingInput) error {
 		f.record("ReturnToFilling", 0)
 		f.mu.Lock()
-		f.signed = nil
+		f.signed, f.inSigning = nil, false
 		f.mu.Unlock()
 		return nil
 	}, "ReturnToFilling")

@@ -144,3 +144,13 @@ func (q *Queries) SigningTasksOf(ctx context.Context, party int64) ([]SigningTas
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[SigningTask])
 }
+
+// SignedBySeveral tells whether a task is signed by several: its service declares signing steps, or the
+// task names signees.
+func (q *Queries) SignedBySeveral(ctx context.Context, messageID string) (bool, error) {
+	var several bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM messages m JOIN services s ON s.service_code = m.service_code
+			AND s.service_edition = m.service_edition WHERE m.id = $1 AND s.signing_steps IS NOT NULL)
+		OR EXISTS (SELECT FROM task_signees WHERE message_id = $1)`, messageID).Scan(&several)
+	return several, err
+}

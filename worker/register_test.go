@@ -43,7 +43,7 @@ func (n *names) RegisterNexusService(*nexus.Service)                          {}
 func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 	want := map[string][]string{
 		config.QueueFormTask: {"ChangePlace", "CheckAndArchive", "CheckAndProject", "DiscardRevision", "MarkSigningOverdue",
-			"PlanSigning", "ReadTaskState", "RecordSignature", "ReturnToFilling", "WriteSignees",
+			"ReadTaskState", "RecordSignature", "ReturnToFilling", "WriteSignees",
 			"workflow FormTask", "workflow " + formtask.TrashbinPurgeWorkflow},
 		config.QueueValidation: {"RenderFormPrint", "RenderPrint"},
 		config.QueueArchive:    {"PurgeTrashbin"},
