@@ -55,6 +55,8 @@ type messageLinks struct {
 	Form             []render.Link `json:"form,omitempty"`
 	Attachment       []render.Link `json:"attachment,omitempty"`
 	ArchiveReference *render.Link  `json:"archivereference,omitempty"`
+	// Signatures is a form task's signing (its steps and signatures), in the single view.
+	Signatures *render.Link `json:"signatures,omitempty"`
 }
 
 // AppendJSON writes the message as encoding/json would (render.JSONAppender): lists write fifty a page.
@@ -135,6 +137,7 @@ func (r *messageResource) AppendJSON(b []byte) []byte {
 		b = render.AppendLinks(b, l.Attachment)
 	}
 	b = appendOptionalLink(b, `,"archivereference":`, l.ArchiveReference)
+	b = appendOptionalLink(b, `,"signatures":`, l.Signatures)
 	return append(b, "}}"...)
 }
 

@@ -216,6 +216,7 @@ func (h *mailboxHandlers) singleMessage(c *gin.Context, m store.Message) message
 			forms[i] = render.Link{Href: self + "/forms/" + strconv.FormatInt(f.ID, 10), Name: f.Name}
 		}
 		r.Links.Form = forms
+		r.Links.Signatures = &render.Link{Href: self + "/signatures"}
 	}
 	if len(m.Attachments) > 0 {
 		links := make([]render.Link, len(m.Attachments))

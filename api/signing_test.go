@@ -96,6 +96,9 @@ func TestSigningBySeveral(t *testing.T) {
 	p := requireProblem(t, sendAs(t, h, ssnP1, http.MethodPut, signeesPath, signees(ola)), http.StatusConflict)
 	assert.Contains(t, p["detail"], "Utfylling")
 
+	single := getAs(t, h, ssnP1, "/api/"+ssnP1+"/messages/"+id).json(t)
+	assert.Equal(t, "http://postbox.test/api/"+ssnP1+"/messages/"+id+"/signatures",
+		single["_links"].(map[string]any)["signatures"].(map[string]any)["href"], "the single view links the signing")
 	sig := getAs(t, h, ssnP1, "/api/"+ssnP1+"/messages/"+id+"/signatures")
 	require.Equal(t, http.StatusOK, sig.Code, sig.Body.String())
 	state := sig.json(t)
