@@ -160,25 +160,16 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	return s.update(ctx, task, rev.ID, UpdateSubmit, in)
 }
 
-// repeatedSigning answers a submission refused for the task's status as the submission that moved it was
-// answered, when it is its repeat (its answer was lost, a client retried):
-//   - refused because the task is archived: the same parameters (complete and sign), a caller who may
-//     sign, and the same content as the archive holds, or no content (signing the task as it is);
-//   - refused because the task is in Signering (a completion, whose content is locked there while a task
-//     signed by several collects its signatures): complete, with the same content as the task holds; it
-//     answers Signed when the caller's signature is among the task's.
-//
-// Any other refusal stays what it is.
+// repeatedSigning answers a signing submission refused because the task is archived as the submission that
+// archived it was answered, when it is its repeat (its answer was lost, a client retried): the same
+// parameters (complete and sign), a caller who may sign, and the same content as the archive holds, or no
+// content (signing the task as it is). Any other refusal stays what it is: a repeated step that did not
+// archive learns where the task is from the refusal's status (409).
 func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller, sub Submission, res Result, refused error) (Result, error) {
 	var e *Error
-	if !errors.As(refused, &e) || e.Kind != Conflict || !sub.Complete {
-		return res, refused
-	}
-	if e.Status == taskstatus.Signing && (len(sub.Forms) > 0 || len(sub.Attachments) > 0) {
-		return s.repeatedCompletion(ctx, task, sub, res, refused)
-	}
 	caller = withLevel(caller, task)
-	if e.Status != taskstatus.Archived || !sub.Sign || !caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
+	if !errors.As(refused, &e) || e.Kind != Conflict || e.Status != taskstatus.Archived || !sub.Complete || !sub.Sign ||
+		!caller.Sign || caller.SecurityLevel < caller.RequiredLevel {
 		return res, refused
 	}
 	a, err := s.store.GetArchive(ctx, task.MessageID)
@@ -192,28 +183,6 @@ func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller,
 		return res, refused
 	}
 	return Result{Outcome: OutcomeArchived, Status: taskstatus.Archived, ArchiveReference: a.ArchiveReference}, nil
-}
-
-// repeatedCompletion answers a completion refused in Signering as the completion was, when the task holds
-// exactly its content.
-func (s *Service) repeatedCompletion(ctx context.Context, task Task, sub Submission, res Result, refused error) (Result, error) {
-	forms, atts, err := s.store.MessageContent(ctx, task.MessageID)
-	if err != nil {
-		return Result{}, err
-	}
-	if !sameContent(forms, atts, sub) {
-		return res, refused
-	}
-	if sub.Sign && sub.Signer.PartyID != 0 {
-		signatures, err := s.store.ListSignatures(ctx, task.MessageID)
-		if err != nil {
-			return Result{}, err
-		}
-		if signedBy(signatures, sub.Signer) {
-			return Result{Outcome: OutcomeSigned, Status: taskstatus.Signing}, nil
-		}
-	}
-	return Result{Outcome: OutcomeSentToSigning, Status: taskstatus.Signing}, nil
 }
 
 // sameContent reports whether forms and atts are exactly the forms and attachments of sub, in their order.

@@ -127,9 +127,11 @@ func (s *signers) life(ctx context.Context, t *signingTask) error {
 	if err != nil {
 		return err
 	}
+	// A completion repeated after its answer was lost learns from the 409 that the task is in Signering.
 	err = f.step(ctx, "complete and sign", func() (bool, response, answer, error) {
 		r, a := f.call(ctx, http.MethodPut, s.mailbox()+"/"+t.id, "/api/{who}/messages/{id}", s.body)
-		return r.status == http.StatusOK && r.field("Status") == statusSigning, r, a, nil
+		return (r.status == http.StatusOK && r.field("Status") == statusSigning) ||
+			(r.status == http.StatusConflict && r.field("taskStatus") == statusSigning), r, a, nil
 	})
 	if err != nil {
 		return err
