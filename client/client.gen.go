@@ -783,6 +783,7 @@ type MessageLinks struct {
 	Print            *Link   `json:"print,omitempty"`
 	Restore          *Link   `json:"restore,omitempty"`
 	Self             Link    `json:"self"`
+	Signatures       *Link   `json:"signatures,omitempty"`
 }
 
 // MessageNotification defines model for MessageNotification.
