@@ -154,7 +154,10 @@ func (s *Service) Sign(ctx context.Context, task Task, signer Signer, expect str
 	var refused *Error
 	if errors.As(err, &refused) && refused.Kind == Conflict && refused.Status == taskstatus.Archived {
 		signatures, lerr := s.store.ListSignatures(ctx, task.MessageID)
-		if lerr == nil && signedBy(signatures, signer) {
+		switch {
+		case lerr != nil: // it cannot be told whether this is a repeat: an outage, not a refusal
+			return Result{}, lerr
+		case signedBy(signatures, signer):
 			return Result{Outcome: OutcomeArchived, Status: taskstatus.Archived, ArchiveReference: refused.ArchiveReference}, nil
 		}
 	}

@@ -111,11 +111,6 @@ func (r response) field(name string) string {
 
 // call sends one request and records its answer.
 func (in *integrator) call(ctx context.Context, method, url, endpoint string, body []byte) (response, answer) {
-	return in.callWith(ctx, method, url, endpoint, body, nil)
-}
-
-// callWith is call with more request headers.
-func (in *integrator) callWith(ctx context.Context, method, url, endpoint string, body []byte, header map[string]string) (response, answer) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		panic(err) // the suite builds every URL itself
@@ -125,9 +120,6 @@ func (in *integrator) callWith(ctx context.Context, method, url, endpoint string
 	req.Header.Set("Accept", "application/hal+json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/hal+json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
 	}
 	a := answer{endpoint: method + " " + endpoint}
 	res, err := in.http.Do(req)
