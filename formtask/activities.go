@@ -26,8 +26,8 @@ import (
 )
 
 // Activities holds what the activities share. Register a *Activities with the worker: its exported methods
-// are the activities, named as in Activity* (so it has no other exported methods; close the
-// schema cache with a.Schemas.Close()).
+// are the activities (ActivitiesOn lists them), but for CheckForms, which the correspondence room's
+// CheckPrefill runs on a scheduled pre-fill's forms. Close the schema cache with a.Schemas.Close().
 type Activities struct {
 	Pool     *pgxpool.Pool
 	Schemas  *xsd.Cache
