@@ -11,7 +11,8 @@ var signingRouteDocs = map[string]routeDoc{
 		OK: answerOf(http.StatusOK, "the signees, in order", negotiated, signeesResource{})},
 	"PUT /api/:who/messages/:messageId/signees": {Summary: "Name the signees of a form task in Utfylling (the whole list)",
 		Description: "A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, " +
-			"not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, " +
+			"not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. " +
+			"Completed, the task waits in Signering until every signing step is signed: the service's steps, or, " +
 			"when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights " +
 			"for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.",
 		Body: &requestDoc{Media: jsonOnly, Type: signeesBody{}, Example: map[string]any{"Signees": []map[string]any{

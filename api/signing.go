@@ -29,7 +29,9 @@ type signeeEntry struct {
 
 type signeesResource struct {
 	Signees []signeeEntry `xmlitem:"Signee"`
-	Links   render.Links  `json:"_links"`
+	// SigningDeadline is the deadline set with the signees (null: the service's SigningDeadlineDays).
+	SigningDeadline *render.Timestamp
+	Links           render.Links `json:"_links"`
 }
 
 func signeeEntries(list []store.TaskSignee) []signeeEntry {
@@ -43,7 +45,8 @@ func signeeEntries(list []store.TaskSignee) []signeeEntry {
 // signeesBody is PUT …/signees: the whole list, a person as SocialSecurityNumber and LastName, an
 // organization as OrganizationNumber (and Name).
 type signeesBody struct {
-	Signees []struct {
+	SigningDeadline *dateTimeField `json:",omitempty"`
+	Signees         []struct {
 		SocialSecurityNumber jsonText `json:",omitempty"`
 		LastName             jsonText `json:",omitempty"`
 		OrganizationNumber   jsonText `json:",omitempty"`
@@ -56,16 +59,23 @@ func (h *formTaskHandlers) getSignees(c *gin.Context) {
 	if !ok {
 		return
 	}
-	list, err := ft.tasks.Signees(c.Request.Context(), ft.task)
+	h.renderSignees(c, ft)
+}
+
+// renderSignees answers the task's signees and signing deadline.
+func (h *formTaskHandlers) renderSignees(c *gin.Context, ft formTaskCall) {
+	ctx := c.Request.Context()
+	list, err := ft.tasks.Signees(ctx, ft.task)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	h.renderSignees(c, list)
-}
-
-func (h *formTaskHandlers) renderSignees(c *gin.Context, list []store.TaskSignee) {
-	r := signeesResource{Signees: signeeEntries(list)}
+	deadline, err := ft.tasks.SigningDeadline(ctx, ft.task)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	r := signeesResource{Signees: signeeEntries(list), SigningDeadline: render.TimestampOrNull(deadline)}
 	r.Links.Add("self", render.Link{Href: fmt.Sprintf("%s/%s/signees", messagesURL(c), c.Param("messageId"))})
 	respond(c, http.StatusOK, r)
 }
@@ -90,17 +100,11 @@ func (h *formTaskHandlers) putSignees(c *gin.Context) {
 		names[i] = formtask.SigneeName{SocialSecurityNumber: string(s.SocialSecurityNumber), LastName: string(s.LastName),
 			OrganizationNumber: string(s.OrganizationNumber), Name: string(s.Name)}
 	}
-	ctx := c.Request.Context()
-	if _, err := ft.tasks.PutSignees(ctx, ft.task, ft.caller, names); err != nil {
+	if _, err := ft.tasks.PutSignees(c.Request.Context(), ft.task, ft.caller, names, body.SigningDeadline.time()); err != nil {
 		abort(c, err)
 		return
 	}
-	list, err := ft.tasks.Signees(ctx, ft.task)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	h.renderSignees(c, list)
+	h.renderSignees(c, ft)
 }
 
 type signatureEntry struct {

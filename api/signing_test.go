@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
@@ -239,4 +240,24 @@ func TestCompletionNeedsTheSignees(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM task_signatures WHERE message_id = $1`, id).Scan(&n))
 	assert.Zero(t, n)
 	assert.Equal(t, 0, countEvents(t, pool, id, "signed"), fmt.Sprint("no signature for ", id))
+}
+
+// A signing deadline set with the signees goes before the service's: a task still in Signering then gets
+// formtask.signing.overdue, once. One already past is refused.
+func TestSigningDeadlineSetWithTheSignees(t *testing.T) {
+	h, pool := formTaskServer(t)
+	id, content := jointApplication(t, h)
+	path := "/api/" + ssnP1 + "/messages/" + id + "/signees"
+	withDeadline := func(at time.Time) string {
+		return strings.Replace(signees(ola), `{"Signees"`, `{"SigningDeadline":"`+at.UTC().Format(time.RFC3339)+`","Signees"`, 1)
+	}
+	p := requireProblem(t, sendAs(t, h, ssnP1, http.MethodPut, path, withDeadline(time.Now().Add(-time.Hour))), http.StatusBadRequest)
+	assert.Contains(t, p["detail"], "SigningDeadline")
+	r := sendAs(t, h, ssnP1, http.MethodPut, path, withDeadline(time.Now().Add(3*time.Second)))
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.NotNil(t, r.json(t)["SigningDeadline"])
+	require.Equal(t, http.StatusOK, sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id, content).Code)
+	require.Eventually(t, func() bool { return countEvents(t, pool, id, "signing.overdue") == 1 }, 30*time.Second, 200*time.Millisecond)
+	time.Sleep(time.Second)
+	assert.Equal(t, 1, countEvents(t, pool, id, "signing.overdue"), "once")
 }

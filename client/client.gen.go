@@ -2049,6 +2049,9 @@ type Signee struct {
 type Signees struct {
 	Signees []Signee `json:"Signees"`
 
+	// SigningDeadline ISO 8601 local date-time without zone
+	SigningDeadline *string `json:"SigningDeadline"`
+
 	// UnderscoreLinks HAL links by relation
 	UnderscoreLinks map[string]Signees_Links_AdditionalProperties `json:"_links"`
 }
@@ -2076,6 +2079,9 @@ type SigneesBody struct {
 		// SocialSecurityNumber a string; digits may come as a JSON number
 		SocialSecurityNumber *string `json:"SocialSecurityNumber,omitempty"`
 	} `json:"Signees"`
+
+	// SigningDeadline a local date-time in the service's zone (2026-12-01T09:00:00) or one with its offset (RFC 3339)
+	SigningDeadline *string `json:"SigningDeadline,omitempty"`
 }
 
 // Signing defines model for Signing.
@@ -9660,7 +9666,7 @@ type ClientInterface interface {
 
 	// PutSigneesWithBody Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9669,7 +9675,7 @@ type ClientInterface interface {
 
 	// PutSigneesWithApplicationHalPlusJSONBody Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes a body of the `application/hal+json` content type.
 	//
@@ -9678,7 +9684,7 @@ type ClientInterface interface {
 
 	// PutSignees Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -12131,7 +12137,7 @@ func (c *Client) GetSignees(ctx context.Context, who string, messageId string, r
 
 // PutSigneesWithBody Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -12150,7 +12156,7 @@ func (c *Client) PutSigneesWithBody(ctx context.Context, who string, messageId s
 
 // PutSigneesWithApplicationHalPlusJSONBody Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes a body of the `application/hal+json` content type.
 //
@@ -12169,7 +12175,7 @@ func (c *Client) PutSigneesWithApplicationHalPlusJSONBody(ctx context.Context, w
 
 // PutSignees Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -22443,7 +22449,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutSigneesWithBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22452,7 +22458,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutSigneesWithApplicationHalPlusJSONBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22461,7 +22467,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutSigneesWithResponse Name the signees of a form task in Utfylling (the whole list)
 	//
-	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+	// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -42076,7 +42082,7 @@ func (c *ClientWithResponses) GetSigneesWithResponse(ctx context.Context, who st
 
 // PutSigneesWithBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -42091,7 +42097,7 @@ func (c *ClientWithResponses) PutSigneesWithBodyWithResponse(ctx context.Context
 
 // PutSigneesWithApplicationHalPlusJSONBodyWithResponse Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes a body of the `application/hal+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -42106,7 +42112,7 @@ func (c *ClientWithResponses) PutSigneesWithApplicationHalPlusJSONBodyWithRespon
 
 // PutSigneesWithResponse Name the signees of a form task in Utfylling (the whole list)
 //
-// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
+// A person as SocialSecurityNumber and LastName, an organization as OrganizationNumber (and Name), at most 50, each once, not the task's own party; SigningDeadline (optional, after now) goes before the service's SigningDeadlineDays. Completed, the task waits in Signering until every signing step is signed: the service's steps, or, when it declares none, every signee named. Each signee finds it under GET /api/{who}/signing and signs it there, without rights for the task's party. A name that matches no one is 400 as one that does not exist; a task no longer in Utfylling is 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

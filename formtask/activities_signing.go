@@ -76,8 +76,17 @@ func (a *Activities) planSigning(ctx context.Context, messageID string) (*Signin
 	if err != nil {
 		return nil, err
 	}
+	deadline, err := q.TaskSigningDeadline(ctx, messageID)
+	if err != nil {
+		return nil, err
+	}
+	if deadline != nil {
+		at := clock.Instant(*deadline)
+		deadline = &at
+	}
 	steps := signingSteps(svc, len(signees))
-	return &SigningPlan{Steps: len(steps), DeadlineDays: svc.SigningDeadlineDays, Refusal: planRefusal(steps, len(signees))}, nil
+	return &SigningPlan{Steps: len(steps), DeadlineDays: svc.SigningDeadlineDays, Deadline: deadline,
+		Refusal: planRefusal(steps, len(signees))}, nil
 }
 
 // toSigning is a submission to the archive of a task signed by several with plan: its completion goes to
@@ -218,15 +227,16 @@ func (a *Activities) ReturnToFilling(ctx context.Context, in ReturnToFillingInpu
 	})
 }
 
-// WriteSigneesInput is the signee list of a task, by party id, in order.
+// WriteSigneesInput is the signee list of a task, by party id, in order, and its signing deadline.
 type WriteSigneesInput struct {
 	MessageID string
 	PartyIDs  []int64
+	Deadline  *time.Time `json:",omitempty"`
 }
 
-// WriteSignees makes in.PartyIDs the task's signees.
+// WriteSignees makes in.PartyIDs the task's signees, with in.Deadline.
 func (a *Activities) WriteSignees(ctx context.Context, in WriteSigneesInput) error {
-	return store.New(a.Pool).ReplaceTaskSignees(ctx, in.MessageID, in.PartyIDs)
+	return store.New(a.Pool).ReplaceTaskSignees(ctx, in.MessageID, in.PartyIDs, in.Deadline)
 }
 
 // MarkSigningOverdue writes FormTaskSigningOverdue for a task still in Signering at its deadline, once.

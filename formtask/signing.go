@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
@@ -26,15 +28,25 @@ func (s *Service) Signees(ctx context.Context, task Task) ([]store.TaskSignee, e
 	return s.store.ListTaskSignees(ctx, task.MessageID)
 }
 
-// PutSignees makes names the task's signees, while it is in Utfylling. Each must be a person whose last
-// name matches, or an active organization, named once, and not the task's own party (which signs through
-// a step of its own); a name that matches no one is refused as one that does not exist.
-func (s *Service) PutSignees(ctx context.Context, task Task, caller Caller, names []SigneeName) (Result, error) {
+// SigningDeadline is the signing deadline a task's signees were named with (a wall-clock time), nil for
+// none (the service's SigningDeadlineDays then apply).
+func (s *Service) SigningDeadline(ctx context.Context, task Task) (*time.Time, error) {
+	return s.store.TaskSigningDeadline(ctx, task.MessageID)
+}
+
+// PutSignees makes names the task's signees, while it is in Utfylling, with its signing deadline (a
+// wall-clock time after now; nil for the service's). Each must be a person whose last name matches, or an
+// active organization, named once, and not the task's own party (which signs through a step of its own);
+// a name that matches no one is refused as one that does not exist.
+func (s *Service) PutSignees(ctx context.Context, task Task, caller Caller, names []SigneeName, deadline *time.Time) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
 	if len(names) > MaxSignees {
 		return Result{}, refuse(BadInput, "a task names at most %d signees; the list has %d", MaxSignees, len(names))
+	}
+	if deadline != nil && !deadline.After(clock.Now()) {
+		return Result{}, refuse(BadInput, "SigningDeadline must come after now")
 	}
 	ids := make([]int64, 0, len(names))
 	for i, n := range names {
@@ -54,7 +66,7 @@ func (s *Service) PutSignees(ctx context.Context, task Task, caller Caller, name
 		}
 		ids = append(ids, id)
 	}
-	return s.update(ctx, task, 0, UpdateSignees, SigneesInput{Caller: withLevel(caller, task), PartyIDs: ids})
+	return s.update(ctx, task, 0, UpdateSignees, SigneesInput{Caller: withLevel(caller, task), PartyIDs: ids, Deadline: deadline})
 }
 
 // signee finds the party n names.

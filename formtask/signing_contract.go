@@ -43,10 +43,12 @@ type Signer struct {
 	RequiredLevel int
 }
 
-// SigneesInput names the task's signees by party id, in order.
+// SigneesInput names the task's signees by party id, in order, and its signing deadline (a wall-clock
+// time; nil for the service's).
 type SigneesInput struct {
 	Caller   Caller
 	PartyIDs []int64
+	Deadline *time.Time `json:",omitempty"`
 }
 
 // SignInput is a named signee's signature; Expect, when set, is the content digest the signee read: a
@@ -64,8 +66,10 @@ type ReturnInput struct{ Caller Caller }
 // ("" when it can). Their results carry none for a task signed once, so its history is as it always was.
 type SigningPlan struct {
 	Steps        int
-	DeadlineDays int    `json:",omitempty"`
-	Refusal      string `json:",omitempty"`
+	DeadlineDays int `json:",omitempty"`
+	// Deadline is the instant set with the signees, which goes before DeadlineDays.
+	Deadline *time.Time `json:",omitempty"`
+	Refusal  string     `json:",omitempty"`
 }
 
 // RecordSignatureInput is one signature for RecordSignature to decide.

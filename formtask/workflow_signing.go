@@ -37,7 +37,8 @@ func (t *task) putSignees(ctx workflow.Context, in SigneesInput) (Result, error)
 	if err := t.validateSignees(ctx, in); err != nil {
 		return Result{}, err
 	}
-	if err := local(ctx, acts.WriteSignees, WriteSigneesInput{MessageID: t.state.MessageID, PartyIDs: in.PartyIDs}).Get(ctx, nil); err != nil {
+	err := local(ctx, acts.WriteSignees, WriteSigneesInput{MessageID: t.state.MessageID, PartyIDs: in.PartyIDs, Deadline: in.Deadline}).Get(ctx, nil)
+	if err != nil {
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomeSaved, Status: t.state.Status}, nil
@@ -99,8 +100,8 @@ func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan Si
 
 // armSigningDeadline sets the signing deadline of a task just sent to Signering (watchSigningDeadline).
 func (t *task) armSigningDeadline(ctx workflow.Context, plan SigningPlan) {
-	t.state.SigningDeadline, t.state.SigningOverdue = nil, false
-	if plan.DeadlineDays > 0 {
+	t.state.SigningDeadline, t.state.SigningOverdue = plan.Deadline, false
+	if plan.Deadline == nil && plan.DeadlineDays > 0 {
 		deadline := workflow.Now(ctx).Add(time.Duration(plan.DeadlineDays) * 24 * time.Hour)
 		t.state.SigningDeadline = &deadline
 	}

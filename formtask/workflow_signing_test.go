@@ -1,11 +1,13 @@
 package formtask_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
@@ -171,4 +173,22 @@ func TestSigningDeadline(t *testing.T) {
 	run(env, taskstatus.Filling)
 	require.NoError(t, env.GetWorkflowError())
 	assert.NotContains(t, f.Calls(), "MarkSigningOverdue 0")
+}
+
+// A deadline set with the signees (an instant) goes before the service's days.
+func TestSigningDeadlineSetWithTheSignees(t *testing.T) {
+	env, f := newEnv(t)
+	at := env.Now().Add(3 * time.Hour)
+	f.plan, f.needed = formtask.SigningPlan{Steps: 1, DeadlineDays: 30, Deadline: &at}, 2
+	send(env, time.Minute, formtask.UpdateSubmit, completeAndSign(50001))
+	var overdueAt time.Time
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		if info.ActivityType.Name == "MarkSigningOverdue" {
+			overdueAt = env.Now()
+		}
+	})
+	runFor(env, taskstatus.Filling, 10*time.Hour)
+	require.False(t, overdueAt.IsZero(), "no overdue event")
+	assert.False(t, overdueAt.Before(at), "overdue before its deadline")
+	assert.True(t, overdueAt.Before(at.Add(time.Hour)), "the service's 30 days were taken")
 }

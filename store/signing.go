@@ -46,16 +46,30 @@ func (q *Queries) ListTaskSignees(ctx context.Context, messageID string) ([]Task
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[TaskSignee])
 }
 
-// ReplaceTaskSignees makes partyIDs the signees of a task, in that order.
-func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, partyIDs []int64) error {
+// ReplaceTaskSignees makes partyIDs the signees of a task, in that order, with its signing deadline (a
+// wall-clock time; nil for none), in one transaction.
+func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, partyIDs []int64, deadline *time.Time) error {
 	return q.inTx(ctx, func(q *Queries) error {
-		if _, err := q.db.Exec(ctx, `DELETE FROM task_signees WHERE message_id = $1`, messageID); err != nil {
-			return err
-		}
-		_, err := q.db.Exec(ctx, `INSERT INTO task_signees (message_id, ordinal, party_id)
+		b := &pgx.Batch{}
+		b.Queue(`DELETE FROM task_signees WHERE message_id = $1`, messageID)
+		b.Queue(`INSERT INTO task_signees (message_id, ordinal, party_id)
 			SELECT $1, o, id FROM unnest($2::bigint[]) WITH ORDINALITY AS s(id, o)`, messageID, partyIDs)
-		return err
+		b.Queue(`DELETE FROM task_signing_deadlines WHERE message_id = $1`, messageID)
+		if deadline != nil {
+			b.Queue(`INSERT INTO task_signing_deadlines (message_id, deadline) VALUES ($1, $2)`, messageID, *deadline)
+		}
+		return q.execBatch(ctx, b)
 	})
+}
+
+// TaskSigningDeadline is the signing deadline a task's signees were named with, nil for none.
+func (q *Queries) TaskSigningDeadline(ctx context.Context, messageID string) (*time.Time, error) {
+	var deadline *time.Time
+	err := q.db.QueryRow(ctx, `SELECT deadline FROM task_signing_deadlines WHERE message_id = $1`, messageID).Scan(&deadline)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return deadline, err
 }
 
 // ListSignatures returns the signatures of a task, the voided ones too, oldest first.
