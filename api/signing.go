@@ -220,13 +220,20 @@ func signeeOf(c *gin.Context) (formtask.Signer, int64, bool) {
 	return s, party.ID, true
 }
 
-// listSigning lists the tasks in Signering that name {who} a signee.
-func (h *formTaskHandlers) listSigning(c *gin.Context) {
+// beginSigning is what every signee route starts from: the form-task service and the caller as the
+// signer {who} is, or the request answered.
+func (h *formTaskHandlers) beginSigning(c *gin.Context) (*formtask.Service, formtask.Signer, int64, bool) {
 	tasks, ok := h.formTasksOrUnavailable(c)
 	if !ok {
-		return
+		return nil, formtask.Signer{}, 0, false
 	}
-	_, party, ok := signeeOf(c)
+	signer, party, ok := signeeOf(c)
+	return tasks, signer, party, ok
+}
+
+// listSigning lists the tasks in Signering that name {who} a signee.
+func (h *formTaskHandlers) listSigning(c *gin.Context) {
+	tasks, _, party, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
@@ -299,11 +306,7 @@ type signingForm struct {
 }
 
 func (h *formTaskHandlers) getSigningTask(c *gin.Context) {
-	tasks, ok := h.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	_, party, ok := signeeOf(c)
+	tasks, _, party, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
@@ -345,11 +348,7 @@ type signBody struct {
 
 // signTask records the caller's signature as the signee {who}: 200 with the task's outcome.
 func (h *formTaskHandlers) signTask(c *gin.Context) {
-	tasks, ok := h.formTasksOrUnavailable(c)
-	if !ok {
-		return
-	}
-	signer, party, ok := signeeOf(c)
+	tasks, signer, party, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
