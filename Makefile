@@ -13,23 +13,29 @@ WORKFLOWCHECK := $(BIN)/workflowcheck
 # chaos, pinned.
 MAILPIT_VERSION := v1.33.1
 MAILPIT := $(BIN)/mailpit
+# versitygw: the S3-compatible object store (a gateway serving a folder) that keeps file bytes in make run,
+# the tests and make chaos, pinned. Versity releases it about monthly and it installs with `go install`
+# (SeaweedFS cannot: replace directives); docs/files.md says why not the others.
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW := $(BIN)/versitygw
 NPM_TOOLS := api/docs/node_modules/.package-lock.json
 
 export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 export POSTBOX_MAILPIT := $(MAILPIT)
+export POSTBOX_VERSITYGW := $(VERSITYGW)
 
 .PHONY: run test bench bench-load fuzz chaos lint docs-check docs-assets build deps clean workflowcheck
 
-run: deps $(TEMPORAL) $(MAILPIT) build
+run: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) build
 	scripts/run.sh
 
 # The whole suite: vet, gofmt, workflowcheck and every test under the race detector (scripts/test.sh), with
 # Chromium for the reference page's test.
-test: deps $(TEMPORAL) $(MAILPIT) $(WORKFLOWCHECK)
+test: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) $(WORKFLOWCHECK)
 	@scripts/deps.sh chromium
 	scripts/test.sh
 
-bench: deps $(TEMPORAL) $(MAILPIT)
+bench: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW)
 	scripts/test.sh bench
 
 # The API under load over real HTTP (cmd/benchload): `postbox api` on a loopback port driven by wrk (the
@@ -41,7 +47,7 @@ bench-load: deps build
 
 # Crashes every component under load and checks that no form task is lost or doubled (cmd/chaos, about
 # five minutes, at most ten). Not part of `make test`.
-chaos: deps $(TEMPORAL) $(MAILPIT)
+chaos: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW)
 	scripts/chaos.sh
 
 fuzz: deps
@@ -58,7 +64,7 @@ lint: deps $(NPM_TOOLS)
 # The reference page GET /api/docs: the committed Redoc bundle is the npm package api/docs/package-lock.json
 # pins, and headless Chromium (Debian's, installed when missing) renders every operation of the document
 # with nothing refused on its console. `make test` runs the page test too when chromium is on PATH.
-docs-check: deps $(TEMPORAL) $(MAILPIT) $(NPM_TOOLS)
+docs-check: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) $(NPM_TOOLS)
 	@scripts/deps.sh chromium
 	scripts/docs-assets.sh check
 	POSTBOX_TEST_CHROMIUM=$$(command -v chromium) scripts/test.sh -run '^TestDocsPage' ./api/
@@ -92,6 +98,11 @@ $(MAILPIT): $(BIN)/.mailpit-$(MAILPIT_VERSION)
 $(BIN)/.mailpit-$(MAILPIT_VERSION):
 	GOBIN=$(BIN) go install github.com/axllent/mailpit@$(MAILPIT_VERSION)
 	@rm -f $(BIN)/.mailpit-* && touch $@
+
+$(VERSITYGW): $(BIN)/.versitygw-$(VERSITYGW_VERSION)
+$(BIN)/.versitygw-$(VERSITYGW_VERSION):
+	GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	@rm -f $(BIN)/.versitygw-* && touch $@
 
 workflowcheck: $(WORKFLOWCHECK)
 $(WORKFLOWCHECK): $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/files"
 )
 
 // Config holds every setting. The defaults run the whole stack on one machine.
@@ -116,6 +117,21 @@ type Config struct {
 	SMSFrom    string
 	SMSRate    int
 
+	// Files (docs/files.md): the S3-compatible bucket of the file bytes. POSTBOX_S3_ENDPOINT (host:port),
+	// POSTBOX_S3_TLS, POSTBOX_S3_REGION, POSTBOX_S3_BUCKET, POSTBOX_S3_ACCESS_KEY, POSTBOX_S3_SECRET_KEY,
+	// POSTBOX_S3_PREFIX (starts every key this deployment writes) and POSTBOX_S3_PART_SIZE (bytes of each
+	// part of a multipart upload, at least 5 MiB: the memory one upload holds).
+	Files files.Config
+	// POSTBOX_FILES_MAX_SIZE: the ceiling of any one attachment, whatever its type allows.
+	FilesMaxSize int64
+	// POSTBOX_FILES_SWEEP_GRACE: how long an object no row refers to is kept before it is swept.
+	FilesSweepGrace time.Duration
+	// POSTBOX_FILES_PRESIGN_FROM: downloads of files at least this large answer a redirect to a pre-signed
+	// URL of the store instead of passing the bytes through (0: never); POSTBOX_FILES_PRESIGN_EXPIRY is
+	// how long such a URL works.
+	FilesPresignFrom   int64
+	FilesPresignExpiry time.Duration
+
 	AdminAddr string // POSTBOX_ADMIN_ADDR: /metrics and /healthz; empty: no admin listener
 	// AdminPprof (POSTBOX_ADMIN_PPROF) adds Go's profiles (/debug/pprof/) to the admin listener, for
 	// measuring under load (go run ./cmd/benchload --cpuprofile); off by default.
@@ -207,6 +223,21 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		SMSFrom:         r.str("POSTBOX_SMS_FROM", "Postbox"),
 		SMSRate:         int(r.integer("POSTBOX_SMS_RATE", 0)),
 
+		Files: files.Config{
+			Endpoint:  r.addr("POSTBOX_S3_ENDPOINT", "127.0.0.1:7070"),
+			TLS:       r.boolean("POSTBOX_S3_TLS", false),
+			Region:    r.str("POSTBOX_S3_REGION", "us-east-1"),
+			Bucket:    r.str("POSTBOX_S3_BUCKET", "postbox"),
+			AccessKey: r.str("POSTBOX_S3_ACCESS_KEY", "postbox"),
+			SecretKey: r.str("POSTBOX_S3_SECRET_KEY", "postbox-dev-secret"),
+			Prefix:    r.str("POSTBOX_S3_PREFIX", "files/"),
+			PartSize:  r.integer("POSTBOX_S3_PART_SIZE", 16<<20),
+		},
+		FilesMaxSize:       r.integer("POSTBOX_FILES_MAX_SIZE", 5<<30),
+		FilesSweepGrace:    r.duration("POSTBOX_FILES_SWEEP_GRACE", 24*time.Hour),
+		FilesPresignFrom:   r.integer("POSTBOX_FILES_PRESIGN_FROM", 0),
+		FilesPresignExpiry: r.duration("POSTBOX_FILES_PRESIGN_EXPIRY", 5*time.Minute),
+
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		AdminPprof:   r.boolean("POSTBOX_ADMIN_PPROF", false),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
@@ -246,6 +277,24 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.SMTPConnections < 1 || c.SMTPConnections > 100 {
 		r.fail("POSTBOX_SMTP_CONNECTIONS", "must be from 1 to 100")
+	}
+	if c.Files.Endpoint == "" {
+		r.fail("POSTBOX_S3_ENDPOINT", "is needed: the file bytes live in the bucket")
+	}
+	if c.Files.PartSize < 5<<20 || c.Files.PartSize > 5<<30 {
+		r.fail("POSTBOX_S3_PART_SIZE", "must be from 5 MiB to 5 GiB (S3's limits of a part)")
+	}
+	if c.FilesMaxSize < 5<<30 {
+		r.fail("POSTBOX_FILES_MAX_SIZE", "must be at least 5 GiB")
+	}
+	if c.FilesMaxSize > c.Files.PartSize*10000 {
+		r.fail("POSTBOX_FILES_MAX_SIZE", "is more than 10,000 parts of POSTBOX_S3_PART_SIZE (S3's limit of parts)")
+	}
+	if c.FilesSweepGrace < time.Hour {
+		r.fail("POSTBOX_FILES_SWEEP_GRACE", "must be at least an hour: an upload must be able to refer to what it saved")
+	}
+	if c.FilesPresignFrom < 0 || c.FilesPresignExpiry < time.Second || c.FilesPresignExpiry > time.Hour {
+		r.fail("POSTBOX_FILES_PRESIGN_FROM", "must be 0 or positive, with POSTBOX_FILES_PRESIGN_EXPIRY from a second to an hour")
 	}
 	if c.SMTPRate < 0 {
 		r.fail("POSTBOX_SMTP_RATE", "must be 0 (no limit) or positive")

@@ -23,6 +23,11 @@ func IsUnavailable(err error) bool {
 		connectErr *pgconn.ConnectError
 		netErr     net.Error
 	)
+	// Another dependency's outage (the object store's: files.Unavailable) says so itself.
+	var dependency interface{ Unavailable() bool }
+	if errors.As(err, &dependency) {
+		return dependency.Unavailable()
+	}
 	switch {
 	case errors.As(err, &connectErr), errors.As(err, &netErr): // whatever the server said while refusing it
 		return true

@@ -1,0 +1,118 @@
+// Package s3test starts a real S3-compatible server for tests, benchmarks and make chaos: versitygw, a
+// gateway that serves a folder as S3, from the pinned binary the Makefile builds into ./bin (or
+// $POSTBOX_VERSITYGW).
+package s3test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/postbox/postbox/files"
+)
+
+// The credentials of every server this package starts.
+const (
+	AccessKey = "postbox-test"
+	SecretKey = "postbox-test-secret"
+	Region    = "us-east-1"
+)
+
+// BinaryPath is the versitygw the tests run.
+func BinaryPath() string {
+	if p := os.Getenv("POSTBOX_VERSITYGW"); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "versitygw")
+}
+
+// Server is a running versitygw over a folder of its own.
+type Server struct {
+	Addr string // host:port of its S3 API
+	Dir  string // the folder it serves: one subfolder per bucket, one file per object
+	root string // Dir and the objects' metadata beside it
+	cmd  *exec.Cmd
+	own  bool
+}
+
+// Start starts versitygw on a free loopback port over root/data, with the objects' metadata in
+// root/meta (root: a new temporary folder when empty, removed by Stop).
+func Start(ctx context.Context, root string) (*Server, error) {
+	s := &Server{root: root}
+	if root == "" {
+		d, err := os.MkdirTemp("", "versitygw")
+		if err != nil {
+			return nil, err
+		}
+		s.root, s.own = d, true
+	}
+	s.Dir = filepath.Join(s.root, "data")
+	meta := filepath.Join(s.root, "meta")
+	for _, d := range []string{s.Dir, meta} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
+	// --sidecar keeps the objects' metadata in files of their own, so the folder needs no extended
+	// attributes (tmpfs and some overlays have none).
+	s.cmd = exec.Command(BinaryPath(), "--access", AccessKey, "--secret", SecretKey, "--region", Region,
+		"--port", s.Addr, "--quiet", "--health", "/health", "posix", "--sidecar", meta, s.Dir)
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start versitygw (make bin/versitygw builds it): %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + s.Addr + "/health"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.Stop()
+			return nil, fmt.Errorf("versitygw did not answer at %s", s.Addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Config is a files configuration for bucket on this server.
+func (s *Server) Config(bucket string) files.Config {
+	return files.Config{Endpoint: s.Addr, Region: Region, Bucket: bucket, AccessKey: AccessKey, SecretKey: SecretKey, PartSize: 5 << 20}
+}
+
+// Stop stops the server, and removes its folder if Start made it.
+func (s *Server) Stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+	if s.own {
+		_ = os.RemoveAll(s.root)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
