@@ -18,6 +18,7 @@ import (
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // Role definitions of the demo dataset.
@@ -562,7 +563,7 @@ func TestDelegationHostileXML(t *testing.T) {
 	// The XML limit holds on its own, below a server body limit far above 10 MB.
 	tokens, err := testTokens()
 	require.NoError(t, err)
-	roomy, err := api.New(api.Options{Pool: pool, MaxBodyBytes: 64 << 20, Logger: quiet, Tokens: tokens})
+	roomy, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: 64 << 20, Logger: quiet, Tokens: tokens})
 	require.NoError(t, err)
 	for _, chunked := range []bool{false, true} {
 		hdr := map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"), "Content-Type": "application/xml"}

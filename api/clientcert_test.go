@@ -31,9 +31,9 @@ func certServers(t *testing.T) (trusting, ignoring *api.Server) {
 	require.NoError(t, err)
 	cas := x509.NewCertPool()
 	require.True(t, cas.AppendCertsFromPEM(caPEM))
-	trusting, err = api.New(api.Options{Pool: pool, Logger: quiet, TrustClientCertHeader: true, ClientCAs: cas})
+	trusting, err = api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, TrustClientCertHeader: true, ClientCAs: cas})
 	require.NoError(t, err)
-	ignoring, err = api.New(api.Options{Pool: pool, Logger: quiet, ClientCAs: cas})
+	ignoring, err = api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, ClientCAs: cas})
 	require.NoError(t, err)
 	return trusting, ignoring
 }

@@ -291,9 +291,8 @@ type uploadResource struct {
 // larger attachment, streamed into the store; a send references it by its AttachmentId. The name is
 // checked before a byte is read and the content as it arrives; a refused or cut upload keeps nothing.
 func (h *correspondenceHandlers) uploadAttachment(c *gin.Context) {
-	if c.Request.ContentLength > correspondence.MaxUploadBytes {
-		abort(c, problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "the file is larger than %d bytes",
-			int64(correspondence.MaxUploadBytes)))
+	if ceiling := h.sends.UploadCeiling(); c.Request.ContentLength > ceiling {
+		abort(c, problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "the file is larger than %d bytes", ceiling))
 		return
 	}
 	up, err := h.sends.Upload(c.Request.Context(), serviceOwnerOf(c).Code, c.Query("fileName"), c.Request.Body)

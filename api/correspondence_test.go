@@ -385,9 +385,9 @@ func TestCorrespondenceAttachmentsAreStoredOnce(t *testing.T) {
 		assert.Equal(t, "application/pdf", d.Header().Get("Content-Type"))
 	}
 	sum := sha256.Sum256(file)
-	assert.Equal(t, 2, countRows(t, pool, `SELECT count(*) FROM shared_attachment_chunks WHERE sha256 = $1`, sum[:]),
-		"one copy of its two chunks for both recipients")
-	assert.Equal(t, 2, countRows(t, pool, `SELECT count(*) FROM attachments WHERE sha256 = $1 AND shared`, sum[:]))
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM blobs WHERE sha256 = $1`, sum[:]),
+		"one copy of its bytes for both recipients")
+	assert.Equal(t, 2, countRows(t, pool, `SELECT count(*) FROM attachments WHERE sha256 = $1`, sum[:]))
 
 	body["Attachments"] = []map[string]any{{"FileName": "../vedtak.pdf", "Data": "AAAA"}}
 	requireProblem(t, fje.post(t, h, "/api/serviceowner/correspondence", body), http.StatusBadRequest)
@@ -429,10 +429,9 @@ func TestCorrespondenceUploadedAttachment(t *testing.T) {
 		assert.Equal(t, sha256Hex(file), sha256Hex(d.Body.Bytes()))
 	}
 	sum := sha256.Sum256(file)
-	assert.Equal(t, 6, countRows(t, pool, `SELECT count(*) FROM shared_attachment_chunks WHERE sha256 = $1`, sum[:]), "its 6 chunks, once")
-	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM correspondence_upload_chunks`), "the upload's own chunks went with it")
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM blobs WHERE sha256 = $1`, sum[:]), "its bytes, once")
 
-	uploads := countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`)
+	uploads, blobs := countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`), countRows(t, pool, `SELECT count(*) FROM blobs`)
 	for _, c := range []struct {
 		name, file string
 		data       []byte
@@ -457,7 +456,7 @@ func TestCorrespondenceUploadedAttachment(t *testing.T) {
 	h.ServeHTTP(rec, cut)
 	assert.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 	assert.Equal(t, uploads, countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`), "a refused or cut upload keeps nothing")
-	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM correspondence_upload_chunks`), "nor its chunks")
+	assert.Equal(t, blobs, countRows(t, pool, `SELECT count(*) FROM blobs`), "nor any bytes")
 
 	nsf := soCaller{key: keyNSF, token: orgToken(t, orgNSF, scopeSendRead+" "+scopeSendWrite)}
 	other := letter(ssnP1)

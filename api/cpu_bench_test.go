@@ -40,7 +40,7 @@ func BenchmarkReadCPU(b *testing.B) {
 	require.Eventually(b, rights.Listening, 10*time.Second, 10*time.Millisecond)
 	tokens, err := testTokens()
 	require.NoError(b, err)
-	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, PublicURL: testPublicURL, Rights: rights})
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, PublicURL: testPublicURL, Rights: rights})
 	require.NoError(b, err)
 	token := personTokenTB(b, ssnP3)
 	q := store.New(pool)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/hex"
 	"io"
 	"mime"
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/files"
 )
 
 // downloadHeaders describes stored bytes an answer is about to stream: their media type, the file name a
@@ -24,6 +26,44 @@ func downloadHeaders(c *gin.Context, contentType, fileName string, sha256 []byte
 	if sha256 != nil {
 		hdr.Set("ETag", `"`+hex.EncodeToString(sha256)+`"`)
 	}
+}
+
+// fileDownloads answers downloads of contents in the object store.
+type fileDownloads struct {
+	files *files.Service
+	// presignFrom: files at least this large are a redirect to a pre-signed URL of the store, valid for
+	// presignExpiry (0: never).
+	presignFrom   int64
+	presignExpiry time.Duration
+}
+
+// serve answers the content sha256 of size bytes, after its headers (downloadHeaders) are set and the
+// caller's access is checked: a 307 to a short-lived pre-signed URL of the store when it is large enough,
+// else its bytes streamed from the store with Range support (serveContent).
+func (d fileDownloads) serve(c *gin.Context, sha256 []byte, size int64, fileName, contentType string, modtime time.Time) {
+	ctx := c.Request.Context()
+	if d.presignFrom > 0 && size >= d.presignFrom {
+		u, err := d.files.Presign(ctx, sha256, d.presignExpiry, cmp.Or(fileName, hex.EncodeToString(sha256)), contentType)
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		h := c.Writer.Header()
+		for _, of := range []string{"Content-Type", "Content-Disposition", "ETag"} { // of the file, which is not sent
+			h.Del(of)
+		}
+		h.Set("Cache-Control", "no-store") // the URL expires; a cache must not keep the redirect
+		c.Redirect(http.StatusTemporaryRedirect, u.String())
+		return
+	}
+	r, err := d.files.Reader(ctx, sha256)
+	if err != nil {
+		c.Writer.Header().Del("Content-Disposition")
+		abort(c, err)
+		return
+	}
+	defer r.Close()
+	serveContent(c, "", modtime, r)
 }
 
 // serveContent streams content as http.ServeContent does (Range, If-Range, If-Match,

@@ -1,71 +1,93 @@
 package api_test
 
 import (
+	"context"
+	"crypto/sha256"
+	"io"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/files"
+	"github.com/postbox/postbox/store/storetest"
 )
 
-// An attachment download's refusals of Range and preconditions are problems like every other 4xx, in
-// the media type Accept asks for, with Content-Range on 416 and the current validators on 412.
-func TestDownloadRefusalsAreProblems(t *testing.T) {
-	srv, _ := newServer(t)
-	m := getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/a3100808").json(t)
-	path := pathOf(t, m["_links"].(map[string]any)["attachment"].([]any)[0].(map[string]any)["href"].(string))
-	whole := getAs(t, srv, ssnP1, path)
-	require.Equal(t, http.StatusOK, whole.Code)
-	size := whole.Body.Len()
-	etag := whole.Header().Get("ETag")
-	require.NotEmpty(t, etag)
-	modified, err := http.ParseTime(whole.Header().Get("Last-Modified"))
+// Downloads of files from PresignFrom bytes on are a redirect to a short-lived pre-signed URL of the
+// object store, after the same access check as a streamed one; smaller files stream as before. The
+// store's outage is a 503 with Retry-After, asked before any header of the file is sent.
+func TestDownloadsOfLargeFilesRedirectToTheStore(t *testing.T) {
+	pool := storetest.New(t)
+	tokens, err := testTokens()
 	require.NoError(t, err)
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, Tokens: tokens, PublicURL: testPublicURL,
+		PresignFrom: 100, PresignExpiry: time.Minute})
+	require.NoError(t, err)
+	var id string
+	var size int64
+	var sum []byte
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id::text, file_size, sha256 FROM attachments
+		WHERE message_id = 'a3100808' ORDER BY ordinal LIMIT 1`).Scan(&id, &size, &sum))
+	require.Greater(t, size, int64(100), "the demo's attachment is large enough to redirect")
+	path := "/api/" + orgO1 + "/messages/a3100808/attachments/" + id
 
-	t.Run("a range beyond the content", func(t *testing.T) {
-		r := getAs(t, srv, ssnP1, path, "Range", "bytes="+strconv.Itoa(size)+"-")
-		p := requireProblem(t, r, http.StatusRequestedRangeNotSatisfiable)
-		assert.Equal(t, "urn:postbox:problem:range-not-satisfiable", p["type"])
-		assert.Equal(t, "bytes */"+strconv.Itoa(size), r.Header().Get("Content-Range"))
-		assert.Equal(t, `the Range "bytes=`+strconv.Itoa(size)+`-" asks for none of the content's `+strconv.Itoa(size)+` bytes (the first is byte 0)`, p["detail"])
-		assert.Empty(t, r.Header().Get("Content-Disposition"), "no attachment is sent")
-	})
-	t.Run("a range that is no byte range", func(t *testing.T) {
-		r := getAs(t, srv, ssnP1, path, "Range", "bytes=ten-twenty")
-		p := requireProblem(t, r, http.StatusRequestedRangeNotSatisfiable)
-		assert.Equal(t, "urn:postbox:problem:range-not-satisfiable", p["type"])
-		assert.Contains(t, p["detail"], `the Range "bytes=ten-twenty" is not a byte range`)
-		assert.Empty(t, r.Header().Get("Content-Range"))
-	})
-	t.Run("as XML when Accept asks for it", func(t *testing.T) {
-		r := getAs(t, srv, ssnP1, path, "Range", "bytes=99999999-", "Accept", "application/xml")
-		require.Equal(t, http.StatusRequestedRangeNotSatisfiable, r.Code)
-		assert.Equal(t, "application/problem+xml; charset=utf-8", r.Header().Get("Content-Type"))
-		assert.Contains(t, r.Body.String(), "<type>urn:postbox:problem:range-not-satisfiable</type>")
-		assert.Equal(t, "bytes */"+strconv.Itoa(size), r.Header().Get("Content-Range"))
-	})
-	t.Run("If-Match of another ETag", func(t *testing.T) {
-		r := getAs(t, srv, ssnP1, path, "If-Match", `"not-the-etag"`)
-		p := requireProblem(t, r, http.StatusPreconditionFailed)
-		assert.Equal(t, "urn:postbox:problem:precondition-failed", p["type"])
-		assert.Equal(t, "If-Match does not name the content's current ETag: it is "+etag, p["detail"])
-		assert.Equal(t, etag, r.Header().Get("ETag"))
-		assert.Equal(t, http.StatusOK, getAs(t, srv, ssnP1, path, "If-Match", etag).Code, "the current ETag passes")
-	})
-	t.Run("If-Unmodified-Since before the last change", func(t *testing.T) {
-		before := modified.Add(-time.Hour).Format(http.TimeFormat)
-		r := getAs(t, srv, ssnP1, path, "If-Unmodified-Since", before)
-		p := requireProblem(t, r, http.StatusPreconditionFailed)
-		assert.Equal(t, "urn:postbox:problem:modified-since", p["type"])
-		assert.Equal(t, "the content was modified after If-Unmodified-Since ("+before+"): last at "+modified.Format(http.TimeFormat), p["detail"])
-		assert.Equal(t, modified.Format(http.TimeFormat), r.Header().Get("Last-Modified"))
-		assert.Equal(t, http.StatusOK, getAs(t, srv, ssnP1, path, "If-Unmodified-Since", modified.Format(http.TimeFormat)).Code)
-	})
-	t.Run("a range within it still comes", func(t *testing.T) {
-		r := getAs(t, srv, ssnP1, path, "Range", "bytes=0-9", "If-Range", etag)
-		require.Equal(t, http.StatusPartialContent, r.Code)
-		assert.Equal(t, whole.Body.Bytes()[:10], r.Body.Bytes())
-	})
+	r := getAs(t, srv, ssnP1, path)
+	require.Equal(t, http.StatusTemporaryRedirect, r.Code, r.Body.String())
+	assert.Equal(t, "no-store", r.Header().Get("Cache-Control"))
+	u := r.Header().Get("Location")
+	assert.Contains(t, u, "X-Amz-Expires=60")
+	res, err := http.Get(u)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	got := sha256.Sum256(body)
+	assert.Equal(t, sum, got[:], "the URL gives the attachment's bytes")
+
+	// A caller who may not see the message gets its refusal, and no URL.
+	other := getAs(t, srv, ssnP2, path)
+	requireProblem(t, other, http.StatusForbidden)
+	assert.Empty(t, other.Header().Get("Location"))
+
+	// Below the threshold the bytes stream.
+	small, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, Tokens: tokens, PublicURL: testPublicURL,
+		PresignFrom: size + 1, PresignExpiry: time.Minute})
+	require.NoError(t, err)
+	r = getAs(t, small, ssnP1, path)
+	require.Equal(t, http.StatusOK, r.Code)
+	got = sha256.Sum256(r.Body.Bytes())
+	assert.Equal(t, sum, got[:])
+}
+
+// An object store that does not answer is a 503 with Retry-After, on downloads and on uploads, like an
+// outage of the database; nothing is written.
+func TestObjectStoreOutageIsUnavailable(t *testing.T) {
+	pool := storetest.New(t)
+	cfg := storetest.FilesConfig(t, pool.Config().ConnConfig.Database)
+	cfg.Endpoint = storetest.UnusedAddr(t)
+	objects, err := files.Connect(cfg)
+	require.NoError(t, err)
+	tokens, err := testTokens()
+	require.NoError(t, err)
+	srv, err := api.New(api.Options{Pool: pool, Files: files.New(pool, objects, quiet), Logger: quiet, Tokens: tokens, PublicURL: testPublicURL})
+	require.NoError(t, err)
+	var id string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id::text FROM attachments WHERE message_id = 'a3100808' ORDER BY ordinal LIMIT 1`).Scan(&id))
+
+	r := getAs(t, srv, ssnP1, "/api/"+orgO1+"/messages/a3100808/attachments/"+id)
+	requireProblem(t, r, http.StatusServiceUnavailable)
+	assert.NotEmpty(t, r.Header().Get("Retry-After"))
+	assert.Empty(t, r.Header().Get("Content-Disposition"), "no header of the file that was not sent")
+
+	fje := fjeSender(t)
+	up := do(t, srv, request{method: http.MethodPost, path: "/api/serviceowner/correspondence/attachments?fileName=vedlegg.pdf",
+		header: map[string]string{"ApiKey": fje.key, "Authorization": "Bearer " + fje.token, "Content-Type": "application/octet-stream"},
+		body:   "%PDF-1.7 vedlegg"})
+	requireProblem(t, up, http.StatusServiceUnavailable)
+	assert.NotEmpty(t, up.Header().Get("Retry-After"))
+	assert.Zero(t, countRows(t, pool, `SELECT count(*) FROM correspondence_uploads`))
 }

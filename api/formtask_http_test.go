@@ -105,7 +105,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 		if e.err = worker.RegisterSearchAttributes(ctx, c, "default"); e.err != nil {
 			return
 		}
-		acts, err := formtask.NewActivities(e.pool)
+		acts, err := formtask.NewActivities(e.pool, storetest.FilesOf(e.pool))
 		if err != nil {
 			e.err = err
 			return
@@ -124,7 +124,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 		}
 		w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 8, MaxConcurrentWorkflowTasks: 8,
 			Correspondence: &correspondence.Activities{Pool: e.pool, Events: acts.Events, Forms: acts,
-				FormTasks: formtask.New(c, store.New(e.pool), formtask.Options{PublicURL: testPublicURL})}, Notification: notices})
+				FormTasks: formtask.New(c, store.New(e.pool), formtask.Options{Files: storetest.FilesOf(e.pool), PublicURL: testPublicURL})}, Notification: notices})
 		if e.err = w.Start(); e.err != nil {
 			return
 		}
@@ -139,9 +139,9 @@ func newAPIWith(pool *pgxpool.Pool, c client.Client) (*api.Server, error) {
 	if c == nil {
 		return newAPIWithTasks(pool, nil, nil, nil)
 	}
-	tasks := formtask.New(c, store.New(pool), formtask.Options{PublicURL: testPublicURL})
+	tasks := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool), PublicURL: testPublicURL})
 	notices := notification.New(pool, c, notification.Configured{Email: true, Sms: true})
-	return newAPIWithTasks(pool, tasks, correspondence.New(pool, c, events.NewBuilder(testPublicURL), tasks, notices), notices)
+	return newAPIWithTasks(pool, tasks, correspondence.New(pool, storetest.FilesOf(pool), c, events.NewBuilder(testPublicURL), tasks, notices), notices)
 }
 
 func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *correspondence.Service, notices *notification.Service) (*api.Server, error) {
@@ -149,7 +149,7 @@ func newAPIWithTasks(pool *pgxpool.Pool, tasks *formtask.Service, sends *corresp
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks,
+	return api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: 1 << 20, Logger: quiet, Tokens: tokens, FormTasks: tasks,
 		Correspondence: sends, Notifications: notices, PublicURL: testPublicURL})
 }
 
@@ -562,7 +562,7 @@ func allowConnections(pool *pgxpool.Pool, allow bool) error {
 func TestArchivedSubmissionIsNeverAnsweredAsAFailure(t *testing.T) {
 	pool := storetest.New(t)
 	c := ownWorkerClient(t)
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
 	w.RegisterActivityWithOptions(func(ctx context.Context, in formtask.CheckAndArchiveInput) (formtask.CheckAndArchiveResult, error) {
@@ -654,9 +654,9 @@ func TestFormTasksTemporalUnreachable(t *testing.T) {
 func TestLongUpdateIsNotCutByTheConnectTimeout(t *testing.T) {
 	pool := storetest.New(t)
 	c := ownWorkerClient(t)
-	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond}), nil, nil)
+	srv, err := newAPIWithTasks(pool, formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool), ConnectTimeout: 200 * time.Millisecond}), nil, nil)
 	require.NoError(t, err)
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
 	// The worker starts some connect timeouts after the Update was sent.

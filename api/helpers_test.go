@@ -88,7 +88,7 @@ func newAPI(pool *pgxpool.Pool) (*api.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, PublicURL: testPublicURL})
+	return api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, PublicURL: testPublicURL})
 }
 
 // testPublicURL is the base URL of the suite's servers, as links and event sources name it.
@@ -194,7 +194,7 @@ func link(t *testing.T, resource map[string]any, rel string) string {
 }
 
 // pathOf strips the test server's base URL from an absolute link.
-func pathOf(t *testing.T, href string) string {
+func pathOf(t testing.TB, href string) string {
 	t.Helper()
 	p, ok := strings.CutPrefix(href, "http://postbox.test")
 	require.True(t, ok, "link %q is not absolute on the request's base URL", href)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // The lifecycle tests build their own mailbox: an organization with messages of its own, and three
@@ -96,7 +97,7 @@ func newLifecycleFixture(t *testing.T) lifecycleFixture {
 				timestamp '2025-01-01' + $7 * interval '1 day', 'Fjordetaten', $8, 'Kort', '<p>Tekst</p>', $9)`,
 			m.id, org, m.typ, m.svc, edition, m.status, i, sender, m.confirm)
 	}
-	exec(`INSERT INTO prints (document_digest, pdf) VALUES ('\x01', '%PDF-1.4')`)
+	exec(`INSERT INTO prints (document_digest, pdf_sha256) VALUES ('\x01', $1)`, storetest.Blob(t, pool, []byte("%PDF-1.4")))
 	exec(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
 		VALUES ('AR8800006', $1, '2025-01-06', 'Sigrid Haugland', '[]', '[]', '\x01')`, lifeSent)
 	exec(`UPDATE messages SET archive_reference = 'AR8800006' WHERE id = $1`, lifeSent)

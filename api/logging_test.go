@@ -91,7 +91,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	var buf syncBuffer
 	tokens, err := testTokens()
 	require.NoError(t, err)
-	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Tokens: tokens,
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Tokens: tokens,
 		Logger: telemetry.NewLogger(&buf, "json", slog.LevelDebug)})
 	require.NoError(t, err)
 

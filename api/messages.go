@@ -24,10 +24,12 @@ import (
 type mailboxHandlers struct {
 	q *store.Queries
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.
-	messages *mailbox.Messages
-	rights   *identity.Rights
-	events   events.Builder
+	messages  *mailbox.Messages
+	rights    *identity.Rights
+	events    events.Builder
+	downloads fileDownloads
 }
+
 type formResource struct {
 	Type              string
 	DataFormatID      string `json:"DataFormatId"`
@@ -314,5 +316,5 @@ func (h *mailboxHandlers) getAttachment(c *gin.Context) {
 	}
 	downloadHeaders(c, a.ContentType, a.FileName, a.SHA256)
 	c.Header("X-Content-Type-Options", "nosniff")
-	serveContent(c, "", m.LastChangedDateTime, h.q.OpenAttachment(c.Request.Context(), a))
+	h.downloads.serve(c, a.SHA256, a.FileSize, a.FileName, a.ContentType, m.LastChangedDateTime)
 }

@@ -107,7 +107,7 @@ func BenchmarkMailboxList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	limited, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+	limited, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
 		RateLimit: api.RateLimit{Limit: 1 << 30, Window: time.Minute}})
 	if err != nil {
 		b.Fatal(err)

@@ -87,6 +87,11 @@ func answerOf(status int, description, media string, body any, headers ...string
 
 func statuses(s ...int) []int { return s }
 
+// presignedRedirect is the answer of a download of a large file when the deployment redirects those to
+// the object store (POSTBOX_FILES_PRESIGN_FROM).
+var presignedRedirect = answerOf(http.StatusTemporaryRedirect,
+	"a large file: a redirect to a pre-signed URL of the object store that works for a few minutes, without credentials", "", nil, "Location")
+
 // halCollection is a HAL collection of items of one type under _embedded.<name>.
 type halCollection struct {
 	name string

@@ -143,6 +143,7 @@ var mailboxRouteDocs = map[string]routeDoc{
 		OK: answerOf(http.StatusOK, "the form data", "application/xml", xmlDocument, "ETag"), Conditional: true},
 	"GET /api/:who/messages/:messageId/attachments/:attachmentId": {Summary: "Download an attachment (Range requests allowed)",
 		OK:          answerOf(http.StatusOK, "the attachment's bytes, in its own content type", "*/*", binary, "ETag"),
+		More:        []answer{presignedRedirect},
 		Conditional: true, Download: true},
 	"GET /api/:who/messages/:messageId/portalview": {Summary: "Read the portal presentation of a message",
 		OK: answerOf(http.StatusOK, "an HTML page", "text/html", htmlText)},

@@ -29,6 +29,7 @@ var agencyRouteDocs = map[string]routeDoc{
 	"GET /api/serviceowner/submissions/:archiveReference/attachments/:attachmentId": {Summary: "Download a submitted attachment (Range requests allowed; the ETag is its SHA-256)",
 		Query:    params(forceEI),
 		OK:       answerOf(http.StatusOK, "the attachment's bytes, in its own content type", "*/*", binary, "ETag"),
+		More:     []answer{presignedRedirect},
 		Problems: statuses(http.StatusNotFound), Conditional: true, Download: true},
 	"GET /api/serviceowner/submissions/:archiveReference/print": {Summary: "Download a submission's print as archived",
 		Query:    params(forceEI),

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // Each API key has a limit per area, counted in PostgreSQL so that every replica enforces the same one;
@@ -100,7 +101,7 @@ func rateLimited(t *testing.T, pool *pgxpool.Pool, limit int) *api.Server {
 	t.Helper()
 	tokens, err := testTokens()
 	require.NoError(t, err)
-	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
 		RateLimit: api.RateLimit{Limit: limit, Window: time.Minute}})
 	require.NoError(t, err)
 	return srv

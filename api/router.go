@@ -46,7 +46,8 @@ func (s *Server) routes() http.Handler {
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages)
-	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events}
+	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
+	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events, downloads: downloads}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
@@ -54,14 +55,14 @@ func (s *Server) routes() http.Handler {
 	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
 		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
 	ev := &eventHandlers{q: s.q}
-	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.events)}
+	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.opts.Files, s.events), downloads: downloads}
 	notices := &notificationHandlers{notices: s.opts.Notifications}
 	if notices.notices == nil {
 		notices.notices = notification.New(s.opts.Pool, nil, notification.Configured{}) // orders can be followed; new ones answer 503
 	}
 	sent := &correspondenceHandlers{sends: s.opts.Correspondence, services: s.q}
 	if sent.sends == nil {
-		sent.sends = correspondence.New(s.opts.Pool, nil, s.events, nil, notices.notices) // shipments can be followed; sends answer 503
+		sent.sends = correspondence.New(s.opts.Pool, s.opts.Files, nil, s.events, nil, notices.notices) // shipments can be followed; sends answer 503
 	}
 	docs := newDocsHandlers()
 

@@ -78,7 +78,7 @@ func TestListTooBroad(t *testing.T) {
 	defer pool.Close()
 	tokens, err := testTokens()
 	require.NoError(t, err)
-	srv, err := api.New(api.Options{Pool: pool, Logger: quiet, Tokens: tokens, ListTimeout: 300 * time.Millisecond})
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, Tokens: tokens, ListTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 
 	path := "/api/" + orgO1 + "/messages?search=skatt&$filter=" + url.QueryEscape("ServiceCode ne '1'")

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
@@ -27,8 +28,14 @@ import (
 
 // Options are the dependencies and settings of the HTTP layer.
 type Options struct {
-	Pool   *pgxpool.Pool
-	Logger *slog.Logger
+	Pool *pgxpool.Pool
+	// Files holds the bytes of attachments and prints (the object store).
+	Files *files.Service
+	// PresignFrom: downloads of files at least this large answer a redirect to a pre-signed URL of the
+	// store valid for PresignExpiry (POSTBOX_FILES_PRESIGN_FROM, _EXPIRY); zero streams every file.
+	PresignFrom   int64
+	PresignExpiry time.Duration
+	Logger        *slog.Logger
 	// TrustProxy makes links follow X-Forwarded-Proto and X-Forwarded-Host, for use behind a reverse proxy.
 	TrustProxy bool
 	// MaxBodyBytes limits JSON and XML request bodies; larger ones get 413.

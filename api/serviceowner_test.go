@@ -25,6 +25,7 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // Service owners and their keys in the demo dataset.
@@ -793,7 +794,7 @@ func auditedServer(t *testing.T, w *syncBuffer) *api.Server {
 	tokens, err := testTokens()
 	require.NoError(t, err)
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: log, Tokens: tokens})
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: log, Tokens: tokens})
 	require.NoError(t, err)
 	return srv
 }

@@ -19,7 +19,8 @@ import (
 // submissionHandlers answer the agency's download queue (/api/serviceowner/submissions…): the room is
 // package submission; these parse, call it and render.
 type submissionHandlers struct {
-	subs *submission.Service
+	subs      *submission.Service
+	downloads fileDownloads
 }
 
 type submissionResource struct {
@@ -355,14 +356,14 @@ func (h *submissionHandlers) getSubmissionAttachment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	sub, a, r, err := h.subs.Attachment(c.Request.Context(), submissionActor(c), c.Param("archiveReference"), id)
+	sub, a, err := h.subs.Attachment(c.Request.Context(), submissionActor(c), c.Param("archiveReference"), id)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	downloadHeaders(c, a.ContentType(), a.FileName, a.SHA256)
 	c.Header("X-Content-Type-Options", "nosniff")
-	serveContent(c, "", sub.ArchivedAt, r)
+	h.downloads.serve(c, a.SHA256, a.FileSize, a.FileName, a.ContentType(), sub.ArchivedAt)
 }
 
 // getSubmissionPrint answers the archived print.

@@ -23,7 +23,7 @@ func TestWebhookSubscriptionsAreLimitedPerCaller(t *testing.T) {
 	pool := storetest.New(t)
 	tokens, err := testTokens()
 	require.NoError(t, err)
-	srv, err := api.New(api.Options{Pool: pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, MaxSubscriptions: limit})
+	srv, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens, MaxSubscriptions: limit})
 	require.NoError(t, err)
 	p1 := asPerson(t, ssnP1)
 	post := func(header map[string]string, who, key string) response {

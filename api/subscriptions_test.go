@@ -69,7 +69,7 @@ func webhookServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
 			cancel()
 			return
 		}
-		e.srv, e.err = api.New(api.Options{Pool: e.pool, MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
+		e.srv, e.err = api.New(api.Options{Pool: e.pool, Files: storetest.FilesOf(e.pool), MaxBodyBytes: testBodyLimit, Logger: quiet, Tokens: tokens,
 			Webhooks: webhook.Guard{AllowPrivate: true}})
 		e.stop = func() { cancel(); <-done; e.pool.Close(); drop() }
 	})

@@ -29438,6 +29438,13 @@ type GetSubmissionAttachmentResponse304Headers struct {
 	ETag *string
 }
 
+// GetSubmissionAttachmentResponse307Headers the declared response headers of an HTTP 307 response for GetSubmissionAttachment
+type GetSubmissionAttachmentResponse307Headers struct {
+	Location        *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // GetSubmissionAttachmentResponse412Headers the declared response headers of an HTTP 412 response for GetSubmissionAttachment
 type GetSubmissionAttachmentResponse412Headers struct {
 	ETag         *string
@@ -29488,6 +29495,8 @@ type GetSubmissionAttachmentResponse struct {
 	Headers206 *GetSubmissionAttachmentResponse206Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSubmissionAttachmentResponse304Headers
+	// Headers307 the parsed response headers for an HTTP 307 response
+	Headers307 *GetSubmissionAttachmentResponse307Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *GetSubmissionAttachmentResponse412Headers
 	// Headers416 the parsed response headers for an HTTP 416 response
@@ -36440,6 +36449,13 @@ type GetAttachmentResponse304Headers struct {
 	ETag *string
 }
 
+// GetAttachmentResponse307Headers the declared response headers of an HTTP 307 response for GetAttachment
+type GetAttachmentResponse307Headers struct {
+	Location        *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // GetAttachmentResponse412Headers the declared response headers of an HTTP 412 response for GetAttachment
 type GetAttachmentResponse412Headers struct {
 	ETag         *string
@@ -36490,6 +36506,8 @@ type GetAttachmentResponse struct {
 	Headers206 *GetAttachmentResponse206Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetAttachmentResponse304Headers
+	// Headers307 the parsed response headers for an HTTP 307 response
+	Headers307 *GetAttachmentResponse307Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *GetAttachmentResponse412Headers
 	// Headers416 the parsed response headers for an HTTP 416 response
@@ -50748,6 +50766,9 @@ func ParseGetSubmissionAttachmentResponse(rsp *http.Response) (*GetSubmissionAtt
 	case rsp.StatusCode == 304:
 		break // No content-type
 
+	case rsp.StatusCode == 307:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem400
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50909,6 +50930,30 @@ func ParseGetSubmissionAttachmentResponse(rsp *http.Response) (*GetSubmissionAtt
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 307:
+		var headers GetSubmissionAttachmentResponse307Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers307 = &headers
 	case rsp.StatusCode == 412:
 		var headers GetSubmissionAttachmentResponse412Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
@@ -59850,6 +59895,9 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 	case rsp.StatusCode == 304:
 		break // No content-type
 
+	case rsp.StatusCode == 307:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem400
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60011,6 +60059,30 @@ func ParseGetAttachmentResponse(rsp *http.Response) (*GetAttachmentResponse, err
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 307:
+		var headers GetAttachmentResponse307Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers307 = &headers
 	case rsp.StatusCode == 412:
 		var headers GetAttachmentResponse412Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {

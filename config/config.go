@@ -120,10 +120,9 @@ type Config struct {
 	// Files (docs/files.md): the S3-compatible bucket of the file bytes. POSTBOX_S3_ENDPOINT (host:port),
 	// POSTBOX_S3_TLS, POSTBOX_S3_REGION, POSTBOX_S3_BUCKET, POSTBOX_S3_ACCESS_KEY, POSTBOX_S3_SECRET_KEY,
 	// POSTBOX_S3_PREFIX (starts every key this deployment writes) and POSTBOX_S3_PART_SIZE (bytes of each
-	// part of a multipart upload, at least 5 MiB: the memory one upload holds).
+	// part of a multipart upload, at least 5 MiB: the memory one upload holds); POSTBOX_FILES_MAX_SIZE is
+	// the ceiling of any one file, whatever its rule allows.
 	Files files.Config
-	// POSTBOX_FILES_MAX_SIZE: the ceiling of any one attachment, whatever its type allows.
-	FilesMaxSize int64
 	// POSTBOX_FILES_SWEEP_GRACE: how long an object no row refers to is kept before it is swept.
 	FilesSweepGrace time.Duration
 	// POSTBOX_FILES_PRESIGN_FROM: downloads of files at least this large answer a redirect to a pre-signed
@@ -232,8 +231,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 			SecretKey: r.str("POSTBOX_S3_SECRET_KEY", "postbox-dev-secret"),
 			Prefix:    r.str("POSTBOX_S3_PREFIX", "files/"),
 			PartSize:  r.integer("POSTBOX_S3_PART_SIZE", 16<<20),
+			MaxSize:   r.integer("POSTBOX_FILES_MAX_SIZE", 5<<30),
 		},
-		FilesMaxSize:       r.integer("POSTBOX_FILES_MAX_SIZE", 5<<30),
 		FilesSweepGrace:    r.duration("POSTBOX_FILES_SWEEP_GRACE", 24*time.Hour),
 		FilesPresignFrom:   r.integer("POSTBOX_FILES_PRESIGN_FROM", 0),
 		FilesPresignExpiry: r.duration("POSTBOX_FILES_PRESIGN_EXPIRY", 5*time.Minute),
@@ -284,10 +283,10 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	if c.Files.PartSize < 5<<20 || c.Files.PartSize > 5<<30 {
 		r.fail("POSTBOX_S3_PART_SIZE", "must be from 5 MiB to 5 GiB (S3's limits of a part)")
 	}
-	if c.FilesMaxSize < 5<<30 {
+	if c.Files.MaxSize < 5<<30 {
 		r.fail("POSTBOX_FILES_MAX_SIZE", "must be at least 5 GiB")
 	}
-	if c.FilesMaxSize > c.Files.PartSize*10000 {
+	if c.Files.MaxSize > c.Files.PartSize*10000 {
 		r.fail("POSTBOX_FILES_MAX_SIZE", "is more than 10,000 parts of POSTBOX_S3_PART_SIZE (S3's limit of parts)")
 	}
 	if c.FilesSweepGrace < time.Hour {

@@ -59,7 +59,7 @@ func sendingStack(b *testing.B, pool *pgxpool.Pool) (*correspondence.Service, cl
 		Correspondence: &correspondence.Activities{Pool: pool, Events: eb}})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	sends := correspondence.New(pool, dev.Client(), eb, nil, nil)
+	sends := correspondence.New(pool, storetest.FilesOf(pool), dev.Client(), eb, nil, nil)
 	return sends, dev.Client()
 }
 

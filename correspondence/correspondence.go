@@ -78,7 +78,7 @@ type Attachment struct {
 	FileName string // the upload's when empty and UploadID is set
 	Data     []byte
 	UploadID string
-	// The digest and size of an upload's bytes (resolveUploads).
+	// The digest and size of the bytes, their blob's (resolveUploads, saveInline).
 	sum  [32]byte
 	size int64
 }

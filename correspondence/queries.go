@@ -3,7 +3,6 @@ package correspondence
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"time"
 
@@ -101,24 +100,13 @@ func insertShipment(ctx context.Context, tx pgx.Tx, id string, s Send, a Actor, 
 	return err
 }
 
-// insertAttachments stores the bytes of each attachment once by their SHA-256 (a content stored before by
-// any shipment is not stored again) and the shipment's list of them.
+// insertAttachments writes the shipment's list of its attachments, each naming its blob (saved before:
+// saveInline, or uploaded), however many shipments have the same content.
 func insertAttachments(ctx context.Context, tx pgx.Tx, id string, list []Attachment) error {
 	for i, a := range list {
-		sum, size := a.sum, a.size // an upload's bytes are in the shared chunks already
-		if a.UploadID == "" {
-			sum, size = sha256.Sum256(a.Data), int64(len(a.Data))
-		}
-		for seq := 0; seq*store.AttachmentChunkSize < len(a.Data); seq++ {
-			chunk := a.Data[seq*store.AttachmentChunkSize : min(len(a.Data), (seq+1)*store.AttachmentChunkSize)]
-			if _, err := tx.Exec(ctx, `INSERT INTO shared_attachment_chunks (sha256, seq, data) VALUES ($1, $2, $3)
-				ON CONFLICT (sha256, seq) DO NOTHING`, sum[:], seq, chunk); err != nil {
-				return err
-			}
-		}
 		if _, err := tx.Exec(ctx, `INSERT INTO shipment_attachments (shipment_id, ordinal, name, file_name, content_type, file_size, sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, i, cmp.Or(a.Name, a.FileName), a.FileName, store.ContentTypeOf(a.FileName),
-			size, sum[:]); err != nil {
+			a.size, a.sum[:]); err != nil {
 			return err
 		}
 	}
@@ -185,8 +173,8 @@ func createBatch(ctx context.Context, tx pgx.Tx, id string, after, limit int, at
 			RETURNING id, reportee_id, service_code, service_edition, status),
 		attached AS (
 			INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type, encrypted, signing_locked,
-				signed_by_default, file_size, sha256, shared)
-			SELECT made.id, a.ordinal, a.name, a.file_name, 'Vedlegg', a.content_type, false, false, false, a.file_size, a.sha256, true
+				signed_by_default, file_size, sha256)
+			SELECT made.id, a.ordinal, a.name, a.file_name, 'Vedlegg', a.content_type, false, false, false, a.file_size, a.sha256
 			FROM made, shipment_attachments a WHERE a.shipment_id = $1)
 		SELECT id, reportee_id, service_code, service_edition, status, (SELECT max(ordinal) FROM marked) FROM made`, id, limit, at, after)
 	if err != nil {

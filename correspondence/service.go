@@ -15,6 +15,7 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
@@ -26,6 +27,7 @@ const MaxPage = 1_000
 // Service sends correspondence for the service owners.
 type Service struct {
 	pool     *pgxpool.Pool
+	files    *files.Service
 	temporal client.Client // nil: sending answers Unavailable
 	events   events.Builder
 	tasks    *formtask.Service // creates pre-filled form tasks
@@ -37,8 +39,8 @@ type Service struct {
 // New returns the service over pool, starting shipments' workflows with tc, creating pre-filled form
 // tasks with tasks and taking the notification orders that come with either with notices; events are
 // written with eb.
-func New(pool *pgxpool.Pool, tc client.Client, eb events.Builder, tasks *formtask.Service, notices *notification.Service) *Service {
-	return &Service{pool: pool, temporal: tc, events: eb, tasks: tasks, notices: notices, MaxRecipients: MaxRecipients}
+func New(pool *pgxpool.Pool, fs *files.Service, tc client.Client, eb events.Builder, tasks *formtask.Service, notices *notification.Service) *Service {
+	return &Service{pool: pool, files: fs, temporal: tc, events: eb, tasks: tasks, notices: notices, MaxRecipients: MaxRecipients}
 }
 
 // name is how the actor appears as a message's LastChangedBy: the service owner's name.
@@ -92,6 +94,9 @@ func (s *Service) Send(ctx context.Context, a Actor, req Send) (Accepted, error)
 	}
 	if s.temporal == nil {
 		return Accepted{}, refuse(Unavailable, "correspondence cannot be sent right now; try again shortly")
+	}
+	if err := s.saveInline(ctx, req.Attachments); err != nil {
+		return Accepted{}, err
 	}
 	id, orderID := uuid.NewString(), ""
 	in := WorkflowInput{ShipmentID: id, ConfirmationNeeded: req.IsConfirmationNeeded}

@@ -34,8 +34,8 @@ func New(db store.DBTX, objects *Objects, log *slog.Logger) *Service {
 	return &Service{db: db, objects: objects, log: log}
 }
 
-// Save streams r into the store (past max bytes, unless negative, it fails with ErrTooLarge and keeps
-// nothing) and returns the content's blob. A content already stored keeps its one object: the new one is
+// Save streams r into the store (past max bytes, or the ceiling when max is negative, it fails with
+// ErrTooLarge and keeps nothing) and returns the content's blob. A content already stored keeps its one object: the new one is
 // deleted, and the blob is marked as just saved, so the sweeper leaves it alone while the caller refers
 // to it.
 func (s *Service) Save(ctx context.Context, r io.Reader, max int64, contentType string) (File, error) {
@@ -56,6 +56,17 @@ func (s *Service) Save(ctx context.Context, r io.Reader, max int64, contentType 
 	return File{SHA256: w.SHA256, Size: w.Size, Head: w.Head}, nil
 }
 
+// In is the service with its blobs rows written and read in db (a transaction), so that a row which
+// refers to a content is written with its blob, and a caller holding a connection asks for no other.
+func (s *Service) In(db store.DBTX) *Service {
+	c := *s
+	c.db = db
+	return &c
+}
+
+// Ceiling is the most bytes any one file may have (files.Config.MaxSize).
+func (s *Service) Ceiling() int64 { return s.objects.maxSize }
+
 // SaveBytes saves a content held in memory.
 func (s *Service) SaveBytes(ctx context.Context, data []byte, contentType string) (File, error) {
 	return s.Save(ctx, bytes.NewReader(data), -1, contentType)
@@ -68,6 +79,79 @@ func (s *Service) Open(ctx context.Context, sha256 []byte, off, n int64) (io.Rea
 		return nil, err
 	}
 	return s.objects.get(ctx, key, off, n)
+}
+
+// Reader reads a content as an io.ReadSeeker (http.ServeContent's Range requests). It asks the store at
+// once, so that a missing object or an outage is its error rather than a download cut after its headers;
+// a read after a seek elsewhere asks again from there, so a range costs what it reads. Close it.
+func (s *Service) Reader(ctx context.Context, sha256 []byte) (*Reader, error) {
+	r := &Reader{ctx: ctx, objects: s.objects}
+	err := s.db.QueryRow(ctx, `SELECT object_key, size FROM blobs WHERE sha256 = $1`, sha256).Scan(&r.key, &r.size)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: no blob of digest %x", ErrMissing, sha256)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.body, err = r.objects.get(ctx, r.key, 0, -1); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Reader is a content being read; see Service.Reader.
+type Reader struct {
+	ctx     context.Context
+	objects *Objects
+	key     string
+	size    int64
+	off     int64
+	body    io.ReadCloser // the bytes from bodyOff on
+	bodyOff int64
+}
+
+// Size is the content's size.
+func (r *Reader) Size() int64 { return r.size }
+
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	if r.body != nil && r.bodyOff != r.off {
+		_ = r.body.Close()
+		r.body = nil
+	}
+	if r.body == nil {
+		body, err := r.objects.get(r.ctx, r.key, r.off, -1)
+		if err != nil {
+			return 0, err
+		}
+		r.body, r.bodyOff = body, r.off
+	}
+	n, err := r.body.Read(p)
+	r.off += int64(n)
+	r.bodyOff = r.off
+	if err == io.EOF && r.off < r.size {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// Seek moves where the next Read starts (the request under way is dropped only if that read is elsewhere).
+func (r *Reader) Seek(offset int64, whence int) (int64, error) {
+	off, err := store.SeekOffset(r.off, r.size, offset, whence)
+	r.off = off
+	return off, err
+}
+
+// Close ends the request under way, if any.
+func (r *Reader) Close() error {
+	if r.body == nil {
+		return nil
+	}
+	err := r.body.Close()
+	r.body = nil
+	return err
 }
 
 // Bytes reads a whole content that is known to be small (a print).

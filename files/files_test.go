@@ -44,8 +44,9 @@ func newService(t *testing.T) (svc *files.Service, pool *pgxpool.Pool, bucket st
 	t.Helper()
 	pool = storetest.NewEmpty(t)
 	bucket = strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	objects, err := files.Connect(context.Background(), server.Config(bucket))
+	objects, err := files.Connect(server.Config(bucket))
 	require.NoError(t, err)
+	require.NoError(t, objects.EnsureBucket(context.Background()))
 	return files.New(pool, objects, slog.New(slog.DiscardHandler)), pool, bucket
 }
 
@@ -114,6 +115,9 @@ func TestFailedSaveKeepsNothing(t *testing.T) {
 	require.ErrorIs(t, err, cut)
 	var unavailable interface{ Unavailable() bool }
 	assert.False(t, errors.As(err, &unavailable), "a body that failed is not the store's outage")
+	// A connection cut short reads as io.ErrUnexpectedEOF, which is no end of the file either.
+	_, err = svc.Save(ctx, io.MultiReader(bytes.NewReader(content[:1000]), iotest.ErrReader(io.ErrUnexpectedEOF)), -1, "")
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 
 	var blobs int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs))
@@ -164,8 +168,9 @@ func TestStoreOutageIsUnavailable(t *testing.T) {
 	down, err := s3test.Start(context.Background(), "")
 	require.NoError(t, err)
 	pool := storetest.NewEmpty(t)
-	objects, err := files.Connect(context.Background(), down.Config("outage"))
+	objects, err := files.Connect(down.Config("outage"))
 	require.NoError(t, err)
+	require.NoError(t, objects.EnsureBucket(context.Background()))
 	svc := files.New(pool, objects, slog.New(slog.DiscardHandler))
 	f, err := svc.SaveBytes(context.Background(), []byte("før"), "")
 	require.NoError(t, err)

@@ -9,6 +9,7 @@
 package files
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Config says where the objects are (POSTBOX_S3_*, read in package config).
@@ -37,22 +40,27 @@ type Config struct {
 	Prefix string
 	// PartSize is the size of each part of a multipart upload, and so the memory one upload holds.
 	PartSize int64
+	// MaxSize is the ceiling of any one file, whatever its rule allows (0: 5 GiB).
+	MaxSize int64
 }
 
 // HeadBytes is how many of a content's first bytes its blob row keeps, for the checks of a file's format
 // (formtask's rules) without reading the object.
-const HeadBytes = 512
+const HeadBytes = store.AttachmentHeadBytes
 
 // Objects is the bucket.
 type Objects struct {
 	client   *minio.Client
 	bucket   string
+	region   string
 	prefix   string
 	partSize uint64
+	maxSize  int64
 }
 
-// Connect opens the bucket, creating it when it is missing.
-func Connect(ctx context.Context, cfg Config) (*Objects, error) {
+// Connect makes the client of the bucket; it asks the store nothing (see EnsureBucket), so a process
+// starts while the store is down and answers what needs it as unavailable.
+func Connect(cfg Config) (*Objects, error) {
 	if cfg.PartSize < 5<<20 {
 		return nil, fmt.Errorf("the part size %d is below S3's minimum of 5 MiB", cfg.PartSize)
 	}
@@ -63,20 +71,23 @@ func Connect(ctx context.Context, cfg Config) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Objects{client: client, bucket: cfg.Bucket, prefix: cfg.Prefix, partSize: uint64(cfg.PartSize)}
-	exists, err := client.BucketExists(ctx, cfg.Bucket)
-	if err != nil {
-		return nil, storeError(err)
+	return &Objects{client: client, bucket: cfg.Bucket, region: cfg.Region, prefix: cfg.Prefix, partSize: uint64(cfg.PartSize),
+		maxSize: cmp.Or(cfg.MaxSize, 5<<30)}, nil
+}
+
+// EnsureBucket creates the bucket when it is missing (postbox migrate and dev; an operator's bucket
+// usually exists, with its retention rules).
+func (o *Objects) EnsureBucket(ctx context.Context) error {
+	exists, err := o.client.BucketExists(ctx, o.bucket)
+	if err != nil || exists {
+		return storeError(err)
 	}
-	if !exists {
-		if err := client.MakeBucket(ctx, cfg.Bucket, minio.MakeBucketOptions{Region: cfg.Region}); err != nil {
-			var resp minio.ErrorResponse
-			if !errors.As(err, &resp) || resp.Code != "BucketAlreadyOwnedByYou" {
-				return nil, storeError(err)
-			}
-		}
+	err = o.client.MakeBucket(ctx, o.bucket, minio.MakeBucketOptions{Region: o.region})
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) && (resp.Code == "BucketAlreadyOwnedByYou" || resp.Code == "BucketAlreadyExists") {
+		return nil // made by another process meanwhile
 	}
-	return o, nil
+	return storeError(err)
 }
 
 // Ping tells whether the bucket answers.
@@ -97,9 +108,12 @@ type written struct {
 var ErrTooLarge = errors.New("the file is larger than its limit")
 
 // put streams r into a new object under a fresh key, in parts of the configured size (so memory does
-// not grow with the file), hashing it as it goes; past max bytes (unless negative) it stops with
-// ErrTooLarge and the upload is aborted.
+// not grow with the file), hashing it as it goes; past max bytes (negative: the ceiling, which bounds any
+// max) it stops with ErrTooLarge and the upload is aborted.
 func (o *Objects) put(ctx context.Context, r io.Reader, max int64, contentType string) (written, error) {
+	if max < 0 || max > o.maxSize {
+		max = o.maxSize
+	}
 	key, err := o.newKey()
 	if err != nil {
 		return written{}, err
@@ -205,7 +219,7 @@ type metered struct {
 func (m *metered) Read(p []byte) (int, error) {
 	n, err := m.r.Read(p)
 	m.n += int64(n)
-	if m.max >= 0 && m.n > m.max {
+	if m.n > m.max {
 		m.tooLarge = true
 		return 0, ErrTooLarge
 	}
@@ -214,10 +228,19 @@ func (m *metered) Read(p []byte) (int, error) {
 		m.head = append(m.head, p[:min(n, HeadBytes-len(m.head))]...)
 	}
 	if err != nil && err != io.EOF {
-		m.readErr = err
+		// Wrapped: the S3 client takes a bare io.ErrUnexpectedEOF for the end of a short body, and would
+		// store a body cut short as if it were whole.
+		m.readErr = &bodyError{err: err}
+		return n, m.readErr
 	}
 	return n, err
 }
+
+// bodyError is a failure of the body being uploaded (cut, stalled, refused by a check).
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
 
 // Unavailable is an error of the object store that a later try may not meet: it is down, unreachable, or
 // answered 5xx. The API answers it 503 with Retry-After, like an outage of the database.

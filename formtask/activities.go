@@ -19,6 +19,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask/printpdf"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/formtask/xsd"
@@ -32,6 +33,8 @@ type Activities struct {
 	Pool     *pgxpool.Pool
 	Schemas  *xsd.Cache
 	Renderer *printpdf.Renderer
+	// Files keeps the bytes of attachments and prints (the object store).
+	Files *files.Service
 	// FormTasks sends the scheduled purge's deletions of form tasks in progress to their workflows;
 	// without it they wait for a worker that has it (worker.Serve sets it).
 	FormTasks *Service
@@ -40,13 +43,14 @@ type Activities struct {
 	Events events.Builder
 }
 
-// NewActivities returns activities over pool, with a schema cache that loads from the xsd_schemas table.
-func NewActivities(pool *pgxpool.Pool) (*Activities, error) {
+// NewActivities returns activities over pool and the object store, with a schema cache that loads from
+// the xsd_schemas table.
+func NewActivities(pool *pgxpool.Pool, fs *files.Service) (*Activities, error) {
 	r, err := printpdf.NewRenderer()
 	if err != nil {
 		return nil, err
 	}
-	return &Activities{Pool: pool, Schemas: xsd.NewCache(SchemaLoader(pool), xsd.Limits{}), Renderer: r}, nil
+	return &Activities{Pool: pool, Schemas: xsd.NewCache(SchemaLoader(pool), xsd.Limits{}), Renderer: r, Files: fs}, nil
 }
 
 // loadError marks a failure to read a schema, which a retry may cure; a schema that does not compile
@@ -158,7 +162,12 @@ func (a *Activities) archive(ctx context.Context, in ArchiveInput) (ArchiveResul
 					return nil, nil, err
 				}
 				pdf, err := a.renderPDF(doc)
-				return digest, pdf, err
+				if err != nil {
+					return nil, nil, err
+				}
+				// Its blob row is written in the archive's transaction, so the print is either both or neither.
+				f, err := a.Files.In(tx).SaveBytes(ctx, pdf, "application/pdf")
+				return digest, f.SHA256, err
 			})
 		if err != nil || !created {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 
@@ -247,7 +248,6 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 // below MinAttachmentCount). The attachments the content adds of a type with IsXsdValidationRequired must
 // be XML valid against the rule's schema.
 func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAttachmentsInput) (Findings, error) {
-	q := r.q
 	var (
 		atts  []store.AttachmentInfo
 		added []store.AttachmentInfo // of the revision, by ordinal
@@ -282,12 +282,12 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAtt
 		return Findings{}, err
 	}
 	f := findings(CheckAttachments(svc, atts, in.Final)...)
-	for ordinal, att := range added {
+	for _, att := range added {
 		rule, ok := store.RuleFor(svc.AttachmentRules, att.AttachmentType)
 		if !ok || !rule.IsXsdValidationRequired {
 			continue
 		}
-		issues, err := a.validateAttachmentXML(ctx, q, svc, rule, rev.ID, ordinal, att.FileName)
+		issues, err := a.validateAttachmentXML(ctx, svc, rule, att)
 		if err != nil {
 			return Findings{}, err
 		}
@@ -296,13 +296,19 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAtt
 	return f, nil
 }
 
-// validateAttachmentXML validates attachment ordinal of a revision against the schema of its rule.
-func (a *Activities) validateAttachmentXML(ctx context.Context, q *store.Queries, svc store.ServiceDetail, rule store.AttachmentRule,
-	revisionID int64, ordinal int, fileName string) (Findings, error) {
-	data, err := q.RevisionAttachmentData(ctx, revisionID, ordinal, xsd.DefaultMaxBytes+1) // more is refused as too large
+// validateAttachmentXML validates an attachment of a revision against the schema of its rule.
+func (a *Activities) validateAttachmentXML(ctx context.Context, svc store.ServiceDetail, rule store.AttachmentRule,
+	att store.AttachmentInfo) (Findings, error) {
+	r, err := a.Files.Open(ctx, att.SHA256, 0, xsd.DefaultMaxBytes+1) // more is refused as too large
 	if err != nil {
 		return Findings{}, err
 	}
+	data, err := io.ReadAll(r)
+	_ = r.Close()
+	if err != nil {
+		return Findings{}, err
+	}
+	fileName := att.FileName
 	return a.validateXML(ctx, AttachmentRuleSchemaKey(svc.ServiceCode, svc.ServiceEdition, rule.AttachmentRuleID), data,
 		func(is xsd.Issue) string {
 			return fmt.Sprintf("attachment %s (%s): %s", fileName, rule.AttachmentTypeName, is.ErrorMessage)

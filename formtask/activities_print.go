@@ -110,7 +110,11 @@ func (a *Activities) renderContent(ctx context.Context, messageID string,
 		return PrintResult{}, err
 	}
 	if pdf != nil {
-		if err := q.PutPrint(ctx, digest, pdf); err != nil {
+		f, err := a.Files.SaveBytes(ctx, pdf, "application/pdf")
+		if err != nil {
+			return PrintResult{}, err
+		}
+		if err := q.PutPrint(ctx, digest, f.SHA256); err != nil {
 			return PrintResult{}, err
 		}
 	}

@@ -29,7 +29,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	pool := storetest.New(t)
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	acts.Events = events.NewBuilder("https://postbox.test")
 	t.Cleanup(acts.Schemas.Close)
@@ -52,8 +52,14 @@ func (f *fixture) run(t *testing.T, out any, fn any, args ...any) error {
 	return nil
 }
 
+// revision stores nr as the service does: its attachments' bytes in the object store first.
 func (f *fixture) revision(t *testing.T, nr store.NewRevision) formtask.ContentRef {
 	t.Helper()
+	for i, a := range nr.Attachments {
+		saved, err := f.acts.Files.SaveBytes(context.Background(), a.Data, "")
+		require.NoError(t, err)
+		nr.Attachments[i].Data, nr.Attachments[i].SHA256, nr.Attachments[i].Size = nil, saved.SHA256, saved.Size
+	}
 	rev, err := f.q.CreateRevision(context.Background(), nr)
 	require.NoError(t, err)
 	return formtask.ContentRef{MessageID: nr.MessageID, Revision: formtask.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
@@ -190,8 +196,10 @@ func TestRenderPrintCachedByContent(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM prints`).Scan(&n))
 	assert.Equal(t, 1, n, "the same content renders once")
 
-	var pdfBytes []byte
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT pdf FROM prints`).Scan(&pdfBytes))
+	var pdfSum []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT pdf_sha256 FROM prints`).Scan(&pdfSum))
+	pdfBytes, err := f.acts.Files.Bytes(ctx, pdfSum)
+	require.NoError(t, err)
 	text := pdfText(t, pdfBytes)
 	assert.Contains(t, text, "Årsoppgave for næringsvirksomhet")
 	assert.Contains(t, text, "Fjellheim Maskin AS (310123455)")
@@ -199,7 +207,7 @@ func TestRenderPrintCachedByContent(t *testing.T) {
 	assert.Contains(t, text, "Innsender/Navn")
 
 	// Another status is other content.
-	_, err := f.q.SetFormTaskState(ctx, "a3101102", taskstatus.Signing, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
+	_, err = f.q.SetFormTaskState(ctx, "a3101102", taskstatus.Signing, "Ingrid Fjellheim", time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	var third formtask.PrintResult
 	require.NoError(t, f.run(t, &third, f.acts.RenderPrint, "a3101102"))
@@ -257,16 +265,22 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 
 	ar, err := f.q.GetArchive(ctx, "a3101151")
 	require.NoError(t, err)
-	pdfBytes, err := f.q.GetPrint(ctx, ar.PrintDigest)
+	pdfSum, err := f.q.GetPrint(ctx, ar.PrintDigest)
+	require.NoError(t, err)
+	pdfBytes, err := f.acts.Files.Bytes(ctx, pdfSum)
 	require.NoError(t, err)
 	text := pdfText(t, pdfBytes)
 	assert.Contains(t, text, first.ArchiveReference)
 	assert.Contains(t, text, "Sendt og arkivert")
 	assert.Contains(t, text, "revisjon.pdf")
 	assert.Contains(t, text, "02.06.2025 kl. 10:15:00")
-	var blob []byte
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT data FROM archived_blobs WHERE sha256 = $1`, ar.Attachments[0].SHA256).Scan(&blob))
+	blob, err := f.acts.Files.Bytes(ctx, ar.Attachments[0].SHA256)
+	require.NoError(t, err)
 	assert.Equal(t, "%PDF-1.4 beretning", string(blob))
+	var kept int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM archive_blobs WHERE archive_reference = $1 AND sha256 = $2`,
+		ar.ArchiveReference, ar.Attachments[0].SHA256).Scan(&kept))
+	assert.Equal(t, 1, kept, "the archive keeps its attachment's blob")
 
 	// Once archived, the read model keeps its status.
 	require.NoError(t, f.run(t, nil, f.acts.ProjectState, formtask.ProjectInput{Content: formtask.ContentRef{MessageID: "a3101151"}, Status: taskstatus.Filling, By: "x", At: at}))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -66,6 +67,8 @@ type Options struct {
 	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the service's
 	// changes name their resources.
 	PublicURL string
+	// Files keeps the bytes of attachments and prints (the object store).
+	Files *files.Service
 }
 
 // DefaultConnectTimeout is ConnectTimeout when none is given.
@@ -144,8 +147,12 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	if v := CheckMainForms(types); v != nil {
 		return Result{}, v.Refusal("")
 	}
+	atts, err := s.saveAttachments(ctx, sub.Attachments)
+	if err != nil {
+		return Result{}, err
+	}
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindReplace, Forms: sub.Forms, Attachments: sub.Attachments,
+		MessageID: task.MessageID, Kind: store.RevisionKindReplace, Forms: sub.Forms, Attachments: atts,
 	})
 	if err != nil {
 		return Result{}, err
@@ -154,7 +161,7 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	for _, fm := range sub.Forms {
 		in.Forms = append(in.Forms, formRef(fm))
 	}
-	for _, a := range sub.Attachments {
+	for _, a := range atts {
 		in.Attachments = append(in.Attachments, attachmentRef(a))
 	}
 	return s.update(ctx, task, rev.ID, UpdateSubmit, in)
@@ -197,7 +204,7 @@ func sameContent(forms []store.FormContent, atts []store.AttachmentInfo, sub Sub
 		}
 	}
 	for i, at := range sub.Attachments {
-		g, sum := atts[i], sha256.Sum256(at.Data)
+		g, sum := atts[i], sha256.Sum256(at.Data) // the submission's own, not yet saved
 		if at.FileName != g.FileName || at.AttachmentType != g.AttachmentType || !bytes.Equal(sum[:], g.SHA256) {
 			return false
 		}
@@ -290,8 +297,13 @@ func (s *Service) AddAttachment(ctx context.Context, task Task, caller Caller, a
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
+	saved, err := s.saveAttachments(ctx, []store.RevisionAttachment{a})
+	if err != nil {
+		return Result{}, err
+	}
+	a = saved[0]
 	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: []store.RevisionAttachment{a}, Audit: audit,
+		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: saved, Audit: audit,
 	})
 	if err != nil {
 		return Result{}, err
@@ -319,16 +331,22 @@ func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller C
 	})
 }
 
-// streamAttachment stores the revision of one attachment, its bytes streamed from body (TooLarge past
-// maxSize), and returns it with the attachment's reference.
+// streamAttachment streams the bytes of one attachment from body into the object store (TooLarge past
+// maxSize, keeping nothing), then stores the revision that names them, and returns it with the
+// attachment's reference. No database transaction is open while the bytes arrive.
 func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, AttachmentRef, error) {
-	rev, size, err := s.store.CreateAttachmentRevision(ctx, nr, body, maxSize)
-	if errors.Is(err, store.ErrTooLarge) {
-		return rev, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+	f, err := s.opts.Files.Save(ctx, body, maxSize, "")
+	if errors.Is(err, files.ErrTooLarge) {
+		return store.Revision{}, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
 	}
-	ref := attachmentRef(nr.Attachments[0])
-	ref.Size = size
-	return rev, ref, err
+	if err != nil {
+		return store.Revision{}, AttachmentRef{}, err
+	}
+	a := nr.Attachments[0]
+	a.SHA256, a.Size = f.SHA256, f.Size
+	nr.Attachments = []store.RevisionAttachment{a}
+	rev, err := s.store.CreateRevision(ctx, nr)
+	return rev, attachmentRef(a), err
 }
 
 // Validate validates the current forms of a form task in Utfylling; errors in the forms are a result with
@@ -355,7 +373,7 @@ func (s *Service) print(ctx context.Context, task Task, caller Caller) ([]byte, 
 	if task.Status == taskstatus.Archived {
 		ar, err := s.store.GetArchive(ctx, task.MessageID)
 		if err == nil {
-			return s.store.GetPrint(ctx, ar.PrintDigest)
+			return s.printBytes(ctx, ar.PrintDigest)
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return nil, err
@@ -381,7 +399,16 @@ func (s *Service) renderedPrint(ctx context.Context, task Task, in ReadInput) ([
 	if err != nil {
 		return nil, err
 	}
-	return s.store.GetPrint(ctx, digest)
+	return s.printBytes(ctx, digest)
+}
+
+// printBytes reads the PDF printed from a document (by the document's digest) from the object store.
+func (s *Service) printBytes(ctx context.Context, digest []byte) ([]byte, error) {
+	pdf, err := s.store.GetPrint(ctx, digest)
+	if err != nil {
+		return nil, err
+	}
+	return s.opts.Files.Bytes(ctx, pdf)
 }
 
 // startState is the workflow input of a task.
@@ -417,6 +444,22 @@ func formRef(f store.RevisionForm) FormRef {
 	return FormRef{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion}
 }
 
+// attachmentRef describes a saved attachment (saveAttachments) to the workflow.
 func attachmentRef(a store.RevisionAttachment) AttachmentRef {
-	return AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: int64(len(a.Data))}
+	return AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: a.Size}
+}
+
+// saveAttachments saves the bytes of attachments that came in a request body in the object store and
+// returns them named by their blobs, ready for a revision.
+func (s *Service) saveAttachments(ctx context.Context, atts []store.RevisionAttachment) ([]store.RevisionAttachment, error) {
+	saved := make([]store.RevisionAttachment, len(atts))
+	for i, a := range atts {
+		f, err := s.opts.Files.SaveBytes(ctx, a.Data, "")
+		if err != nil {
+			return nil, err
+		}
+		a.Data, a.SHA256, a.Size = nil, f.SHA256, f.Size
+		saved[i] = a
+	}
+	return saved, nil
 }

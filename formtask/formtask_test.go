@@ -35,7 +35,7 @@ func TestTemporalUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	pool := storetest.New(t)
-	ft := formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 200 * time.Millisecond})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool), ConnectTimeout: 200 * time.Millisecond})
 
 	ctx := context.Background() // the connect timeout bounds the wait
 	task, err := ft.Load(ctx, "a3101102")
@@ -65,7 +65,7 @@ func TestNamespaceMissingIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	pool := storetest.New(t)
-	ft := formtask.New(c, store.New(pool), formtask.Options{ConnectTimeout: 2 * time.Second})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool), ConnectTimeout: 2 * time.Second})
 
 	ctx := context.Background()
 	task, err := ft.Load(ctx, "a3101102")

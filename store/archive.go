@@ -55,10 +55,11 @@ func (q *Queries) ActiveSignatures(ctx context.Context, messageID string) ([]Arc
 	return sigs, err
 }
 
-// PrintFunc renders the print of an archive about to be written and returns the digest of its document
-// and the PDF. q is the archive's transaction: asking the pool for another connection while holding one
-// could exhaust it.
-type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdf []byte, err error)
+// PrintFunc renders the print of an archive about to be written, saves its PDF in the object store in q's
+// transaction, and returns the digest of its document and the SHA-256 of the PDF (nil when the print of
+// that document is stored already). q is the archive's transaction: asking the pool for another
+// connection while holding one could exhaust it.
+type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdfSHA256 []byte, err error)
 
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, marks the message `Sendt og
@@ -117,21 +118,22 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		a.ArchiveReference = fmt.Sprintf("AR%d", seq)
 		filledBy := header.LastChangedBy // who last changed the content, before it was signed
 		header.Status, header.ArchiveReference, header.LastChanged, header.LastChangedBy = taskstatus.Archived, a.ArchiveReference, at, by
-		digest, pdf, err := render(q, header, a)
+		digest, pdfSHA256, err := render(q, header, a)
 		if err != nil {
 			return err
 		}
 		a.PrintDigest = digest
 		writes := &pgx.Batch{}
-		writes.Queue(putPrintSQL, digest, pdf)
-		if len(a.Attachments) > 0 {
-			writes.Queue(`INSERT INTO archived_blobs (sha256, data)
-				SELECT a.sha256, COALESCE((SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM attachment_chunks c WHERE c.attachment_id = a.id), '')
-				FROM attachments a WHERE a.message_id = $1
-				ON CONFLICT DO NOTHING`, messageID)
+		if pdfSHA256 != nil {
+			writes.Queue(putPrintSQL, digest, pdfSHA256)
 		}
 		writes.Queue(`INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ArchiveReference, messageID, at, by, a.Forms, a.Attachments, digest, a.Signatures)
+		if len(a.Attachments) > 0 {
+			// The archive keeps its attachments' blobs, whatever becomes of the message: no byte is copied.
+			writes.Queue(`INSERT INTO archive_blobs (archive_reference, sha256)
+				SELECT DISTINCT $1::text, sha256 FROM attachments WHERE message_id = $2`, a.ArchiveReference, messageID)
+		}
 		writes.Queue(`INSERT INTO submissions (archive_reference, seq, message_id, service_owner_code, service_code, service_edition,
 				reportee_id, archived_at, filled_by, signed_by)
 			SELECT $1, $2, $3, s.service_owner_code, s.service_code, s.service_edition, $6, $7, $8, $9

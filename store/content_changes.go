@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -51,7 +50,7 @@ func (q *Queries) deleteAttachment(ctx context.Context, messageID string, attach
 	return a, err
 }
 
-// replaceAttachment gives an attachment of a message the name and bytes of the revision's attachment and
+// replaceAttachment gives an attachment of a message the name and content (blob) of the revision's attachment and
 // returns it as it is then; it keeps its id, its place among the attachments and its type.
 func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messageID string, attachmentID int64) (AttachmentInfo, error) {
 	var fileName string
@@ -71,34 +70,7 @@ func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messa
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, fmt.Errorf("%w: attachment %d", ErrContentGone, attachmentID)
 	}
-	if err != nil {
-		return a, err
-	}
-	if _, err := q.db.Exec(ctx, `DELETE FROM attachment_chunks WHERE attachment_id = $1`, attachmentID); err != nil {
-		return a, err
-	}
-	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
-		SELECT $2, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = 0`, revisionID, attachmentID)
 	return a, err
-}
-
-// RevisionAttachmentData returns the bytes of attachment ordinal of a revision, at most limit of them: the
-// whole file for checks that need all of it, such as XSD validation.
-func (q *Queries) RevisionAttachmentData(ctx context.Context, revisionID int64, ordinal int, limit int64) ([]byte, error) {
-	rows, err := q.db.Query(ctx, `SELECT data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2
-		AND seq <= $3 / `+strconv.Itoa(AttachmentChunkSize)+` ORDER BY seq`, revisionID, ordinal, limit)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		data  []byte
-		chunk []byte
-	)
-	_, err = pgx.ForEachRow(rows, []any{&chunk}, func() error {
-		data = append(data, chunk...)
-		return nil
-	})
-	return data[:min(int64(len(data)), limit)], err
 }
 
 // The actions of the message audit log that change the content of a form task.

@@ -19,6 +19,14 @@ func TestFormTaskRevisions(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
 	q := store.New(pool)
+	fs := storetest.Files(t, pool)
+	// saved is an attachment with its bytes in the object store, as package formtask hands it over.
+	saved := func(a store.RevisionAttachment) store.RevisionAttachment {
+		f, err := fs.SaveBytes(ctx, a.Data, "")
+		require.NoError(t, err)
+		a.Data, a.SHA256, a.Size = nil, f.SHA256, f.Size
+		return a
+	}
 
 	task, err := q.GetFormTask(ctx, "a3101081") // O2's 4711/1, security level 3
 	require.NoError(t, err)
@@ -34,8 +42,8 @@ func TestFormTaskRevisions(t *testing.T) {
 		nr := store.NewRevision{MessageID: "a3101116", Kind: store.RevisionKindReplace,
 			Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "5570", DataFormatVersion: 41233, Name: "Hoved", FormData: mainXML}},
 			Attachments: []store.RevisionAttachment{
-				{Name: "Stor", FileName: "stor.pdf", AttachmentType: "X", Data: make([]byte, store.AttachmentChunkSize+10)},
-				{Name: "Tom", FileName: "tom.txt", AttachmentType: "X", Data: nil},
+				saved(store.RevisionAttachment{Name: "Stor", FileName: "stor.pdf", AttachmentType: "X", Data: make([]byte, 300_000)}),
+				saved(store.RevisionAttachment{Name: "Tom", FileName: "tom.txt", AttachmentType: "X", Data: nil}),
 			}}
 		rev, err := q.CreateRevision(ctx, nr)
 		require.NoError(t, err)
@@ -48,7 +56,7 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, forms, 1)
 		require.Len(t, atts, 2)
-		assert.EqualValues(t, store.AttachmentChunkSize+10, atts[0].FileSize)
+		assert.EqualValues(t, 300_000, atts[0].FileSize)
 
 		for i := range 2 { // a retried promotion changes nothing
 			_, added, err := q.PromoteRevision(ctx, rev.ID)
@@ -66,10 +74,11 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.Len(t, forms, 1, "the sub-form of the old set is gone")
 		assert.Equal(t, mainXML, forms[0].FormData)
 		require.Len(t, atts, 2)
-		var chunks, size int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*), sum(length(data)) FROM attachment_chunks WHERE attachment_id = $1`, atts[0].ID).Scan(&chunks, &size))
-		assert.Equal(t, 2, chunks)
-		assert.Equal(t, store.AttachmentChunkSize+10, size)
+		var blobs int
+		var size int64
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*), sum(b.size) FROM blobs b WHERE b.sha256 = $1`, atts[0].SHA256).Scan(&blobs, &size))
+		assert.Equal(t, 1, blobs, "the promoted attachment names the revision's blob: no byte is copied")
+		assert.EqualValues(t, 300_000, size)
 		got, err := q.GetRevision(ctx, rev.ID)
 		require.NoError(t, err)
 		assert.True(t, got.Promoted)
@@ -116,7 +125,7 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrBadRevision)
 
 		att, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
-			Attachments: []store.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
+			Attachments: []store.RevisionAttachment{saved(store.RevisionAttachment{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")})}})
 		require.NoError(t, err)
 		attID, addedAtts, err := q.PromoteRevision(ctx, att.ID)
 		require.NoError(t, err)
@@ -130,6 +139,9 @@ func TestFormTaskRevisions(t *testing.T) {
 
 		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment})
 		require.ErrorIs(t, err, store.ErrBadRevision)
+		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
+			Attachments: []store.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
+		require.ErrorIs(t, err, store.ErrBadRevision, "an attachment not in the object store")
 	})
 
 	t.Run("stale", func(t *testing.T) {
@@ -151,6 +163,8 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	at := time.Date(2025, 4, 1, 10, 30, 0, 0, time.UTC)
+	pdf, err := storetest.Files(t, pool).SaveBytes(ctx, []byte("%PDF-1.4"), "application/pdf")
+	require.NoError(t, err)
 
 	renders := 0
 	render := func(_ *store.Queries, h store.PrintHeader, a store.Archive) ([]byte, []byte, error) {
@@ -160,7 +174,7 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 		assert.Equal(t, "Ingrid Fjellheim", h.LastChangedBy)
 		assert.Contains(t, h.Reportee, "(310123455)")
 		require.Len(t, a.Forms, 1)
-		return []byte("digest-of-a3101102-000000000000"), []byte("%PDF-1.4"), nil
+		return []byte("digest-of-a3101102-000000000000"), pdf.SHA256, nil
 	}
 	first, created, err := q.ArchiveFormTask(ctx, "a3101102", "Ingrid Fjellheim", at, render)
 	require.NoError(t, err)
@@ -177,9 +191,9 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, first.ArchiveReference, task.ArchiveReference)
-	pdf, err := q.GetPrint(ctx, first.PrintDigest)
+	printed, err := q.GetPrint(ctx, first.PrintDigest)
 	require.NoError(t, err)
-	assert.Equal(t, "%PDF-1.4", string(pdf))
+	assert.Equal(t, pdf.SHA256, printed, "the print names the blob of its PDF")
 
 	// The read model of an archived task no longer changes, and the archive never does.
 	changed, err := q.SetFormTaskState(ctx, "a3101102", taskstatus.Filling, "x", at)

@@ -26,7 +26,7 @@ func TestPurgeTrashbin(t *testing.T) {
 	}
 	_, err := pool.Exec(ctx, `UPDATE messages SET deleted_at = $2, deleted_by = 'test' WHERE id = $1`, "a3100150", now.Add(-24*time.Hour))
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO prints (document_digest, pdf) VALUES ('\x02', '%PDF-1.4')`)
+	_, err = pool.Exec(ctx, `INSERT INTO prints (document_digest, pdf_sha256) VALUES ('\x02', $1)`, storetest.Blob(t, pool, []byte("%PDF-1.4")))
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
 		VALUES ('AR9100129', 'a3100129', '2024-01-01', 'test', '[]', '[]', '\x02')`)

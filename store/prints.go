@@ -45,17 +45,18 @@ func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHe
 	return h, notFound(err)
 }
 
-// GetPrint returns a stored PDF by the digest of its document, or ErrNotFound.
+// GetPrint returns the SHA-256 of the PDF printed from a document (its blob, package files) by the
+// digest of the document, or ErrNotFound.
 func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
 	var pdf []byte
-	err := q.db.QueryRow(ctx, `SELECT pdf FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
+	err := q.db.QueryRow(ctx, `SELECT pdf_sha256 FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
 	return pdf, notFound(err)
 }
 
-// PutPrint stores a PDF under the digest of its document; the first one stored stays.
-func (q *Queries) PutPrint(ctx context.Context, digest, pdf []byte) error {
-	_, err := q.db.Exec(ctx, putPrintSQL, digest, pdf)
+// PutPrint names the PDF (a blob, by its SHA-256) printed from a document; the first one named stays.
+func (q *Queries) PutPrint(ctx context.Context, digest, pdfSHA256 []byte) error {
+	_, err := q.db.Exec(ctx, putPrintSQL, digest, pdfSHA256)
 	return err
 }
 
-const putPrintSQL = `INSERT INTO prints (document_digest, pdf) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+const putPrintSQL = `INSERT INTO prints (document_digest, pdf_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING`

@@ -177,7 +177,7 @@ func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID st
 }
 
 // appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
-// attachments and returns it (without its head); its bytes are copied chunk by chunk inside the database.
+// attachments and returns it (without its head); it refers to the same blob, so no byte is copied.
 func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (AttachmentInfo, error) {
 	var a AttachmentInfo
 	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
@@ -191,10 +191,5 @@ func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordina
 			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
 		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING `+changedAttachmentColumns,
 		revisionID, ordinal, messageID, ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
-	if err != nil {
-		return a, err
-	}
-	_, err = q.db.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data)
-		SELECT $3, seq, data FROM revision_attachment_chunks WHERE revision_id = $1 AND ordinal = $2`, revisionID, ordinal, a.ID)
 	return a, err
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,7 +45,11 @@ type RevisionAttachment struct {
 	Name           string
 	FileName       string
 	AttachmentType string
-	Data           []byte
+	// Data is the content of an attachment that came inside a request body; package formtask saves it in
+	// the object store, which fills SHA256 and Size, before the revision is written.
+	Data   []byte
+	SHA256 []byte
+	Size   int64
 }
 
 // NewRevision is the content of one PUT or POST on a form task.
@@ -97,8 +99,10 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 	}
 	sums := make([][]byte, len(nr.Attachments))
 	for i, a := range nr.Attachments {
-		sum := sha256.Sum256(a.Data)
-		sums[i] = sum[:]
+		if len(a.SHA256) != sha256.Size {
+			return Revision{}, fmt.Errorf("%w: attachment %d is not in the object store", ErrBadRevision, i)
+		}
+		sums[i] = a.SHA256
 	}
 	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetFormID: nr.TargetFormID, TargetAttachmentID: nr.TargetAttachmentID,
 		Digest: revisionDigest(nr, sums)}
@@ -119,7 +123,8 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 			}
 		}
 		for i, a := range nr.Attachments {
-			if _, _, err := q.insertRevisionAttachment(ctx, r.ID, i, a, bytes.NewReader(a.Data), -1); err != nil {
+			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, i, a.Name, a.FileName, a.AttachmentType, a.Size, a.SHA256); err != nil {
 				return fmt.Errorf("attachment %d: %w", i, err)
 			}
 		}
@@ -159,70 +164,6 @@ func revisionDigest(nr NewRevision, sums [][]byte) []byte {
 		put(h, string(sums[i]))
 	}
 	return h.Sum(nil)
-}
-
-// ErrTooLarge is returned when a streamed attachment grows past its limit.
-var ErrTooLarge = errors.New("attachment too large")
-
-// insertRevisionAttachment stores attachment a of a revision with its bytes read from body in chunks, so
-// that memory does not grow with the file; past maxSize bytes (unless negative) it stops with ErrTooLarge.
-func (q *Queries) insertRevisionAttachment(ctx context.Context, revisionID int64, ordinal int, a RevisionAttachment, body io.Reader, maxSize int64) (int64, []byte, error) {
-	if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
-		VALUES ($1, $2, $3, $4, $5, 0, '')`, revisionID, ordinal, a.Name, a.FileName, a.AttachmentType); err != nil {
-		return 0, nil, err
-	}
-	h := sha256.New()
-	buf := make([]byte, AttachmentChunkSize)
-	var size int64
-	for seq := 0; ; seq++ {
-		n, err := io.ReadFull(body, buf)
-		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-			return 0, nil, err
-		}
-		if n > 0 || seq == 0 {
-			size += int64(n)
-			if maxSize >= 0 && size > maxSize {
-				return 0, nil, ErrTooLarge
-			}
-			h.Write(buf[:n])
-			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachment_chunks (revision_id, ordinal, seq, data) VALUES ($1, $2, $3, $4)`,
-				revisionID, ordinal, seq, buf[:n]); err != nil {
-				return 0, nil, err
-			}
-		}
-		if n < len(buf) {
-			break
-		}
-	}
-	sum := h.Sum(nil)
-	_, err := q.db.Exec(ctx, `UPDATE revision_attachments SET file_size = $3, sha256 = $4 WHERE revision_id = $1 AND ordinal = $2`,
-		revisionID, ordinal, size, sum)
-	return size, sum, err
-}
-
-// CreateAttachmentRevision stores a revision of one attachment (kind Attachment or ReplaceAttachment, the
-// attachment described by nr.Attachments[0]) whose bytes are streamed from body, in one transaction. Past
-// maxSize bytes it stops with ErrTooLarge and keeps nothing.
-func (q *Queries) CreateAttachmentRevision(ctx context.Context, nr NewRevision, body io.Reader, maxSize int64) (Revision, int64, error) {
-	if (nr.Kind != RevisionKindAttachment && nr.Kind != RevisionKindReplaceAttachment) || len(nr.Attachments) != 1 || len(nr.Forms) != 0 {
-		return Revision{}, 0, fmt.Errorf("%w: a streamed attachment revision of kind %q with %d attachments", ErrBadRevision, nr.Kind, len(nr.Attachments))
-	}
-	r := Revision{MessageID: nr.MessageID, Kind: nr.Kind, TargetAttachmentID: nr.TargetAttachmentID}
-	var size int64
-	err := q.inTx(ctx, func(q *Queries) error {
-		var err error
-		if r.ID, err = q.insertRevision(ctx, nr, nil); err != nil {
-			return err
-		}
-		var sum []byte
-		if size, sum, err = q.insertRevisionAttachment(ctx, r.ID, 0, nr.Attachments[0], body, maxSize); err != nil {
-			return err
-		}
-		r.Digest = revisionDigest(nr, [][]byte{sum})
-		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET digest = $2 WHERE id = $1`, r.ID, r.Digest)
-		return err
-	})
-	return r, size, err
 }
 
 // insertFormsRevision writes a revision without attachments and its forms in one statement.
@@ -384,12 +325,11 @@ func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormC
 const (
 	messageFormsSQL       = `SELECT id, type, data_format_id, data_format_version, name, form_data FROM forms WHERE message_id = $1 ORDER BY ordinal`
 	messageAttachmentsSQL = `SELECT a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
-			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM attachment_chunks c WHERE c.attachment_id = a.id AND c.seq = 0), '')
+			(SELECT substring(b.head FROM 1 FOR $2) FROM blobs b WHERE b.sha256 = a.sha256)
 		FROM attachments a WHERE a.message_id = $1 ORDER BY a.ordinal`
 	revisionFormsSQL       = `SELECT 0::bigint, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1 ORDER BY ordinal`
 	revisionAttachmentsSQL = `SELECT 0::bigint, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256,
-			COALESCE((SELECT substring(c.data FROM 1 FOR $2) FROM revision_attachment_chunks c
-				WHERE c.revision_id = a.revision_id AND c.ordinal = a.ordinal AND c.seq = 0), '')
+			(SELECT substring(b.head FROM 1 FOR $2) FROM blobs b WHERE b.sha256 = a.sha256)
 		FROM revision_attachments a WHERE a.revision_id = $1 ORDER BY a.ordinal`
 )
 

@@ -105,9 +105,9 @@ func redactURL(cfg *pgxpool.Config) string {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrate applies every pending schema migration. Tern holds an advisory lock while it works,
-// so replicas starting together migrate once.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// Migrate applies every pending schema migration, and the steps in Go that some need before them. An
+// advisory lock is held while it works, so replicas starting together migrate once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, steps ...Step) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -120,10 +120,37 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err := m.LoadMigrations(mustSub(migrations, "migrations")); err != nil {
 		return fmt.Errorf("migrate: load: %w", err)
 	}
+	// Tern locks each of its runs; the steps between them need the whole to be one replica's.
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('postbox_migrate'))`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('postbox_migrate'))`) //nolint:errcheck
+	for _, step := range steps {
+		current, err := m.GetCurrentVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if current >= step.Before {
+			continue
+		}
+		if err := m.MigrateTo(ctx, step.Before-1); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if err := step.Run(ctx, conn.Conn()); err != nil {
+			return fmt.Errorf("migrate: before %d: %w", step.Before, err)
+		}
+	}
 	if err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// Step is Go code that a migration needs run before it: it runs, on the migrating connection, when the
+// schema is at version Before-1.
+type Step struct {
+	Before int32
+	Run    func(ctx context.Context, db DBTX) error
 }
 
 // InTx runs fn in one transaction, committed only when fn returns nil.

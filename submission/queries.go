@@ -26,7 +26,7 @@ const submissionColumns = `su.archive_reference, su.seq, su.message_id, su.servi
 			'Size', octet_length(convert_to(f->>'FormData', 'UTF8')),
 			'SHA256', encode(sha256(convert_to(f->>'FormData', 'UTF8')), 'base64')) ORDER BY x.n), '[]')
 		FROM jsonb_array_elements(a.forms) WITH ORDINALITY AS x(f, n)),
-	a.attachments, a.print_digest, octet_length(pr.pdf), sha256(pr.pdf), a.signatures`
+	a.attachments, (SELECT b.size FROM blobs b WHERE b.sha256 = pr.pdf_sha256), pr.pdf_sha256, a.signatures`
 
 const submissionFrom = `
 	FROM submissions su
@@ -43,7 +43,7 @@ func scanSubmission(row pgx.CollectableRow) (Submission, error) {
 	err := row.Scan(&s.ArchiveReference, &s.seq, &s.MessageID, &s.ServiceCode, &s.ServiceEdition, &s.ArchivedAt,
 		&s.FilledBy, &s.SignedBy, &confirmedAt, &confirmedBy,
 		&s.Reportee.ID, &s.Reportee.Name, &s.Reportee.OrganizationNumber, &s.Reportee.SocialSecurityNumber,
-		&s.Forms, &s.Attachments, &s.Print.digest, &s.Print.Size, &s.Print.SHA256, &s.Signatures)
+		&s.Forms, &s.Attachments, &s.Print.Size, &s.Print.SHA256, &s.Signatures)
 	if confirmedAt != nil {
 		s.Confirmation = &Confirmation{At: clock.Local(*confirmedAt), By: confirmedBy}
 	}
@@ -168,11 +168,4 @@ func formData(ctx context.Context, db store.DBTX, ref string, id int64) (string,
 		return "", ErrNotFound
 	}
 	return data, err
-}
-
-// printPDF returns the stored PDF of a print.
-func printPDF(ctx context.Context, db store.DBTX, p Print) ([]byte, error) {
-	var pdf []byte
-	err := db.QueryRow(ctx, `SELECT pdf FROM prints WHERE document_digest = $1`, p.digest).Scan(&pdf)
-	return pdf, err
 }

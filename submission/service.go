@@ -12,6 +12,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
@@ -26,11 +27,15 @@ const MaxPage = 50
 // Service is the queue of every service owner.
 type Service struct {
 	pool   *pgxpool.Pool
+	files  *files.Service
 	events events.Builder
 }
 
-// New returns the queue over pool; confirmations write their events with eb.
-func New(pool *pgxpool.Pool, eb events.Builder) *Service { return &Service{pool: pool, events: eb} }
+// New returns the queue over pool and the object store of the archived files; confirmations write their
+// events with eb.
+func New(pool *pgxpool.Pool, fs *files.Service, eb events.Builder) *Service {
+	return &Service{pool: pool, files: fs, events: eb}
+}
 
 var referencePattern = regexp.MustCompile(`^AR[0-9]{1,18}$`)
 
@@ -67,9 +72,9 @@ func (s *Service) FormData(ctx context.Context, a Actor, ref string, id int64) (
 	return sub, form, data, err
 }
 
-// Attachment opens attachment id of submission ref for reading and logs the download. The reader reads
-// from the pool as it is read, after the log line has committed.
-func (s *Service) Attachment(ctx context.Context, a Actor, ref string, id int64) (Submission, Attachment, *BlobReader, error) {
+// Attachment logs the download of attachment id of submission ref and returns it; its bytes are the blob
+// of its SHA256 (package files), read after the log line has committed.
+func (s *Service) Attachment(ctx context.Context, a Actor, ref string, id int64) (Submission, Attachment, error) {
 	var att Attachment
 	sub, err := s.download(ctx, a, ref, func(_ pgx.Tx, sub Submission) (string, error) {
 		i := slices.IndexFunc(sub.Attachments, func(at Attachment) bool { return at.ID == id })
@@ -79,10 +84,7 @@ func (s *Service) Attachment(ctx context.Context, a Actor, ref string, id int64)
 		att = sub.Attachments[i]
 		return AttachmentPart(id), nil
 	})
-	if err != nil {
-		return sub, att, nil, err
-	}
-	return sub, att, newBlobReader(ctx, s.pool, att), nil
+	return sub, att, err
 }
 
 // Print returns the print PDF of submission ref and logs the download.
@@ -90,7 +92,7 @@ func (s *Service) Print(ctx context.Context, a Actor, ref string) (Submission, [
 	var pdf []byte
 	sub, err := s.download(ctx, a, ref, func(tx pgx.Tx, sub Submission) (string, error) {
 		var err error
-		pdf, err = printPDF(ctx, tx, sub.Print)
+		pdf, err = s.files.In(tx).Bytes(ctx, sub.Print.SHA256)
 		return PartPrint, err
 	})
 	return sub, pdf, err

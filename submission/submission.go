@@ -79,8 +79,7 @@ func (a Attachment) ContentType() string {
 // Print is the PDF of the submission as archived.
 type Print struct {
 	Size   int64
-	SHA256 []byte
-	digest []byte // of the printed document: the key of the stored PDF
+	SHA256 []byte // of the PDF: names its blob
 }
 
 // Confirmation is the owner's receipt of a submission.

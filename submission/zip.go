@@ -108,11 +108,17 @@ func (s *Service) WriteZIP(ctx context.Context, w io.Writer, sub Submission) err
 	}
 	parts = parts[len(sub.Forms):]
 	for i, a := range sub.Attachments {
-		if err := writeEntry(zw, parts[i].Path, zip.Store, modified, newBlobReader(ctx, s.pool, a), a.SHA256); err != nil {
+		r, err := s.files.Open(ctx, a.SHA256, 0, -1)
+		if err != nil {
+			return err
+		}
+		err = writeEntry(zw, parts[i].Path, zip.Store, modified, r, a.SHA256)
+		_ = r.Close()
+		if err != nil {
 			return err
 		}
 	}
-	pdf, err := printPDF(ctx, s.pool, sub.Print)
+	pdf, err := s.files.Bytes(ctx, sub.Print.SHA256)
 	if err != nil {
 		return err
 	}

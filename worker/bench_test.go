@@ -63,7 +63,7 @@ func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, 
 		w.RegisterWorkflowWithOptions(bareTask, workflow.RegisterOptions{Name: "BareTask"})
 		w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	})
-	return pool, c, formtask.New(c, store.New(pool), formtask.Options{}), formsOf(b, pool, "a3101102"), counted
+	return pool, c, formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)}), formsOf(b, pool, "a3101102"), counted
 }
 
 // runBare sends the bare workflow of id its update, starting it as form tasks are started, and waits for it.

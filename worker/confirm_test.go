@@ -20,6 +20,7 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
 )
 
 // lose runs a local activity of an update outside any workflow, as when Temporal lost the update after the
@@ -27,7 +28,7 @@ import (
 // result into out.
 func lose(t *testing.T, out any, activity func(*formtask.Activities) any, arg any) {
 	t.Helper()
-	acts, err := formtask.NewActivities(shared.pool)
+	acts, err := formtask.NewActivities(shared.pool, storetest.FilesOf(shared.pool))
 	require.NoError(t, err)
 	defer acts.Schemas.Close()
 	var s testsuite.WorkflowTestSuite

@@ -306,7 +306,7 @@ func TestWorkerDiesDuringArchive(t *testing.T) {
 			return formtask.CheckAndArchiveResult{}, ctx.Err()
 		}, activity.RegisterOptions{Name: "CheckAndArchive", DisableAlreadyRegisteredCheck: true})
 	})
-	ft := formtask.New(c, store.New(pool), formtask.Options{})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 
 	type outcome struct {
 		res formtask.Result
@@ -356,7 +356,7 @@ func TestDevServerRestart(t *testing.T) {
 	pool := storetest.New(t)
 	c := dial(t, hostPort, "default")
 	stop := startWorker(t, c, pool, nil)
-	ft := formtask.New(c, store.New(pool), formtask.Options{})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 
 	states := map[string]string{
 		"a3101102": taskstatus.Filling,  // a draft saved
@@ -376,7 +376,7 @@ func TestDevServerRestart(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Stop() })
 	c = dial(t, hostPort, "default")
 	startWorker(t, c, pool, nil)
-	ft = formtask.New(c, store.New(pool), formtask.Options{})
+	ft = formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 	for id, want := range states {
 		s, running := searchStatus(t, c, id)
 		assert.Equal(t, want, s, id)

@@ -77,13 +77,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer acts.Schemas.Close()
-	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{})
+	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 	w := worker.New(c, acts, worker.Options{MaxConcurrentActivities: 16, MaxConcurrentWorkflowTasks: 8})
 	shared.log = &recorder{}
 	shared.log.wrap(w, acts)
@@ -92,7 +92,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer w.Stop()
-	shared.pool, shared.tasks = pool, formtask.New(c, store.New(pool), formtask.Options{})
+	shared.pool, shared.tasks = pool, formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 	return m.Run()
 }
 
@@ -123,7 +123,7 @@ func dial(t testing.TB, hostPort, namespace string) client.Client {
 // startWorker runs a worker of c on pool until the test ends or stop is called; override may replace
 // activities before it starts.
 func startWorker(t testing.TB, c client.Client, pool *pgxpool.Pool, override func(sdkworker.Registry, *formtask.Activities)) (stop func()) {
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	w := worker.New(c, acts, worker.Options{StopTimeout: 200 * time.Millisecond})
 	if override != nil {

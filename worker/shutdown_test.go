@@ -25,7 +25,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
 	c := dial(t, devServer.FrontendHostPort(), nsShutdown)
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	t.Cleanup(acts.Schemas.Close)
 	ws := worker.New(c, acts, worker.Options{StopTimeout: time.Minute})
@@ -51,7 +51,7 @@ func TestStopLetsRunningActivitiesFinish(t *testing.T) {
 	}, archiveOpts)
 	require.NoError(t, ws.Start())
 
-	ft := formtask.New(c, store.New(pool), formtask.Options{})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 	type outcome struct {
 		res formtask.Result
 		err error

@@ -51,7 +51,7 @@ func runVictimWorker() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -105,7 +105,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	// At first the workflows run only in the process that is killed.
 	victim := startVictimWorkerProcess(t, url, nsTakeover)
 
-	ft := formtask.New(c, store.New(pool), formtask.Options{})
+	ft := formtask.New(c, store.New(pool), formtask.Options{Files: storetest.FilesOf(pool)})
 	type outcome struct {
 		res formtask.Result
 		err error
@@ -130,7 +130,7 @@ func TestArchiveMovesToAnotherWorkerWhenOneIsKilled(t *testing.T) {
 	require.NoError(t, hold.Rollback(ctx))
 
 	var archivedHere atomic.Int32
-	other, err := formtask.NewActivities(pool)
+	other, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
 	t.Cleanup(other.Schemas.Close)
 	takeover := worker.New(c, other, worker.Options{Queues: []string{config.QueueFormTask}, StopTimeout: 200 * time.Millisecond})

@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,8 +15,10 @@ import (
 
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
 )
 
@@ -98,4 +102,40 @@ func trashedTask(t *testing.T, at time.Time) string {
 	require.NoError(t, err)
 	require.Equal(t, formtask.OutcomeTrashed, res.Outcome)
 	return id
+}
+
+// The object store's sweep is a schedule on the archive workers' queue, like the purge: a run of it
+// deletes a blob no row refers to once it is older than the grace period, and keeps one that is younger.
+func TestFilesSweepSchedule(t *testing.T) {
+	ctx := context.Background()
+	c := devServer.Client()
+	fs := storetest.FilesOf(shared.pool)
+	loose, err := fs.SaveBytes(ctx, []byte(fmt.Sprintf("ingen viser til meg %d", time.Now().UnixNano())), "")
+	require.NoError(t, err)
+	young, err := fs.SaveBytes(ctx, []byte(fmt.Sprintf("nettopp lastet opp %d", time.Now().UnixNano())), "")
+	require.NoError(t, err)
+	_, err = shared.pool.Exec(ctx, `UPDATE blobs SET touched_at = now() - interval '2 days' WHERE sha256 = $1`, loose.SHA256)
+	require.NoError(t, err)
+
+	require.NoError(t, worker.EnsureFilesSweepSchedule(ctx, c, 48*time.Hour))
+	require.NoError(t, worker.EnsureFilesSweepSchedule(ctx, c, 24*time.Hour), "a second worker updates the schedule")
+	handle := c.ScheduleClient().GetHandle(ctx, files.SweepScheduleID)
+	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
+	desc, err := handle.Describe(ctx)
+	require.NoError(t, err)
+	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok)
+	assert.Equal(t, formtask.TaskQueueArchive, action.TaskQueue)
+	var in files.SweepInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(action.Args[0].(*commonpb.Payload), &in))
+	assert.Equal(t, 24*time.Hour, in.Grace)
+
+	require.NoError(t, handle.Trigger(ctx, client.ScheduleTriggerOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := fs.Open(ctx, loose.SHA256, 0, -1)
+		return errors.Is(err, files.ErrMissing)
+	}, 30*time.Second, 100*time.Millisecond, "the scheduled run sweeps the blob no row refers to")
+	r, err := fs.Open(ctx, young.SHA256, 0, -1)
+	require.NoError(t, err, "the young one stays")
+	_ = r.Close()
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/store"
@@ -74,6 +75,8 @@ type Options struct {
 	// PublicURL is the base URL of the API (config.PublicURL), under which the events of the activities'
 	// changes name their resources.
 	PublicURL string
+	// Files holds the bytes of attachments and prints (the object store).
+	Files *files.Service
 }
 
 // TaskQueueOf is the task queue of a queue group, "" for an unknown group.
@@ -181,6 +184,12 @@ func register(r worker.Registry, group string, acts *formtask.Activities, opts O
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(formtask.FormTask, workflow.RegisterOptions{Name: "FormTask"})
 		r.RegisterWorkflowWithOptions(formtask.TrashbinPurge, workflow.RegisterOptions{Name: formtask.TrashbinPurgeWorkflow})
+	}
+	if group == config.QueueArchive && acts.Files != nil {
+		r.RegisterWorkflowWithOptions(files.Sweep, workflow.RegisterOptions{Name: files.SweepWorkflowName})
+		for _, fn := range acts.Files.Sweeper(acts.Pool).Activities() {
+			r.RegisterActivity(fn)
+		}
 	}
 	for _, fn := range formtask.ActivitiesOn(acts, TaskQueueOf(group)) {
 		r.RegisterActivity(fn)
@@ -308,7 +317,7 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 // search attributes must be registered (RegisterSearchAttributes; postbox worker waits for Temporal to do
 // it). On stop it stops polling and lets running activities finish within opts.StopTimeout.
 func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Options, webhooks webhook.Options, log *slog.Logger) error {
-	acts, err := formtask.NewActivities(pool)
+	acts, err := formtask.NewActivities(pool, opts.Files)
 	if err != nil {
 		return err
 	}
@@ -317,7 +326,7 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
 	}
-	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{PublicURL: opts.PublicURL})
+	acts.FormTasks = formtask.New(c, store.New(pool), formtask.Options{PublicURL: opts.PublicURL, Files: opts.Files})
 	opts.Correspondence = &correspondence.Activities{Pool: pool, Events: acts.Events, Forms: acts, FormTasks: acts.FormTasks}
 	if opts.Notification, err = notification.NewActivities(pool, opts.PublicURL, opts.SMTP, opts.SMS); err != nil {
 		return err
@@ -332,30 +341,46 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 // formtask.TrashbinPurgeInterval, a run at a time), or sets the retention of the one that exists: workers
 // starting together may race to create it, and whoever loses updates it.
 func EnsureTrashbinPurgeSchedule(ctx context.Context, c client.Client, retention time.Duration) error {
-	action := &client.ScheduleWorkflowAction{ID: formtask.TrashbinPurgeWorkflowID, Workflow: formtask.TrashbinPurgeWorkflow,
-		Args: []any{formtask.PurgeTrashbinInput{Retention: retention}}, TaskQueue: formtask.TaskQueue}
+	return ensureSchedule(ctx, c, formtask.TrashbinPurgeScheduleID, formtask.TrashbinPurgeInterval,
+		&client.ScheduleWorkflowAction{ID: formtask.TrashbinPurgeWorkflowID, Workflow: formtask.TrashbinPurgeWorkflow,
+			Args: []any{formtask.PurgeTrashbinInput{Retention: retention}}, TaskQueue: formtask.TaskQueue},
+		map[string]any{"Retention": retention.String()})
+}
+
+// EnsureFilesSweepSchedule creates the schedule of the object store's sweep (files.Sweep) on the archive
+// workers' task queue, or brings its action up to date with grace.
+func EnsureFilesSweepSchedule(ctx context.Context, c client.Client, grace time.Duration) error {
+	return ensureSchedule(ctx, c, files.SweepScheduleID, files.SweepInterval,
+		&client.ScheduleWorkflowAction{ID: files.SweepWorkflowID, Workflow: files.SweepWorkflowName,
+			Args: []any{files.SweepInput{Grace: grace}}, TaskQueue: formtask.TaskQueueArchive},
+		map[string]any{"Grace": grace.String()})
+}
+
+// ensureSchedule creates a schedule that starts action every interval, skipping a start while a run is
+// under way, or, when it exists, gives it action (a changed setting).
+func ensureSchedule(ctx context.Context, c client.Client, id string, every time.Duration, action *client.ScheduleWorkflowAction, memo map[string]any) error {
 	schedules := c.ScheduleClient()
 	_, err := schedules.Create(ctx, client.ScheduleOptions{
-		ID:      formtask.TrashbinPurgeScheduleID,
-		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: formtask.TrashbinPurgeInterval}}},
+		ID:      id,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
 		Action:  action,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Memo:    map[string]any{"Retention": retention.String()},
+		Memo:    memo,
 	})
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		if err != nil {
-			return fmt.Errorf("create the trashbin purge schedule: %w", err)
+			return fmt.Errorf("create the schedule %s: %w", id, err)
 		}
 		return nil
 	}
-	err = schedules.GetHandle(ctx, formtask.TrashbinPurgeScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+	err = schedules.GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 			in.Description.Schedule.Action = action
 			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("update the trashbin purge schedule: %w", err)
+		return fmt.Errorf("update the schedule %s: %w", id, err)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
@@ -120,7 +121,7 @@ func command(args []string) int {
 }
 
 func runMigrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	pool, err := openMigrated(ctx, cfg, log)
+	pool, _, err := openMigrated(ctx, cfg, log)
 	if err == nil {
 		pool.Close()
 	}
@@ -155,30 +156,50 @@ func runSeed(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 	if *file == "" {
 		return errors.New("seed: --file is required")
 	}
-	pool, err := openMigrated(ctx, cfg, log)
+	pool, objects, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := importer.FromFile(ctx, pool, *file); err != nil {
+	if err := importer.FromFile(ctx, pool, objects, *file); err != nil {
 		return err
 	}
 	slog.Info("dataset imported", "file", *file)
 	return nil
 }
 
-// openMigrated opens the database and brings its schema up to date first (migrate, dev), so that
+// openMigrated opens the database and the object store and brings the schema up to date first (migrate,
+// dev), moving file bytes that older versions kept in the database into the store on the way, so that
 // `createdb; postbox seed` (or gen) works on a fresh database.
-func openMigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, error) {
-	pool, err := newStartup(cfg, log).openDatabase(ctx, cfg)
+func openMigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, *files.Service, error) {
+	start := newStartup(cfg, log)
+	pool, err := start.openDatabase(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := store.Migrate(ctx, pool); err != nil {
+	fs, err := openFiles(ctx, cfg, log, pool, start)
+	if err == nil {
+		err = store.Migrate(ctx, pool, store.Step{Before: files.MoveOutBefore, Run: func(ctx context.Context, db store.DBTX) error {
+			return files.MoveOut(ctx, db, fs, log)
+		}})
+	}
+	if err != nil {
 		pool.Close()
+		return nil, nil, err
+	}
+	return pool, fs, nil
+}
+
+// openFiles waits for the object store and makes its bucket when it is missing.
+func openFiles(ctx context.Context, cfg config.Config, log *slog.Logger, pool *pgxpool.Pool, start startup) (*files.Service, error) {
+	objects, err := files.Connect(cfg.Files)
+	if err != nil {
+		return nil, fmt.Errorf("POSTBOX_S3_*: %w", err)
+	}
+	if err := start.waitFor(ctx, "the object store", objects.EnsureBucket); err != nil {
 		return nil, err
 	}
-	return pool, nil
+	return files.New(pool, objects, log), nil
 }
 
 func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
@@ -193,7 +214,7 @@ func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := openMigrated(ctx, cfg, log)
+	pool, objects, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -203,7 +224,7 @@ func runGen(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err != nil {
 		return err
 	}
-	queued, err := scaledata.Submissions(ctx, pool, scaledata.Queue{Count: *submissions, Owner: "G00",
+	queued, err := scaledata.Submissions(ctx, pool, objects, scaledata.Queue{Count: *submissions, Owner: "G00",
 		ServiceCode: fmt.Sprint(res.FirstCode), ServiceEdition: 1, ReporteeID: res.FirstOrg, FirstSeq: scaledata.FirstSubmission})
 	if err != nil {
 		return err
@@ -221,6 +242,7 @@ type services struct {
 	log      *slog.Logger
 	tracing  *telemetry.Tracing
 	pool     *pgxpool.Pool
+	files    *files.Service
 	temporal client.Client
 	untrack  func()
 	startup  startup
@@ -235,13 +257,18 @@ func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, trac
 	if err != nil {
 		return nil, err
 	}
+	objects, err := files.Connect(cfg.Files)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("POSTBOX_S3_*: %w", err)
+	}
 	tc, err := dialTemporal(cfg, log, tracing)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, temporal: tc, untrack: telemetry.TrackPool(pool),
-		startup: newStartup(cfg, log)}, nil
+	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, files: files.New(pool, objects, log), temporal: tc,
+		untrack: telemetry.TrackPool(pool), startup: newStartup(cfg, log)}, nil
 }
 
 func (s *services) Close() {
@@ -308,12 +335,12 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, err := openMigrated(ctx, cfg, log)
+	pool, objects, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	if *file != "" {
-		if err = importer.FromFile(ctx, pool, *file); err == nil {
+		if err = importer.FromFile(ctx, pool, objects, *file); err == nil {
 			log.Info("dataset imported", "file", *file)
 		}
 	}

@@ -58,7 +58,7 @@ func startStack(t *testing.T) stack {
 			return
 		}
 		cleanup = append(cleanup, func() { _ = dev.Stop() })
-		url, _, drop, err := storetest.Create(ctx)
+		url, name, drop, err := storetest.Create(ctx)
 		if err != nil {
 			stackErr = err
 			return
@@ -71,6 +71,13 @@ func startStack(t *testing.T) stack {
 			return
 		}
 		cfg.DatabaseURL, cfg.TemporalAddress, cfg.TemporalNamespace = url, dev.FrontendHostPort(), "default"
+		objects, err := storetest.ObjectServer()
+		if err != nil {
+			stackErr = err
+			return
+		}
+		cfg.Files = objects.Config("postbox-test")
+		cfg.Files.Prefix = name + "/"
 		cfg.TokenAudience = "mailbox-api"
 		cfg.TokenIssuers = []config.TokenIssuer{{Issuer: "https://test-issuer.demo.local", JWKS: filepath.Join(demo, "certs", "jwks.json")}}
 		cfg.WorkerQueues = config.QueueGroups

@@ -50,10 +50,14 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 	if err != nil {
 		return nil, nil, err
 	}
-	tasks := formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL})
+	tasks := formtask.New(tc, store.New(pool), formtask.Options{ConnectTimeout: cfg.TemporalConnectTimeout, PublicURL: cfg.PublicURL,
+		Files: svc.files})
 	notices := notification.New(pool, tc, notificationChannels(cfg))
 	opts := api.Options{
 		Pool:                  pool,
+		Files:                 svc.files,
+		PresignFrom:           cfg.FilesPresignFrom,
+		PresignExpiry:         cfg.FilesPresignExpiry,
 		Logger:                log,
 		TrustProxy:            cfg.TrustProxy,
 		MaxBodyBytes:          cfg.MaxBodyBytes,
@@ -61,7 +65,7 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		RateLimit:             api.RateLimit{Limit: cfg.RateLimit, Window: cfg.RateWindow},
 		Tokens:                tokens,
 		FormTasks:             tasks,
-		Correspondence:        correspondence.New(pool, tc, events.NewBuilder(cfg.PublicURL), tasks, notices),
+		Correspondence:        correspondence.New(pool, svc.files, tc, events.NewBuilder(cfg.PublicURL), tasks, notices),
 		Notifications:         notices,
 		TracerProvider:        svc.tracing.Provider,
 		Propagator:            svc.tracing.Propagator,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -113,6 +114,9 @@ func startupConfig(t *testing.T, db, temporalAddr string, timeout time.Duration)
 	cfg, err := config.Load()
 	require.NoError(t, err)
 	cfg.DatabaseURL, cfg.TemporalAddress, cfg.TemporalNamespace = db, temporalAddr, "default"
+	dbConfig, err := pgx.ParseConfig(db)
+	require.NoError(t, err)
+	cfg.Files = storetest.FilesConfig(t, dbConfig.Database)
 	cfg.HTTPAddr, cfg.AdminAddr, cfg.OTLPEndpoint, cfg.TLSAddr = storetest.UnusedAddr(t), "", "", ""
 	cfg.TokenAudience = "mailbox-api"
 	cfg.TokenIssuers = []config.TokenIssuer{{Issuer: "https://test-issuer.demo.local",

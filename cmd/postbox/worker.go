@@ -20,7 +20,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 }
 
 // serveWorker waits for the database, then for Temporal (registering the search attributes and the
-// trashbin purge schedule), and runs the workers.
+// schedules of the trashbin purge and the object store's sweep), and runs the workers.
 func serveWorker(ctx context.Context, svc *services) error {
 	cfg := svc.cfg
 	if err := svc.startup.waitForDatabase(ctx, svc.pool); err != nil {
@@ -30,7 +30,10 @@ func serveWorker(ctx context.Context, svc *services) error {
 		if err := worker.RegisterSearchAttributes(ctx, svc.temporal, cfg.TemporalNamespace); err != nil {
 			return err
 		}
-		return worker.EnsureTrashbinPurgeSchedule(ctx, svc.temporal, cfg.TrashbinRetention)
+		if err := worker.EnsureTrashbinPurgeSchedule(ctx, svc.temporal, cfg.TrashbinRetention); err != nil {
+			return err
+		}
+		return worker.EnsureFilesSweepSchedule(ctx, svc.temporal, cfg.FilesSweepGrace)
 	}); err != nil {
 		return err
 	}
@@ -47,7 +50,9 @@ func serveWorker(ctx context.Context, svc *services) error {
 			svc.log.Info("sealed webhook secrets with the newest key", "count", n)
 		}
 	}
-	return worker.Serve(ctx, svc.temporal, svc.pool, workerOptions(cfg), webhooks, svc.log)
+	opts := workerOptions(cfg)
+	opts.Files = svc.files
+	return worker.Serve(ctx, svc.temporal, svc.pool, opts, webhooks, svc.log)
 }
 
 func workerOptions(cfg config.Config) worker.Options {

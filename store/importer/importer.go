@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/store"
 )
 
@@ -187,8 +188,9 @@ func (e *Error) Error() string {
 // FromFile imports the dataset at path (XSD files are read relative to it) in one transaction.
 // Reference data (keys, owners, parties, logins, role definitions, services, code lists) is brought up to
 // date; roles and messages are inserted when missing and otherwise left alone, because after import
-// they belong to the running service. A second import of the same file changes nothing.
-func FromFile(ctx context.Context, pool *pgxpool.Pool, path string) error {
+// they belong to the running service. A second import of the same file changes nothing. Attachment bytes
+// go to the object store (fs).
+func FromFile(ctx context.Context, pool *pgxpool.Pool, fs *files.Service, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
@@ -201,7 +203,7 @@ func FromFile(ctx context.Context, pool *pgxpool.Pool, path string) error {
 	if err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
 	}
-	if err := store.InTx(ctx, pool, func(tx pgx.Tx) error { return ds.write(ctx, tx, xsds) }); err != nil {
+	if err := store.InTx(ctx, pool, func(tx pgx.Tx) error { return ds.write(ctx, tx, xsds, fs) }); err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 
 var seededTables = []string{"service_owners", "api_keys", "parties", "logins", "services", "process_steps", "xsd_schemas",
 	"form_metadata", "attachment_rules", "code_lists", "role_definitions", "role_definition_rights", "roles",
-	"messages", "forms", "attachments", "attachment_chunks"}
+	"messages", "forms", "attachments", "blobs"}
 
 // snapshot captures every row of every seeded table with its row version, so a write that changes nothing
 // visible is still caught.
@@ -46,7 +47,8 @@ func count(t *testing.T, pool *pgxpool.Pool, table string) int {
 
 func TestSeedImportsTheDemoDataset(t *testing.T) {
 	pool := storetest.NewEmpty(t)
-	require.NoError(t, importer.FromFile(context.Background(), pool, storetest.DemoDataset()))
+	fs := storetest.Files(t, pool)
+	require.NoError(t, importer.FromFile(context.Background(), pool, fs, storetest.DemoDataset()))
 
 	for table, want := range map[string]int{"messages": 174, "api_keys": 5, "service_owners": 3, "services": 7,
 		"code_lists": 8, "role_definitions": 10, "roles": 12, "logins": 6, "parties": 11, "xsd_schemas": 5} {
@@ -64,21 +66,24 @@ func TestSeedImportsTheDemoDataset(t *testing.T) {
 		`SELECT count(*) FROM api_keys WHERE encode(key_hash, 'escape') LIKE '%9D4E2680%'`).Scan(&keys))
 	assert.Zero(t, keys, "API keys are stored hashed")
 
-	// Attachment bytes come back byte for byte from their chunks.
+	// Attachment bytes come back byte for byte from the object store.
 	var size int64
-	var joined []byte
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT a.file_size, string_agg(c.data, ''::bytea ORDER BY c.seq)
-		FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id WHERE a.message_id = 'a3100808'
-		GROUP BY a.id, a.file_size ORDER BY a.id LIMIT 1`).Scan(&size, &joined))
-	assert.EqualValues(t, size, len(joined))
+	var sum []byte
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT file_size, sha256 FROM attachments
+		WHERE message_id = 'a3100808' ORDER BY id LIMIT 1`).Scan(&size, &sum))
+	data, err := fs.Bytes(context.Background(), sum)
+	require.NoError(t, err)
+	assert.EqualValues(t, size, len(data))
+	got := sha256.Sum256(data)
+	assert.Equal(t, sum, got[:])
 }
 
 func TestSeedIsIdempotent(t *testing.T) {
 	pool := storetest.NewEmpty(t)
 	ctx := context.Background()
-	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.FilesOf(pool), storetest.DemoDataset()))
 	before := snapshot(t, pool)
-	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.FilesOf(pool), storetest.DemoDataset()))
 	after := snapshot(t, pool)
 	for _, table := range seededTables {
 		assert.Equal(t, before[table], after[table], "a second import must not touch %s", table)
@@ -88,7 +93,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 func TestSeedLifecycleFields(t *testing.T) {
 	pool := storetest.NewEmpty(t)
 	ctx := context.Background()
-	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.FilesOf(pool), storetest.DemoDataset()))
 	var confirm bool
 	var custom string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT is_confirmation_needed, custom_message_data::text FROM messages WHERE id = 'a3100234'`).
@@ -101,7 +106,7 @@ func TestSeedLifecycleFields(t *testing.T) {
 
 	// A message deleted for good is not imported again.
 	require.NoError(t, store.New(pool).PurgeMessage(ctx, "a3100290", time.Now()))
-	require.NoError(t, importer.FromFile(ctx, pool, storetest.DemoDataset()))
+	require.NoError(t, importer.FromFile(ctx, pool, storetest.FilesOf(pool), storetest.DemoDataset()))
 	var back int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE id = 'a3100290'`).Scan(&back))
 	assert.Zero(t, back)
@@ -183,7 +188,7 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := importer.FromFile(context.Background(), pool, writeBroken(t, tc.edit))
+			err := importer.FromFile(context.Background(), pool, storetest.FilesOf(pool), writeBroken(t, tc.edit))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			for _, table := range seededTables {

@@ -13,11 +13,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/identity/password"
 	"github.com/postbox/postbox/store"
 )
 
-func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string) error {
+func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string, fs *files.Service) error {
 	for _, o := range ds.ServiceOwners {
 		if _, err := tx.Exec(ctx, `INSERT INTO service_owners (code, name, organization_number) VALUES ($1, $2, $3)
 			ON CONFLICT (code) `+updateChanged("service_owners", "name, organization_number"),
@@ -118,7 +119,7 @@ func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string)
 		}
 	}
 	for _, m := range ds.Messages {
-		if err := insertMessage(ctx, tx, m, partyIDs[m.Reportee]); err != nil {
+		if err := insertMessage(ctx, tx, fs.In(tx), m, partyIDs[m.Reportee]); err != nil {
 			return fmt.Errorf("message %s: %w", m.MessageID, err)
 		}
 	}
@@ -230,7 +231,7 @@ func writeRoleDefinition(ctx context.Context, tx pgx.Tx, d dsRoleDefinition) err
 	return nil
 }
 
-func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64) error {
+func insertMessage(ctx context.Context, tx pgx.Tx, fs *files.Service, m dsMessage, reporteeID int64) error {
 	replyOptions := m.ReplyOptions
 	if len(replyOptions) == 0 || bytes.Equal(replyOptions, []byte("null")) {
 		replyOptions = json.RawMessage("[]")
@@ -258,20 +259,16 @@ func insertMessage(ctx context.Context, tx pgx.Tx, m dsMessage, reporteeID int64
 	}
 	for i, a := range m.Attachments {
 		data, _ := base64.StdEncoding.DecodeString(a.Data) // checked in validate
-		sum := sha256.Sum256(data)
-		var id int64
-		if err := tx.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
-				encrypted, signing_locked, signed_by_default, file_size, sha256)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-			m.MessageID, i, a.Name, a.FileName, a.AttachmentType, store.ContentTypeOf(a.FileName),
-			a.Encrypted, a.SigningLocked, a.SignedByDefault, len(data), sum[:]).Scan(&id); err != nil {
+		f, err := fs.SaveBytes(ctx, data, "")
+		if err != nil {
 			return fmt.Errorf("attachment %d: %w", i, err)
 		}
-		for seq := 0; seq*store.AttachmentChunkSize < len(data) || seq == 0; seq++ {
-			chunk := data[seq*store.AttachmentChunkSize : min(len(data), (seq+1)*store.AttachmentChunkSize)]
-			if _, err := tx.Exec(ctx, `INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES ($1, $2, $3)`, id, seq, chunk); err != nil {
-				return fmt.Errorf("attachment %d: %w", i, err)
-			}
+		if _, err := tx.Exec(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
+				encrypted, signing_locked, signed_by_default, file_size, sha256)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			m.MessageID, i, a.Name, a.FileName, a.AttachmentType, store.ContentTypeOf(a.FileName),
+			a.Encrypted, a.SigningLocked, a.SignedByDefault, f.Size, f.SHA256); err != nil {
+			return fmt.Errorf("attachment %d: %w", i, err)
 		}
 	}
 	return nil

@@ -12,3 +12,6 @@ CREATE TABLE blobs (
     touched_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX blobs_touched ON blobs (touched_at);
+
+-- A print names the blob of its PDF (postbox migrate moves the PDFs kept in prints.pdf, then 033 drops it).
+ALTER TABLE prints ADD COLUMN pdf_sha256 bytea;

@@ -60,14 +60,14 @@ func TestSubmissions(t *testing.T) {
 	res, err := scaledata.Generate(ctx, pool, scaledata.Shape{Messages: 10, Parties: 3, Services: 2, Owners: 1, Seed: 5})
 	require.NoError(t, err)
 	q := scaledata.Queue{Count: 120, Owner: "G00", ServiceCode: "80000", ServiceEdition: 1, ReporteeID: res.FirstOrg, FirstSeq: scaledata.FirstSubmission}
-	added, err := scaledata.Submissions(ctx, pool, q)
+	added, err := scaledata.Submissions(ctx, pool, storetest.FilesOf(pool), q)
 	require.NoError(t, err)
 	assert.Equal(t, 120, added)
-	again, err := scaledata.Submissions(ctx, pool, q)
+	again, err := scaledata.Submissions(ctx, pool, storetest.FilesOf(pool), q)
 	require.NoError(t, err)
 	assert.Zero(t, again)
 
-	subs := submission.New(pool, events.NewBuilder("http://postbox.test"))
+	subs := submission.New(pool, storetest.FilesOf(pool), events.NewBuilder("http://postbox.test"))
 	first, more, err := subs.List(ctx, "G00", submission.Filter{Confirmed: submission.Unconfirmed}, 0, 50)
 	require.NoError(t, err)
 	assert.True(t, more)
@@ -75,7 +75,8 @@ func TestSubmissions(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("AR%d", scaledata.FirstSubmission), first[0].ArchiveReference)
 	require.Len(t, first[0].Forms, 1)
 	require.Len(t, first[0].Attachments, 1)
-	var blobs int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM archived_blobs`).Scan(&blobs))
-	assert.Equal(t, 1, blobs, "one content, stored once")
+	var blobs, named int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM blobs), (SELECT count(*) FROM archive_blobs)`).Scan(&blobs, &named))
+	assert.Equal(t, 2, blobs, "one attachment and one print, each stored once")
+	assert.Equal(t, 120, named, "each archive keeps its attachment's blob")
 }

@@ -1,10 +1,14 @@
 package scaledata
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postbox/postbox/files"
 )
 
 // Queue is a run of archived submissions in one owner's download queue, for the queue's load and plans.
@@ -30,7 +34,7 @@ const attachmentSize = 64 << 10
 // Submissions adds the archives of q that are not there yet (a second call with the same run adds none),
 // each with one form, one attachment and a print, and enters them in the owner's queue unconfirmed, in one
 // transaction, then analyzes the tables. It returns how many it added.
-func Submissions(ctx context.Context, pool *pgxpool.Pool, q Queue) (int, error) {
+func Submissions(ctx context.Context, pool *pgxpool.Pool, fs *files.Service, q Queue) (int, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return 0, err
@@ -43,14 +47,19 @@ func Submissions(ctx context.Context, pool *pgxpool.Pool, q Queue) (int, error) 
 	if have >= q.Count {
 		return 0, nil
 	}
-	var blob string
-	if err := tx.QueryRow(ctx, `WITH b AS (SELECT convert_to(repeat('postbox-scale-attachment-', $1 / 25 + 1), 'UTF8') AS d),
-			s AS (SELECT substring(d FROM 1 FOR $1) AS d FROM b),
-			_ AS (INSERT INTO archived_blobs (sha256, data) SELECT sha256(d), d FROM s ON CONFLICT DO NOTHING),
-			p AS (INSERT INTO prints (document_digest, pdf) VALUES (sha256('scaledata'::bytea), '%PDF-1.4 scaledata'::bytea) ON CONFLICT DO NOTHING)
-		SELECT encode(sha256(d), 'base64') FROM s`, attachmentSize).Scan(&blob); err != nil {
+	attachment, err := fs.In(tx).SaveBytes(ctx, bytes.Repeat([]byte("postbox-scale-attachment-"), attachmentSize/25+1)[:attachmentSize], "text/plain")
+	if err != nil {
 		return 0, fmt.Errorf("attachment: %w", err)
 	}
+	print, err := fs.In(tx).SaveBytes(ctx, []byte("%PDF-1.4 scaledata"), "application/pdf")
+	if err != nil {
+		return 0, fmt.Errorf("print: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO prints (document_digest, pdf_sha256) VALUES (sha256('scaledata'::bytea), $1) ON CONFLICT DO NOTHING`,
+		print.SHA256); err != nil {
+		return 0, fmt.Errorf("print: %w", err)
+	}
+	blob := base64.StdEncoding.EncodeToString(attachment.SHA256)
 	from, to := q.FirstSeq+int64(have), q.FirstSeq+int64(q.Count)-1
 	if _, err := tx.Exec(ctx, `INSERT INTO archives (archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest)
 		SELECT 'AR' || s, 'a' || s, timestamp '2026-01-01' + (s - $1) * interval '1 second', 'Skala',
@@ -62,6 +71,10 @@ func Submissions(ctx context.Context, pool *pgxpool.Pool, q Queue) (int, error) 
 		FROM generate_series($1::bigint, $2::bigint) s`, from, to, attachmentSize, blob); err != nil {
 		return 0, fmt.Errorf("archives: %w", err)
 	}
+	if _, err := tx.Exec(ctx, `INSERT INTO archive_blobs (archive_reference, sha256)
+		SELECT 'AR' || s, $3 FROM generate_series($1::bigint, $2::bigint) s`, from, to, attachment.SHA256); err != nil {
+		return 0, fmt.Errorf("archive blobs: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO submissions (archive_reference, seq, message_id, service_owner_code, service_code,
 			service_edition, reportee_id, archived_at, filled_by, signed_by)
 		SELECT 'AR' || s, s, 'a' || s, $3, $4, $5, $6, timestamp '2026-01-01' + (s - $1) * interval '1 second', 'Skala', 'Skala'
@@ -71,6 +84,6 @@ func Submissions(ctx context.Context, pool *pgxpool.Pool, q Queue) (int, error) 
 	if err := tx.Commit(ctx); err != nil {
 		return 0, err
 	}
-	_, err = pool.Exec(ctx, "ANALYZE archives, submissions")
+	_, err = pool.Exec(ctx, "ANALYZE archives, archive_blobs, submissions")
 	return int(to - from + 1), err
 }

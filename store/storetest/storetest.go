@@ -117,6 +117,9 @@ func dropDatabase(name string) {
 	}
 	defer c.Close(context.Background())
 	_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+	if srv, err := ObjectServer(); err == nil {
+		_ = os.RemoveAll(objectsOf(srv, name)) // its objects go with it
+	}
 }
 
 func withDatabase(t testing.TB, name string) string {
@@ -149,9 +152,19 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	srv, err := ObjectServer()
+	if err != nil {
+		return "", fmt.Errorf("the tests need versitygw (make bin/versitygw): %w", err)
+	}
 	for _, t := range templates {
 		if v, _, _ := strings.Cut(strings.TrimPrefix(t, templatePrefix), "_"); v == version && !strings.HasSuffix(t, "_building") {
-			return t, nil
+			if _, err := os.Stat(objectsOf(srv, t)); err == nil {
+				return t, nil
+			}
+			// Its objects are gone (the temporary folder was emptied): build it again.
+			if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pgx.Identifier{t}.Sanitize())); err != nil {
+				return "", err
+			}
 		}
 	}
 	// Templates of other versions are of no further use once they are old: checkouts of other versions
@@ -172,7 +185,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	}
 	cfg := admin.Config()
 	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, building)
-	if err := buildTemplate(ctx, url); err != nil {
+	if err := buildTemplate(ctx, url, template); err != nil {
 		_, _ = admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", building))
 		return "", fmt.Errorf("build template database: %w", err)
 	}
@@ -182,7 +195,9 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	return template, nil
 }
 
-func buildTemplate(ctx context.Context, url string) error {
+// buildTemplate migrates the database at url and imports the demo dataset, with its files' objects under
+// the template's final name.
+func buildTemplate(ctx context.Context, url, template string) error {
 	pool, err := store.Open(ctx, url)
 	if err != nil {
 		return err
@@ -191,17 +206,19 @@ func buildTemplate(ctx context.Context, url string) error {
 	if err := store.Migrate(ctx, pool); err != nil {
 		return err
 	}
-	return importer.FromFile(ctx, pool, DemoDataset())
+	fs, err := filesFor(ctx, pool, template)
+	if err != nil {
+		return err
+	}
+	return importer.FromFile(ctx, pool, fs, DemoDataset())
 }
 
-// contentVersion hashes everything a template is built from: the migrations, the importer, the attachment
-// chunking it writes with, and the dataset.
+// contentVersion hashes everything a template is built from: the migrations, the importer and the dataset.
 func contentVersion() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	storeDir := filepath.Join(filepath.Dir(file), "..")
 	h := sha256.New()
-	sources := []string{filepath.Join(storeDir, "migrations"), filepath.Join(storeDir, "importer"),
-		filepath.Join(storeDir, "attachments.go"), filepath.Dir(DemoDataset())}
+	sources := []string{filepath.Join(storeDir, "migrations"), filepath.Join(storeDir, "importer"), filepath.Dir(DemoDataset())}
 	for _, dir := range sources {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
