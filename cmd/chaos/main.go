@@ -38,6 +38,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/postbox/postbox/internal/mailpittest"
+	"github.com/postbox/postbox/internal/s3test"
 	"github.com/postbox/postbox/internal/temporaltest"
 )
 
@@ -137,14 +138,15 @@ func run() int {
 
 // stack is the running system under test.
 type stack struct {
-	dir                  string
-	pg                   *postgres
-	mailpit              *mailpittest.Server // the mail server, outside the crashes
-	temporal, api, wrk   *proc
-	apiURL, temporalAddr string
-	env                  []string
-	stopOnce             sync.Once
-	cancel               context.CancelFunc
+	dir                         string
+	pg                          *postgres
+	mailpit                     *mailpittest.Server // the mail server, outside the crashes
+	temporal, api, wrk, objects *proc
+	objectsDir                  string // the folder the object store serves (one subfolder per bucket)
+	apiURL, temporalAddr        string
+	env                         []string
+	stopOnce                    sync.Once
+	cancel                      context.CancelFunc
 }
 
 func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
@@ -174,6 +176,24 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 	if st.mailpit, err = mailpittest.Start(ctx, mailpittest.Options{IgnoreDuplicateIDs: true}); err != nil {
 		return st, err
 	}
+	// The object store is one of the crashed components: versitygw over a folder of the run's.
+	objectsPort, err := freePort()
+	if err != nil {
+		return st, err
+	}
+	objectsAddr := fmt.Sprintf("127.0.0.1:%d", objectsPort)
+	st.objectsDir = filepath.Join(dir, "objects", "data")
+	meta := filepath.Join(dir, "objects", "meta")
+	for _, d := range []string{st.objectsDir, meta} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return st, err
+		}
+	}
+	if st.objects, err = newProc("objects", repo, dir, s3test.BinaryPath(),
+		append(os.Environ(), "ROOT_ACCESS_KEY="+s3test.AccessKey, "ROOT_SECRET_KEY="+s3test.SecretKey),
+		"--port", objectsAddr, "--health", "/health", "--quiet", "posix", "--sidecar", meta, st.objectsDir); err != nil {
+		return st, err
+	}
 	st.apiURL = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	st.temporalAddr = fmt.Sprintf("127.0.0.1:%d", temporalPort)
 	st.env = postboxEnv(map[string]string{
@@ -188,7 +208,16 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 		"POSTBOX_WEBHOOK_TIMEOUT":       "5s",
 		"POSTBOX_SMTP_ADDR":             st.mailpit.SMTPAddr,
 		"POSTBOX_SMTP_TLS":              "none",
+		"POSTBOX_S3_ENDPOINT":           objectsAddr,
+		"POSTBOX_S3_ACCESS_KEY":         s3test.AccessKey,
+		"POSTBOX_S3_SECRET_KEY":         s3test.SecretKey,
+		// The smallest parts S3 takes: the run's files are small, and an upload holds one part.
+		"POSTBOX_S3_PART_SIZE": strconv.Itoa(5 << 20),
 	})
+	sctx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	go st.objects.supervise(sctx)
+	st.objects.start()
 	for _, args := range [][]string{{"migrate"}, {"seed", "--file", "deploy/demo/demo.json"}} {
 		cmd := exec.CommandContext(ctx, cfg.postbox, args...)
 		cmd.Env, cmd.Dir = st.env, repo
@@ -211,8 +240,6 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 	if st.wrk, err = newProc("worker", repo, dir, cfg.postbox, st.env, "worker"); err != nil {
 		return st, err
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	st.cancel = cancel
 	for _, p := range []*proc{st.temporal, st.api, st.wrk} {
 		go p.supervise(sctx)
 		p.start()
@@ -258,7 +285,7 @@ func (st *stack) waitReady(ctx context.Context, deadline time.Time) error {
 
 func (st *stack) stop() {
 	st.stopOnce.Do(func() {
-		for _, p := range []*proc{st.api, st.wrk, st.temporal} {
+		for _, p := range []*proc{st.api, st.wrk, st.temporal, st.objects} {
 			if p != nil {
 				p.stop()
 			}
@@ -274,7 +301,7 @@ func (st *stack) stop() {
 }
 
 func (st *stack) components() []component {
-	return []component{st.api, st.wrk, st.temporal, st.pg}
+	return []component{st.api, st.wrk, st.temporal, st.pg, st.objects}
 }
 
 func exec1(ctx context.Context, url, sql string) error {
@@ -431,6 +458,9 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 		return nil, err
 	}
 	if err := snd.check(checkCtx, db, v); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(checkCtx, db, filepath.Join(st.objectsDir, "postbox"), v); err != nil {
 		return nil, err
 	}
 	return &report{cfg: cfg, tasks: tasks, stats: stats, killer: k, sender: snd, verdict: v,

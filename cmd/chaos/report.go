@@ -101,6 +101,8 @@ func (r *report) print(w io.Writer, st *stack) {
 		v.notified, shipmentRecipients, v.resent, r.killer.askedCrashes)
 	fmt.Fprintf(w, "signing:  %d of %d joint applications archived once with all %d signatures (three signed at once), each with its event\n",
 		v.jointlySigned, signingTasks, 1+len(signees))
+	fmt.Fprintf(w, "files:    %d blobs, each with its object at its size; %d archived contents re-hashed right; %d objects no blob names (left for the sweep)\n",
+		v.blobs, v.archivedFiles, v.strayObjects)
 
 	if len(s.bad5xx) > 0 {
 		fmt.Fprintf(w, "\n%d answers were 5xx other than 503 with Retry-After:\n", len(s.bad5xx))

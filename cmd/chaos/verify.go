@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,6 +34,7 @@ type verdict struct {
 	notified                                                     int            // its notices in Mailpit, each once
 	jointlySigned                                                int            // joint applications archived once with all their signatures
 	resent                                                       int            // its notices begun more than once (after a crash), the same Message-ID each time
+	blobs, archivedFiles, strayObjects                           int            // the object store: blobs checked, archived contents re-hashed, objects no blob names
 	problems                                                     []string
 }
 
@@ -215,4 +223,71 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// checkFiles checks that PostgreSQL and the object store agree after the crashes: every blob's object is
+// in the bucket's folder with the blob's size, and every archived content (attachments and prints) hashes
+// to the digest its rows name. Objects no blob names (an upload cut by a crash, a duplicate whose delete
+// was cut) are counted, not failed: the sweep deletes them after its grace period.
+func checkFiles(ctx context.Context, db *pgx.Conn, bucketDir string, v *verdict) error {
+	rows, err := db.Query(ctx, `SELECT b.sha256, b.object_key, b.size,
+			EXISTS (SELECT FROM archive_blobs x WHERE x.sha256 = b.sha256) OR EXISTS (SELECT FROM prints p WHERE p.pdf_sha256 = b.sha256)
+		FROM blobs b`)
+	if err != nil {
+		return err
+	}
+	type blob struct {
+		sum      []byte
+		key      string
+		size     int64
+		archived bool
+	}
+	blobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (b blob, err error) {
+		return b, r.Scan(&b.sum, &b.key, &b.size, &b.archived)
+	})
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, b := range blobs {
+		named[filepath.Clean(b.key)] = true
+		v.blobs++
+		path := filepath.Join(bucketDir, b.key)
+		info, err := os.Stat(path)
+		if err != nil {
+			v.fail("blob %x: its object %s is not in the store: %v", b.sum, b.key, err)
+			continue
+		}
+		if info.Size() != b.size {
+			v.fail("blob %x: its object has %d bytes, the row says %d", b.sum, info.Size(), b.size)
+			continue
+		}
+		if !b.archived {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(h.Sum(nil), b.sum) {
+			v.fail("archived content %x: its object hashes to %x", b.sum, h.Sum(nil))
+		}
+		v.archivedFiles++
+	}
+	return filepath.WalkDir(bucketDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(bucketDir, path)
+		if !named[rel] && !strings.HasPrefix(rel, ".sgwtmp") {
+			v.strayObjects++
+		}
+		return nil
+	})
 }
