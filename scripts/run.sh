@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The local stack: PostgreSQL (POSTBOX_DATABASE_URL, or a private cluster under .data/), the Temporal dev
-# server with its Web UI, Mailpit for the notifications' e-mails with its web UI, and Postbox (API and worker in one process) with the demo dataset imported.
+# server with its Web UI, Mailpit for the notifications' e-mails with its web UI, versitygw for the file
+# bytes (an S3 API over .data/objects), and Postbox (API and worker in one process) with the demo dataset
+# imported.
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,16 @@ pids+=($!)
 export POSTBOX_SMTP_ADDR=${POSTBOX_SMTP_ADDR:-127.0.0.1:$SMTP_PORT}
 export POSTBOX_SMTP_TLS=${POSTBOX_SMTP_TLS:-none}
 echo "Mailpit (the notifications' e-mails): http://127.0.0.1:8025"
+
+# The file bytes: versitygw serves .data/objects/data as S3 (the objects' metadata in .data/objects/meta).
+S3_PORT=${POSTBOX_VERSITYGW_PORT:-7070}
+mkdir -p .data/objects/data .data/objects/meta
+ROOT_ACCESS_KEY=postbox ROOT_SECRET_KEY=postbox-dev-secret bin/versitygw --port 127.0.0.1:"$S3_PORT" --health /health --quiet \
+  posix --sidecar "$PWD/.data/objects/meta" "$PWD/.data/objects/data" >.data/versitygw.log 2>&1 &
+pids+=($!)
+export POSTBOX_S3_ENDPOINT=${POSTBOX_S3_ENDPOINT:-127.0.0.1:$S3_PORT}
+export POSTBOX_S3_ACCESS_KEY=${POSTBOX_S3_ACCESS_KEY:-postbox} POSTBOX_S3_SECRET_KEY=${POSTBOX_S3_SECRET_KEY:-postbox-dev-secret}
+echo "Object store (S3) of the file bytes: http://$POSTBOX_S3_ENDPOINT"
 
 # Webhook subscriptions may deliver to local receivers (postbox webhook-echo): plain http, private addresses.
 export POSTBOX_WEBHOOK_ALLOW_PRIVATE=${POSTBOX_WEBHOOK_ALLOW_PRIVATE:-true}
