@@ -71,12 +71,12 @@ func (r *report) print(w io.Writer, st *stack) {
 	fmt.Fprintf(w, "tasks:    %d submitted by %d clients in %s: %d archived (%d without their client learning it), %d lost, %d doubled, %d form data differing, %d prints missing; %d orphan creations (answer lost, never used)\n",
 		len(r.tasks), r.cfg.clients, r.clients.Round(time.Second), v.archived, v.unconfirmed, v.lost, v.doubled, v.dataMismatch, v.printMissing, v.orphans)
 	var kills []string
-	for _, name := range []string{"api", "worker", "temporal", "postgres"} {
+	for _, name := range []string{"api", "worker", "temporal", "postgres", "objects"} {
 		kills = append(kills, fmt.Sprintf("%s %d (%d mid-archive)", name, k.kills[name], k.midArchive[name]))
 	}
 	fmt.Fprintf(w, "kills:    %s\n", strings.Join(kills, ", "))
-	fmt.Fprintf(w, "restarts: api %d, worker %d, temporal %d exits on their own (api and worker must wait for their dependencies instead)\n",
-		st.api.crashes, st.wrk.crashes, st.temporal.crashes)
+	fmt.Fprintf(w, "restarts: api %d, worker %d, temporal %d, objects %d exits on their own (api and worker must wait for their dependencies instead)\n",
+		st.api.crashes, st.wrk.crashes, st.temporal.crashes, st.objects.crashes)
 	var answers []string
 	for _, code := range sortedKeys(s.byStatus) {
 		answers = append(answers, fmt.Sprintf("%d: %d", code, s.byStatus[code]))
