@@ -9,6 +9,7 @@
 package files
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -122,9 +123,17 @@ func (o *Objects) put(ctx context.Context, r io.Reader, max int64, contentType s
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
-	_, err = o.client.PutObject(ctx, o.bucket, key, m, -1, minio.PutObjectOptions{
-		PartSize: o.partSize, ContentType: contentType, DisableContentSha256: true,
-	})
+	opts := minio.PutObjectOptions{PartSize: o.partSize, ContentType: contentType, DisableContentSha256: true}
+	// A content that fits in one part goes in one PUT (the client would make even the smallest a
+	// multipart upload of three requests); a larger one streams on as a multipart upload.
+	var first bytes.Buffer
+	n, err := io.CopyN(&first, m, int64(o.partSize)+1)
+	switch {
+	case err == io.EOF:
+		_, err = o.client.PutObject(ctx, o.bucket, key, bytes.NewReader(first.Bytes()), n, opts)
+	case err == nil:
+		_, err = o.client.PutObject(ctx, o.bucket, key, io.MultiReader(&first, m), -1, opts)
+	}
 	if err != nil {
 		if m.tooLarge {
 			return written{}, ErrTooLarge
@@ -133,6 +142,15 @@ func (o *Objects) put(ctx context.Context, r io.Reader, max int64, contentType s
 			return written{}, m.readErr
 		}
 		return written{}, storeError(err)
+	}
+	// The store must have the object before a row names it: chaos met a store killed while it completed
+	// an upload that, restarted, acknowledged it without keeping it.
+	info, err := o.client.StatObject(ctx, o.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return written{}, &Unavailable{err: fmt.Errorf("the object just stored cannot be found: %w", err)}
+	}
+	if info.Size != m.n {
+		return written{}, &Unavailable{err: fmt.Errorf("the store kept %d of the object's %d bytes", info.Size, m.n)}
 	}
 	return written{Key: key, SHA256: m.hash.Sum(nil), Size: m.n, Head: m.head}, nil
 }

@@ -20,7 +20,7 @@ import (
 // update sends an update to the task's workflow, starting the workflow if it is not running, and waits for
 // the result. When the update fails, the revision it referred to is deleted.
 func (s *Service) update(ctx context.Context, task Task, revisionID int64, name string, arg any) (Result, error) {
-	res, err := s.send(ctx, task, name, arg)
+	res, err := s.send(ctx, task, revisionID, name, arg)
 	if err != nil && revisionID != 0 {
 		// The request's context may be what ended; the cleanup must still run.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -42,7 +42,7 @@ func (s *Service) update(ctx context.Context, task Task, revisionID int64, name 
 	return res, nil
 }
 
-func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Result, error) {
+func (s *Service) send(ctx context.Context, task Task, revisionID int64, name string, arg any) (Result, error) {
 	ctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	go s.watchServer(ctx, giveUp)
@@ -59,6 +59,10 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Re
 		case r.Status == taskstatus.Archived:
 			err = temporal.NewNonRetryableApplicationError("the form task is sent and archived ("+r.ArchiveReference+")",
 				ErrTaskArchived, nil, r.ArchiveReference)
+		case revisionID != 0 && s.revisionGone(ctx, revisionID):
+			// The run refused the change and discarded its content: the client sends it again, now to a
+			// run in step with the read model (chaos met the change sent again without its revision).
+			return Result{}, refuse(Unavailable, "the form task was catching up with a change that went through; send this one again")
 		default:
 			res, err = s.sendUpdate(ctx, task, name, arg)
 		}
@@ -67,6 +71,13 @@ func (s *Service) send(ctx context.Context, task Task, name string, arg any) (Re
 		return Result{}, updateError(ctx, task, err)
 	}
 	return res, nil
+}
+
+// revisionGone tells whether a revision the run refused has been discarded (an error reads as gone: the
+// change is then sent again by its client rather than without its content).
+func (s *Service) revisionGone(ctx context.Context, id int64) bool {
+	_, err := s.store.GetRevision(ctx, id)
+	return err != nil
 }
 
 // sendUpdate sends one update to the task's workflow, starting the workflow if it is not running, and
