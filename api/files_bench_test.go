@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/store/storetest"
 )
 
@@ -23,7 +24,8 @@ import (
 // each (target: under 64 MB) and each rate beside the bare put and get of the same bytes to the same store
 // with the same SDK and part size in the same run (ratio-*, target: at least 0.8), and the bytes each side
 // keeps for the attachment: the store's folder and PostgreSQL's database, before and after (target: one
-// copy). Run it once: go test -run '^$' -bench FileRoundTrip1GB -benchtime 1x ./api/ (make bench).
+// copy); and the download again from the API configured to redirect large files to a pre-signed URL of
+// the store (POSTBOX_FILES_PRESIGN_FROM), the client following the redirect. Run it once: go test -run '^$' -bench FileRoundTrip1GB -benchtime 1x ./api/ (make bench).
 func BenchmarkFileRoundTrip1GB(b *testing.B) {
 	const size = 1 << 30
 	ctx := context.Background()
@@ -32,6 +34,14 @@ func BenchmarkFileRoundTrip1GB(b *testing.B) {
 	require.NoError(b, err)
 	web := httptest.NewServer(srv)
 	defer web.Close()
+	// The same API configured to redirect downloads of large files to a pre-signed URL of the store.
+	tokens, err := testTokens()
+	require.NoError(b, err)
+	presigning, err := api.New(api.Options{Pool: pool, Files: storetest.FilesOf(pool), Logger: quiet, Tokens: tokens,
+		PublicURL: testPublicURL, PresignFrom: 1 << 20, PresignExpiry: time.Minute})
+	require.NoError(b, err)
+	redirecting := httptest.NewServer(presigning)
+	defer redirecting.Close()
 	dbName := pool.Config().ConnConfig.Database
 	cfg := storetest.FilesConfig(b, dbName)
 	objects, err := storetest.ObjectServer()
@@ -92,21 +102,25 @@ func BenchmarkFileRoundTrip1GB(b *testing.B) {
 		})
 		storeAfter, dbAfter := storeBytes(), dbBytes()
 
-		var download time.Duration
-		downGrowth := peakRSS(b, func() {
-			loc, err := url.Parse(location)
-			require.NoError(b, err)
-			req, err := http.NewRequest(http.MethodGet, web.URL+loc.Path, nil)
+		loc, err := url.Parse(location)
+		require.NoError(b, err)
+		// get downloads the attachment from base, following a redirect as any HTTP client does.
+		get := func(base string) (took time.Duration) {
+			req, err := http.NewRequest(http.MethodGet, base+loc.Path, nil)
 			require.NoError(b, err)
 			began := time.Now()
 			res := send(req)
 			n, err := io.Copy(io.Discard, res.Body)
 			res.Body.Close()
-			download = time.Since(began)
+			took = time.Since(began)
 			require.NoError(b, err)
 			require.Equal(b, http.StatusOK, res.StatusCode)
 			require.EqualValues(b, size, n)
-		})
+			return took
+		}
+		var download, redirected time.Duration
+		downGrowth := peakRSS(b, func() { download = get(web.URL) })
+		redirected = get(redirecting.URL)
 
 		put2, get2 := bareRound()
 		barePut, bareGet := (put1+put2)/2, (get1+get2)/2
@@ -118,6 +132,8 @@ func BenchmarkFileRoundTrip1GB(b *testing.B) {
 		b.ReportMetric(mbps(bareGet), "bare-get-MB/s")
 		b.ReportMetric(barePut.Seconds()/upload.Seconds(), "ratio-upload")
 		b.ReportMetric(bareGet.Seconds()/download.Seconds(), "ratio-download")
+		b.ReportMetric(mbps(redirected), "download-presigned-MB/s")
+		b.ReportMetric(bareGet.Seconds()/redirected.Seconds(), "ratio-download-presigned")
 		b.ReportMetric(float64(storeAfter-storeBefore)/size, "store-copies")
 		b.ReportMetric(float64(dbAfter-dbBefore)/(1<<20), "postgres-growth-MB")
 	}

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -57,6 +58,8 @@ type Objects struct {
 	prefix   string
 	partSize uint64
 	maxSize  int64
+	// parts are buffers of a part's size for the first part of each put, reused: most contents fit one.
+	parts *sync.Pool
 }
 
 // Connect makes the client of the bucket; it asks the store nothing (see EnsureBucket), so a process
@@ -73,7 +76,10 @@ func Connect(cfg Config) (*Objects, error) {
 		return nil, err
 	}
 	return &Objects{client: client, bucket: cfg.Bucket, region: cfg.Region, prefix: cfg.Prefix, partSize: uint64(cfg.PartSize),
-		maxSize: cmp.Or(cfg.MaxSize, 5<<30)}, nil
+		maxSize: cmp.Or(cfg.MaxSize, 5<<30), parts: &sync.Pool{New: func() any {
+			b := make([]byte, cfg.PartSize)
+			return &b
+		}}}, nil
 }
 
 // EnsureBucket creates the bucket when it is missing (postbox migrate and dev; an operator's bucket
@@ -126,13 +132,14 @@ func (o *Objects) put(ctx context.Context, r io.Reader, max int64, contentType s
 	opts := minio.PutObjectOptions{PartSize: o.partSize, ContentType: contentType, DisableContentSha256: true}
 	// A content that fits in one part goes in one PUT (the client would make even the smallest a
 	// multipart upload of three requests); a larger one streams on as a multipart upload.
-	var first bytes.Buffer
-	n, err := io.CopyN(&first, m, int64(o.partSize)+1)
+	first := o.parts.Get().(*[]byte)
+	defer o.parts.Put(first)
+	n, err := io.ReadFull(m, *first)
 	switch {
-	case err == io.EOF:
-		_, err = o.client.PutObject(ctx, o.bucket, key, bytes.NewReader(first.Bytes()), n, opts)
+	case err == io.EOF || err == io.ErrUnexpectedEOF: // the content's end: the body's own failures are bodyErrors
+		_, err = o.client.PutObject(ctx, o.bucket, key, bytes.NewReader((*first)[:n]), int64(n), opts)
 	case err == nil:
-		_, err = o.client.PutObject(ctx, o.bucket, key, io.MultiReader(&first, m), -1, opts)
+		_, err = o.client.PutObject(ctx, o.bucket, key, io.MultiReader(bytes.NewReader(*first), m), -1, opts)
 	}
 	if err != nil {
 		if m.tooLarge {
