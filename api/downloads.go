@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/files"
 )
 
@@ -72,7 +73,9 @@ func (d fileDownloads) serve(c *gin.Context, sha256 []byte, size int64, fileName
 // 412 without a body.
 func serveContent(c *gin.Context, name string, modtime time.Time, content io.ReadSeeker) {
 	w := &refusalCatcher{ResponseWriter: c.Writer}
-	http.ServeContent(w, c.Request, name, modtime, content)
+	// modtime is a wall-clock time of the service's zone, as the store keeps every timestamp: Last-Modified
+	// and If-(Un)Modified-Since are instants (it was an hour ahead in Oslo's winter).
+	http.ServeContent(w, c.Request, name, clock.Instant(modtime), content)
 	if w.refused == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/api"
+	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -61,6 +62,10 @@ func TestDownloadsOfLargeFilesRedirectToTheStore(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Code)
 	got = sha256.Sum256(r.Body.Bytes())
 	assert.Equal(t, sum, got[:])
+	// Last-Modified is the message's last change as an instant: the store keeps Oslo's wall-clock time.
+	var changed time.Time
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT last_changed FROM messages WHERE id = 'a3100808'`).Scan(&changed))
+	assert.Equal(t, clock.Instant(changed).UTC().Format(http.TimeFormat), r.Header().Get("Last-Modified"))
 }
 
 // An object store that does not answer is a 503 with Retry-After, on downloads and on uploads, like an
