@@ -86,11 +86,8 @@ func (s *Service) Open(ctx context.Context, sha256 []byte, off, n int64) (io.Rea
 // a read after a seek elsewhere asks again from there, so a range costs what it reads. Close it.
 func (s *Service) Reader(ctx context.Context, sha256 []byte) (*Reader, error) {
 	r := &Reader{ctx: ctx, objects: s.objects}
-	err := s.db.QueryRow(ctx, `SELECT object_key, size FROM blobs WHERE sha256 = $1`, sha256).Scan(&r.key, &r.size)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: no blob of digest %x", ErrMissing, sha256)
-	}
-	if err != nil {
+	var err error
+	if r.key, r.size, err = blobOf(ctx, s.db, sha256); err != nil {
 		return nil, err
 	}
 	if r.body, err = r.objects.get(ctx, r.key, 0, -1); err != nil {
@@ -185,10 +182,15 @@ func registerBlob(ctx context.Context, db store.DBTX, w written) (string, error)
 }
 
 func objectKey(ctx context.Context, db store.DBTX, sha256 []byte) (string, error) {
-	var key string
-	err := db.QueryRow(ctx, `SELECT object_key FROM blobs WHERE sha256 = $1`, sha256).Scan(&key)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("%w: no blob of digest %x", ErrMissing, sha256)
-	}
+	key, _, err := blobOf(ctx, db, sha256)
 	return key, err
+}
+
+// blobOf returns the object key and size of a content; ErrMissing when no blob has that digest.
+func blobOf(ctx context.Context, db store.DBTX, sha256 []byte) (key string, size int64, err error) {
+	err = db.QueryRow(ctx, `SELECT object_key, size FROM blobs WHERE sha256 = $1`, sha256).Scan(&key, &size)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, fmt.Errorf("%w: no blob of digest %x", ErrMissing, sha256)
+	}
+	return key, size, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/postbox/postbox/internal/freeport"
 )
 
 // component is a part of the stack the suite crashes and brings back.
@@ -146,7 +147,7 @@ func newPostgres(dir string) (*postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return nil, err
 	}
@@ -245,15 +246,6 @@ func pgBin() (string, error) {
 		return a < b
 	})
 	return dirs[len(dirs)-1], nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

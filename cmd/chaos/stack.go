@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/internal/freeport"
 	"github.com/postbox/postbox/internal/mailpittest"
 	"github.com/postbox/postbox/internal/s3test"
 	"github.com/postbox/postbox/internal/temporaltest"
@@ -51,11 +52,11 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 	if err := exec1(ctx, pg.url("postgres"), "CREATE DATABASE postbox"); err != nil {
 		return st, err
 	}
-	apiPort, err := freePort()
+	apiPort, err := freeport.Loopback()
 	if err != nil {
 		return st, err
 	}
-	temporalPort, err := freePort()
+	temporalPort, err := freeport.Loopback()
 	if err != nil {
 		return st, err
 	}
@@ -63,7 +64,7 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 		return st, err
 	}
 	// The object store is one of the crashed components: versitygw over a folder of the run's.
-	objectsPort, err := freePort()
+	objectsPort, err := freeport.Loopback()
 	if err != nil {
 		return st, err
 	}

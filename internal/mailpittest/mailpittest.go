@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/postbox/postbox/internal/freeport"
 )
 
 // BinaryPath is the Mailpit the tests run.
@@ -45,11 +47,11 @@ type Options struct {
 
 // Start starts Mailpit on free loopback ports, keeping every mail (no limit on their number).
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	smtpPort, err := freePort()
+	smtpPort, err := freeport.Loopback()
 	if err != nil {
 		return nil, err
 	}
-	httpPort, err := freePort()
+	httpPort, err := freeport.Loopback()
 	if err != nil {
 		return nil, err
 	}
@@ -84,15 +86,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Stop stops Mailpit and removes its database.

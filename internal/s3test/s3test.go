@@ -6,7 +6,6 @@ package s3test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/postbox/postbox/files"
+	"github.com/postbox/postbox/internal/freeport"
 )
 
 // The credentials of every server this package starts.
@@ -62,7 +62,7 @@ func Start(ctx context.Context, root string) (*Server, error) {
 			return nil, err
 		}
 	}
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +106,4 @@ func (s *Server) Stop() {
 	if s.own {
 		_ = os.RemoveAll(s.root)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
