@@ -32,9 +32,9 @@ func joinDocs(parts ...map[string]routeDoc) map[string]routeDoc {
 var mailboxRouteDocs = map[string]routeDoc{
 	"GET /healthz": {Summary: "Liveness: the process serves requests", Tag: "Health",
 		OK: answerOf(http.StatusOK, "alive", rawJSON, healthStatus{})},
-	"GET /readyz": {Summary: "Readiness: the database and Temporal answer", Tag: "Health",
-		OK:   answerOf(http.StatusOK, "ready", rawJSON, readinessOK{}),
-		More: []answer{answerOf(http.StatusServiceUnavailable, "not ready: a problem naming what is down, with the state of each dependency", "application/problem+json", readiness{}, "Retry-After")}},
+	"GET /readyz": {Summary: "Readiness: the database answers (Temporal's state is reported, not required)", Tag: "Health",
+		OK:   answerOf(http.StatusOK, "ready: status ok, or degraded while Temporal cannot be reached (form-task changes answer 503 meanwhile)", rawJSON, readinessOK{}),
+		More: []answer{answerOf(http.StatusServiceUnavailable, "not ready: the database cannot be reached; the state of each dependency", "application/problem+json", readiness{}, "Retry-After")}},
 
 	// Metadata (open).
 	"GET /api/metadata": {Summary: "List the services", Query: listOptions,

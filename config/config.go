@@ -2,6 +2,7 @@
 package config
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -19,9 +20,18 @@ type Config struct {
 	// TemporalConnectTimeout bounds how long a form-task change waits for the Temporal server to answer
 	// before it is 503 (POSTBOX_TEMPORAL_CONNECT_TIMEOUT); an Update the server runs is not cut by it.
 	TemporalConnectTimeout time.Duration
-	TrustProxy             bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
-	MaxBodyBytes           int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
-	ShutdownTimeout        time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
+	// A secured Temporal frontend (Temporal Cloud, or a cluster with TLS): POSTBOX_TEMPORAL_TLS turns TLS
+	// on (it is on by default as soon as any of the others is set); POSTBOX_TEMPORAL_TLS_CA is the CA
+	// bundle the frontend's certificate is verified against (empty: the system's roots);
+	// POSTBOX_TEMPORAL_TLS_CERT and POSTBOX_TEMPORAL_TLS_KEY the client certificate of mTLS (read again at
+	// every handshake, so a rotated certificate is used without a restart);
+	// POSTBOX_TEMPORAL_TLS_SERVER_NAME the name to verify when it is not the address's host;
+	// POSTBOX_TEMPORAL_API_KEY an API key sent as a bearer token on every call (TLS only).
+	TemporalTLS     TemporalTLS
+	TemporalAPIKey  string
+	TrustProxy      bool          // POSTBOX_TRUST_PROXY: honour X-Forwarded-Proto and -Host
+	MaxBodyBytes    int64         // POSTBOX_MAX_BODY_BYTES: limit of JSON and XML request bodies
+	ShutdownTimeout time.Duration // POSTBOX_SHUTDOWN_TIMEOUT: how long in-flight work may finish on stop
 	// ListTimeout bounds each list statement in PostgreSQL (POSTBOX_LIST_TIMEOUT); a list cut off is a 400
 	// query-too-broad naming the options to narrow.
 	ListTimeout time.Duration
@@ -138,6 +148,27 @@ type Config struct {
 	OTLPEndpoint string // POSTBOX_OTLP_ENDPOINT: where traces go by OTLP/gRPC; empty: tracing off
 }
 
+// TemporalTLS is how the Temporal client secures its connection.
+type TemporalTLS struct {
+	Enabled    bool
+	CA         string
+	Cert, Key  string
+	ServerName string
+}
+
+// DevPublicURL is POSTBOX_PUBLIC_URL's default: right for make run only. The processes a deployment runs
+// refuse it (RequirePublicURL), since every event's immutable source would name it.
+const DevPublicURL = "http://127.0.0.1:8080"
+
+// RequirePublicURL refuses the default POSTBOX_PUBLIC_URL: `postbox api` and `postbox worker` call it;
+// `postbox dev` (make run) does not.
+func (c Config) RequirePublicURL() error {
+	if c.PublicURL == DevPublicURL {
+		return fmt.Errorf("POSTBOX_PUBLIC_URL: set it to the URL clients reach the API at; the default %s is for `postbox dev` only (events name their resources under it, for good)", DevPublicURL)
+	}
+	return nil
+}
+
 // Queue groups of POSTBOX_WORKER_QUEUES: the form-task workflows, the CPU-bound checks and prints, the
 // archiving and read-model writes, the webhook deliveries, the agency's shipments of correspondence, and
 // the notifications by e-mail and SMS.
@@ -167,21 +198,28 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		TemporalAddress:        r.str("POSTBOX_TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		TemporalNamespace:      r.str("POSTBOX_TEMPORAL_NAMESPACE", "default"),
 		TemporalConnectTimeout: r.duration("POSTBOX_TEMPORAL_CONNECT_TIMEOUT", 3*time.Second),
-		TrustProxy:             r.boolean("POSTBOX_TRUST_PROXY", false),
-		MaxBodyBytes:           r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
-		ShutdownTimeout:        r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
-		ListTimeout:            r.duration("POSTBOX_LIST_TIMEOUT", 3*time.Second),
-		StartupTimeout:         r.duration("POSTBOX_STARTUP_TIMEOUT", 2*time.Minute),
-		ReadHeaderTimeout:      r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
-		IdleTimeout:            r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
-		ProgressWindow:         r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
-		ProgressMinBytes:       r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
-		MaxHeaderBytes:         r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
-		RateLimit:              int(r.integer("POSTBOX_RATE_LIMIT", 6000)),
-		RateWindow:             r.duration("POSTBOX_RATE_WINDOW", time.Minute),
-		APIGCPercent:           int(r.integer("POSTBOX_API_GC_PERCENT", 400)),
-		LogLevel:               r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
-		LogFormat:              r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
+		TemporalTLS: TemporalTLS{
+			CA:         r.str("POSTBOX_TEMPORAL_TLS_CA", ""),
+			Cert:       r.str("POSTBOX_TEMPORAL_TLS_CERT", ""),
+			Key:        r.str("POSTBOX_TEMPORAL_TLS_KEY", ""),
+			ServerName: r.str("POSTBOX_TEMPORAL_TLS_SERVER_NAME", ""),
+		},
+		TemporalAPIKey:    r.str("POSTBOX_TEMPORAL_API_KEY", ""),
+		TrustProxy:        r.boolean("POSTBOX_TRUST_PROXY", false),
+		MaxBodyBytes:      r.integer("POSTBOX_MAX_BODY_BYTES", 10<<20),
+		ShutdownTimeout:   r.duration("POSTBOX_SHUTDOWN_TIMEOUT", 20*time.Second),
+		ListTimeout:       r.duration("POSTBOX_LIST_TIMEOUT", 3*time.Second),
+		StartupTimeout:    r.duration("POSTBOX_STARTUP_TIMEOUT", 2*time.Minute),
+		ReadHeaderTimeout: r.duration("POSTBOX_READ_HEADER_TIMEOUT", 10*time.Second),
+		IdleTimeout:       r.duration("POSTBOX_IDLE_TIMEOUT", 2*time.Minute),
+		ProgressWindow:    r.duration("POSTBOX_PROGRESS_WINDOW", 30*time.Second),
+		ProgressMinBytes:  r.integer("POSTBOX_PROGRESS_MIN_BYTES", 16<<10),
+		MaxHeaderBytes:    r.integer("POSTBOX_MAX_HEADER_BYTES", 64<<10),
+		RateLimit:         int(r.integer("POSTBOX_RATE_LIMIT", 6000)),
+		RateWindow:        r.duration("POSTBOX_RATE_WINDOW", time.Minute),
+		APIGCPercent:      int(r.integer("POSTBOX_API_GC_PERCENT", 400)),
+		LogLevel:          r.level("POSTBOX_LOG_LEVEL", slog.LevelInfo),
+		LogFormat:         r.oneOf("POSTBOX_LOG_FORMAT", "text", "text", "json"),
 
 		TokenIssuers:    r.issuers("POSTBOX_TOKEN_ISSUER", "https://test-issuer.demo.local", "POSTBOX_TOKEN_JWKS", "deploy/demo/certs/jwks.json"),
 		TokenAudience:   r.str("POSTBOX_TOKEN_AUDIENCE", "mailbox-api"),
@@ -199,7 +237,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
 		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
 
-		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", "http://127.0.0.1:8080"),
+		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", DevPublicURL),
 		TimeZone:  parsed(&r, "POSTBOX_TIME_ZONE", clock.DefaultLocation(), time.LoadLocation, "an IANA time zone like Europe/Oslo"),
 
 		WebhookAllowPrivate:     r.boolean("POSTBOX_WEBHOOK_ALLOW_PRIVATE", false),
@@ -240,6 +278,15 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		AdminAddr:    r.addr("POSTBOX_ADMIN_ADDR", "127.0.0.1:9090"),
 		AdminPprof:   r.boolean("POSTBOX_ADMIN_PPROF", false),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
+	}
+	tt := &c.TemporalTLS
+	secured := tt.CA != "" || tt.Cert != "" || tt.Key != "" || tt.ServerName != "" || c.TemporalAPIKey != ""
+	tt.Enabled = r.boolean("POSTBOX_TEMPORAL_TLS", secured)
+	if (tt.Cert == "") != (tt.Key == "") {
+		r.fail("POSTBOX_TEMPORAL_TLS_CERT", "and POSTBOX_TEMPORAL_TLS_KEY go together (the client certificate and its key)")
+	}
+	if secured && !tt.Enabled {
+		r.fail("POSTBOX_TEMPORAL_TLS", "is false while a CA, a client certificate or an API key is set: they need TLS")
 	}
 	if c.MaxBodyBytes <= 0 {
 		r.fail("POSTBOX_MAX_BODY_BYTES", "must be positive")

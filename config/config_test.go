@@ -50,6 +50,33 @@ func TestPublicURL(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "POSTBOX_PUBLIC_URL")
 	}
+	require.NoError(t, c.RequirePublicURL())
+	c, err = load(env(nil))
+	require.NoError(t, err)
+	err = c.RequirePublicURL()
+	require.Error(t, err, "the default is make run's only")
+	assert.Contains(t, err.Error(), "POSTBOX_PUBLIC_URL")
+}
+
+func TestTemporalTLS(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, TemporalTLS{}, c.TemporalTLS, "plain text to the local dev server by default")
+	c, err = load(env(map[string]string{"POSTBOX_TEMPORAL_API_KEY": "k"}))
+	require.NoError(t, err)
+	assert.True(t, c.TemporalTLS.Enabled, "an API key turns TLS on")
+	c, err = load(env(map[string]string{"POSTBOX_TEMPORAL_TLS": "true"}))
+	require.NoError(t, err)
+	assert.True(t, c.TemporalTLS.Enabled, "TLS with the system's roots")
+	for _, bad := range []map[string]string{
+		{"POSTBOX_TEMPORAL_TLS_CERT": "c.pem"},
+		{"POSTBOX_TEMPORAL_TLS_KEY": "k.pem"},
+		{"POSTBOX_TEMPORAL_API_KEY": "k", "POSTBOX_TEMPORAL_TLS": "false"},
+	} {
+		_, err := load(env(bad))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "POSTBOX_TEMPORAL_TLS", bad)
+	}
 }
 
 // Webhook deliveries retry on Altinn's schedule by default; tests run it in milliseconds.

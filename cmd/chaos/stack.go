@@ -86,6 +86,7 @@ func startStack(ctx context.Context, cfg settings, dir string) (*stack, error) {
 	st.env = postboxEnv(map[string]string{
 		"POSTBOX_DATABASE_URL":     pg.url("postbox"),
 		"POSTBOX_HTTP_ADDR":        fmt.Sprintf("127.0.0.1:%d", apiPort),
+		"POSTBOX_PUBLIC_URL":       fmt.Sprintf("http://127.0.0.1:%d", apiPort),
 		"POSTBOX_TEMPORAL_ADDRESS": st.temporalAddr,
 		"POSTBOX_ADMIN_ADDR":       "",
 		"POSTBOX_TLS_ADDR":         "",

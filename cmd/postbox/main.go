@@ -18,9 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel"
 	"go.temporal.io/sdk/client"
-	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
-	"go.temporal.io/sdk/interceptor"
-	tlog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/postbox/postbox/clock"
@@ -326,6 +323,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger, service strin
 }
 
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if err := cfg.RequirePublicURL(); err != nil {
+		return err
+	}
 	return run(ctx, cfg, log, "postbox-api", serveAPI)
 }
 
@@ -350,30 +350,6 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	}
 	cfg.WorkerQueues = config.QueueGroups // one process does everything
 	return run(ctx, cfg, log, "postbox", serveWorker, serveAPI)
-}
-
-// dialTemporal returns a client that connects on first use, so the API starts (and says it is not
-// ready) while Temporal is still coming up.
-func dialTemporal(cfg config.Config, log *slog.Logger, tracing *telemetry.Tracing) (client.Client, error) {
-	tracer, err := temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{
-		Tracer:            tracing.Provider.Tracer("go.temporal.io/sdk"),
-		TextMapPropagator: tracing.Propagator,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("temporal tracing: %w", err)
-	}
-	c, err := client.NewLazyClient(client.Options{
-		HostPort:       cfg.TemporalAddress,
-		Namespace:      cfg.TemporalNamespace,
-		Logger:         tlog.NewStructuredLogger(log.With("component", "temporal")),
-		MetricsHandler: telemetry.TemporalMetrics(log),
-		// A client interceptor that is also a worker interceptor is used by the workers of the client.
-		Interceptors: []interceptor.ClientInterceptor{tracer},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("temporal client: %w", err)
-	}
-	return c, nil
 }
 
 // runWebhookEcho serves webhook.Echo until ctx ends.

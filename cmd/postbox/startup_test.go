@@ -118,7 +118,7 @@ func startupConfig(t *testing.T, db, temporalAddr string, timeout time.Duration)
 	require.NoError(t, err)
 	cfg.Files = storetest.FilesConfig(t, dbConfig.Database)
 	cfg.HTTPAddr, cfg.AdminAddr, cfg.OTLPEndpoint, cfg.TLSAddr = storetest.UnusedAddr(t), "", "", ""
-	cfg.TokenAudience = "mailbox-api"
+	cfg.TokenAudience, cfg.PublicURL = "mailbox-api", "https://postbox.test"
 	cfg.TokenIssuers = []config.TokenIssuer{{Issuer: "https://test-issuer.demo.local",
 		JWKS: filepath.Join(filepath.Dir(storetest.DemoDataset()), "certs", "jwks.json")}}
 	cfg.WorkerQueues = config.QueueGroups

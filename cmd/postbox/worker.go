@@ -16,6 +16,9 @@ import (
 )
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if err := cfg.RequirePublicURL(); err != nil {
+		return err
+	}
 	return run(ctx, cfg, log, "postbox-worker", serveWorker)
 }
 
