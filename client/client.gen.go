@@ -9745,7 +9745,7 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness: the database and Temporal answer
+	// Readyz Readiness: the database answers (Temporal's state is reported, not required)
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12326,7 +12326,7 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness: the database and Temporal answer
+// Readyz Readiness: the database answers (Temporal's state is reported, not required)
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -22538,7 +22538,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
-	// ReadyzWithResponse Readiness: the database and Temporal answer
+	// ReadyzWithResponse Readiness: the database answers (Temporal's state is reported, not required)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -42255,7 +42255,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness: the database and Temporal answer
+// ReadyzWithResponse Readiness: the database answers (Temporal's state is reported, not required)
 //
 // Returns a wrapper object for the known response body format(s).
 //
