@@ -36,7 +36,7 @@ func BenchmarkReadCPU(b *testing.B) {
 	rights := identity.NewRights(store.New(pool), quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go rights.Listen(ctx, pool)
+	go rights.Listen(ctx, pool.Config().ConnConfig)
 	require.Eventually(b, rights.Listening, 10*time.Second, 10*time.Millisecond)
 	tokens, err := testTokens()
 	require.NoError(b, err)

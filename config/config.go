@@ -13,7 +13,15 @@ import (
 
 // Config holds every setting. The defaults run the whole stack on one machine.
 type Config struct {
-	DatabaseURL       string // POSTBOX_DATABASE_URL
+	DatabaseURL string // POSTBOX_DATABASE_URL
+	// DatabaseListenURL is where the LISTEN connections go (the rights cache's and the webhook
+	// listener's; POSTBOX_DATABASE_LISTEN_URL, default POSTBOX_DATABASE_URL): PostgreSQL itself when
+	// POSTBOX_DATABASE_URL is a transaction-mode pooler, behind which a LISTEN hears nothing.
+	DatabaseListenURL string
+	// RightsCacheTTL is how long a cached answer of the rights cache is used (POSTBOX_RIGHTS_CACHE_TTL):
+	// the cache is emptied by every change it hears of, and this bounds how long a listener that hears
+	// nothing (a pooler in between, a lost notification) can keep a revoked right alive.
+	RightsCacheTTL    time.Duration
 	HTTPAddr          string // POSTBOX_HTTP_ADDR
 	TemporalAddress   string // POSTBOX_TEMPORAL_ADDRESS
 	TemporalNamespace string // POSTBOX_TEMPORAL_NAMESPACE
@@ -194,6 +202,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	r := reader{lookup: lookup}
 	c := Config{
 		DatabaseURL:            r.str("POSTBOX_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postbox?sslmode=disable"),
+		RightsCacheTTL:         r.duration("POSTBOX_RIGHTS_CACHE_TTL", time.Minute),
 		HTTPAddr:               r.str("POSTBOX_HTTP_ADDR", "127.0.0.1:8080"),
 		TemporalAddress:        r.str("POSTBOX_TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		TemporalNamespace:      r.str("POSTBOX_TEMPORAL_NAMESPACE", "default"),
@@ -279,6 +288,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		AdminPprof:   r.boolean("POSTBOX_ADMIN_PPROF", false),
 		OTLPEndpoint: r.endpoint("POSTBOX_OTLP_ENDPOINT"),
 	}
+	c.DatabaseListenURL = r.str("POSTBOX_DATABASE_LISTEN_URL", c.DatabaseURL)
 	tt := &c.TemporalTLS
 	secured := tt.CA != "" || tt.Cert != "" || tt.Key != "" || tt.ServerName != "" || c.TemporalAPIKey != ""
 	tt.Enabled = r.boolean("POSTBOX_TEMPORAL_TLS", secured)
@@ -295,7 +305,7 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		"POSTBOX_IDLE_TIMEOUT": c.IdleTimeout, "POSTBOX_PROGRESS_WINDOW": c.ProgressWindow,
 		"POSTBOX_TEMPORAL_CONNECT_TIMEOUT": c.TemporalConnectTimeout, "POSTBOX_LIST_TIMEOUT": c.ListTimeout,
 		"POSTBOX_TRASHBIN_RETENTION": c.TrashbinRetention, "POSTBOX_WEBHOOK_TIMEOUT": c.WebhookTimeout,
-		"POSTBOX_WEBHOOK_PAUSE_AFTER": c.WebhookPauseAfter} {
+		"POSTBOX_WEBHOOK_PAUSE_AFTER": c.WebhookPauseAfter, "POSTBOX_RIGHTS_CACHE_TTL": c.RightsCacheTTL} {
 		if d <= 0 {
 			r.fail(name, "must be longer than 0s")
 		}

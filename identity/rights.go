@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postbox/postbox/store"
 )
@@ -85,11 +86,21 @@ func (r RightSet) Represents() bool { return r.All || len(r.roleCodes) > 0 }
 type Rights struct {
 	q         *store.Queries
 	mu        sync.RWMutex
-	cache     map[rightsKey]RightSet
+	cache     map[rightsKey]cachedRights
+	ttl       time.Duration
 	gen       atomic.Uint64
 	listening atomic.Bool
 	log       *slog.Logger
 }
+
+// cachedRights is a cached answer and when it was read.
+type cachedRights struct {
+	set    RightSet
+	readAt time.Time
+}
+
+// DefaultRightsCacheTTL is how long a cached answer is used unless WithCacheTTL says otherwise.
+const DefaultRightsCacheTTL = time.Minute
 
 type rightsKey struct {
 	subject  store.Subject
@@ -101,7 +112,14 @@ const maxCachedRights = 100_000
 
 // NewRights returns an effective-rights service over q. Call Listen to enable its cache.
 func NewRights(q *store.Queries, log *slog.Logger) *Rights {
-	return &Rights{q: q, cache: map[rightsKey]RightSet{}, log: log}
+	return &Rights{q: q, cache: map[rightsKey]cachedRights{}, ttl: DefaultRightsCacheTTL, log: log}
+}
+
+// WithCacheTTL sets how long a cached answer is used (config's POSTBOX_RIGHTS_CACHE_TTL); call it before
+// the first use.
+func (r *Rights) WithCacheTTL(ttl time.Duration) *Rights {
+	r.ttl = ttl
+	return r
 }
 
 // For returns the rights of p for the reportee.
@@ -127,13 +145,15 @@ func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int
 	caching := r.listening.Load()
 	if caching {
 		r.mu.RLock()
-		set, ok := r.cache[key]
+		cached, ok := r.cache[key]
 		r.mu.RUnlock()
-		if ok {
-			return set, nil
+		// The TTL is the fallback of a listener that hears nothing: behind a transaction-mode pooler a
+		// LISTEN is accepted and never notified, and the cache would otherwise keep a revoked right.
+		if ok && time.Since(cached.readAt) < r.ttl {
+			return cached.set, nil
 		}
 	}
-	gen := r.gen.Load()
+	gen, readAt := r.gen.Load(), time.Now()
 	rows, err := r.q.RoleRights(ctx, s, reporteeID)
 	if err != nil {
 		return RightSet{}, err
@@ -156,7 +176,7 @@ func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int
 			if len(r.cache) >= maxCachedRights {
 				clear(r.cache)
 			}
-			r.cache[key] = set
+			r.cache[key] = cachedRights{set: set, readAt: readAt}
 		}
 		r.mu.Unlock()
 	}
@@ -172,15 +192,15 @@ func (r *Rights) Invalidate() {
 	r.mu.Unlock()
 }
 
-// Listen keeps a connection LISTENing for rights changes until ctx ends, reconnecting after failures;
-// the cache is on only while it listens.
-func (r *Rights) Listen(ctx context.Context, pool *pgxpool.Pool) {
+// Listen keeps a connection made from conn LISTENing for rights changes until ctx ends, reconnecting
+// after failures; the cache is on only while it listens.
+func (r *Rights) Listen(ctx context.Context, conn *pgx.ConnConfig) {
 	off := func() {
 		r.listening.Store(false)
 		r.Invalidate()
 	}
 	defer off()
-	store.Listen(ctx, pool, []string{"postbox_rights_changed"}, store.ListenHandler{
+	store.Listen(ctx, conn, []string{"postbox_rights_changed"}, store.ListenHandler{
 		Connected: func() {
 			// Anything cached before the LISTEN took effect may have missed a change.
 			r.Invalidate()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,7 +111,7 @@ func TestRightsCacheFollowsChangesInEveryReplica(t *testing.T) {
 	defer cancel()
 	replicas := []*identity.Rights{identity.NewRights(store.New(pool), slog.New(slog.DiscardHandler)), identity.NewRights(store.New(pool), slog.New(slog.DiscardHandler))}
 	for _, r := range replicas {
-		go r.Listen(ctx, pool)
+		go r.Listen(ctx, pool.Config().ConnConfig)
 	}
 	require.Eventually(t, func() bool { return replicas[0].Listening() && replicas[1].Listening() }, 5*time.Second, 10*time.Millisecond)
 
@@ -142,6 +143,39 @@ func TestRightsCacheFollowsChangesInEveryReplica(t *testing.T) {
 	}
 }
 
+// A listener that hears nothing (its LISTEN went through a transaction-mode pooler; here it listens on
+// another database) keeps the cache on, but no longer than the TTL: a revoked role stops counting then.
+func TestRightsCacheTTLOutlivesADeafListener(t *testing.T) {
+	pool := storetest.New(t)
+	deaf, err := pgx.ParseConfig(storetest.NewBlank(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const ttl = 300 * time.Millisecond
+	rights := identity.NewRights(store.New(pool), slog.New(slog.DiscardHandler)).WithCacheTTL(ttl)
+	go rights.Listen(ctx, deaf)
+	require.Eventually(t, rights.Listening, 5*time.Second, 10*time.Millisecond)
+
+	p2 := person(t, pool, "03919023480")
+	o1 := party(t, pool, "310123455")
+	_, err = pool.Exec(ctx, `INSERT INTO roles (holder_party_id, reportee_id, role_definition_id, delegator, delegated_time)
+		VALUES ($1, $2, 90, 'test', now())`, p2.PersonID, o1)
+	require.NoError(t, err)
+	set, err := rights.For(ctx, p2, o1)
+	require.NoError(t, err)
+	require.True(t, set.Has(identity.Read, s7102)) // now cached
+
+	_, err = pool.Exec(ctx, `DELETE FROM roles WHERE holder_party_id = $1 AND reportee_id = $2 AND role_definition_id = 90`, p2.PersonID, o1)
+	require.NoError(t, err)
+	set, err = rights.For(ctx, p2, o1)
+	require.NoError(t, err)
+	require.True(t, set.Has(identity.Read, s7102), "the deaf listener heard nothing: the cached answer stands")
+	require.Eventually(t, func() bool {
+		set, err := rights.For(ctx, p2, o1)
+		return err == nil && !set.Has(identity.Read, s7102)
+	}, 5*time.Second, 10*time.Millisecond, "without the TTL the revoked role would count for good")
+}
+
 // BenchmarkRights measures an answer from a warm cache (target: under 5 µs) against the cold answer,
 // which is the one indexed query it caches.
 func BenchmarkRights(b *testing.B) {
@@ -163,7 +197,7 @@ func BenchmarkRights(b *testing.B) {
 	})
 
 	warm := identity.NewRights(store.New(pool), slog.New(slog.DiscardHandler))
-	go warm.Listen(ctx, pool)
+	go warm.Listen(ctx, pool.Config().ConnConfig)
 	for !warm.Listening() {
 		time.Sleep(time.Millisecond)
 	}

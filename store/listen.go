@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ListenHandler is told what a Listen connection sees: Connected once its LISTENs have taken effect (what
@@ -18,13 +17,15 @@ type ListenHandler struct {
 	Lost      func(error)
 }
 
-// Listen keeps a connection to pool's database LISTENing on channels until ctx ends, connecting again
-// after a failure (after 100 ms, doubling up to 10 s). The connection is its own, not one of pool's: a
-// listener holds it for good, and a pool of four would serve requests with three.
-func Listen(ctx context.Context, pool *pgxpool.Pool, channels []string, h ListenHandler) {
+// Listen keeps a connection made from conn LISTENing on channels until ctx ends, connecting again after a
+// failure (after 100 ms, doubling up to 10 s). The connection is its own, not one of a pool's: a listener
+// holds it for good, and a pool of four would serve requests with three. conn must reach PostgreSQL
+// itself or a session-mode pooler: behind a transaction-mode pooler a LISTEN is accepted and then hears
+// nothing (config's POSTBOX_DATABASE_LISTEN_URL).
+func Listen(ctx context.Context, conn *pgx.ConnConfig, channels []string, h ListenHandler) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := listenOnce(ctx, pool, channels, h)
+		err := listenOnce(ctx, conn, channels, h)
 		if ctx.Err() != nil {
 			return
 		}
@@ -38,8 +39,8 @@ func Listen(ctx context.Context, pool *pgxpool.Pool, channels []string, h Listen
 	}
 }
 
-func listenOnce(ctx context.Context, pool *pgxpool.Pool, channels []string, h ListenHandler) error {
-	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+func listenOnce(ctx context.Context, config *pgx.ConnConfig, channels []string, h ListenHandler) error {
+	conn, err := pgx.ConnectConfig(ctx, config.Copy())
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestListenHoldsNoConnectionOfThePool(t *testing.T) {
 	connected, notified := make(chan struct{}, 1), make(chan string, 1)
 	go func() {
 		defer close(done)
-		store.Listen(ctx, pool, []string{"postbox_listen_test"}, store.ListenHandler{
+		store.Listen(ctx, pool.Config().ConnConfig, []string{"postbox_listen_test"}, store.ListenHandler{
 			Connected: func() { connected <- struct{}{} },
 			Notified:  func(n *pgconn.Notification) { notified <- n.Payload },
 			Lost:      func(error) {},

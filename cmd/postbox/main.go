@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel"
 	"go.temporal.io/sdk/client"
@@ -239,6 +240,7 @@ type services struct {
 	log      *slog.Logger
 	tracing  *telemetry.Tracing
 	pool     *pgxpool.Pool
+	listen   *pgx.ConnConfig // the LISTEN connections' (POSTBOX_DATABASE_LISTEN_URL)
 	files    *files.Service
 	temporal client.Client
 	untrack  func()
@@ -254,6 +256,11 @@ func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, trac
 	if err != nil {
 		return nil, err
 	}
+	listen, err := pgx.ParseConfig(cfg.DatabaseListenURL)
+	if err != nil {
+		pool.Close()
+		return nil, errors.New("POSTBOX_DATABASE_LISTEN_URL: not a PostgreSQL URL")
+	}
 	objects, err := files.Connect(cfg.Files)
 	if err != nil {
 		pool.Close()
@@ -264,7 +271,7 @@ func openServices(ctx context.Context, cfg config.Config, log *slog.Logger, trac
 		pool.Close()
 		return nil, err
 	}
-	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, files: files.New(pool, objects, log), temporal: tc,
+	return &services{cfg: cfg, log: log, tracing: tracing, pool: pool, listen: listen, files: files.New(pool, objects, log), temporal: tc,
 		untrack: telemetry.TrackPool(pool), startup: newStartup(cfg, log)}, nil
 }
 

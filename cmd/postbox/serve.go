@@ -84,10 +84,10 @@ func newAPI(ctx context.Context, svc *services) (*api.Server, func(context.Conte
 		}
 		opts.ClientCAs = cas
 	}
-	rights := identity.NewRights(store.New(pool), log)
+	rights := identity.NewRights(store.New(pool), log).WithCacheTTL(cfg.RightsCacheTTL)
 	opts.Rights = rights
 	srv, err := api.New(opts)
-	return srv, func(ctx context.Context) { rights.Listen(ctx, pool) }, err
+	return srv, func(ctx context.Context) { rights.Listen(ctx, svc.listen) }, err
 }
 
 // serveAPI listens at once and meanwhile waits for the database: until it answers, /healthz is 200,

@@ -44,6 +44,7 @@ func serveWorker(ctx context.Context, svc *services) error {
 	if err != nil {
 		return err
 	}
+	webhooks.Listen = svc.listen
 	// The events workers, which open the secrets, seal anew those stored before they were sealed or under
 	// a key older than the newest.
 	if slices.Contains(cfg.WorkerQueues, config.QueueEvents) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -25,12 +26,16 @@ type Options struct {
 	Policy    Policy
 	// Sealer opens the subscriptions' secrets; nil: the demo key's (DemoSealer).
 	Sealer *Sealer
+	// Listen is the connection the listener LISTENs on (POSTBOX_DATABASE_LISTEN_URL); nil: one like the
+	// pool's.
+	Listen *pgx.ConnConfig
 }
 
 // Deliveries are what an events worker runs: the workflow and its activities, the listener that wakes
 // the long polls and the supervisor that starts the workflows.
 type Deliveries struct {
 	pool       *pgxpool.Pool
+	listen     *pgx.ConnConfig
 	policy     Policy
 	listener   *Listener
 	activities *Activities
@@ -48,7 +53,10 @@ func NewDeliveries(pool *pgxpool.Pool, opts Options, log *slog.Logger) *Deliveri
 	q := store.New(pool)
 	l := NewListener()
 	sender := NewSender(Guard{AllowPrivate: opts.AllowPrivate}, opts.Policy.AttemptTimeout, origin)
-	return &Deliveries{pool: pool, policy: opts.Policy, listener: l,
+	if opts.Listen == nil {
+		opts.Listen = pool.Config().ConnConfig
+	}
+	return &Deliveries{pool: pool, listen: opts.Listen, policy: opts.Policy, listener: l,
 		activities: NewActivities(q, identity.NewRights(q, log), sender, l, opts.Sealer)}
 }
 
@@ -70,7 +78,7 @@ func (d *Deliveries) Register(r worker.Registry) {
 // Run listens and supervises until ctx ends.
 func (d *Deliveries) Run(ctx context.Context, c client.Client, log *slog.Logger) {
 	var wg sync.WaitGroup
-	wg.Go(func() { d.listener.Run(ctx, d.pool, log) })
+	wg.Go(func() { d.listener.Run(ctx, d.pool, d.listen, log) })
 	wg.Go(func() { Supervise(ctx, c, store.New(d.pool), d.listener, d.policy, log) })
 	wg.Wait()
 }

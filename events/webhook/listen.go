@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -55,10 +56,10 @@ func (l *Listener) wake() {
 }
 
 // Run listens and polls until ctx ends, reconnecting after failures.
-func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) {
+func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnConfig, log *slog.Logger) {
 	var wg sync.WaitGroup
 	wg.Go(func() { l.poll(ctx, store.New(pool), log) })
-	store.Listen(ctx, pool, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
+	store.Listen(ctx, conn, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
 		Connected: func() { // anything committed before the LISTEN took effect
 			l.wake()
 			select {
