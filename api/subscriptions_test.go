@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
@@ -329,6 +331,11 @@ func TestWebhookRetriesThenDeadLettersAndReplays(t *testing.T) {
 	assert.EqualValues(t, first.Seq, dead[0]["Sequence"])
 	assert.EqualValues(t, 4, dead[0]["Attempts"])
 	assert.Contains(t, dead[0]["Reason"], "500 Internal Server Error: not now")
+	subscription := path[strings.LastIndex(path, "/")+1:]
+	assert.EqualValues(t, 1+len(testRetries), testutil.ToFloat64(telemetry.WebhookDeliveries.WithLabelValues(subscription, "failed")))
+	assert.EqualValues(t, 2, testutil.ToFloat64(telemetry.WebhookDeliveries.WithLabelValues(subscription, "delivered")))
+	assert.EqualValues(t, 1, testutil.ToFloat64(telemetry.WebhookDeadLetters.WithLabelValues(subscription)))
+	assert.Positive(t, testutil.ToFloat64(telemetry.WebhookLag.WithLabelValues(subscription)), "the last delivery's lag")
 
 	rcv.setFailFirst(false)
 	r = do(t, srv, request{method: http.MethodPost, path: path + "/deadletters/replay", header: p1})

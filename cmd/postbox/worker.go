@@ -64,6 +64,7 @@ func workerOptions(cfg config.Config) worker.Options {
 		Queues:                     cfg.WorkerQueues,
 		MaxConcurrentActivities:    cfg.WorkerMaxActivities,
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
+		EventsMaxActivities:        cfg.WorkerEventsMaxActivities,
 		StopTimeout:                cfg.ShutdownTimeout,
 		PublicURL:                  cfg.PublicURL,
 		SMTP: notification.SMTPConfig{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/store"
 )
 
@@ -50,8 +52,9 @@ func (a *Activities) signingSecrets(sub store.Subscription) ([]string, error) {
 	return secrets, nil
 }
 
-// MaxConcurrentActivities is what an events worker runs at once: the long poll of every idle subscription
-// holds an activity slot while it waits (a parked goroutine and no connection), so the slots are many.
+// MaxConcurrentActivities is what an events worker runs at once unless configured
+// (POSTBOX_WORKER_EVENTS_MAX_ACTIVITIES): the long poll of every idle subscription holds an activity slot
+// while it waits (a parked goroutine and no connection), so the slots are many.
 const MaxConcurrentActivities = 1000
 
 // BatchSize bounds the events read at once; MaxPerActivity those one DeliverNext delivers (its result
@@ -268,15 +271,21 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 		if err != nil {
 			return i, nil, err
 		}
+		subscription := strconv.FormatInt(sub.ID, 10)
 		if err := a.sender.Deliver(ctx, sub.EndPoint, secrets, e.ID, body); err != nil {
 			var f *Failure
 			if !errors.As(err, &f) {
 				return i, nil, err
 			}
+			telemetry.WebhookDeliveries.WithLabelValues(subscription, "failed").Inc()
 			_, err := a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "failing: "+f.Reason)
 			return i, f, err
 		}
+		telemetry.WebhookDeliveries.WithLabelValues(subscription, "delivered").Inc()
 		if !ref.Replay {
+			lag := max(time.Since(e.Time), 0).Seconds()
+			telemetry.WebhookLag.WithLabelValues(subscription).Set(lag)
+			telemetry.WebhookLagSeconds.Observe(lag)
 			acknowledged = ref.Seq
 		} else if err := a.q.ReplayDelivered(ctx, sub.ID, ref.Seq); err != nil {
 			return i, nil, err
@@ -290,8 +299,12 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 
 // WebhookDeadLetter puts an event aside after its last attempt, and moves the cursor past it.
 func (a *Activities) WebhookDeadLetter(ctx context.Context, in DeadLetterInput) error {
-	return a.q.AddDeadLetter(ctx, in.SubscriptionID, store.DeadLetter{Seq: in.Event.Seq, EventID: in.Event.ID,
+	err := a.q.AddDeadLetter(ctx, in.SubscriptionID, store.DeadLetter{Seq: in.Event.Seq, EventID: in.Event.ID,
 		Attempts: in.Attempts, Reason: in.Reason})
+	if err == nil {
+		telemetry.WebhookDeadLetters.WithLabelValues(strconv.FormatInt(in.SubscriptionID, 10)).Inc()
+	}
+	return err
 }
 
 // WebhookSetStatus sets a subscription's status and reason, unless it has ended.

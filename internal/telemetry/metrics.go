@@ -57,6 +57,33 @@ var (
 		Help:    "Single-message reads answered by one statement (the API coalesces concurrent reads).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 	})
+
+	// WebhookDeliveries counts webhook delivery attempts by subscription and outcome (delivered: the
+	// endpoint acknowledged; failed: it refused, failed or timed out).
+	WebhookDeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "postbox_webhook_deliveries_total",
+		Help: "Webhook delivery attempts, by subscription and outcome (delivered, failed).",
+	}, []string{"subscription", "outcome"})
+
+	// WebhookDeadLetters counts events put aside after their last attempt, by subscription.
+	WebhookDeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "postbox_webhook_dead_letters_total",
+		Help: "Events dead-lettered after the last delivery attempt, by subscription.",
+	}, []string{"subscription"})
+
+	// WebhookLag is how long after its change an event reached its endpoint, per subscription: the last
+	// delivered event's.
+	WebhookLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "postbox_webhook_lag_seconds",
+		Help: "Seconds from an event's change to its acknowledged delivery, of the subscription's last delivered event.",
+	}, []string{"subscription"})
+
+	// WebhookLagSeconds is the same lag over all deliveries, for quantiles and alerts.
+	WebhookLagSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "postbox_webhook_delivery_lag_seconds",
+		Help:    "Seconds from an event's change to its acknowledged delivery, over all subscriptions.",
+		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+	})
 )
 
 // The form-task transitions (postbox_formtask_transitions_total{from,to}) come from the workflow, through
@@ -67,6 +94,7 @@ func init() {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		HTTPRequests, HTTPDuration, ValidationFailures, PDFRender, MessageReadBatch, pools,
+		WebhookDeliveries, WebhookDeadLetters, WebhookLag, WebhookLagSeconds,
 	)
 }
 
