@@ -62,7 +62,7 @@ func webhookServer(t *testing.T) (*api.Server, *pgxpool.Pool) {
 			return
 		}
 		deliveries := webhook.NewDeliveries(e.pool, webhook.Options{AllowPrivate: true, PublicURL: "http://postbox.test",
-			Policy: webhook.Policy{Retries: testRetries, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, PollTimeout: 5 * time.Second}}, quiet)
+			Policy: webhook.Policy{Retries: testRetries, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, IdleCheck: time.Hour}}, quiet)
 		ws := worker.New(formTaskEnv.dev.Client(), nil, worker.Options{Queues: []string{"events"}, Deliveries: deliveries, StopTimeout: 200 * time.Millisecond})
 		done := make(chan error, 1)
 		go func() { done <- worker.Run(ctx, ws, e.pool, slog.New(slog.DiscardHandler)) }()

@@ -81,12 +81,9 @@ type Config struct {
 	// proxy (POSTBOX_TRUST_CLIENT_CERT_HEADER); the certificate is still verified against TLSClientCA.
 	TrustClientCertHeader bool
 
-	WorkerMaxActivities    int // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
-	WorkerMaxWorkflowTasks int // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
-	// WorkerEventsMaxActivities are the activity slots of the events group (POSTBOX_WORKER_EVENTS_MAX_ACTIVITIES):
-	// each idle subscription's long poll holds one, so at least the subscriptions one worker serves.
-	WorkerEventsMaxActivities int
-	WorkerQueues              []string // POSTBOX_WORKER_QUEUES: the queue groups a worker polls (QueueGroups)
+	WorkerMaxActivities    int      // POSTBOX_WORKER_MAX_ACTIVITIES: activities one worker runs at once
+	WorkerMaxWorkflowTasks int      // POSTBOX_WORKER_MAX_WORKFLOW_TASKS: workflow tasks one worker runs at once
+	WorkerQueues           []string // POSTBOX_WORKER_QUEUES: the queue groups a worker polls (QueueGroups)
 	// TrashbinRetention is how long a message stays in a trashbin before the scheduled purge deletes it
 	// for good (POSTBOX_TRASHBIN_RETENTION).
 	TrashbinRetention time.Duration
@@ -244,11 +241,10 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 
 		TrustClientCertHeader: r.boolean("POSTBOX_TRUST_CLIENT_CERT_HEADER", false),
 
-		WorkerMaxActivities:       int(r.integer("POSTBOX_WORKER_MAX_ACTIVITIES", 16)),
-		WorkerMaxWorkflowTasks:    int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
-		WorkerEventsMaxActivities: int(r.integer("POSTBOX_WORKER_EVENTS_MAX_ACTIVITIES", 1000)),
-		WorkerQueues:              r.queues("POSTBOX_WORKER_QUEUES"),
-		TrashbinRetention:         r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
+		WorkerMaxActivities:    int(r.integer("POSTBOX_WORKER_MAX_ACTIVITIES", 16)),
+		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
+		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
+		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
 
 		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", DevPublicURL),
 		TimeZone:  parsed(&r, "POSTBOX_TIME_ZONE", clock.DefaultLocation(), time.LoadLocation, "an IANA time zone like Europe/Oslo"),
@@ -364,9 +360,6 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.WorkerMaxActivities <= 0 {
 		r.fail("POSTBOX_WORKER_MAX_ACTIVITIES", "must be positive")
-	}
-	if c.WorkerEventsMaxActivities <= 0 {
-		r.fail("POSTBOX_WORKER_EVENTS_MAX_ACTIVITIES", "must be positive")
 	}
 	if c.WorkerMaxWorkflowTasks <= 0 {
 		r.fail("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", "must be positive")

@@ -203,6 +203,39 @@ func (q *Queries) RunningSubscriptions(ctx context.Context) ([]int64, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
+// LockDispatchMark locks the dispatcher's mark until the transaction ends and returns it: the seq through
+// which events have woken their subscriptions' workflows. Run it in a transaction.
+func (q *Queries) LockDispatchMark(ctx context.Context) (int64, error) {
+	var seq int64
+	err := q.db.QueryRow(ctx, `SELECT seq FROM webhook_dispatch FOR UPDATE`).Scan(&seq)
+	return seq, err
+}
+
+// SetDispatchMark moves the dispatcher's mark to seq.
+func (q *Queries) SetDispatchMark(ctx context.Context, seq int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE webhook_dispatch SET seq = $1`, seq)
+	return err
+}
+
+// SubscriptionsWithEvents lists the active subscriptions that events after seq through seq through may
+// concern: a reportee's subscriptions of the events' reportees, a service owner's of its services' events.
+// A superset of what they may see (their rights and types are checked on delivery), found from the events
+// to the subscriptions by index, so it costs the events, not the subscriptions.
+func (q *Queries) SubscriptionsWithEvents(ctx context.Context, after, through int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, `SELECT s.id FROM events e
+			JOIN webhook_subscriptions s ON s.reportee_id = e.reportee_id
+			WHERE e.seq > $1 AND e.seq <= $2 AND s.status = 'active'
+		UNION
+		SELECT s.id FROM events e
+			JOIN services sv ON sv.service_code = e.service_code AND sv.service_edition = e.service_edition
+			JOIN webhook_subscriptions s ON s.service_owner_code = sv.service_owner_code
+			WHERE e.seq > $1 AND e.seq <= $2 AND s.status = 'active'`, after, through)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
 // EndSubscription ends subscription id (its workflow stops at its next step); ending an ended one is
 // no change. ErrNotFound when there is none.
 func (q *Queries) EndSubscription(ctx context.Context, id int64) error {

@@ -78,7 +78,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	log := slog.New(slog.DiscardHandler)
 	c := dial(b, devServer.FrontendHostPort(), nsBench)
 	deliveries := webhook.NewDeliveries(pool, webhook.Options{AllowPrivate: true, PublicURL: "http://postbox.test",
-		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 5 * time.Second, PollTimeout: time.Minute}}, log)
+		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 5 * time.Second, IdleCheck: time.Hour}}, log)
 	ws := worker.New(c, nil, worker.Options{Queues: []string{config.QueueEvents}, Deliveries: deliveries, StopTimeout: time.Second})
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)

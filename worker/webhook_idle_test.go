@@ -49,11 +49,13 @@ func (s *statements) take() (all, lastSeq int) {
 	return all, lastSeq
 }
 
-// Idle subscriptions cost nothing while they wait: the listener's one fallback poll looks at the outbox
-// every FallbackPoll for all of them, not each long poll for itself. And it is a real fallback: an event
-// whose notification is lost (the NOTIFY trigger off) is still delivered to every subscription.
-func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
-	const subscriptions = 50
+// Idle subscriptions cost nothing while they wait: their workflows wait for the dispatcher's signal, and
+// only the listener's one fallback poll looks at the outbox, every FallbackPoll. An event wakes the
+// subscriptions it concerns and no other: another party's subscriptions do not look (their cursors stay).
+// And the fallback is real: an event whose notification is lost (the NOTIFY trigger off) is still
+// delivered to every subscription.
+func TestIdleWebhookSubscriptionsWaitForTheDispatcher(t *testing.T) {
+	const subscriptions, others = 50, 5
 	ctx := context.Background()
 	url, _ := storetest.NewDatabase(t)
 	counted := &statements{}
@@ -61,10 +63,10 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 
-	// The long polls wait far longer than the test: only the fallback can find an event whose NOTIFY is lost.
+	// The workflows' own hourly look is far beyond the test: only the dispatcher can wake them.
 	log := slog.New(slog.DiscardHandler)
 	deliveries := webhook.NewDeliveries(pool, webhook.Options{AllowPrivate: true, PublicURL: "http://postbox.test",
-		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, PollTimeout: time.Hour}}, log)
+		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, IdleCheck: time.Hour}}, log)
 	ws := worker.New(dial(t, devServer.FrontendHostPort(), nsWebhooks), nil,
 		worker.Options{Queues: []string{config.QueueEvents}, Deliveries: deliveries, StopTimeout: 200 * time.Millisecond})
 	runCtx, stop := context.WithCancel(ctx)
@@ -84,17 +86,32 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	q := store.New(pool)
-	var party int64
-	require.NoError(t, pool.QueryRow(ctx, `SELECT min(id) FROM parties`).Scan(&party))
-	var ids []int64
-	for range subscriptions {
-		sub, err := q.CreateSubscription(ctx, store.Subscription{ReporteeID: party, Subscriber: store.Subject{PartyID: party},
+	var party, other int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT min(id), max(id) FROM parties`).Scan(&party, &other))
+	var ids, otherIDs []int64
+	for i := range subscriptions + others {
+		p := party
+		if i >= subscriptions {
+			p = other
+		}
+		sub, err := q.CreateSubscription(ctx, store.Subscription{ReporteeID: p, Subscriber: store.Subject{PartyID: p},
 			EndPoint: srv.URL, Secret: sealedSecret(t, webhook.NewSecret())}, 0)
 		require.NoError(t, err)
-		ids = append(ids, sub.ID)
+		if p == party {
+			ids = append(ids, sub.ID)
+		} else {
+			otherIDs = append(otherIDs, sub.ID)
+		}
+	}
+	cursors := func(ids []int64) []int64 {
+		rows, err := pool.Query(ctx, `SELECT cursor FROM webhook_subscriptions WHERE id = ANY($1) ORDER BY id`, ids)
+		require.NoError(t, err)
+		c, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		require.NoError(t, err)
+		return c
 	}
 	t.Cleanup(func() {
-		for _, id := range ids { // their workflows end at once, and none is left in the namespace
+		for _, id := range append(ids, otherIDs...) { // their workflows end at once, and none is left in the namespace
 			_ = q.EndSubscription(ctx, id)
 		}
 		stop()
@@ -105,9 +122,9 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var active int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE status = 'active'`).Scan(&active)
-		return err == nil && active == subscriptions
+		return err == nil && active == subscriptions+others
 	}, 2*webhook.SweepInterval+10*time.Second, 50*time.Millisecond)
-	// Every long poll has looked once and waits: a FallbackPoll passes with no statement but the shared poll's.
+	// Every workflow has looked once and waits: a FallbackPoll passes with no statement but the shared poll's.
 	require.Eventually(t, func() bool {
 		counted.take()
 		time.Sleep(webhook.FallbackPoll)
@@ -120,10 +137,9 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 	took := time.Since(began)
 	t.Logf("%d idle subscriptions over %v: %d statements, %d looks at the outbox's last seq (%.1f/s)",
 		subscriptions, took.Round(time.Millisecond), all, lastSeq, float64(lastSeq)/took.Seconds())
-	// Each long poll looking for itself made three statements a poll: 450 here. The shared poll makes one;
-	// the margin is for a long poll the loaded machine made miss its heartbeat, retried.
-	assert.LessOrEqual(t, lastSeq, int(took/webhook.FallbackPoll)+2, "one look per FallbackPoll for all the waiting long polls")
-	assert.Less(t, all, subscriptions, "waiting costs no statement: fewer than one per subscription in three polls")
+	assert.LessOrEqual(t, lastSeq, int(took/webhook.FallbackPoll)+2, "one look per FallbackPoll for all the waiting subscriptions")
+	assert.LessOrEqual(t, all, int(took/webhook.FallbackPoll)+2, "waiting costs no statement but the shared poll's")
+	othersBefore := cursors(otherIDs)
 
 	// An event whose notification is lost: the trigger that NOTIFYs is off while it commits.
 	_, err = pool.Exec(ctx, `ALTER TABLE events DISABLE TRIGGER events_notify`)
@@ -140,4 +156,16 @@ func TestIdleWebhookPollsShareOneFallbackPoll(t *testing.T) {
 		defer mu.Unlock()
 		return got[id] >= subscriptions
 	}, time.Minute, 50*time.Millisecond, fmt.Sprintf("the event reaches all %d subscriptions without its NOTIFY", subscriptions))
+	assert.Equal(t, othersBefore, cursors(otherIDs), "the other party's subscriptions were not woken: they did not look")
+
+	// The other party's event wakes its subscriptions, which look and move past both events.
+	e = events.NewBuilder("http://postbox.test").MessageEvent(events.CorrespondenceRead, events.Message{MessageID: "a8000002",
+		ReporteeID: other, Type: "Correspondence", ServiceCode: "7001", ServiceEdition: 1, Status: "Lest"})
+	require.NoError(t, q.AppendEvents(ctx, e))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id::text FROM events ORDER BY seq DESC LIMIT 1`).Scan(&id))
+	assert.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return got[id] >= others
+	}, time.Minute, 50*time.Millisecond, "the other party's event reaches its subscriptions")
 }

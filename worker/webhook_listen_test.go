@@ -36,7 +36,7 @@ func TestUnannouncedSubscriptionStartsWhenTheListenerReconnects(t *testing.T) {
 
 	log := slog.New(slog.DiscardHandler)
 	deliveries := webhook.NewDeliveries(pool, webhook.Options{AllowPrivate: true, PublicURL: "http://postbox.test",
-		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, PollTimeout: time.Hour}}, log)
+		Policy: webhook.Policy{Retries: []time.Duration{time.Second}, PauseAfter: time.Hour, AttemptTimeout: 2 * time.Second, IdleCheck: time.Hour}}, log)
 	ws := worker.New(dial(t, devServer.FrontendHostPort(), nsWebhooks), nil,
 		worker.Options{Queues: []string{config.QueueEvents}, Deliveries: deliveries, StopTimeout: 200 * time.Millisecond})
 	runCtx, stop := context.WithCancel(ctx)

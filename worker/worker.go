@@ -19,7 +19,6 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,9 +54,6 @@ type Options struct {
 	// MaxConcurrentActivities bounds the activity executions of each queue's worker at once (XSD and PDF
 	// work is CPU-bound: about the CPUs of the process for validation).
 	MaxConcurrentActivities int
-	// EventsMaxActivities bounds the activity executions of the events group's worker instead: every idle
-	// subscription's long poll holds one slot (0: webhook.MaxConcurrentActivities).
-	EventsMaxActivities int
 	// MaxConcurrentWorkflowTasks bounds the workflow tasks of the formtask worker at once.
 	MaxConcurrentWorkflowTasks int
 	// StopTimeout is how long running activities may finish once the worker stops polling.
@@ -146,12 +142,8 @@ func New(c client.Client, acts *formtask.Activities, opts Options) *Workers {
 		if g == config.QueueNotification && opts.Notification == nil {
 			panic("worker: the notification group needs Options.Notification")
 		}
-		maxActivities := opts.MaxConcurrentActivities
-		if g == config.QueueEvents {
-			maxActivities = cmp.Or(opts.EventsMaxActivities, webhook.MaxConcurrentActivities)
-		}
 		w := worker.New(c, tq, worker.Options{
-			MaxConcurrentActivityExecutionSize:     maxActivities,
+			MaxConcurrentActivityExecutionSize:     opts.MaxConcurrentActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: opts.MaxConcurrentWorkflowTasks,
 			WorkerStopTimeout:                      opts.StopTimeout,
 			// Heartbeats reach the server at least this often, well within formtask.HeartbeatTimeout

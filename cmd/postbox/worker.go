@@ -64,7 +64,6 @@ func workerOptions(cfg config.Config) worker.Options {
 		Queues:                     cfg.WorkerQueues,
 		MaxConcurrentActivities:    cfg.WorkerMaxActivities,
 		MaxConcurrentWorkflowTasks: cfg.WorkerMaxWorkflowTasks,
-		EventsMaxActivities:        cfg.WorkerEventsMaxActivities,
 		StopTimeout:                cfg.ShutdownTimeout,
 		PublicURL:                  cfg.PublicURL,
 		SMTP: notification.SMTPConfig{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS,
@@ -82,5 +81,5 @@ func notificationChannels(cfg config.Config) notification.Configured {
 func webhookOptions(cfg config.Config) (webhook.Options, error) {
 	sealer, err := webhook.NewSealer(cfg.WebhookSealKeys)
 	return webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate, PublicURL: cfg.PublicURL, Sealer: sealer, Policy: webhook.Policy{
-		Retries: cfg.WebhookRetries, PauseAfter: cfg.WebhookPauseAfter, AttemptTimeout: cfg.WebhookTimeout, PollTimeout: webhook.PollTimeout}}, err
+		Retries: cfg.WebhookRetries, PauseAfter: cfg.WebhookPauseAfter, AttemptTimeout: cfg.WebhookTimeout, IdleCheck: webhook.IdleCheck}}, err
 }

@@ -17,20 +17,18 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Activities are the delivery workflow's activities, over the store, the sender, the listener and the
-// sealer of the subscriptions' secrets.
+// Activities are the delivery workflow's activities, over the store, the sender and the sealer of the
+// subscriptions' secrets.
 type Activities struct {
-	q        *store.Queries
-	rights   *identity.Rights
-	sender   *Sender
-	listener *Listener
-	sealer   *Sealer
+	q      *store.Queries
+	rights *identity.Rights
+	sender *Sender
+	sealer *Sealer
 }
 
-// NewActivities returns the activities; the listener must run (Listener.Run) for the long polls to wake
-// before their deadline.
-func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, listener *Listener, sealer *Sealer) *Activities {
-	return &Activities{q: q, rights: rights, sender: sender, listener: listener, sealer: sealer}
+// NewActivities returns the activities.
+func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, sealer *Sealer) *Activities {
+	return &Activities{q: q, rights: rights, sender: sender, sealer: sealer}
 }
 
 // signingSecrets opens the secrets that sign a subscription's deliveries now: its secret and, until its
@@ -51,11 +49,6 @@ func (a *Activities) signingSecrets(sub store.Subscription) ([]string, error) {
 	}
 	return secrets, nil
 }
-
-// MaxConcurrentActivities is what an events worker runs at once unless configured
-// (POSTBOX_WORKER_EVENTS_MAX_ACTIVITIES): the long poll of every idle subscription holds an activity slot
-// while it waits (a parked goroutine and no connection), so the slots are many.
-const MaxConcurrentActivities = 1000
 
 // BatchSize bounds the events read at once; MaxPerActivity those one DeliverNext delivers (its result
 // lists them, for the Temporal UI).
@@ -95,97 +88,64 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// DeliverNextInput asks for the next events of a subscription to be delivered, waiting up to Wait for some.
-type DeliverNextInput struct {
-	SubscriptionID int64
-	Wait           time.Duration
-}
-
-// WebhookDeliverNext delivers the subscription's next events as they come, until in.Wait has passed,
-// MaxPerActivity events went through or the endpoint failed one: it waits (heartbeating) until there are
-// replays asked for or events after the cursor that the subscription may see, sends them in order, and
-// waits again. Waiting and sending in one activity that goes on keeps a committed event's way to the
-// endpoint free of Temporal round trips: the poll is woken by the commit's notification and POSTs at once.
-// Events the subscription may not see are passed over: the cursor moves past them.
-func (a *Activities) WebhookDeliverNext(ctx context.Context, in DeliverNextInput) (NextResult, error) {
-	deadline := time.Now().Add(in.Wait)
+// WebhookDeliverNext delivers the subscription's next events: the replays asked for, or the events after
+// the cursor that it may see, in order, until MaxPerActivity went through, there is nothing more, or the
+// endpoint failed one. Events the subscription may not see are passed over: the cursor moves past them.
+func (a *Activities) WebhookDeliverNext(ctx context.Context, id int64) (NextResult, error) {
 	var res NextResult
 	for {
-		woken := a.listener.Changed()
-		sub, refs, err := a.nextEvents(ctx, in.SubscriptionID)
+		sub, refs, more, err := a.nextEvents(ctx, id)
 		res.Status = sub.Status
 		if err != nil || sub.Status != StatusActive {
 			return res, err
 		}
-		if len(refs) > 0 {
-			n, failed, err := a.send(ctx, sub, refs)
-			res.Delivered = append(res.Delivered, refs[:n]...)
-			if failed != nil {
-				res.Failed, res.Reason = &refs[n], failed.Reason
+		if len(refs) == 0 {
+			if more { // a page it may not see was passed over; the next may hold some
+				continue
 			}
-			if err != nil || failed != nil || len(res.Delivered) >= MaxPerActivity {
-				return res, err
-			}
-			continue
+			return res, nil
 		}
-		if woken, err := waitUntil(ctx, woken, deadline); !woken {
+		n, failed, err := a.send(ctx, sub, refs)
+		res.Delivered = append(res.Delivered, refs[:n]...)
+		if failed != nil {
+			res.Failed, res.Reason = &refs[n], failed.Reason
+		}
+		if err != nil || failed != nil || len(res.Delivered) >= MaxPerActivity {
 			return res, err
-		}
-	}
-}
-
-// waitUntil waits for woken, heartbeating every FallbackPoll, and tells whether it came before the
-// deadline (or ctx's end, which is its error).
-func waitUntil(ctx context.Context, woken <-chan struct{}, deadline time.Time) (bool, error) {
-	heartbeat := time.NewTicker(FallbackPoll)
-	defer heartbeat.Stop()
-	timeout := time.NewTimer(time.Until(deadline))
-	defer timeout.Stop()
-	for {
-		select {
-		case <-woken:
-			activity.RecordHeartbeat(ctx)
-			return true, nil
-		case <-heartbeat.C:
-			activity.RecordHeartbeat(ctx)
-		case <-timeout.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
 		}
 	}
 }
 
 // nextEvents returns the subscription and, while it is active, the replays asked for or else the next
-// events after its cursor that it may see (moving the cursor past those it may not).
-func (a *Activities) nextEvents(ctx context.Context, id int64) (store.Subscription, []EventRef, error) {
-	sub, err := a.q.GetSubscription(ctx, id)
+// events after its cursor that it may see (moving the cursor past those it may not); more says that it
+// passed over a whole page and there are events after it.
+func (a *Activities) nextEvents(ctx context.Context, id int64) (sub store.Subscription, refs []EventRef, more bool, err error) {
+	sub, err = a.q.GetSubscription(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Subscription{Status: StatusEnded}, nil, nil
+		return store.Subscription{Status: StatusEnded}, nil, false, nil
 	}
 	if err != nil || sub.Status != StatusActive {
-		return sub, nil, err
+		return sub, nil, false, err
 	}
-	var refs []EventRef
 	replays, err := a.q.ReplaysAsked(ctx, id)
 	if err != nil {
-		return sub, nil, err
+		return sub, nil, false, err
 	}
 	for _, d := range replays[:min(len(replays), BatchSize)] {
 		refs = append(refs, EventRef{Seq: d.Seq, ID: d.EventID, Replay: true})
 	}
 	if len(refs) > 0 {
-		return sub, refs, nil
+		return sub, refs, false, nil
 	}
 	// Everything up to the last committed seq is committed (seqs are given in commit order): what the
 	// subscription may not see up to there is passed over.
 	through, err := a.q.LastEventSeq(ctx)
 	if err != nil || through <= sub.Cursor {
-		return sub, nil, err
+		return sub, nil, false, err
 	}
 	page, more, err := a.visibleEvents(ctx, sub)
 	if err != nil {
-		return sub, nil, err
+		return sub, nil, false, err
 	}
 	for _, e := range page {
 		if len(sub.Types) == 0 || slices.Contains(sub.Types, e.Type) {
@@ -193,13 +153,13 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (store.Subscripti
 		}
 	}
 	if len(refs) > 0 {
-		return sub, refs, nil
+		return sub, refs, false, nil
 	}
 	passed := through
 	if len(page) > 0 && (more || page[len(page)-1].Seq > through) {
 		passed = page[len(page)-1].Seq
 	}
-	return sub, nil, a.q.AdvanceSubscription(ctx, id, passed)
+	return sub, nil, more, a.q.AdvanceSubscription(ctx, id, passed)
 }
 
 // visibleEvents is the next page of events after the cursor that the subscription may see: the feed's

@@ -31,8 +31,8 @@ type Options struct {
 	Listen *pgx.ConnConfig
 }
 
-// Deliveries are what an events worker runs: the workflow and its activities, the listener that wakes
-// the long polls and the supervisor that starts the workflows.
+// Deliveries are what an events worker runs: the workflow and its activities, the listener, the
+// dispatcher that wakes the workflows of new events' subscriptions, and the supervisor that starts them.
 type Deliveries struct {
 	pool       *pgxpool.Pool
 	listen     *pgx.ConnConfig
@@ -57,7 +57,7 @@ func NewDeliveries(pool *pgxpool.Pool, opts Options, log *slog.Logger) *Deliveri
 		opts.Listen = pool.Config().ConnConfig
 	}
 	return &Deliveries{pool: pool, listen: opts.Listen, policy: opts.Policy, listener: l,
-		activities: NewActivities(q, identity.NewRights(q, log), sender, l, opts.Sealer)}
+		activities: NewActivities(q, identity.NewRights(q, log), sender, opts.Sealer)}
 }
 
 // Register registers the workflow and the activities on an events worker.
@@ -75,10 +75,11 @@ func (d *Deliveries) Register(r worker.Registry) {
 	}
 }
 
-// Run listens and supervises until ctx ends.
+// Run listens, dispatches and supervises until ctx ends.
 func (d *Deliveries) Run(ctx context.Context, c client.Client, log *slog.Logger) {
 	var wg sync.WaitGroup
 	wg.Go(func() { d.listener.Run(ctx, d.pool, d.listen, log) })
+	wg.Go(func() { NewDispatcher(d.pool, c, log).Run(ctx, d.listener) })
 	wg.Go(func() { Supervise(ctx, c, store.New(d.pool), d.listener, d.policy, log) })
 	wg.Wait()
 }

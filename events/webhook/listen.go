@@ -15,16 +15,14 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// FallbackPoll is how often the listener looks at the outbox for all the waiting long polls without a
-// notification, so a lost notification delays a delivery by at most this; a waiting long poll heartbeats
-// as often, without a statement.
+// FallbackPoll is how often the listener looks at the outbox without a notification, so a lost
+// notification delays a delivery by at most this.
 const FallbackPoll = 2 * time.Second
 
-// Listener keeps one connection LISTENing for committed events and changed subscriptions, wakes the long
-// polls of DeliverNext on either and hands the changed subscriptions' ids to Supervise. Beside it, one
-// fallback poll for all the long polls looks at the outbox every FallbackPoll and wakes them when it
-// moved, so a notification lost delays a delivery by at most FallbackPoll while a waiting long poll sends
-// no statement at all. Supervise sweeps every SweepInterval anyway.
+// Listener keeps one connection LISTENing for committed events and changed subscriptions, tells the
+// Dispatcher of either (Changed) and hands the changed subscriptions' ids to Supervise. Beside it, one
+// fallback poll looks at the outbox every FallbackPoll and tells the Dispatcher when it moved, so a
+// notification lost delays a delivery by at most FallbackPoll. Supervise sweeps every SweepInterval anyway.
 type Listener struct {
 	mu      sync.Mutex
 	changed chan struct{}
@@ -86,10 +84,9 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnCo
 	wg.Wait()
 }
 
-// poll is the fallback of every waiting long poll: each FallbackPoll it reads the outbox's mark (one
-// statement, however many wait) and wakes them all when it moved since the last look. It wakes them also
-// for what a notification announced already: telling the lost from the announced would need each
-// waiter's own look, which is the cost this saves; so a commit costs at most one wake more.
+// poll is the fallback of the notifications: each FallbackPoll it reads the outbox's mark (one statement)
+// and tells the Dispatcher when it moved since the last look, also for what a notification announced
+// already, so a commit costs at most one dispatch pass more (one that finds nothing after its mark).
 func (l *Listener) poll(ctx context.Context, q *store.Queries, log *slog.Logger) {
 	var seen store.OutboxMark
 	failing := false

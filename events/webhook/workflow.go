@@ -16,13 +16,15 @@ import (
 // subscription's cursor, the outbox, the dead letters), so a lost or reset workflow starts again where
 // deliveries stopped, and history stays small (continue-as-new when the server suggests it).
 //
-// The loop: handshake until the endpoint allows deliveries; then DeliverNext waits (long poll) for outbox
-// events after the cursor that the subscriber may see, or replays asked for, and sends them in order, one
-// after the other, as they come, for up to Policy.PollTimeout, stopping at the first failure. A failed event is tried again (DeliverEvents) after each
-// interval of Policy.Retries, then dead-lettered, and delivery goes on with the next one. An endpoint
-// that fails for Policy.PauseAfter pauses the subscription. Events are delivered in outbox order, so in
-// order per subject; at least once: an attempt cut short (a worker dies) is sent again with the same
-// webhook-id.
+// The loop: handshake until the endpoint allows deliveries; then DeliverNext sends, in order, the replays
+// asked for and the events after the cursor that the subscriber may see, stopping at the first failure,
+// and returns at once. With nothing more to send the workflow waits for a WakeSignal, which the Dispatcher
+// of the events workers sends when committed events concern the subscription (or Supervise, for a replay),
+// or for Policy.IdleCheck: an idle subscription holds no worker slot, no poll and no heartbeat, only a
+// timer. A failed event is tried again (DeliverEvents) after each interval of Policy.Retries, then
+// dead-lettered, and delivery goes on with the next one. An endpoint that fails for Policy.PauseAfter
+// pauses the subscription. Events are delivered in outbox order, so in order per subject; at least once:
+// an attempt cut short (a worker dies) is sent again with the same webhook-id.
 const (
 	// TaskQueue is the task queue of the delivery workflows and their activities (queue group "events").
 	TaskQueue = "postbox-events"
@@ -30,6 +32,8 @@ const (
 	SubscriptionWorkflow = "WebhookSubscription"
 	// SubscriptionWorkflowIDPrefix starts the id of every subscription's workflow: "subscription/<id>".
 	SubscriptionWorkflowIDPrefix = "subscription/"
+	// WakeSignal tells an idle subscription's workflow that there may be something to deliver.
+	WakeSignal = "wake"
 )
 
 // SubscriptionWorkflowID is the id of the delivery workflow of a subscription.
@@ -59,13 +63,13 @@ type Policy struct {
 	PauseAfter time.Duration
 	// AttemptTimeout cuts one request to the endpoint.
 	AttemptTimeout time.Duration
-	// PollTimeout is how long DeliverNext waits for events before it returns empty (PollTimeout).
-	PollTimeout time.Duration
+	// IdleCheck is how long an idle workflow waits for a WakeSignal before it looks anyway: the net under
+	// a wake lost with a dispatcher that died between its commit and its signals.
+	IdleCheck time.Duration
 }
 
-// PollTimeout is how long a DeliverNext long poll waits in production: an idle subscription costs an
-// activity a minute.
-const PollTimeout = time.Minute
+// IdleCheck is Policy.IdleCheck in production: an idle subscription costs one look an hour.
+const IdleCheck = time.Hour
 
 // SubscriptionInput starts a subscription's workflow and is carried over continue-as-new.
 type SubscriptionInput struct {
@@ -175,44 +179,104 @@ type subscriptionRun struct {
 var errStop = errors.New("stop")
 
 func (w *subscriptionRun) run(ctx workflow.Context) error {
+	for {
+		if err := w.handshake(ctx); err != nil || !w.in.Validated {
+			return stopped(err)
+		}
+		if err := w.deliver(ctx); err != nil || w.in.Validated {
+			return stopped(err)
+		}
+		// The subscription is pending again (its handshake is to be done anew): shake hands first.
+	}
+}
+
+// handshake asks the endpoint until it allows deliveries; Validated stays false when the subscription
+// ended meanwhile.
+func (w *subscriptionRun) handshake(ctx workflow.Context) error {
 	for attempt := 0; !w.in.Validated; attempt++ {
 		err := workflow.ExecuteActivity(endpointOptions(ctx, 0, w.in.Policy, 1), ActivityHandshake, w.in.SubscriptionID).Get(ctx, &w.in.Validated)
 		if reason := endpointFailure(err); reason != "" {
 			if err := w.failed(ctx, attempt, reason); err != nil {
-				return stopped(err)
+				return err
 			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if !w.in.Validated { // the subscription ended meanwhile
+		if !w.in.Validated { // the subscription ended meanwhile, unless a wake says it changed since
+			if woken(ctx) {
+				attempt = -1
+				continue
+			}
 			return nil
 		}
 		w.in.FailingSince = time.Time{}
 	}
+	return nil
+}
+
+// deliver delivers until the subscription is no longer active: it returns with Validated still set when
+// it ended or was paused, and with Validated cleared when it is pending again.
+func (w *subscriptionRun) deliver(ctx workflow.Context) error {
 	for {
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			woken(ctx) // the new run looks first, which serves them
 			return workflow.NewContinueAsNewError(ctx, Subscription, w.in)
 		}
 		var next NextResult
-		err := workflow.ExecuteActivity(endpointOptions(ctx, w.in.Policy.PollTimeout, w.in.Policy, MaxPerActivity), ActivityDeliverNext,
-			DeliverNextInput{SubscriptionID: w.in.SubscriptionID, Wait: w.in.Policy.PollTimeout}).Get(ctx, &next)
+		err := workflow.ExecuteActivity(endpointOptions(ctx, 0, w.in.Policy, MaxPerActivity), ActivityDeliverNext,
+			w.in.SubscriptionID).Get(ctx, &next)
 		if err != nil {
 			return err
 		}
+		if next.Status == StatusPending {
+			w.in.Validated = false
+			return nil
+		}
 		if next.Status != StatusActive {
+			// A wake that came meanwhile may say the subscription is active again (a replay resumed it,
+			// its start met this run still ending): look once more rather than end and leave it without a
+			// run. A wake arriving as this run ends makes Temporal retry the ending with the wake in view.
+			if woken(ctx) {
+				continue
+			}
 			return nil
 		}
 		if len(next.Delivered) > 0 {
 			w.in.FailingSince = time.Time{}
 		}
-		if next.Failed != nil {
+		switch {
+		case next.Failed != nil:
 			if err := w.retry(ctx, *next.Failed, next.Reason); err != nil {
-				return stopped(err)
+				return err
 			}
+		case len(next.Delivered) < MaxPerActivity: // all there was: wait for more
+			w.idle(ctx)
 		}
 	}
+}
+
+// woken takes the wakes that came and tells whether there were any.
+func woken(ctx workflow.Context) bool {
+	got := false
+	for workflow.GetSignalChannel(ctx, WakeSignal).ReceiveAsync(nil) {
+		got = true
+	}
+	return got
+}
+
+// idle waits for a WakeSignal or Policy.IdleCheck, then takes every wake that came meanwhile: the next
+// look serves them all.
+func (w *subscriptionRun) idle(ctx workflow.Context) {
+	wake := workflow.GetSignalChannel(ctx, WakeSignal)
+	timerCtx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+	sel.AddFuture(workflow.NewTimer(timerCtx, w.in.Policy.IdleCheck), func(workflow.Future) {})
+	sel.Select(ctx)
+	woken(ctx)
 }
 
 func stopped(err error) error {

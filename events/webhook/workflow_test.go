@@ -30,6 +30,13 @@ type endpoint struct {
 	dead      []string
 	statuses  []string
 	polls     int
+	// open keeps the subscription active once the outbox is drained (else it ends then).
+	open bool
+	// pendingAt makes the subscription pending (to shake hands anew) at the look of that number.
+	pendingAt  int
+	handshakes int
+	// pausedAt answers the look of that number with a paused subscription.
+	pausedAt int
 	// attempts are the workflow clock's times of the attempts of each event.
 	attempts map[string][]time.Time
 	env      *testsuite.TestWorkflowEnvironment
@@ -41,17 +48,27 @@ func (e *endpoint) register(env *testsuite.TestWorkflowEnvironment) {
 	reg(func(ctx context.Context, id int64) (bool, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		e.handshakes++
 		if e.handshake > 0 {
 			e.handshake--
 			return false, temporal.NewNonRetryableApplicationError("handshake: no", webhook.ErrEndpointFailed, nil)
 		}
 		return true, nil
 	}, webhook.ActivityHandshake)
-	reg(func(ctx context.Context, in webhook.DeliverNextInput) (webhook.NextResult, error) {
+	reg(func(ctx context.Context, id int64) (webhook.NextResult, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.polls++
+		if e.polls == e.pendingAt {
+			return webhook.NextResult{Status: webhook.StatusPending}, nil
+		}
+		if e.polls == e.pausedAt {
+			return webhook.NextResult{Status: webhook.StatusPaused}, nil
+		}
 		if e.next >= len(e.outbox) {
+			if e.open {
+				return webhook.NextResult{Status: webhook.StatusActive}, nil
+			}
 			return webhook.NextResult{Status: webhook.StatusEnded}, nil
 		}
 		batch := e.outbox[e.next:min(e.next+3, len(e.outbox))]
@@ -110,13 +127,16 @@ func events(n int) []webhook.EventRef {
 }
 
 var testPolicy = webhook.Policy{Retries: []time.Duration{10 * time.Second, 30 * time.Second, time.Minute},
-	PauseAfter: 24 * time.Hour, AttemptTimeout: time.Second, PollTimeout: time.Second}
+	PauseAfter: 24 * time.Hour, AttemptTimeout: time.Second, IdleCheck: time.Hour}
 
-func run(t *testing.T, e *endpoint, in webhook.SubscriptionInput) (*testsuite.TestWorkflowEnvironment, error) {
+func run(t *testing.T, e *endpoint, in webhook.SubscriptionInput, callbacks ...func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
 	var s testsuite.WorkflowTestSuite
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
 	env.RegisterWorkflowWithOptions(webhook.Subscription, workflow.RegisterOptions{Name: webhook.SubscriptionWorkflow})
 	e.register(env)
+	for _, cb := range callbacks {
+		cb(env)
+	}
 	env.ExecuteWorkflow(webhook.SubscriptionWorkflow, in)
 	require.True(t, env.IsWorkflowCompleted())
 	return env, env.GetWorkflowError()
@@ -168,4 +188,74 @@ func TestTheHandshakeIsRetriedBeforeTheFirstDelivery(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"e1", "e2"}, e.delivered)
 	assert.Zero(t, e.handshake)
+}
+
+// An idle subscription waits for a wake, without looking meanwhile: new events are delivered when it comes.
+func TestAnIdleSubscriptionWaitsForAWake(t *testing.T) {
+	e := &endpoint{outbox: events(2), open: true}
+	more := events(4)[2:]
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			e.mu.Lock()
+			e.outbox = append(e.outbox, more...)
+			e.mu.Unlock()
+			env.SignalWorkflow(webhook.WakeSignal, nil)
+		}, 10*time.Minute)
+		env.RegisterDelayedCallback(func() {
+			e.mu.Lock()
+			e.open = false
+			e.mu.Unlock()
+			env.SignalWorkflow(webhook.WakeSignal, nil)
+		}, 20*time.Minute)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2", "e3", "e4"}, e.delivered)
+	assert.Equal(t, 10*time.Minute, e.attempts["e3"][0].Sub(e.attempts["e1"][0]), "delivered when the wake came")
+	assert.Equal(t, 3, e.polls, "one look at the start, one at each wake: none while idle")
+}
+
+// A wake that never comes (a dispatcher died between its commit and its signals) is covered by the idle
+// workflow's own look after Policy.IdleCheck.
+func TestAnIdleSubscriptionLooksAfterIdleCheck(t *testing.T) {
+	e := &endpoint{outbox: events(1), open: true}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			e.mu.Lock()
+			e.outbox = append(e.outbox, events(2)[1])
+			e.open = false
+			e.mu.Unlock()
+		}, 10*time.Minute)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2"}, e.delivered)
+	assert.Equal(t, testPolicy.IdleCheck, e.attempts["e2"][0].Sub(e.attempts["e1"][0]), "found at the hourly look")
+}
+
+// A subscription found pending again is not left without a workflow: the run shakes hands anew and goes
+// on delivering.
+func TestAPendingSubscriptionShakesHandsAgain(t *testing.T) {
+	e := &endpoint{outbox: events(4), pendingAt: 2}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy})
+	require.NoError(t, err)
+	assert.Equal(t, 2, e.handshakes)
+	assert.Equal(t, []string{"e1", "e2", "e3", "e4"}, e.delivered)
+}
+
+// A run that finds its subscription paused while a wake is waiting looks once more instead of ending: the
+// wake may say it is active again (a replay resumed it), and no run would be left to deliver.
+func TestAWakeThatCameMeanwhileIsLookedAt(t *testing.T) {
+	e := &endpoint{outbox: events(1), open: true, pausedAt: 2}
+	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			e.mu.Lock()
+			e.outbox = append(e.outbox, events(2)[1])
+			e.open = false
+			e.mu.Unlock()
+			env.SignalWorkflow(webhook.WakeSignal, nil) // the look that finds it paused
+			env.SignalWorkflow(webhook.WakeSignal, nil) // the replay's, while that look runs
+		}, 10*time.Minute)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2"}, e.delivered)
+	assert.Equal(t, 10*time.Minute, e.attempts["e2"][0].Sub(e.attempts["e1"][0]), "delivered at once, not at the hourly look")
 }
