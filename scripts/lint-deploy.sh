@@ -34,35 +34,20 @@ export GOWORK=off
 stamp() { [ -e "$BIN/.$1-$2" ]; }
 mark() { rm -f "$BIN/.$1-"*; touch "$BIN/.$1-$2"; }
 
-if ! stamp kubeconform $KUBECONFORM_VERSION || [ ! -x "$BIN/kubeconform" ]; then
-  echo "installing kubeconform $KUBECONFORM_VERSION into ./bin"
-  GOBIN=$BIN go install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
-  mark kubeconform $KUBECONFORM_VERSION
-fi
+# install NAME VERSION PACKAGE: go install PACKAGE@VERSION into ./bin once per version.
+install() {
+  if ! stamp "$1" "$2" || [ ! -x "$BIN/$1" ]; then
+    echo "installing $1 $2 into ./bin (the first time takes minutes)"
+    GOBIN=$BIN go install "$3@$2"
+    mark "$1" "$2"
+  fi
+}
 
-if ! stamp kustomize $KUSTOMIZE_VERSION || [ ! -x "$BIN/kustomize" ]; then
-  echo "installing kustomize $KUSTOMIZE_VERSION into ./bin"
-  GOBIN=$BIN go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
-  mark kustomize $KUSTOMIZE_VERSION
-fi
-
-if ! stamp helm $HELM_VERSION || [ ! -x "$BIN/helm" ]; then
-  echo "installing helm $HELM_VERSION into ./bin (a few minutes the first time)"
-  GOBIN=$BIN go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-  mark helm $HELM_VERSION
-fi
-
-if ! stamp promtool $PROMTOOL_VERSION || [ ! -x "$BIN/promtool" ]; then
-  echo "installing promtool $PROMTOOL_VERSION into ./bin (several minutes the first time)"
-  GOBIN=$BIN go install "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION"
-  mark promtool $PROMTOOL_VERSION
-fi
-
-if ! stamp caddy $CADDY_VERSION || [ ! -x "$BIN/caddy" ]; then
-  echo "installing caddy $CADDY_VERSION into ./bin (a few minutes the first time)"
-  GOBIN=$BIN go install "github.com/caddyserver/caddy/v2/cmd/caddy@$CADDY_VERSION"
-  mark caddy $CADDY_VERSION
-fi
+install kubeconform $KUBECONFORM_VERSION github.com/yannh/kubeconform/cmd/kubeconform
+install kustomize $KUSTOMIZE_VERSION sigs.k8s.io/kustomize/kustomize/v5
+install helm $HELM_VERSION helm.sh/helm/v3/cmd/helm
+install promtool $PROMTOOL_VERSION github.com/prometheus/prometheus/cmd/promtool
+install caddy $CADDY_VERSION github.com/caddyserver/caddy/v2/cmd/caddy
 
 # docker compose's go.mod has exclude directives, so `go install pkg@version` refuses it: build it
 # inside its own (downloaded, read-only) module instead. Used standalone as bin/docker-compose; it is
