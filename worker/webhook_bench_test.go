@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +23,19 @@ import (
 	"github.com/postbox/postbox/worker"
 )
 
-// arrivals is a receiver that notes when each webhook-id first arrived.
+// arrivals is a receiver that answers every handshake (counting them) and notes when each webhook-id
+// first arrived.
 type arrivals struct {
-	mu   sync.Mutex
-	at   map[string]time.Time
-	want int
-	done chan struct{}
+	handshakes atomic.Int64
+	mu         sync.Mutex
+	at         map[string]time.Time
+	want       int
+	done       chan struct{}
 }
 
 func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions {
+		a.handshakes.Add(1)
 		w.Header().Set(webhook.HeaderAllowedOrigin, "*")
 		return
 	}
@@ -40,7 +44,7 @@ func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer a.mu.Unlock()
 	if _, seen := a.at[r.Header.Get(webhook.HeaderID)]; !seen {
 		a.at[r.Header.Get(webhook.HeaderID)] = now
-		if len(a.at) == a.want {
+		if a.done != nil && len(a.at) == a.want {
 			close(a.done)
 		}
 	}
@@ -54,6 +58,7 @@ func (a *arrivals) expect(n int) {
 	a.mu.Unlock()
 }
 
+// arrival is when id first arrived; zero while it has not.
 func (a *arrivals) arrival(id string) time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()

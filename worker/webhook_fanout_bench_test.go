@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,35 +20,6 @@ import (
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
 )
-
-// fanOutReceiver answers every handshake (counting them) and notes when each webhook-id first arrived.
-type fanOutReceiver struct {
-	handshakes atomic.Int64
-	mu         sync.Mutex
-	at         map[string]time.Time
-}
-
-func (r *fanOutReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method == http.MethodOptions {
-		r.handshakes.Add(1)
-		w.Header().Set(webhook.HeaderAllowedOrigin, "*")
-		return
-	}
-	now := time.Now()
-	r.mu.Lock()
-	if _, seen := r.at[req.Header.Get(webhook.HeaderID)]; !seen {
-		r.at[req.Header.Get(webhook.HeaderID)] = now
-	}
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *fanOutReceiver) arrived(id string) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.at[id]
-	return t, ok
-}
 
 // BenchmarkWebhookFanOut measures delivery at many subscriptions: N subscriptions, each of its own party,
 // all handshaken and idle, then a steady stream of events (one a commit, 20 a second for 15 s), each for one
@@ -87,7 +55,7 @@ func fanOut(b *testing.B, n int) {
 	pool, err := store.Open(ctx, url, store.WithTracer(counted))
 	require.NoError(b, err)
 	b.Cleanup(pool.Close)
-	rcv := &fanOutReceiver{at: map[string]time.Time{}}
+	rcv := &arrivals{at: map[string]time.Time{}}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 
@@ -165,8 +133,8 @@ func fanOut(b *testing.B, n int) {
 	require.Eventually(b, func() bool {
 		lags = lags[:0]
 		for _, s := range stream {
-			at, ok := rcv.arrived(s.id)
-			if !ok {
+			at := rcv.arrival(s.id)
+			if at.IsZero() {
 				return false
 			}
 			lags = append(lags, at.Sub(s.at))

@@ -93,20 +93,23 @@ func (d *Dispatcher) Dispatch(ctx context.Context) error {
 	}
 }
 
-// wake signals the workflows of the subscriptions ids. One that does not run (paused, ended, or not started
-// yet) is left alone: Supervise starts those that should run, and a new run looks before it waits.
+// wake signals the workflows of the subscriptions ids (Wake).
 func (d *Dispatcher) wake(ctx context.Context, ids []int64) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(wakeConcurrency)
 	for _, id := range ids {
-		g.Go(func() error {
-			err := d.client.SignalWorkflow(gctx, SubscriptionWorkflowID(id), "", WakeSignal, nil)
-			var missing *serviceerror.NotFound
-			if errors.As(err, &missing) {
-				return nil
-			}
-			return err
-		})
+		g.Go(func() error { return Wake(gctx, d.client, id) })
 	}
 	return g.Wait()
+}
+
+// Wake signals the workflow of subscription id to look. One that does not run (paused, ended, or not
+// started yet) is left alone: Supervise starts those that should run, and a new run looks before it waits.
+func Wake(ctx context.Context, c client.Client, id int64) error {
+	err := c.SignalWorkflow(ctx, SubscriptionWorkflowID(id), "", WakeSignal, nil)
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		return nil
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
 
@@ -95,9 +94,7 @@ func Supervise(ctx context.Context, c client.Client, q *store.Queries, l *Listen
 				start(id)
 			case err == nil || errors.Is(err, store.ErrNotFound):
 				// Ended or paused: a running workflow looks once and ends now, not at its IdleCheck.
-				err := c.SignalWorkflow(ctx, SubscriptionWorkflowID(id), "", WakeSignal, nil)
-				var missing *serviceerror.NotFound
-				if err != nil && !errors.As(err, &missing) && ctx.Err() == nil {
+				if err := Wake(ctx, c, id); err != nil && ctx.Err() == nil {
 					log.WarnContext(ctx, "waking an ended subscription's workflow failed; it ends at its next look", "subscription", id, "err", err)
 				}
 			}

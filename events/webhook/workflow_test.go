@@ -105,6 +105,15 @@ func (e *endpoint) register(env *testsuite.TestWorkflowEnvironment) {
 	}, webhook.ActivitySetStatus)
 }
 
+// arrive adds events to the outbox, as a commit would; open says whether the subscription stays active
+// once they are delivered.
+func (e *endpoint) arrive(open bool, more ...webhook.EventRef) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.outbox = append(e.outbox, more...)
+	e.open = open
+}
+
 // send delivers events in order up to the first that fails.
 func (e *endpoint) send(events []webhook.EventRef) (delivered int, failed bool) {
 	for i, ev := range events {
@@ -196,15 +205,11 @@ func TestAnIdleSubscriptionWaitsForAWake(t *testing.T) {
 	more := events(4)[2:]
 	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			e.mu.Lock()
-			e.outbox = append(e.outbox, more...)
-			e.mu.Unlock()
+			e.arrive(true, more...)
 			env.SignalWorkflow(webhook.WakeSignal, nil)
 		}, 10*time.Minute)
 		env.RegisterDelayedCallback(func() {
-			e.mu.Lock()
-			e.open = false
-			e.mu.Unlock()
+			e.arrive(false)
 			env.SignalWorkflow(webhook.WakeSignal, nil)
 		}, 20*time.Minute)
 	})
@@ -219,12 +224,7 @@ func TestAnIdleSubscriptionWaitsForAWake(t *testing.T) {
 func TestAnIdleSubscriptionLooksAfterIdleCheck(t *testing.T) {
 	e := &endpoint{outbox: events(1), open: true}
 	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
-		env.RegisterDelayedCallback(func() {
-			e.mu.Lock()
-			e.outbox = append(e.outbox, events(2)[1])
-			e.open = false
-			e.mu.Unlock()
-		}, 10*time.Minute)
+		env.RegisterDelayedCallback(func() { e.arrive(false, events(2)[1]) }, 10*time.Minute)
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"e1", "e2"}, e.delivered)
@@ -247,10 +247,7 @@ func TestAWakeThatCameMeanwhileIsLookedAt(t *testing.T) {
 	e := &endpoint{outbox: events(1), open: true, pausedAt: 2}
 	_, err := run(t, e, webhook.SubscriptionInput{SubscriptionID: 1, Policy: testPolicy}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			e.mu.Lock()
-			e.outbox = append(e.outbox, events(2)[1])
-			e.open = false
-			e.mu.Unlock()
+			e.arrive(false, events(2)[1])
 			env.SignalWorkflow(webhook.WakeSignal, nil) // the look that finds it paused
 			env.SignalWorkflow(webhook.WakeSignal, nil) // the replay's, while that look runs
 		}, 10*time.Minute)
