@@ -87,6 +87,12 @@ type Config struct {
 	// TrashbinRetention is how long a message stays in a trashbin before the scheduled purge deletes it
 	// for good (POSTBOX_TRASHBIN_RETENTION).
 	TrashbinRetention time.Duration
+	// EventsRetentionMonths is how many whole months of events are kept before the current one
+	// (POSTBOX_EVENTS_RETENTION_MONTHS); AuditRetentionMonths the same for the audit logs
+	// (POSTBOX_AUDIT_RETENTION_MONTHS), which are the trail of the archives and so kept for their legal
+	// period. 0 keeps them for good.
+	EventsRetentionMonths int
+	AuditRetentionMonths  int
 
 	// PublicURL is the base URL clients reach the API at (POSTBOX_PUBLIC_URL): events name their
 	// resources as absolute URIs under it.
@@ -245,6 +251,8 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 		WorkerMaxWorkflowTasks: int(r.integer("POSTBOX_WORKER_MAX_WORKFLOW_TASKS", 16)),
 		WorkerQueues:           r.queues("POSTBOX_WORKER_QUEUES"),
 		TrashbinRetention:      r.duration("POSTBOX_TRASHBIN_RETENTION", 30*24*time.Hour),
+		EventsRetentionMonths:  int(r.integer("POSTBOX_EVENTS_RETENTION_MONTHS", 13)),
+		AuditRetentionMonths:   int(r.integer("POSTBOX_AUDIT_RETENTION_MONTHS", 120)),
 
 		PublicURL: r.baseURL("POSTBOX_PUBLIC_URL", DevPublicURL),
 		TimeZone:  parsed(&r, "POSTBOX_TIME_ZONE", clock.DefaultLocation(), time.LoadLocation, "an IANA time zone like Europe/Oslo"),
@@ -357,6 +365,12 @@ func load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.SMSRate < 0 {
 		r.fail("POSTBOX_SMS_RATE", "must be 0 (no limit) or positive")
+	}
+	if c.EventsRetentionMonths < 0 {
+		r.fail("POSTBOX_EVENTS_RETENTION_MONTHS", "must be 0 (kept for good) or positive")
+	}
+	if c.AuditRetentionMonths != 0 && c.AuditRetentionMonths < 12 {
+		r.fail("POSTBOX_AUDIT_RETENTION_MONTHS", "must be 0 (kept for good) or at least 12: the audit logs are the archives' trail, kept for their legal period")
 	}
 	if c.WorkerMaxActivities <= 0 {
 		r.fail("POSTBOX_WORKER_MAX_ACTIVITIES", "must be positive")

@@ -118,6 +118,13 @@ func TestOperationsSettings(t *testing.T) {
 	assert.Empty(t, c.AdminAddr, "set but empty turns the admin listener off")
 	assert.Equal(t, []string{"formtask", "validation", "archive", "events", "correspondence", "notification"}, c.WorkerQueues)
 	assert.Equal(t, "https://collector.example.org:4317", c.OTLPEndpoint)
+	assert.Equal(t, 13, c.EventsRetentionMonths)
+	assert.Equal(t, 120, c.AuditRetentionMonths, "the archives' legal period")
+
+	c, err = load(env(map[string]string{"POSTBOX_EVENTS_RETENTION_MONTHS": "0", "POSTBOX_AUDIT_RETENTION_MONTHS": "60"}))
+	require.NoError(t, err)
+	assert.Zero(t, c.EventsRetentionMonths, "kept for good")
+	assert.Equal(t, 60, c.AuditRetentionMonths)
 }
 
 func TestValuesAreRead(t *testing.T) {
@@ -165,6 +172,8 @@ func TestABadValueNamesItsVariable(t *testing.T) {
 		"POSTBOX_WEBHOOK_RETRIES":           "10s,,1m",
 		"POSTBOX_WEBHOOK_TIMEOUT":           "0s",
 		"POSTBOX_WEBHOOK_PAUSE_AFTER":       "a day",
+		"POSTBOX_EVENTS_RETENTION_MONTHS":   "-1",
+		"POSTBOX_AUDIT_RETENTION_MONTHS":    "6",
 	} {
 		_, err := load(env(map[string]string{name: value}))
 		require.Error(t, err, name)

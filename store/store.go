@@ -7,6 +7,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -125,6 +127,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, steps ...Step) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('postbox_migrate'))`) //nolint:errcheck
+	if err := dropFailedConcurrentIndexes(ctx, conn.Conn()); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	for _, step := range steps {
 		current, err := m.GetCurrentVersion(ctx)
 		if err != nil {
@@ -142,6 +147,48 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, steps ...Step) error {
 	}
 	if err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	// The retention schedule keeps the months ahead too; this covers a database that has been without it.
+	if err := EnsureMonthPartitions(ctx, conn.Conn(), time.Now()); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// concurrentIndexPattern finds the indexes the migrations build with CREATE INDEX CONCURRENTLY.
+var concurrentIndexPattern = regexp.MustCompile(`(?i)CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)`)
+
+// dropFailedConcurrentIndexes drops the invalid indexes that a migration's concurrent build left when it
+// failed half-way: IF NOT EXISTS would skip them for good, so the migration, run again, builds them anew.
+// Only the migrations' own indexes are looked at; an index an operator is building is not one of them.
+func dropFailedConcurrentIndexes(ctx context.Context, conn *pgx.Conn) error {
+	var names []string
+	err := fs.WalkDir(migrations, "migrations", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		sql, err := migrations.ReadFile(path)
+		for _, m := range concurrentIndexPattern.FindAllStringSubmatch(string(sql), -1) {
+			names = append(names, m[1])
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE NOT i.indisvalid AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`, names)
+	if err != nil {
+		return err
+	}
+	invalid, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range invalid {
+		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("drop the invalid index %s: %w", name, err)
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/notification"
+	"github.com/postbox/postbox/retention"
 )
 
 // names records what is registered on a worker.
@@ -46,7 +47,7 @@ func TestEachGroupRegistersTheActivitiesOfItsQueue(t *testing.T) {
 			"ReadTaskState", "RecordSignature", "ReturnToFilling", "WriteSignees",
 			"workflow FormTask", "workflow " + formtask.TrashbinPurgeWorkflow},
 		config.QueueValidation: {"RenderFormPrint", "RenderPrint"},
-		config.QueueArchive:    {"PurgeTrashbin"},
+		config.QueueArchive:    {"KeepPartitions", "PurgeTrashbin", "workflow " + retention.WorkflowName},
 		config.QueueEvents: {webhook.ActivityDeadLetter, webhook.ActivityDeliverEvents, webhook.ActivityDeliverNext, webhook.ActivityHandshake,
 			webhook.ActivitySetStatus, "workflow " + webhook.SubscriptionWorkflow},
 		config.QueueCorrespondence: {"CheckPrefill", "CreateBatch", "CreatePrefilled", "DropPrefill", "MarkOverdue", "MarkTaskOverdue",

@@ -1,6 +1,7 @@
 package worker
 
-// The Temporal schedules the workers keep: the trashbins' purge and the object store's sweep.
+// The Temporal schedules the workers keep: the trashbins' purge, the object store's sweep and the
+// retention of events and audit logs.
 
 import (
 	"context"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/retention"
 )
 
 // EnsureTrashbinPurgeSchedule creates the schedule that purges the trashbins (formtask.TrashbinPurge every
@@ -33,6 +35,15 @@ func EnsureFilesSweepSchedule(ctx context.Context, c client.Client, grace time.D
 		&client.ScheduleWorkflowAction{ID: files.SweepWorkflowID, Workflow: files.SweepWorkflowName,
 			Args: []any{files.SweepInput{Grace: grace}}, TaskQueue: formtask.TaskQueueArchive},
 		map[string]any{"Grace": grace.String()})
+}
+
+// EnsureRetentionSchedule creates the schedule of the retention of events and audit logs
+// (retention.Retention) on the archive workers' task queue, or brings its action up to date with in.
+func EnsureRetentionSchedule(ctx context.Context, c client.Client, in retention.Input) error {
+	return ensureSchedule(ctx, c, retention.ScheduleID, retention.Interval,
+		&client.ScheduleWorkflowAction{ID: retention.WorkflowID, Workflow: retention.WorkflowName,
+			Args: []any{in}, TaskQueue: formtask.TaskQueueArchive},
+		map[string]any{"EventsMonths": in.EventsMonths, "AuditMonths": in.AuditMonths})
 }
 
 // ensureSchedule creates a schedule that starts action every interval, skipping a start while a run is

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/retention"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
@@ -138,4 +139,35 @@ func TestFilesSweepSchedule(t *testing.T) {
 	r, err := fs.Open(ctx, young.SHA256, 0, -1)
 	require.NoError(t, err, "the young one stays")
 	_ = r.Close()
+}
+
+// The retention is a schedule on the archive workers' queue too: a run of it drops the months of events
+// older than their retention.
+func TestRetentionSchedule(t *testing.T) {
+	ctx := context.Background()
+	c := devServer.Client()
+	old := time.Now().UTC().AddDate(0, -20, 0)
+	require.NoError(t, store.EnsureMonthPartitions(ctx, shared.pool, old))
+	oldMonth := fmt.Sprintf("events_p%04d%02d", old.Year(), old.Month())
+	monthExists := func() bool {
+		var ok bool
+		require.NoError(t, shared.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, oldMonth).Scan(&ok))
+		return ok
+	}
+	require.True(t, monthExists())
+
+	require.NoError(t, worker.EnsureRetentionSchedule(ctx, c, retention.Input{EventsMonths: 24, AuditMonths: 120}))
+	require.NoError(t, worker.EnsureRetentionSchedule(ctx, c, retention.Input{EventsMonths: 13, AuditMonths: 120}),
+		"a second worker updates the schedule")
+	handle := c.ScheduleClient().GetHandle(ctx, retention.ScheduleID)
+	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
+	desc, err := handle.Describe(ctx)
+	require.NoError(t, err)
+	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok)
+	assert.Equal(t, formtask.TaskQueueArchive, action.TaskQueue)
+
+	require.NoError(t, handle.Trigger(ctx, client.ScheduleTriggerOptions{}))
+	require.Eventually(t, func() bool { return !monthExists() }, 30*time.Second, 100*time.Millisecond,
+		"the scheduled run drops the month twenty months back")
 }

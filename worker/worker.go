@@ -7,7 +7,8 @@
 //	                                              activities: CheckAndProject, CheckAndArchive, DiscardRevision,
 //	                                              ChangePlace, ReadTaskState
 //	validation      formtask.TaskQueueValidation  RenderPrint, RenderFormPrint (PDF rendering)
-//	archive         formtask.TaskQueueArchive     PurgeTrashbin
+//	archive         formtask.TaskQueueArchive     PurgeTrashbin; the Retention and FilesSweep workflows and
+//	                                              their activities (KeepPartitions, SweepBlobs, SweepObjects)
 //	events          webhook.TaskQueue             the webhook Subscription workflow and its activities
 //	correspondence  correspondence.TaskQueue      the Shipment, ScheduledPrefill and FormTaskDue workflows and
 //	                                              their activities (CreateBatch, MarkOverdue, PurgeBatch,
@@ -44,6 +45,7 @@ import (
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/notification"
+	"github.com/postbox/postbox/retention"
 	"github.com/postbox/postbox/store"
 )
 
@@ -179,6 +181,12 @@ func register(r worker.Registry, group string, acts *formtask.Activities, opts O
 	if group == config.QueueFormTask {
 		r.RegisterWorkflowWithOptions(formtask.FormTask, workflow.RegisterOptions{Name: "FormTask"})
 		r.RegisterWorkflowWithOptions(formtask.TrashbinPurge, workflow.RegisterOptions{Name: formtask.TrashbinPurgeWorkflow})
+	}
+	if group == config.QueueArchive {
+		r.RegisterWorkflowWithOptions(retention.Retention, workflow.RegisterOptions{Name: retention.WorkflowName})
+		for _, fn := range (&retention.Activities{Pool: acts.Pool}).Activities() {
+			r.RegisterActivity(fn)
+		}
 	}
 	if group == config.QueueArchive && acts.Files != nil {
 		r.RegisterWorkflowWithOptions(files.Sweep, workflow.RegisterOptions{Name: files.SweepWorkflowName})

@@ -11,6 +11,7 @@ import (
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/notification"
+	"github.com/postbox/postbox/retention"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 )
@@ -23,7 +24,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 }
 
 // serveWorker waits for the database, then for Temporal (registering the search attributes and the
-// schedules of the trashbin purge and the object store's sweep), and runs the workers.
+// schedules of the trashbin purge, the retention and the object store's sweep), and runs the workers.
 func serveWorker(ctx context.Context, svc *services) error {
 	cfg := svc.cfg
 	if err := svc.startup.waitForDatabase(ctx, svc.pool); err != nil {
@@ -34,6 +35,10 @@ func serveWorker(ctx context.Context, svc *services) error {
 			return err
 		}
 		if err := worker.EnsureTrashbinPurgeSchedule(ctx, svc.temporal, cfg.TrashbinRetention); err != nil {
+			return err
+		}
+		if err := worker.EnsureRetentionSchedule(ctx, svc.temporal, retention.Input{EventsMonths: cfg.EventsRetentionMonths,
+			AuditMonths: cfg.AuditRetentionMonths}); err != nil {
 			return err
 		}
 		return worker.EnsureFilesSweepSchedule(ctx, svc.temporal, cfg.FilesSweepGrace)

@@ -2,14 +2,10 @@
 -- every delegation, role or right deletion and role-definition change.
 
 -- A local role belongs to the reportee that created it (owner_party_id) and is of type 'Local'; platform
--- roles ('Altinn', 'External') have no owner. Names are unique within a reportee.
+-- roles ('Altinn', 'External') have no owner. Names are unique within a reportee (an index of
+-- 035_concurrent_indexes.sql).
 ALTER TABLE role_definitions ADD CONSTRAINT role_definitions_local_owner
     CHECK ((role_type = 'Local') = (owner_party_id IS NOT NULL));
-CREATE UNIQUE INDEX role_definitions_local_name ON role_definitions (owner_party_id, lower(role_name))
-    WHERE owner_party_id IS NOT NULL;
-
--- Deleting a local role definition finds its delegations through this.
-CREATE INDEX roles_role_definition ON roles (role_definition_id);
 
 -- One row per change, written in the transaction of the change. Ids of actors, reportees and right
 -- holders are kept without foreign keys so the log outlives whatever it mentions.

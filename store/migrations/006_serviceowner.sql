@@ -8,9 +8,7 @@ CREATE FUNCTION contact_phone_key(phone text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$ SELECT regexp_replace(regexp_replace(regexp_replace(phone, '[[:space:]\u00a0().-]', '', 'g'), '^00', '+'), '^\+47([0-9]{8})$', '\1') $$;
 
--- E-mail addresses are compared case-insensitively, without surrounding blanks.
-CREATE INDEX parties_email_key ON parties (lower(btrim(email_address)));
-CREATE INDEX parties_phone_key ON parties (contact_phone_key(mobile_number));
+-- E-mail addresses are compared case-insensitively, without surrounding blanks (its index is built by 035_concurrent_indexes.sql).
 
 -- Audit lines name the persons asked about by a keyed hash of their national identity number, never the
 -- number itself. The key is made here, once, so every replica and every restart share it: someone with

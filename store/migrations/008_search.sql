@@ -46,6 +46,3 @@ CREATE TRIGGER service_owners_search AFTER UPDATE OF name ON service_owners
     FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION service_owner_renamed();
 
 UPDATE messages SET language = language; -- fills the columns of the messages there are
-
-CREATE INDEX messages_search_words ON messages USING gin (search_words);
-CREATE INDEX messages_search_text ON messages USING gin (search_text gin_trgm_ops);

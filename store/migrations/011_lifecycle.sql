@@ -14,9 +14,6 @@ ALTER TABLE messages
     ADD CHECK ((deleted_at IS NULL) = (deleted_by IS NULL)),
     ADD CHECK ((confirmed_at IS NULL) = (confirmed_by IS NULL));
 
--- The trashbin of a reportee, newest deletion first.
-CREATE INDEX messages_trashbin ON messages (reportee_id, deleted_at DESC, id DESC) WHERE deleted_at IS NOT NULL;
-
 -- The text a signer confirms, per language id ({"1044": "…"}); NULL: the default text.
 ALTER TABLE services ADD COLUMN signing_texts jsonb;
 

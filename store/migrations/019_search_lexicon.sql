@@ -47,16 +47,11 @@ BEGIN
 END $$;
 
 -- The text is no longer kept: the terms stand for it.
-DROP INDEX messages_search_text;
 ALTER TABLE messages DROP COLUMN search_text;
 
--- Refill every message's words (and the lexicon) with the index dropped, which is faster than keeping
--- it in step row by row, then gather the new words' statistics for the planner.
-DROP INDEX messages_search_words;
+-- Refill every message's words (and the lexicon); the index is built afterwards (035_concurrent_indexes.sql),
+-- which is faster than keeping it in step row by row.
 UPDATE messages SET language = language;
--- The index holds the reportee too (btree_gin, a trusted extension that ships with PostgreSQL), so that a
--- search in one party is one GIN lookup that follows the party's messages, not a bitmap of every message
--- with a common word ANDed with the party's; a search in every party uses it for the words alone.
+-- The words' index holds the reportee too (btree_gin, a trusted extension that ships with PostgreSQL).
 CREATE EXTENSION IF NOT EXISTS btree_gin;
-CREATE INDEX messages_search_words ON messages USING gin (reportee_id, search_words);
 ANALYZE messages, search_lexicon;

@@ -39,5 +39,4 @@ CREATE FUNCTION search_months_of(lexemes text[], first integer, last integer) RE
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN ARRAY(SELECT m || ':' || l FROM generate_series(first, last) m, unnest(lexemes) l);
 
-CREATE INDEX messages_search_months ON messages USING gin (search_month_words(search_words, created_date));
-ANALYZE messages;
+-- (its index, messages_search_months, is built by 035_concurrent_indexes.sql)

@@ -56,7 +56,6 @@ ALTER TABLE messages
     ADD COLUMN allow_system_delete_at timestamp,
     -- when a sent message was found overdue (its event written once, whether a retried step runs again)
     ADD COLUMN overdue_at timestamp;
-CREATE INDEX messages_shipment ON messages (shipment_id) WHERE shipment_id IS NOT NULL;
 
 -- The sender retracts a message its recipient has not opened.
 ALTER TABLE message_audit DROP CONSTRAINT message_audit_action_check;

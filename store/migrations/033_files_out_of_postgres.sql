@@ -16,17 +16,13 @@ CREATE INDEX archive_blobs_sha256 ON archive_blobs (sha256);
 
 ALTER TABLE prints ALTER COLUMN pdf_sha256 SET NOT NULL,
     ADD FOREIGN KEY (pdf_sha256) REFERENCES blobs, DROP COLUMN pdf;
-CREATE INDEX prints_pdf_sha256 ON prints (pdf_sha256);
 
--- Each table that names contents refers to their blobs, with an index for the sweeper's deletes.
+-- Each table that names contents refers to their blobs (the indexes for the sweeper's deletes are built by
+-- 035_concurrent_indexes.sql).
 ALTER TABLE attachments ADD FOREIGN KEY (sha256) REFERENCES blobs;
-CREATE INDEX attachments_sha256 ON attachments (sha256);
 ALTER TABLE revision_attachments ADD FOREIGN KEY (sha256) REFERENCES blobs;
-CREATE INDEX revision_attachments_sha256 ON revision_attachments (sha256);
 ALTER TABLE shipment_attachments ADD FOREIGN KEY (sha256) REFERENCES blobs;
-CREATE INDEX shipment_attachments_sha256 ON shipment_attachments (sha256);
 ALTER TABLE correspondence_uploads ADD FOREIGN KEY (sha256) REFERENCES blobs;
-CREATE INDEX correspondence_uploads_sha256 ON correspondence_uploads (sha256);
 
 -- An upload that was under way is lost with its chunks: its client's retry uploads again.
 DROP TABLE attachment_chunks, revision_attachment_chunks, shared_attachment_chunks, correspondence_upload_chunks, archived_blobs;
