@@ -289,6 +289,11 @@ func (a *Activities) projectState(ctx context.Context, in ProjectInput) (Project
 		if err != nil {
 			return err
 		}
+		if in.SigningDeadline != nil && in.Status == taskstatus.Signing {
+			if err := q.KeepServiceSigningDeadline(ctx, in.Content.MessageID, clock.Local(*in.SigningDeadline)); err != nil {
+				return err
+			}
+		}
 		return a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, changed)
 	})
 	return res, err
@@ -303,8 +308,17 @@ func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadM
 	if err != nil {
 		return ReadModelState{}, err
 	}
-	return ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
-		Revision: t.Revision, InTrashbin: t.InTrashbin}, nil
+	rm := ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
+		Revision: t.Revision, InTrashbin: t.InTrashbin}
+	if t.Status == taskstatus.Signing {
+		deadline, err := store.New(a.Pool).TaskSigningDeadline(ctx, messageID)
+		if err != nil || deadline == nil {
+			return rm, err
+		}
+		instant := clock.Instant(*deadline)
+		rm.SigningDeadline = &instant
+	}
+	return rm, nil
 }
 
 // DiscardRevision deletes a revision that will not be applied; a promoted one stays.
@@ -326,11 +340,14 @@ func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInpu
 		return res, err
 	}
 	if in.Project.Status == taskstatus.Signing {
-		if res.Signing, err = a.planSigning(ctx, in.Content.MessageID); err != nil {
+		if res.Signing, err = a.planSigning(ctx, in.Content.MessageID, in.Project.At); err != nil {
 			return res, err
 		}
 		if res.Signing != nil && res.Signing.Refusal != "" {
 			return res, a.discard(ctx, in.Content)
+		}
+		if res.Signing != nil {
+			in.Project.SigningDeadline = res.Signing.Deadline
 		}
 	}
 	pr, err := a.projectState(ctx, *in.Project)
@@ -358,7 +375,7 @@ func (a *Activities) CheckAndArchive(ctx context.Context, in CheckAndArchiveInpu
 		}
 	}
 	if !in.Signed {
-		if res.Signing, err = a.planSigning(ctx, c.MessageID); err != nil || res.Signing != nil {
+		if res.Signing, err = a.planSigning(ctx, c.MessageID, in.Archive.At); err != nil || res.Signing != nil {
 			if err == nil {
 				err = a.toSigning(ctx, in.Archive, res.Signing)
 			}

@@ -57,9 +57,9 @@ func readSigning(ctx context.Context, q *store.Queries, messageID string) (signi
 	return s, err
 }
 
-// planSigning reads the signing of a task being completed or signed: nil for a task signed once, as
+// planSigning reads the signing of a task being completed or signed at at: nil for a task signed once, as
 // always (one query finds that); else its steps and deadline, and why it cannot be completed yet.
-func (a *Activities) planSigning(ctx context.Context, messageID string) (*SigningPlan, error) {
+func (a *Activities) planSigning(ctx context.Context, messageID string, at time.Time) (*SigningPlan, error) {
 	q := store.New(a.Pool)
 	if several, err := q.SignedBySeveral(ctx, messageID); err != nil || !several {
 		return nil, err
@@ -80,13 +80,16 @@ func (a *Activities) planSigning(ctx context.Context, messageID string) (*Signin
 	if err != nil {
 		return nil, err
 	}
-	if deadline != nil {
-		at := clock.Instant(*deadline)
-		deadline = &at
+	switch {
+	case deadline != nil:
+		instant := clock.Instant(*deadline)
+		deadline = &instant
+	case svc.SigningDeadlineDays > 0:
+		due := at.Add(time.Duration(svc.SigningDeadlineDays) * 24 * time.Hour)
+		deadline = &due
 	}
 	steps := signingSteps(svc, len(signees))
-	return &SigningPlan{Steps: len(steps), DeadlineDays: svc.SigningDeadlineDays, Deadline: deadline,
-		Refusal: planRefusal(steps, len(signees))}, nil
+	return &SigningPlan{Steps: len(steps), Deadline: deadline, Refusal: planRefusal(steps, len(signees))}, nil
 }
 
 // toSigning is a submission to the archive of a task signed by several with plan: its completion goes to
@@ -107,7 +110,8 @@ func (a *Activities) toSigning(ctx context.Context, in ArchiveInput, plan *Signi
 	case t.Status == taskstatus.Signing:
 		return nil
 	}
-	_, err = a.projectState(ctx, ProjectInput{Content: in.Content, Status: taskstatus.Signing, By: in.By, At: in.At})
+	_, err = a.projectState(ctx, ProjectInput{Content: in.Content, Status: taskstatus.Signing, By: in.By, At: in.At,
+		SigningDeadline: plan.Deadline})
 	return err
 }
 
@@ -205,6 +209,9 @@ func (a *Activities) ReturnToFilling(ctx context.Context, in ReturnToFillingInpu
 		}
 		changed, err := q.SetFormTaskState(ctx, in.MessageID, taskstatus.Filling, in.By, clock.Local(in.At))
 		if err != nil {
+			return err
+		}
+		if err := q.DropServiceSigningDeadline(ctx, in.MessageID); err != nil {
 			return err
 		}
 		t, err := q.GetFormTask(ctx, in.MessageID)

@@ -37,11 +37,24 @@ func TestSigningActivities(t *testing.T) {
 	}
 
 	// A signature of the task as it is goes to the signing, not the archive: CheckAndArchive answers its plan.
+	// Its deadline is the service's 7 days from the completion, kept in the read model for a run that takes
+	// its state from there. (The dataset has the task in Signering already; it is completed here.)
+	_, err = f.pool.Exec(ctx, `UPDATE messages SET status = 'Utfylling' WHERE id = $1`, id)
+	require.NoError(t, err)
 	var res formtask.CheckAndArchiveResult
+	completed := time.Now().Truncate(time.Second)
 	require.NoError(t, f.run(t, &res, f.acts.CheckAndArchive, formtask.CheckAndArchiveInput{ServiceCode: "4711", ServiceEdition: 2,
-		Archive: formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: id}, By: "Ingrid Fjellheim", At: time.Now()}}))
-	assert.Equal(t, &formtask.SigningPlan{Steps: 2, DeadlineDays: 7}, res.Signing)
+		Archive: formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: id}, By: "Ingrid Fjellheim", At: completed}}))
+	require.NotNil(t, res.Signing)
+	assert.Equal(t, 2, res.Signing.Steps)
+	require.NotNil(t, res.Signing.Deadline)
+	assert.True(t, completed.Add(7*24*time.Hour).Equal(*res.Signing.Deadline), "%v", res.Signing.Deadline)
 	assert.Empty(t, res.Archive.ArchiveReference)
+	var rm formtask.ReadModelState
+	require.NoError(t, f.run(t, &rm, f.acts.ReadTaskState, id))
+	assert.Equal(t, taskstatus.Signing, rm.Status)
+	require.NotNil(t, rm.SigningDeadline)
+	assert.True(t, res.Signing.Deadline.Equal(*rm.SigningDeadline), "%v", rm.SigningDeadline)
 
 	sign := func(s formtask.Signer) formtask.RecordSignatureResult {
 		t.Helper()
@@ -77,6 +90,8 @@ func TestSigningActivities(t *testing.T) {
 	var status string
 	require.NoError(t, f.pool.QueryRow(ctx, `SELECT status FROM messages WHERE id = $1`, id).Scan(&status))
 	assert.Equal(t, taskstatus.Filling, status)
+	assert.Zero(t, count(`SELECT count(*) FROM task_signing_deadlines WHERE message_id = $1`, id),
+		"the service's deadline starts again at the next completion")
 
 	// The deadline's event: none for a task no longer in Signering; once for one that is.
 	deadline := time.Now()

@@ -345,6 +345,8 @@ type ProjectInput struct {
 	Status  string
 	By      string
 	At      time.Time
+	// SigningDeadline is the deadline of a task signed by several entering Signering, kept with its status.
+	SigningDeadline *time.Time `json:",omitempty"`
 }
 
 // CheckAndProjectInput asks CheckAndProject for the checks of an update's content (the forms

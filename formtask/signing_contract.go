@@ -65,9 +65,9 @@ type ReturnInput struct{ Caller Caller }
 // when it is completed or signed: how many steps it has, its deadline, and why it cannot be completed yet
 // ("" when it can). Their results carry none for a task signed once, so its history is as it always was.
 type SigningPlan struct {
-	Steps        int
-	DeadlineDays int `json:",omitempty"`
-	// Deadline is the instant set with the signees, which goes before DeadlineDays.
+	Steps int
+	// Deadline is the instant set with the signees, or else the service's SigningDeadlineDays after the
+	// completion; nil for none. The read model keeps it while the task is in Signering.
 	Deadline *time.Time `json:",omitempty"`
 	Refusal  string     `json:",omitempty"`
 }

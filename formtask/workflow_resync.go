@@ -1,6 +1,8 @@
 package formtask
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
@@ -27,6 +29,8 @@ type ReadModelState struct {
 	ArchiveReference string
 	Revision         int64
 	InTrashbin       bool
+	// SigningDeadline is the deadline of a task in Signering, nil for none.
+	SigningDeadline *time.Time `json:",omitempty"`
 }
 
 // Outcomes of UpdateResync.
@@ -88,6 +92,9 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 		}
 		if err := t.setStatus(ctx, rm.Status); err != nil {
 			return Result{}, err
+		}
+		if rm.Status == taskstatus.Signing {
+			t.state.SigningDeadline, t.state.SigningOverdue = rm.SigningDeadline, false
 		}
 	}
 	if t.state == before {

@@ -87,7 +87,7 @@ func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan Si
 		if err := t.setStatus(ctx, taskstatus.Signing); err != nil {
 			return Result{}, err
 		}
-		t.armSigningDeadline(ctx, plan)
+		t.armSigningDeadline(plan)
 	}
 	switch {
 	case signer.PartyID != 0:
@@ -99,12 +99,8 @@ func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan Si
 }
 
 // armSigningDeadline sets the signing deadline of a task just sent to Signering (watchSigningDeadline).
-func (t *task) armSigningDeadline(ctx workflow.Context, plan SigningPlan) {
+func (t *task) armSigningDeadline(plan SigningPlan) {
 	t.state.SigningDeadline, t.state.SigningOverdue = plan.Deadline, false
-	if plan.Deadline == nil && plan.DeadlineDays > 0 {
-		deadline := workflow.Now(ctx).Add(time.Duration(plan.DeadlineDays) * 24 * time.Hour)
-		t.state.SigningDeadline = &deadline
-	}
 }
 
 // recordSignature has RecordSignature decide s's signature, and archives the task when it completes the

@@ -153,7 +153,8 @@ func TestSigneesChangeOnlyInFilling(t *testing.T) {
 // before its deadline does not.
 func TestSigningDeadline(t *testing.T) {
 	env, f := newEnv(t)
-	f.plan, f.needed = formtask.SigningPlan{Steps: 1, DeadlineDays: 2}, 2
+	due := env.Now().Add(48 * time.Hour)
+	f.plan, f.needed = formtask.SigningPlan{Steps: 1, Deadline: &due}, 2
 	send(env, time.Minute, formtask.UpdateSubmit, completeAndSign(50001))
 	send(env, 72*time.Hour, formtask.UpdateSign, signAs(50002))
 	runFor(env, taskstatus.Filling, 100*time.Hour)
@@ -167,7 +168,8 @@ func TestSigningDeadline(t *testing.T) {
 	assert.Equal(t, 1, n)
 
 	env, f = newEnv(t)
-	f.plan, f.needed = formtask.SigningPlan{Steps: 1, DeadlineDays: 2}, 2
+	due = env.Now().Add(48 * time.Hour)
+	f.plan, f.needed = formtask.SigningPlan{Steps: 1, Deadline: &due}, 2
 	send(env, time.Minute, formtask.UpdateSubmit, completeAndSign(50001))
 	send(env, 30*time.Minute, formtask.UpdateSign, signAs(50002))
 	run(env, taskstatus.Filling)
@@ -175,12 +177,13 @@ func TestSigningDeadline(t *testing.T) {
 	assert.NotContains(t, f.Calls(), "MarkSigningOverdue 0")
 }
 
-// A deadline set with the signees (an instant) goes before the service's days.
-func TestSigningDeadlineSetWithTheSignees(t *testing.T) {
+// A run that takes Signering from the read model (the Update that sent the task there was lost) takes its
+// deadline with it, and marks the task overdue at that deadline.
+func TestSigningDeadlineSurvivesAResync(t *testing.T) {
 	env, f := newEnv(t)
 	at := env.Now().Add(3 * time.Hour)
-	f.plan, f.needed = formtask.SigningPlan{Steps: 1, DeadlineDays: 30, Deadline: &at}, 2
-	send(env, time.Minute, formtask.UpdateSubmit, completeAndSign(50001))
+	f.readModel = formtask.ReadModelState{Found: true, Status: taskstatus.Signing, SigningDeadline: &at}
+	send(env, time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
 	var overdueAt time.Time
 	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 		if info.ActivityType.Name == "MarkSigningOverdue" {
@@ -190,5 +193,5 @@ func TestSigningDeadlineSetWithTheSignees(t *testing.T) {
 	runFor(env, taskstatus.Filling, 10*time.Hour)
 	require.False(t, overdueAt.IsZero(), "no overdue event")
 	assert.False(t, overdueAt.Before(at), "overdue before its deadline")
-	assert.True(t, overdueAt.Before(at.Add(time.Hour)), "the service's 30 days were taken")
+	assert.True(t, overdueAt.Before(at.Add(time.Hour)), "overdue long after its deadline")
 }

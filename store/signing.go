@@ -62,7 +62,23 @@ func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, part
 	})
 }
 
-// TaskSigningDeadline is the signing deadline a task's signees were named with, nil for none.
+// KeepServiceSigningDeadline records the deadline the service's SigningDeadlineDays gives a task entering
+// Signering (a wall-clock time), unless its signees were named with one.
+func (q *Queries) KeepServiceSigningDeadline(ctx context.Context, messageID string, deadline time.Time) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO task_signing_deadlines (message_id, deadline, from_service) VALUES ($1, $2, true)
+		ON CONFLICT (message_id) DO NOTHING`, messageID, deadline)
+	return err
+}
+
+// DropServiceSigningDeadline forgets the service's deadline of a task going back to Utfylling: its next
+// completion starts the days again. One set with the signees stays.
+func (q *Queries) DropServiceSigningDeadline(ctx context.Context, messageID string) error {
+	_, err := q.db.Exec(ctx, `DELETE FROM task_signing_deadlines WHERE message_id = $1 AND from_service`, messageID)
+	return err
+}
+
+// TaskSigningDeadline is the signing deadline of a task: the one its signees were named with, or the
+// service's once it is in Signering; nil for none.
 func (q *Queries) TaskSigningDeadline(ctx context.Context, messageID string) (*time.Time, error) {
 	var deadline *time.Time
 	err := q.db.QueryRow(ctx, `SELECT deadline FROM task_signing_deadlines WHERE message_id = $1`, messageID).Scan(&deadline)
