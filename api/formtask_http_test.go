@@ -110,7 +110,7 @@ func formTaskServer(t testing.TB) (*api.Server, *pgxpool.Pool) {
 			e.err = err
 			return
 		}
-		acts.Events = events.NewBuilder(testPublicURL)
+		acts.Events, acts.PublicURL = events.NewBuilder(testPublicURL), testPublicURL
 		if e.mailpit, e.err = mailpittest.Start(ctx, mailpittest.Options{}); e.err != nil {
 			return
 		}

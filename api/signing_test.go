@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,9 +89,42 @@ func TestSigningBySeveral(t *testing.T) {
 	assert.NotContains(t, r.Body.String(), ssnP2, "no identity number in the answer")
 
 	// Completed and signed by P1: step 1 is signed, the task waits for its signees.
+	smsBefore := len(formTaskEnv.sms.Sent())
 	r = sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id, content)
 	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
 	assert.Equal(t, "Signering", r.json(t)["Status"])
+
+	// Each signee has a call to sign in their own mailbox, linking to where they sign, and is notified of it
+	// (by e-mail, else SMS) with a link to the call.
+	var call string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM messages WHERE type = 'Correspondence'
+		AND reportee_id = (SELECT id FROM parties WHERE ssn = $1) AND body LIKE '%/signing/' || $2`, ssnP2, id).Scan(&call))
+	inbox := getAs(t, h, ssnP2, "/api/my/messages/"+call)
+	require.Equal(t, http.StatusOK, inbox.Code, inbox.Body.String())
+	assert.True(t, strings.HasPrefix(inbox.json(t)["Subject"].(string), "Til signering: "), inbox.Body.String())
+	sent := func() (n int) {
+		return countRows(t, pool, `SELECT count(*) FROM notification_sends s JOIN notification_recipients r USING (order_id, ordinal)
+			JOIN messages m ON m.id = r.message_id WHERE m.body LIKE '%/signing/' || $1 AND s.state = 'sent'`, id)
+	}
+	require.Eventually(t, func() bool { return sent() == 2 }, 30*time.Second, 50*time.Millisecond, "both signees are notified")
+	rows, err := pool.Query(context.Background(), `SELECT id FROM messages WHERE body LIKE '%/signing/' || $1`, id)
+	require.NoError(t, err)
+	calls, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, calls, 2)
+	notices := 0
+	for _, c := range calls {
+		for _, s := range formTaskEnv.sms.Sent()[smsBefore:] {
+			if strings.Contains(s.Body, "/messages/"+c+"/") && strings.HasPrefix(s.Body, "Til signering i Postbox: ") {
+				notices++
+			}
+		}
+		mails, err := formTaskEnv.mailpit.Search(context.Background(), `subject:"Til signering i Postbox" "/messages/`+c+`/"`)
+		require.NoError(t, err)
+		notices += len(mails)
+	}
+	assert.Equal(t, 2, notices, "one notice each, by mail or SMS, linking to the call")
+
 	// A completion repeated (its answer lost) learns where the task is, as any repeated step does.
 	p := requireProblem(t, sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id, content), http.StatusConflict)
 	assert.Equal(t, "Signering", p["taskStatus"])

@@ -1,15 +1,13 @@
 package correspondence
 
 import (
-	"errors"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/internal/child"
 	"github.com/postbox/postbox/notification"
 )
 
@@ -68,7 +66,7 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 	}
 	stage(StageCreated)
 	if in.Notification != nil {
-		if err := startNotification(ctx, *in.Notification); err != nil {
+		if err := notification.StartOrder(ctx, *in.Notification); err != nil {
 			return progress, err
 		}
 	}
@@ -97,25 +95,6 @@ func ShipmentWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) 
 		stage(StagePurged)
 	}
 	return progress, nil
-}
-
-// startNotification starts the workflow of a notification order as a child that outlives its parent (a
-// shipment's reminders may come after the purge: they find the messages gone and skip).
-func startNotification(ctx workflow.Context, in notification.WorkflowInput) error {
-	return startAbandoned(ctx, notification.WorkflowID(in.OrderID), notification.TaskQueue, notification.WorkflowName, in)
-}
-
-// startAbandoned starts a child workflow that outlives its parent; one already started (before a worker
-// crashed) counts as started.
-func startAbandoned(ctx workflow.Context, id, taskQueue, name string, in any) error {
-	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, TaskQueue: taskQueue,
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON})
-	err := workflow.ExecuteChildWorkflow(child, name, in).GetChildWorkflowExecution().Get(ctx, nil)
-	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
 }
 
 // The stages of a scheduled pre-fill, as its workflow's memo and result show them.
@@ -196,12 +175,12 @@ func PrefillWorkflow(ctx workflow.Context, in PrefillInput) (string, error) {
 		return stage(PrefillAbandoned), nil
 	}
 	if in.Notification != nil {
-		if err := startNotification(ctx, *in.Notification); err != nil {
+		if err := notification.StartOrder(ctx, *in.Notification); err != nil {
 			return "", err
 		}
 	}
 	if !in.DueAt.IsZero() {
-		err := startAbandoned(ctx, TaskDueWorkflowIDPrefix+in.MessageID, TaskQueue, TaskDueWorkflowName,
+		err := child.StartAbandoned(ctx, TaskDueWorkflowIDPrefix+in.MessageID, TaskQueue, TaskDueWorkflowName,
 			TaskDueInput{MessageID: in.MessageID, DueAt: in.DueAt})
 		if err != nil {
 			return "", err

@@ -41,6 +41,8 @@ type Activities struct {
 	// Events makes the events of the changes the activities write (form-task status, attachments changed,
 	// messages purged), each in the transaction of its change.
 	Events events.Builder
+	// PublicURL is the base URL of the API (config.PublicURL), for the links of the calls to sign.
+	PublicURL string
 }
 
 // NewActivities returns activities over pool and the object store, with a schema cache that loads from
@@ -289,12 +291,19 @@ func (a *Activities) projectState(ctx context.Context, in ProjectInput) (Project
 		if err != nil {
 			return err
 		}
-		if in.SigningDeadline != nil && in.Status == taskstatus.Signing {
-			if err := q.KeepServiceSigningDeadline(ctx, in.Content.MessageID, clock.Local(*in.SigningDeadline)); err != nil {
+		if err := a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, changed); err != nil {
+			return err
+		}
+		if in.Signing == nil || in.Status != taskstatus.Signing || !changed {
+			return nil
+		}
+		if d := in.Signing.Deadline; d != nil {
+			if err := q.KeepServiceSigningDeadline(ctx, in.Content.MessageID, clock.Local(*d)); err != nil {
 				return err
 			}
 		}
-		return a.appendTaskEvents(ctx, q, in.Content.MessageID, changes, changed)
+		res.Notify, err = a.callSignees(ctx, tx, q, in.Content.MessageID, clock.Local(in.At))
+		return err
 	})
 	return res, err
 }
@@ -346,12 +355,13 @@ func (a *Activities) CheckAndProject(ctx context.Context, in CheckAndProjectInpu
 		if res.Signing != nil && res.Signing.Refusal != "" {
 			return res, a.discard(ctx, in.Content)
 		}
-		if res.Signing != nil {
-			in.Project.SigningDeadline = res.Signing.Deadline
-		}
+		in.Project.Signing = res.Signing
 	}
 	pr, err := a.projectState(ctx, *in.Project)
 	res.Ref = pr.Ref
+	if res.Signing != nil {
+		res.Signing.Notify = pr.Notify
+	}
 	return res, err
 }
 

@@ -110,8 +110,8 @@ func (a *Activities) toSigning(ctx context.Context, in ArchiveInput, plan *Signi
 	case t.Status == taskstatus.Signing:
 		return nil
 	}
-	_, err = a.projectState(ctx, ProjectInput{Content: in.Content, Status: taskstatus.Signing, By: in.By, At: in.At,
-		SigningDeadline: plan.Deadline})
+	pr, err := a.projectState(ctx, ProjectInput{Content: in.Content, Status: taskstatus.Signing, By: in.By, At: in.At, Signing: plan})
+	plan.Notify = pr.Notify
 	return err
 }
 

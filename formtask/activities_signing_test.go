@@ -2,9 +2,12 @@ package formtask_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,4 +106,59 @@ func TestSigningActivities(t *testing.T) {
 		require.NoError(t, f.run(t, nil, f.acts.MarkSigningOverdue, formtask.SigningOverdueInput{MessageID: id, Deadline: deadline}))
 	}
 	assert.Equal(t, 1, events("signing.overdue"))
+}
+
+// A task entering Signering calls each signee it names to sign: a message in the signee's mailbox that
+// links to where they sign it, with its event, and one notification order for all of them, whose workflow
+// the task's run starts. A retried attempt finds the task in Signering and calls no one again.
+func TestCallsToSign(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const id = "a3101004"
+	var p3, p5 int64
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT (SELECT id FROM parties WHERE ssn = '27828534586'), (SELECT id FROM parties WHERE ssn = '01928216752')`).Scan(&p3, &p5))
+	_, err := f.pool.Exec(ctx, `UPDATE messages SET status = 'Utfylling' WHERE id = $1`, id)
+	require.NoError(t, err)
+	require.NoError(t, f.run(t, nil, f.acts.WriteSignees, formtask.WriteSigneesInput{MessageID: id, PartyIDs: []int64{p3, p5}}))
+	complete := func() formtask.CheckAndArchiveResult {
+		var res formtask.CheckAndArchiveResult
+		require.NoError(t, f.run(t, &res, f.acts.CheckAndArchive, formtask.CheckAndArchiveInput{ServiceCode: "4711", ServiceEdition: 2,
+			Archive: formtask.ArchiveInput{Content: formtask.ContentRef{MessageID: id}, By: "Ingrid Fjellheim", At: time.Now()}}))
+		require.NotNil(t, res.Signing)
+		return res
+	}
+	res := complete()
+	require.NotNil(t, res.Signing.Notify)
+	assert.Equal(t, 2, res.Signing.Notify.Recipients)
+	assert.Equal(t, 1, res.Signing.Notify.Reminders)
+
+	rows, err := f.pool.Query(ctx, `SELECT m.reportee_id, m.type, m.subject, m.body, r.order_id::text FROM messages m
+		JOIN notification_recipients r ON r.message_id = m.id WHERE m.body LIKE '%/signing/' || $1 ORDER BY r.ordinal`, id)
+	require.NoError(t, err)
+	type call struct {
+		Party               int64
+		Type, Subject, Body string
+		Order               string
+	}
+	calls, err := pgx.CollectRows(rows, pgx.RowToStructByPos[call])
+	require.NoError(t, err)
+	require.Len(t, calls, 2)
+	for i, party := range []int64{p3, p5} {
+		assert.Equal(t, party, calls[i].Party)
+		assert.Equal(t, "Correspondence", calls[i].Type)
+		assert.True(t, strings.HasPrefix(calls[i].Subject, "Til signering: "), calls[i].Subject)
+		assert.Contains(t, calls[i].Body, fmt.Sprintf("https://postbox.test/api/r%d/signing/%s", party, id))
+		assert.Equal(t, res.Signing.Notify.OrderID, calls[i].Order)
+	}
+	var created int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE type = 'no.postbox.correspondence.created.v1'
+		AND reportee_id = ANY($1)`, []int64{p3, p5}).Scan(&created))
+	assert.Equal(t, 2, created)
+
+	again := complete()
+	assert.Nil(t, again.Signing.Notify, "in Signering already")
+	var orders int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(DISTINCT r.order_id) FROM notification_recipients r
+		JOIN messages m ON m.id = r.message_id WHERE m.body LIKE '%/signing/' || $1`, id).Scan(&orders))
+	assert.Equal(t, 1, orders)
 }

@@ -31,7 +31,7 @@ func newFixture(t *testing.T) *fixture {
 	pool := storetest.New(t)
 	acts, err := formtask.NewActivities(pool, storetest.FilesOf(pool))
 	require.NoError(t, err)
-	acts.Events = events.NewBuilder("https://postbox.test")
+	acts.Events, acts.PublicURL = events.NewBuilder("https://postbox.test"), "https://postbox.test"
 	t.Cleanup(acts.Schemas.Close)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/notification"
 )
 
 // Task queues. Each group of work has its own queue, so its workers scale on their own:
@@ -345,8 +346,9 @@ type ProjectInput struct {
 	Status  string
 	By      string
 	At      time.Time
-	// SigningDeadline is the deadline of a task signed by several entering Signering, kept with its status.
-	SigningDeadline *time.Time `json:",omitempty"`
+	// Signing is the plan of a task signed by several entering Signering: its deadline is kept with the
+	// status, and its signees are called to sign.
+	Signing *SigningPlan `json:",omitempty"`
 }
 
 // CheckAndProjectInput asks CheckAndProject for the checks of an update's content (the forms
@@ -396,6 +398,9 @@ type CheckAndArchiveResult struct {
 // ProjectResult says what a promotion wrote.
 type ProjectResult struct {
 	Ref int64 // id of the form or attachment written by a sub-form or attachment revision
+	// Notify is the notification order of the calls to sign of a task entering Signering, for its run to
+	// start; nil for none.
+	Notify *notification.WorkflowInput `json:",omitempty"`
 }
 
 // ArchiveInput archives a message: its revision (if any) becomes its content, then that is archived, in

@@ -6,7 +6,11 @@
 
 package formtask
 
-import "time"
+import (
+	"time"
+
+	"github.com/postbox/postbox/notification"
+)
 
 // Updates of signing.
 const (
@@ -70,6 +74,9 @@ type SigningPlan struct {
 	// completion; nil for none. The read model keeps it while the task is in Signering.
 	Deadline *time.Time `json:",omitempty"`
 	Refusal  string     `json:",omitempty"`
+	// Notify is the order that notifies the signees of their calls to sign, made as the task entered
+	// Signering, for the run to start; nil when the task names no signees or was in Signering already.
+	Notify *notification.WorkflowInput `json:",omitempty"`
 }
 
 // RecordSignatureInput is one signature for RecordSignature to decide.

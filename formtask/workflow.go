@@ -219,7 +219,7 @@ func (t *task) submit(ctx workflow.Context, in SubmitInput) (Result, error) {
 		return Result{}, err
 	}
 	if findings.signing != nil {
-		t.armSigningDeadline(*findings.signing)
+		t.enteredSigning(ctx, *findings.signing)
 	}
 	switch {
 	case target == taskstatus.Signing && wantsSign:

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/notification"
 )
 
 // Signing by several in the workflow: CheckAndArchive (or CheckAndProject) sends the completion of a task
@@ -87,7 +88,7 @@ func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan Si
 		if err := t.setStatus(ctx, taskstatus.Signing); err != nil {
 			return Result{}, err
 		}
-		t.armSigningDeadline(plan)
+		t.enteredSigning(ctx, plan)
 	}
 	switch {
 	case signer.PartyID != 0:
@@ -98,9 +99,17 @@ func (t *task) signedBySeveral(ctx workflow.Context, content ContentRef, plan Si
 	return Result{}, reject(ErrNotSignee, "only a person signs a task signed by several")
 }
 
-// armSigningDeadline sets the signing deadline of a task just sent to Signering (watchSigningDeadline).
-func (t *task) armSigningDeadline(plan SigningPlan) {
+// enteredSigning follows a task just sent to Signering: it sets its signing deadline (watchSigningDeadline)
+// and starts the order that notifies its signees of their calls to sign. The task is in Signering whatever
+// the start does, so a failed start is logged, not answered.
+func (t *task) enteredSigning(ctx workflow.Context, plan SigningPlan) {
 	t.state.SigningDeadline, t.state.SigningOverdue = plan.Deadline, false
+	if plan.Notify == nil {
+		return
+	}
+	if err := notification.StartOrder(ctx, *plan.Notify); err != nil {
+		workflow.GetLogger(ctx).Error("the notification of the calls to sign did not start", "order", plan.Notify.OrderID, "error", err)
+	}
 }
 
 // recordSignature has RecordSignature decide s's signature, and archives the task when it completes the

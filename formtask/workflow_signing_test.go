@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/notification"
 )
 
 // signerOf is a person signing: their party id, and whether they hold Sign for the task's party.
@@ -194,4 +196,23 @@ func TestSigningDeadlineSurvivesAResync(t *testing.T) {
 	require.False(t, overdueAt.IsZero(), "no overdue event")
 	assert.False(t, overdueAt.Before(at), "overdue before its deadline")
 	assert.True(t, overdueAt.Before(at.Add(time.Hour)), "overdue long after its deadline")
+}
+
+// A task entering Signering starts the order that notifies its signees of their calls to sign, as a child
+// that outlives the task's run; a task already there starts none again.
+func TestEnteringSigningNotifiesTheSignees(t *testing.T) {
+	env, f := newEnv(t)
+	order := notification.WorkflowInput{OrderID: "0b9e3c1e-1111-4222-8333-444455556666", Recipients: 2, Reminders: 1,
+		ReminderEvery: 72 * time.Hour}
+	f.plan, f.needed = formtask.SigningPlan{Steps: 1, Notify: &order}, 2
+	var started []notification.WorkflowInput
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in notification.WorkflowInput) (notification.Progress, error) {
+		started = append(started, in)
+		return notification.Progress{}, nil
+	}, workflow.RegisterOptions{Name: notification.WorkflowName})
+	send(env, time.Minute, formtask.UpdateSubmit, completeAndSign(50001))
+	send(env, 2*time.Minute, formtask.UpdateSign, signAs(50002))
+	run(env, taskstatus.Filling)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []notification.WorkflowInput{order}, started)
 }

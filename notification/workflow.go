@@ -5,6 +5,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/postbox/postbox/internal/child"
 )
 
 // inFlight is how many batches of a round an order's workflow sends at once: they share the worker's
@@ -98,4 +100,11 @@ func OrderWorkflow(ctx workflow.Context, in WorkflowInput) (Progress, error) {
 			"Skipped": progress.Skipped})
 	}
 	return progress, nil
+}
+
+// StartOrder starts the workflow of order in as a child of the calling workflow that outlives it: a
+// shipment's reminders may come after its purge, and a call to sign's after the task is archived; they find
+// their messages gone or signed and skip.
+func StartOrder(ctx workflow.Context, in WorkflowInput) error {
+	return child.StartAbandoned(ctx, WorkflowID(in.OrderID), TaskQueue, WorkflowName, in)
 }

@@ -46,6 +46,45 @@ func (q *Queries) ListTaskSignees(ctx context.Context, messageID string) ([]Task
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[TaskSignee])
 }
 
+// CallToSign is a call to sign a task in the mailbox of one of its signees.
+type CallToSign struct {
+	MessageID string
+	PartyID   int64
+}
+
+// CallsToSign are the calls to sign a task (CreateCallsToSign), with the service owner of its service.
+type CallsToSign struct {
+	ServiceOwner string
+	Service      ServiceKey
+	Calls        []CallToSign
+}
+
+// CreateCallsToSign puts a call to sign task messageID in the mailbox of each signee it names, at at (a
+// wall-clock time): a Correspondence message of the task's service from the task's party, asking them to
+// sign it and giving the address where they read and sign it (base + /api/r{signee}/signing/{id}).
+func (q *Queries) CreateCallsToSign(ctx context.Context, messageID, base string, at time.Time) (CallsToSign, error) {
+	var c CallsToSign
+	rows, err := q.db.Query(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
+			created_date, last_changed, last_changed_by, message_sender, summary, body)
+		SELECT 'a' || nextval('message_id_seq'), s.party_id, '`+TypeCorrespondence+`', m.service_code, m.service_edition,
+			'Til signering: ' || m.subject, '`+StatusUnread+`', $3, $3, 'Postbox', p.name,
+			p.name || ' ber deg signere «' || m.subject || '».',
+			'Les og signer: ' || $2 || '/api/r' || s.party_id || '/signing/' || m.id
+		FROM task_signees s JOIN messages m ON m.id = s.message_id JOIN parties p ON p.id = m.reportee_id
+		WHERE s.message_id = $1 ORDER BY s.ordinal
+		RETURNING id, reportee_id`, messageID, base, at)
+	if err != nil {
+		return c, err
+	}
+	if c.Calls, err = pgx.CollectRows(rows, pgx.RowToStructByPos[CallToSign]); err != nil || len(c.Calls) == 0 {
+		return c, err
+	}
+	err = q.db.QueryRow(ctx, `SELECT sv.service_owner_code, sv.service_code, sv.service_edition FROM messages m
+		JOIN services sv ON sv.service_code = m.service_code AND sv.service_edition = m.service_edition WHERE m.id = $1`,
+		messageID).Scan(&c.ServiceOwner, &c.Service.Code, &c.Service.Edition)
+	return c, err
+}
+
 // ReplaceTaskSignees makes partyIDs the signees of a task, in that order, with its signing deadline (a
 // wall-clock time; nil for none), in one transaction.
 func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, partyIDs []int64, deadline *time.Time) error {

@@ -324,7 +324,7 @@ func Serve(ctx context.Context, c client.Client, pool *pgxpool.Pool, opts Option
 	if err != nil {
 		return err
 	}
-	acts.Events = events.NewBuilder(opts.PublicURL)
+	acts.Events, acts.PublicURL = events.NewBuilder(opts.PublicURL), opts.PublicURL
 	defer acts.Schemas.Close()
 	if slices.Contains(opts.Queues, config.QueueEvents) || len(opts.Queues) == 0 {
 		opts.Deliveries = webhook.NewDeliveries(pool, webhooks, log)
