@@ -198,8 +198,9 @@ type signingEntry struct {
 // signingURL is the list of tasks {who} is asked to sign.
 func signingURL(c *gin.Context) string { return baseURL(c) + "/api/" + c.Param("who") + "/signing" }
 
-// signeeOf is the caller as the signer for {who}: a person signs as themselves, or for an organization
-// they represent as its main administrator. It answers the request when the caller cannot sign for {who}.
+// signeeOf is the caller as the signer for {who}: a person signs as themselves, or for an organization as
+// its main administrator or as someone who holds the Sign right on a service for it (signsFor decides each
+// task's service). It answers the request when the caller cannot sign for {who} at all.
 func signeeOf(c *gin.Context) (formtask.Signer, int64, bool) {
 	p := principalOf(c)
 	party, rights := reporteeOf(c)
@@ -211,13 +212,20 @@ func signeeOf(c *gin.Context) (formtask.Signer, int64, bool) {
 	if party.ID == p.PersonID {
 		return s, party.ID, true
 	}
-	if !rights.MainAdministrator() {
-		abort(c, problem.New(http.StatusForbidden, "not-a-signee",
-			"an organization's signature is given by its main administrator; you are not one for %q", c.Param("who")))
+	if !rights.MainAdministrator() && len(rights.Services(identity.Sign)) == 0 {
+		abort(c, problem.New(http.StatusForbidden, "not-a-signee", "an organization's signature is given by its main "+
+			"administrator or by someone who holds the Sign right for it; you are neither for %q", c.Param("who")))
 		return formtask.Signer{}, 0, false
 	}
 	s.OnBehalfOf = party.ID
 	return s, party.ID, true
+}
+
+// signsFor tells whether the caller signs tasks of service svc for {who}: a person for themselves always,
+// for an organization as its main administrator or with the Sign right on svc for it.
+func signsFor(c *gin.Context, svc store.ServiceKey) bool {
+	party, rights := reporteeOf(c)
+	return party.ID == principalOf(c).PersonID || rights.MainAdministrator() || rights.Has(identity.Sign, svc)
 }
 
 // beginSigning is what every signee route starts from: the form-task service and the caller as the
@@ -242,19 +250,23 @@ func (h *formTaskHandlers) listSigning(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]signingEntry, len(list))
-	for i, t := range list {
+	items := make([]signingEntry, 0, len(list))
+	for _, t := range list {
+		if !signsFor(c, store.ServiceKey{Code: t.ServiceCode, Edition: t.ServiceEdition}) {
+			continue
+		}
 		e := signingEntry{MessageID: t.MessageID, Subject: t.Subject, ReporteeID: identity.ReporteeID(t.ReporteeID), ReporteeName: t.ReporteeName,
 			ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition, LastChanged: render.TimestampOf(t.LastChanged)}
 		e.Links.Add("self", render.Link{Href: signingURL(c) + "/" + t.MessageID})
-		items[i] = e
+		items = append(items, e)
 	}
 	r := render.Collection{Embedded: render.EmbedList("signing", items)}
 	r.Links.Add("self", render.Link{Href: signingURL(c)})
 	respond(c, http.StatusOK, r)
 }
 
-// signeeTask loads a task that names {who} a signee, or answers 404 as for no task at all. A signee reads
+// signeeTask loads a task that names {who} a signee (and that the caller signs for {who}, signsFor), or
+// answers 404 as for no task at all. A signee reads
 // it while it is in Signering; a signature of one sent back to Utfylling is 409, and a signature of one
 // archived is decided by Sign (a repeat answers as the archive did).
 func (h *formTaskHandlers) signeeTask(c *gin.Context, tasks *formtask.Service, party int64) (formtask.Task, bool) {
@@ -276,7 +288,8 @@ func (h *formTaskHandlers) signeeTask(c *gin.Context, tasks *formtask.Service, p
 		abort(c, err)
 		return task, false
 	}
-	named := slices.ContainsFunc(signees, func(s store.TaskSignee) bool { return s.PartyID == party })
+	named := slices.ContainsFunc(signees, func(s store.TaskSignee) bool { return s.PartyID == party }) &&
+		signsFor(c, store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition})
 	switch {
 	case !named || task.InTrashbin || (c.Request.Method == http.MethodGet && task.Status != taskstatus.Signing):
 		notThere()

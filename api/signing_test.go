@@ -295,3 +295,44 @@ func TestSigningDeadlineSetWithTheSignees(t *testing.T) {
 	time.Sleep(time.Second)
 	assert.Equal(t, 1, countEvents(t, pool, id, "signing.overdue"), "once")
 }
+
+// An organization named a signee signs through its main administrator or through someone holding the
+// Sign right on the task's service for it (here a single right P1 gives P2); someone who represents it
+// without that right finds no task to sign.
+func TestAnOrganizationSigns(t *testing.T) {
+	h, pool := formTaskServer(t)
+	id, content := jointApplication(t, h)
+	r := sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id+"/signees", `{"Signees":[{"OrganizationNumber":"`+orgO1+`"}]}`)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	require.Equal(t, http.StatusOK, sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id, content).Code)
+	signing := "/api/" + orgO1 + "/signing/" + id
+	// The single rights this test gives are taken back: the other tests share the database.
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), `DELETE FROM roles r USING role_definitions d, parties o
+			WHERE d.id = r.role_definition_id AND d.role_type = 'SingleRight' AND o.id = r.reportee_id AND o.organization_number = $1`, orgO1)
+		assert.NoError(t, err)
+	})
+
+	// P3 represents O1 (access manager, accountant) without the Sign right on anything: 403. P5, given Sign
+	// on another service for O1, finds no such task.
+	p := requireProblem(t, getAs(t, h, ssnP3, signing), http.StatusForbidden)
+	assert.Equal(t, "urn:postbox:problem:not-a-signee", p["type"])
+	r = authzDo(t, h, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json",
+		jsonRights(`"SocialSecurityNumber":"`+ssnP5+`","LastName":"Brekke"`, `{"ServiceCode":"4711","ServiceEditionCode":2,"Action":"Sign"}`))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	requireProblem(t, getAs(t, h, ssnP5, signing), http.StatusNotFound)
+	requireProblem(t, sendAs(t, h, ssnP5, http.MethodPost, signing, ""), http.StatusNotFound)
+	list := getAs(t, h, ssnP5, "/api/"+orgO1+"/signing")
+	require.Equal(t, http.StatusOK, list.Code, list.Body.String())
+	assert.NotContains(t, list.Body.String(), id)
+
+	r = authzDo(t, h, ssnP1, http.MethodPost, "/api/"+orgO1+"/authorization/delegations", "application/hal+json",
+		jsonRights(`"SocialSecurityNumber":"`+ssnP2+`","LastName":"Bakketun"`, `{"ServiceCode":"5302","ServiceEditionCode":2,"Action":"Sign"}`))
+	require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+	assert.Contains(t, getAs(t, h, ssnP2, "/api/"+orgO1+"/signing").Body.String(), id)
+	signed := sendAs(t, h, ssnP2, http.MethodPost, signing, "")
+	require.Equal(t, http.StatusOK, signed.Code, signed.Body.String())
+	assert.Equal(t, "Archived", signed.json(t)["Outcome"])
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM task_signatures s JOIN parties p ON p.id = s.on_behalf_of_party_id
+		WHERE s.message_id = $1 AND p.organization_number = $2`, id, orgO1), "signed on behalf of O1")
+}
