@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -283,13 +282,12 @@ func (h *formTaskHandlers) signeeTask(c *gin.Context, tasks *formtask.Service, p
 		abort(c, err)
 		return task, false
 	}
-	signees, err := tasks.Signees(ctx, task)
+	named, err := tasks.NamesSignee(ctx, task, party)
 	if err != nil {
 		abort(c, err)
 		return task, false
 	}
-	named := slices.ContainsFunc(signees, func(s store.TaskSignee) bool { return s.PartyID == party }) &&
-		signsFor(c, store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition})
+	named = named && signsFor(c, store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition})
 	switch {
 	case !named || task.InTrashbin || (c.Request.Method == http.MethodGet && task.Status != taskstatus.Signing):
 		notThere()

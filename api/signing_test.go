@@ -336,3 +336,37 @@ func TestAnOrganizationSigns(t *testing.T) {
 	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM task_signatures s JOIN parties p ON p.id = s.on_behalf_of_party_id
 		WHERE s.message_id = $1 AND p.organization_number = $2`, id, orgO1), "signed on behalf of O1")
 }
+
+// A service may name an organization that signs every task of it (the auditor of annual accounts): it
+// finds the task in its own list once it is in Signering, is called to sign it, and signs for itself
+// through its main administrator.
+func TestAServiceNamesAnOrganizationThatSigns(t *testing.T) {
+	h, pool := formTaskServer(t)
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `UPDATE services SET signing_steps = '[{"Signees": "Right"}, {"Signees": "Organization", "OrganizationNumber": "`+orgO1+`"}]'
+		WHERE service_code = '5302' AND service_edition = 2`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), `UPDATE services SET signing_steps = '[{"Signees": "Right"}, {"Signees": "TaskSignees"}]'
+			WHERE service_code = '5302' AND service_edition = 2`)
+		assert.NoError(t, err)
+	})
+	id, content := jointApplication(t, h)
+	signing := "/api/" + orgO1 + "/signing/" + id
+	requireProblem(t, getAs(t, h, ssnP1, signing), http.StatusNotFound) // not in Signering yet
+
+	r := sendAs(t, h, ssnP1, http.MethodPut, "/api/"+ssnP1+"/messages/"+id, content)
+	require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+	assert.Equal(t, "Signering", r.json(t)["Status"], "signed by P1 for herself (step 1), waiting for O1")
+	assert.Contains(t, getAs(t, h, ssnP1, "/api/"+orgO1+"/signing").Body.String(), id)
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM messages m JOIN parties o ON o.id = m.reportee_id
+		WHERE o.organization_number = $1 AND m.body LIKE '%/signing/' || $2`, orgO1, id), "O1 is called to sign")
+
+	p := requireProblem(t, sendAs(t, h, ssnP1, http.MethodPost, "/api/my/signing/"+id, ""), http.StatusNotFound)
+	assert.Contains(t, p["detail"], "no task "+id)
+	signed := sendAs(t, h, ssnP1, http.MethodPost, signing, "")
+	require.Equal(t, http.StatusOK, signed.Code, signed.Body.String())
+	assert.Equal(t, "Archived", signed.json(t)["Outcome"])
+	assert.Equal(t, 1, countRows(t, pool, `SELECT count(*) FROM task_signatures s JOIN parties o ON o.id = s.on_behalf_of_party_id
+		WHERE s.message_id = $1 AND s.step = 2 AND o.organization_number = $2`, id, orgO1))
+}

@@ -2,6 +2,7 @@ package formtask
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -169,13 +170,18 @@ func (a *Activities) RecordSignature(ctx context.Context, in RecordSignatureInpu
 			return nil
 		}
 		step := s.steps[cur]
-		holdsRole := false
-		if step.Signees == store.SigneesByRole {
-			if holdsRole, err = q.HoldsRoleCode(ctx, in.Signer.PartyID, s.message.ReporteeID, step.RoleDefinitionCode); err != nil {
+		var facts stepFacts
+		switch step.Signees {
+		case store.SigneesByRole:
+			if facts.holdsRole, err = q.HoldsRoleCode(ctx, in.Signer.PartyID, s.message.ReporteeID, step.RoleDefinitionCode); err != nil {
+				return err
+			}
+		case store.SigneesOrganization:
+			if facts.organization, err = q.OrganizationParty(ctx, step.OrganizationNumber); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}
-		onBehalf, why := admit(cur, step, in.Signer, s.message.ReporteeID, s.signees, holdsRole)
+		onBehalf, why := admit(cur, step, in.Signer, s.message.ReporteeID, s.signees, facts)
 		if why != "" {
 			res = RecordSignatureResult{Decision: SignatureRefused, Detail: why}
 			return nil

@@ -28,6 +28,12 @@ func (s *Service) Signees(ctx context.Context, task Task) ([]store.TaskSignee, e
 	return s.store.ListTaskSignees(ctx, task.MessageID)
 }
 
+// NamesSignee tells whether task names party a signee: on the task, or, for an organization, in a signing
+// step of its service.
+func (s *Service) NamesSignee(ctx context.Context, task Task, party int64) (bool, error) {
+	return s.store.NamesSignee(ctx, task.MessageID, party)
+}
+
 // SigningDeadline is the signing deadline a task's signees were named with (a wall-clock time), nil for
 // none (the service's SigningDeadlineDays then apply).
 func (s *Service) SigningDeadline(ctx context.Context, task Task) (*time.Time, error) {

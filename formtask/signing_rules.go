@@ -60,11 +60,22 @@ func currentStep(steps []store.SigningStep, signees int, signatures []store.Sign
 	return len(steps)
 }
 
+// stepFacts are what RecordSignature reads for the current step's rule: whether the signer holds a Role
+// step's role for the task's party, and the party of an Organization step's organization.
+type stepFacts struct {
+	holdsRole    bool
+	organization int64
+}
+
 // admit decides whether signer may sign in step st (index i) of a task of party taskParty: it returns the
-// party the signature is on behalf of, or why not. holdsRole tells whether the signer holds the step's
-// role for the party.
-func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []store.TaskSignee, holdsRole bool) (int64, string) {
+// party the signature is on behalf of, or why not.
+func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []store.TaskSignee, facts stepFacts) (int64, string) {
 	switch st.Signees {
+	case store.SigneesOrganization:
+		if s.OnBehalfOf != 0 && s.OnBehalfOf == facts.organization {
+			return facts.organization, ""
+		}
+		return 0, fmt.Sprintf("signing step %d is signed for organization %s, and you do not sign for it", i+1, st.OrganizationNumber)
 	case store.SigneesOfTask:
 		named := func(id int64) bool {
 			return slices.ContainsFunc(signees, func(t store.TaskSignee) bool { return t.PartyID == id })
@@ -77,7 +88,7 @@ func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []sto
 		}
 		return 0, fmt.Sprintf("signing step %d is signed by the task's named signees, and you do not sign for one of them", i+1)
 	case store.SigneesByRole:
-		if holdsRole {
+		if facts.holdsRole {
 			return taskParty, ""
 		}
 		return 0, fmt.Sprintf("signing step %d is signed by a holder of role %s for the party, which you are not", i+1, st.RoleDefinitionCode)

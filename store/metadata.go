@@ -48,6 +48,11 @@ const (
 	SigneesOfTask  = "TaskSignees" // the persons and organizations named on the task
 	SigneesByRole  = "Role"        // the holders of RoleDefinitionCode for the task's party
 	SigneesByRight = "Right"       // the holders of the Sign right on the service for the task's party
+	// SigneesOrganization: the organization OrganizationNumber names, signing for itself through its main
+	// administrator or someone with the Sign right on the service for it (the auditor of annual accounts).
+	// A person is never named here: the metadata is open, and an identity number is not; a person is named
+	// on the task (TaskSignees).
+	SigneesOrganization = "Organization"
 )
 
 // SigningStep is one step of a form task's signing: signatures from signees its rule (Signees) admits,
@@ -55,6 +60,7 @@ const (
 type SigningStep struct {
 	Signees            string
 	RoleDefinitionCode string `json:",omitempty"`
+	OrganizationNumber string `json:",omitempty"`
 	MinCount           int    `json:",omitempty"`
 }
 

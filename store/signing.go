@@ -59,8 +59,8 @@ type CallsToSign struct {
 	Calls        []CallToSign
 }
 
-// CreateCallsToSign puts a call to sign task messageID in the mailbox of each signee it names, at at (a
-// wall-clock time): a Correspondence message of the task's service from the task's party, asking them to
+// CreateCallsToSign puts a call to sign task messageID in the mailbox of each signee it names, and of each
+// organization its service's steps name, at at (a wall-clock time): a Correspondence message of the task's service from the task's party, asking them to
 // sign it and giving the address where they read and sign it (base + /api/r{signee}/signing/{id}).
 func (q *Queries) CreateCallsToSign(ctx context.Context, messageID, base string, at time.Time) (CallsToSign, error) {
 	var c CallsToSign
@@ -70,8 +70,14 @@ func (q *Queries) CreateCallsToSign(ctx context.Context, messageID, base string,
 			'Til signering: ' || m.subject, '`+StatusUnread+`', $3, $3, 'Postbox', p.name,
 			p.name || ' ber deg signere «' || m.subject || '».',
 			'Les og signer: ' || $2 || '/api/r' || s.party_id || '/signing/' || m.id
-		FROM task_signees s JOIN messages m ON m.id = s.message_id JOIN parties p ON p.id = m.reportee_id
-		WHERE s.message_id = $1 ORDER BY s.ordinal
+		FROM (SELECT t.message_id, t.party_id, t.ordinal FROM task_signees t WHERE t.message_id = $1
+			UNION ALL
+			SELECT m.id, o.id, 1000 + st.n FROM messages m JOIN services sv ON sv.service_code = m.service_code
+				AND sv.service_edition = m.service_edition, jsonb_array_elements(sv.signing_steps) WITH ORDINALITY AS st(step, n)
+				JOIN parties o ON o.organization_number = st.step->>'OrganizationNumber'
+			WHERE m.id = $1 AND st.step->>'Signees' = '`+SigneesOrganization+`') s
+		JOIN messages m ON m.id = s.message_id JOIN parties p ON p.id = m.reportee_id
+		ORDER BY s.ordinal
 		RETURNING id, reportee_id`, messageID, base, at)
 	if err != nil {
 		return c, err
@@ -205,13 +211,36 @@ type SigningTask struct {
 // most 200.
 func (q *Queries) SigningTasksOf(ctx context.Context, party int64) ([]SigningTask, error) {
 	rows, err := q.db.Query(ctx, `SELECT m.id, m.subject, m.reportee_id, p.name, m.service_code, m.service_edition, m.last_changed
-		FROM task_signees s JOIN messages m ON m.id = s.message_id JOIN parties p ON p.id = m.reportee_id
-		WHERE s.party_id = $1 AND m.status = 'Signering' AND m.deleted_at IS NULL
+		FROM messages m JOIN parties p ON p.id = m.reportee_id
+		WHERE m.status = 'Signering' AND m.deleted_at IS NULL AND m.type = 'FormTask' AND (
+			m.id IN (SELECT s.message_id FROM task_signees s WHERE s.party_id = $1)
+			OR (m.service_code, m.service_edition) IN (SELECT sv.service_code, sv.service_edition FROM services sv
+				JOIN parties o ON o.id = $1, jsonb_array_elements(sv.signing_steps) st
+				WHERE st->>'Signees' = '`+SigneesOrganization+`' AND st->>'OrganizationNumber' = o.organization_number))
 		ORDER BY m.last_changed DESC, m.id LIMIT 200`, party)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[SigningTask])
+}
+
+// NamesSignee tells whether a task names party a signee: on the task, or, for an organization, in a step of
+// its service (SigneesOrganization).
+func (q *Queries) NamesSignee(ctx context.Context, messageID string, party int64) (bool, error) {
+	var named bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM task_signees WHERE message_id = $1 AND party_id = $2)
+		OR EXISTS (SELECT FROM messages m JOIN services sv ON sv.service_code = m.service_code AND sv.service_edition = m.service_edition
+			JOIN parties o ON o.id = $2, jsonb_array_elements(sv.signing_steps) st
+			WHERE m.id = $1 AND st->>'Signees' = '`+SigneesOrganization+`' AND st->>'OrganizationNumber' = o.organization_number)`,
+		messageID, party).Scan(&named)
+	return named, err
+}
+
+// OrganizationParty is the party id of the organization with organizationNumber, or ErrNotFound.
+func (q *Queries) OrganizationParty(ctx context.Context, organizationNumber string) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = $1`, organizationNumber).Scan(&id)
+	return id, notFound(err)
 }
 
 // SignedBySeveral tells whether a task is signed by several: its service declares signing steps, or the

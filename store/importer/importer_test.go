@@ -173,7 +173,17 @@ func TestSeedRejectsABrokenFileAndLeavesNothing(t *testing.T) {
 		{"unknown field", func(ds map[string]any) { record(ds, "Services", 1)["Colour"] = "blue" }, `unknown field "Colour"`},
 		{"unknown signing rule", func(ds map[string]any) {
 			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Anyone"}}
-		}, `Services[1] (4711/2).SigningSteps[0]: Signees must be TaskSignees, Role or Right, not "Anyone"`},
+		}, `Services[1] (4711/2).SigningSteps[0]: Signees must be TaskSignees, Role, Right or Organization, not "Anyone"`},
+		{"a person named in the open metadata", func(ds map[string]any) {
+			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Person"}}
+		}, "Services[1] (4711/2).SigningSteps[0]: a person is named on the task (Signees TaskSignees), never in the open metadata"},
+		{"an organization step naming no organization of the dataset", func(ds map[string]any) {
+			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Organization", "OrganizationNumber": "999999999"}}
+		}, `Services[1] (4711/2).SigningSteps[0]: OrganizationNumber "999999999" is not in Organizations`},
+		{"an organization number on a role step", func(ds map[string]any) {
+			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Role", "RoleDefinitionCode": "DAGL",
+				"OrganizationNumber": "310246808"}}
+		}, "Services[1] (4711/2).SigningSteps[0]: an OrganizationNumber goes with Signees Organization, and only with it"},
 		{"a role step without its role", func(ds map[string]any) {
 			record(ds, "Services", 1)["SigningSteps"] = []any{map[string]any{"Signees": "Role"}}
 		}, "Services[1] (4711/2).SigningSteps[0]: a RoleDefinitionCode goes with Signees Role, and only with it"},

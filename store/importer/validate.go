@@ -142,7 +142,7 @@ func (ds *dataset) validate() error {
 				return bad(rec, "SigningTexts", "keys are the language ids %v and texts are not empty", languages)
 			}
 		}
-		if err := validSigning(rec, s); err != nil {
+		if err := validSigning(rec, s, parties); err != nil {
 			return err
 		}
 		for j, p := range s.ProcessSteps {
@@ -280,8 +280,9 @@ func (ds *dataset) validate() error {
 }
 
 // validSigning checks a service's signing: steps only on a FormTask service, each with a known rule, a
-// role code exactly for Role, and a count that is not negative; a deadline only with signing.
-func validSigning(rec string, s dsService) error {
+// role code exactly for Role, an organization of the dataset (parties) exactly for Organization, and a
+// count that is not negative; a deadline only with signing.
+func validSigning(rec string, s dsService, parties map[string]bool) error {
 	if len(s.SigningSteps) > 0 && s.ServiceType != "FormTask" {
 		return bad(rec, "SigningSteps", "only a FormTask service is signed")
 	}
@@ -291,10 +292,18 @@ func validSigning(rec string, s dsService) error {
 	for j, st := range s.SigningSteps {
 		field := fmt.Sprintf("SigningSteps[%d]", j)
 		switch {
-		case !slices.Contains([]string{store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight}, st.Signees):
-			return bad(rec, field, "Signees must be %s, %s or %s, not %q", store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight, st.Signees)
+		case st.Signees == "Person":
+			return bad(rec, field, "a person is named on the task (Signees %s), never in the open metadata, which would publish "+
+				"their identity number", store.SigneesOfTask)
+		case !slices.Contains([]string{store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight, store.SigneesOrganization}, st.Signees):
+			return bad(rec, field, "Signees must be %s, %s, %s or %s, not %q", store.SigneesOfTask, store.SigneesByRole, store.SigneesByRight,
+				store.SigneesOrganization, st.Signees)
 		case (st.Signees == store.SigneesByRole) != (st.RoleDefinitionCode != ""):
 			return bad(rec, field, "a RoleDefinitionCode goes with Signees %s, and only with it", store.SigneesByRole)
+		case (st.Signees == store.SigneesOrganization) != (st.OrganizationNumber != ""):
+			return bad(rec, field, "an OrganizationNumber goes with Signees %s, and only with it", store.SigneesOrganization)
+		case st.OrganizationNumber != "" && (!validOrgNumber(st.OrganizationNumber) || !parties[st.OrganizationNumber]):
+			return bad(rec, field, "OrganizationNumber %q is not in Organizations", st.OrganizationNumber)
 		case st.MinCount < 0:
 			return bad(rec, field, "MinCount must not be negative")
 		}
