@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"strconv"
@@ -190,19 +189,19 @@ func contentDigest(c *gin.Context) ([]byte, error) {
 
 // checkedBody passes a streamed attachment on while the check of its content accepts it; a refusal ends
 // the read, so the store keeps nothing of a file refused on its first bytes. With a digest (the client's
-// Content-Digest) the bytes must also have that SHA-256, else the read ends at their end.
+// Content-Digest) the bytes must also have that SHA-256: the object store, which hashes them as it stores
+// them, asks CheckSum at their end (files.SumChecker).
 type checkedBody struct {
 	body   io.Reader
 	check  *formtask.ContentCheck
 	digest *streamDigest
 }
 
-// streamDigest verifies a streamed attachment's SHA-256 against the one its client sent.
+// streamDigest is the SHA-256 a streamed attachment's client sent.
 type streamDigest struct {
 	svc            store.ServiceDetail
 	attachmentType string
 	want           []byte
-	sum            hash.Hash
 }
 
 func (b checkedBody) Read(p []byte) (int, error) {
@@ -211,21 +210,21 @@ func (b checkedBody) Read(p []byte) (int, error) {
 		if _, refused := b.check.Write(p[:n]); refused != nil {
 			return 0, refusal(refused)
 		}
-		if b.digest != nil {
-			b.digest.sum.Write(p[:n])
-		}
 	}
 	if err == io.EOF {
 		if refused := b.check.Close(); refused != nil {
 			return 0, refusal(refused)
 		}
-		if d := b.digest; d != nil {
-			if err := checkDigest(d.svc, d.attachmentType, d.want, [sha256.Size]byte(d.sum.Sum(nil)), contentDigestHeader); err != nil {
-				return 0, err
-			}
-		}
 	}
 	return n, err
+}
+
+// CheckSum refuses bytes whose SHA-256 is not the client's Content-Digest (files.SumChecker).
+func (b checkedBody) CheckSum(sum []byte) error {
+	if d := b.digest; d != nil {
+		return checkDigest(d.svc, d.attachmentType, d.want, [sha256.Size]byte(sum), contentDigestHeader)
+	}
+	return nil
 }
 
 // newCheckedBody checks the request body as an attachment named name of a type, and its SHA-256 against the
@@ -243,6 +242,6 @@ func newCheckedBody(c *gin.Context, svc store.ServiceDetail, name, attachmentTyp
 	case !rule.IsCheckSumAllowed: // refused before a byte is read
 		return b, checkDigest(svc, attachmentType, want, [sha256.Size]byte{}, contentDigestHeader)
 	}
-	b.digest = &streamDigest{svc: svc, attachmentType: attachmentType, want: want, sum: sha256.New()}
+	b.digest = &streamDigest{svc: svc, attachmentType: attachmentType, want: want}
 	return b, nil
 }

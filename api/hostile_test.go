@@ -363,7 +363,7 @@ func jsonSink(text, number any) []byte {
 		"RoleName": text, "RoleDescription": text, "RoleType": text, "SocialSecurityNumber": text, "LastName": text,
 		"OrganizationNumber": text, "Name": text, "RoleDefinitionId": number, "Rights": []any{right},
 		"Signees":       []any{map[string]any{"SocialSecurityNumber": text, "LastName": text, "OrganizationNumber": text, "Name": text}},
-		"ContentDigest": text, "VisibleDateTime": text, "DueDateTime": text,
+		"ContentDigest": text, "VisibleDateTime": text, "DueDateTime": text, "SigningDeadline": text,
 		"_embedded": map[string]any{"forms": []any{form}, "attachments": []any{attachment}, "Rights": []any{right},
 			"Roles": []any{map[string]any{"RoleDefinitionId": number}}},
 	}

@@ -258,7 +258,21 @@ func (m *metered) Read(p []byte) (int, error) {
 		m.readErr = &bodyError{err: err}
 		return n, m.readErr
 	}
+	if c, ok := m.r.(SumChecker); ok && err == io.EOF {
+		if refused := c.CheckSum(m.hash.Sum(nil)); refused != nil {
+			m.readErr = &bodyError{err: refused}
+			return n, m.readErr
+		}
+	}
 	return n, err
+}
+
+// SumChecker is a content that knows the SHA-256 it must have (a client's Content-Digest): Save hashes
+// the bytes once, as it stores them, and at their end asks CheckSum; a refusal ends the upload before it
+// completes, so nothing is kept.
+type SumChecker interface {
+	io.Reader
+	CheckSum(sha256 []byte) error
 }
 
 // bodyError is a failure of the body being uploaded (cut, stalled, refused by a check).

@@ -149,11 +149,9 @@ func (a *Activities) RecordSignature(ctx context.Context, in RecordSignatureInpu
 			res = RecordSignatureResult{Decision: SignatureRefused, Detail: "the task names no signees and its service declares no signing steps"}
 			return nil
 		}
-		for _, sig := range s.active {
-			if sig.SignerPartyID == in.Signer.PartyID && (in.Signer.OnBehalfOf == 0 || sig.OnBehalfOfPartyID == in.Signer.OnBehalfOf) {
-				res = RecordSignatureResult{Decision: SignatureRepeated, Complete: currentStep(s.steps, len(s.signees), s.active) == len(s.steps)}
-				return nil
-			}
+		if signedBy(s.active, in.Signer) {
+			res = RecordSignatureResult{Decision: SignatureRepeated, Complete: currentStep(s.steps, len(s.signees), s.active) == len(s.steps)}
+			return nil
 		}
 		digest, err := q.ContentDigest(ctx, in.MessageID)
 		if err != nil {

@@ -182,6 +182,8 @@ func (s *Service) Sign(ctx context.Context, task Task, signer Signer, expect str
 	return res, err
 }
 
+// signedBy tells whether s has a signature among signatures not voided: for the signee s signs for, or
+// any when s names none. The one rule of a repeated signature, for Sign and RecordSignature.
 func signedBy(signatures []store.Signature, s Signer) bool {
 	for _, sig := range signatures {
 		if sig.VoidedAt == nil && sig.SignerPartyID == s.PartyID && (s.OnBehalfOf == 0 || sig.OnBehalfOfPartyID == s.OnBehalfOf) {
