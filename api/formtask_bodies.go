@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -192,8 +191,7 @@ func contentDigest(c *gin.Context) ([]byte, error) {
 // Content-Digest) the bytes must also have that SHA-256: the object store, which hashes them as it stores
 // them, asks CheckSum at their end (files.SumChecker).
 type checkedBody struct {
-	body   io.Reader
-	check  *formtask.ContentCheck
+	*formtask.CheckedReader
 	digest *streamDigest
 }
 
@@ -202,21 +200,6 @@ type streamDigest struct {
 	svc            store.ServiceDetail
 	attachmentType string
 	want           []byte
-}
-
-func (b checkedBody) Read(p []byte) (int, error) {
-	n, err := b.body.Read(p)
-	if n > 0 {
-		if _, refused := b.check.Write(p[:n]); refused != nil {
-			return 0, refusal(refused)
-		}
-	}
-	if err == io.EOF {
-		if refused := b.check.Close(); refused != nil {
-			return 0, refusal(refused)
-		}
-	}
-	return n, err
 }
 
 // CheckSum refuses bytes whose SHA-256 is not the client's Content-Digest (files.SumChecker).
@@ -230,7 +213,7 @@ func (b checkedBody) CheckSum(sum []byte) error {
 // newCheckedBody checks the request body as an attachment named name of a type, and its SHA-256 against the
 // Content-Digest, if the request has one.
 func newCheckedBody(c *gin.Context, svc store.ServiceDetail, name, attachmentType string) (checkedBody, error) {
-	b := checkedBody{body: c.Request.Body, check: formtask.NewContentCheck(name)}
+	b := checkedBody{CheckedReader: formtask.NewCheckedReader(c.Request.Body, name)}
 	want, err := contentDigest(c)
 	if err != nil || want == nil {
 		return b, err

@@ -30,15 +30,6 @@ type formTaskHandlers struct {
 	mailbox   *mailboxHandlers
 }
 
-// refusal turns what the content check refused into the refusal of the upload.
-func refusal(err error) error {
-	var v *formtask.Violation
-	if errors.As(err, &v) {
-		return v.Refusal("")
-	}
-	return err
-}
-
 // caller is what the workflow needs to know about who sends a change.
 func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey) formtask.Caller {
 	id := fmt.Sprintf("party:%d", p.PersonID)

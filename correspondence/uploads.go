@@ -34,7 +34,7 @@ func (s *Service) Upload(ctx context.Context, owner, fileName string, body io.Re
 		return Upload{}, refuse(BadInput, "fileName: %s", v.Message)
 	}
 	up := Upload{ID: uuid.NewString(), FileName: fileName, ContentType: store.ContentTypeOf(fileName)}
-	f, err := s.files.Save(ctx, &checked{r: body, check: formtask.NewContentCheck(fileName)}, -1, up.ContentType)
+	f, err := s.files.Save(ctx, formtask.NewCheckedReader(body, fileName), -1, up.ContentType)
 	var v *formtask.Violation
 	switch {
 	case errors.Is(err, files.ErrTooLarge):
@@ -51,28 +51,6 @@ func (s *Service) Upload(ctx context.Context, owner, fileName string, body io.Re
 	_, err = s.pool.Exec(ctx, `INSERT INTO correspondence_uploads (id, service_owner_code, file_name, content_type, file_size, sha256, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, up.ID, owner, up.FileName, up.ContentType, up.Size, up.SHA256[:], clock.Now())
 	return up, err
-}
-
-// checked passes a body through its content check, and ends it with the check's verdict, so that a file
-// the check refuses fails its upload instead of being stored.
-type checked struct {
-	r     io.Reader
-	check io.WriteCloser
-}
-
-func (c *checked) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if n > 0 {
-		if _, werr := c.check.Write(p[:n]); werr != nil {
-			return n, werr
-		}
-	}
-	if err == io.EOF {
-		if cerr := c.check.Close(); cerr != nil {
-			return n, cerr
-		}
-	}
-	return n, err
 }
 
 // UploadCeiling is the most bytes an upload may have.

@@ -335,8 +335,12 @@ func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller C
 // attachment's reference. No database transaction is open while the bytes arrive.
 func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, AttachmentRef, error) {
 	f, err := s.opts.Files.Save(ctx, body, maxSize, "")
-	if errors.Is(err, files.ErrTooLarge) {
+	var v *Violation
+	switch {
+	case errors.Is(err, files.ErrTooLarge):
 		return store.Revision{}, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+	case errors.As(err, &v): // the content's check (NewCheckedReader) refused it
+		return store.Revision{}, AttachmentRef{}, v.Refusal("")
 	}
 	if err != nil {
 		return store.Revision{}, AttachmentRef{}, err

@@ -2,6 +2,7 @@ package formtask
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -339,6 +340,33 @@ func (c *ContentCheck) Close() error {
 		return v
 	}
 	return nil
+}
+
+// CheckedReader passes the bytes of a file on while its ContentCheck accepts them: a refusal ends the read
+// with the *Violation, so a store reading from it keeps nothing of a file refused on its first bytes.
+type CheckedReader struct {
+	r     io.Reader
+	check *ContentCheck
+}
+
+// NewCheckedReader checks the bytes of the file fileName read from r.
+func NewCheckedReader(r io.Reader, fileName string) *CheckedReader {
+	return &CheckedReader{r: r, check: NewContentCheck(fileName)}
+}
+
+func (c *CheckedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		if _, refused := c.check.Write(p[:n]); refused != nil {
+			return 0, refused
+		}
+	}
+	if err == io.EOF {
+		if refused := c.check.Close(); refused != nil {
+			return 0, refused
+		}
+	}
+	return n, err
 }
 
 // finish ends the check of content of size bytes, of which the check saw the first c.size.
