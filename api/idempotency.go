@@ -26,10 +26,11 @@ import (
 const (
 	// IdempotencyTTL is how long an answer is kept for its key.
 	IdempotencyTTL = 24 * time.Hour
-	// idempotencyAbandoned is how long a first request may run before its key is taken by a retry: its
-	// process died without releasing it. Longer than any request runs (a 200 MB upload at the slowest
-	// pace the server allows takes longer: such a key is only free again after this).
-	idempotencyAbandoned = 15 * time.Minute
+	// idempotencyAbandoned is how long a claim may go unrenewed before a retry takes its key: its process
+	// died without releasing it. The running request renews it every idempotencyRenew, however long it
+	// runs (a large upload), so a retry after a crash waits this long at most.
+	idempotencyAbandoned = 30 * time.Second
+	idempotencyRenew     = idempotencyAbandoned / 3
 	// maxIdempotencyKey bounds a key; a key is printable ASCII (the draft's sf-string).
 	maxIdempotencyKey = 255
 	// maxKeptAnswer bounds a kept answer's body: the answers of creations are small; a larger one is not
@@ -136,12 +137,16 @@ func (s *Server) runOnce(c *gin.Context, claim store.IdempotencyClaim) {
 	w := &keepingWriter{ResponseWriter: c.Writer}
 	c.Writer = w
 	kept := false
-	// Store writes below outlive a client that went away: the key must not stay claimed.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 5*time.Second)
-	defer cancel()
+	// Store writes below outlive a client that went away: the key must not stay claimed. Each gets its
+	// own few seconds, counted when it starts, not when the request did.
+	base := context.WithoutCancel(c.Request.Context())
+	stopRenewing := s.renewWhileRunning(base, claim)
 	defer func() {
+		stopRenewing()
 		c.Writer = w.ResponseWriter
 		if !kept {
+			ctx, cancel := context.WithTimeout(base, 5*time.Second)
+			defer cancel()
 			if err := s.q.ReleaseIdempotencyKey(ctx, claim); err != nil {
 				s.log.WarnContext(ctx, "releasing an idempotency key failed", "err", err, "request_id", requestID(c))
 			}
@@ -160,11 +165,40 @@ func (s *Server) runOnce(c *gin.Context, claim store.IdempotencyClaim) {
 			answer.Header[name] = v
 		}
 	}
+	ctx, cancel := context.WithTimeout(base, 5*time.Second)
+	defer cancel()
 	if err := s.q.CompleteIdempotencyKey(ctx, claim, answer); err != nil {
 		s.log.WarnContext(ctx, "keeping an idempotent answer failed", "err", err, "request_id", requestID(c))
 		return
 	}
 	kept = true
+}
+
+// renewWhileRunning renews claim every idempotencyRenew until the returned stop is called (and has
+// waited for the last renewal, so none follows the answer being kept).
+func (s *Server) renewWhileRunning(ctx context.Context, claim store.IdempotencyClaim) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(idempotencyRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(ctx, idempotencyRenew)
+				if _, err := s.q.RenewIdempotencyClaim(rctx, claim); err != nil {
+					s.log.WarnContext(rctx, "renewing an idempotency claim failed", "err", err)
+				}
+				cancel()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 func keepable(status int) bool {

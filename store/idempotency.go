@@ -32,8 +32,9 @@ type IdempotencyClaim struct {
 }
 
 // ClaimIdempotencyKey takes the key for a request that is to run: ok is true when no request had it, or
-// its answer expired (ttl after it was claimed), or its request was abandoned (still running after
-// abandonAfter: its process died). Otherwise ok is false and kept is what the key holds now.
+// its answer expired (ttl after it was claimed), or its request was abandoned (its claim not renewed for
+// abandonAfter: its process died; RenewIdempotencyClaim). Otherwise ok is false and kept is what the key
+// holds now.
 func (q *Queries) ClaimIdempotencyKey(ctx context.Context, scope IdempotencyScope, ttl, abandonAfter time.Duration) (
 	claim IdempotencyClaim, kept IdempotentResponse, ok bool, err error) {
 	// The claim and the read are two statements: a read in the claim's statement would not see a row
@@ -71,6 +72,15 @@ func (q *Queries) ClaimIdempotencyKey(ctx context.Context, scope IdempotencyScop
 		return claim, kept, false, nil
 	}
 	return claim, kept, false, errors.New("store: an idempotency key kept changing hands")
+}
+
+// RenewIdempotencyClaim tells that the request holding claim still runs, so that its key is not taken
+// over as abandoned. It reports false when the claim is no longer the key's.
+func (q *Queries) RenewIdempotencyClaim(ctx context.Context, claim IdempotencyClaim) (bool, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE idempotent_requests SET claimed_at = now()
+		WHERE api_key = $1 AND caller = $2 AND key = $3 AND claim = $4::uuid AND status IS NULL`,
+		claim.Scope.APIKey, claim.Scope.Caller, claim.Scope.Key, claim.token)
+	return tag.RowsAffected() == 1, err
 }
 
 // CompleteIdempotencyKey keeps the answer of the request that holds claim. An answer whose claim was
