@@ -2150,6 +2150,7 @@ type SigningListEntryCollection_Links_AdditionalProperties struct {
 // SigningStep defines model for SigningStep.
 type SigningStep struct {
 	MinCount           *int    `json:"MinCount,omitempty"`
+	OrganizationNumber *string `json:"OrganizationNumber,omitempty"`
 	RoleDefinitionCode *string `json:"RoleDefinitionCode,omitempty"`
 	Signees            string  `json:"Signees"`
 }
