@@ -39,12 +39,7 @@ func TestTrashbinPurgeSchedule(t *testing.T) {
 
 	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 48*time.Hour))
 	require.NoError(t, worker.EnsureTrashbinPurgeSchedule(ctx, c, 30*24*time.Hour), "a second worker updates the schedule")
-	handle := c.ScheduleClient().GetHandle(ctx, formtask.TrashbinPurgeScheduleID)
-	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
-	desc, err := handle.Describe(ctx)
-	require.NoError(t, err)
-	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
-	require.True(t, ok)
+	handle, desc, action := scheduled(t, c, formtask.TrashbinPurgeScheduleID)
 	assert.Equal(t, formtask.TrashbinPurgeWorkflow, action.Workflow)
 	assert.Equal(t, formtask.TaskQueue, action.TaskQueue)
 	require.Len(t, action.Args, 1)
@@ -120,12 +115,7 @@ func TestFilesSweepSchedule(t *testing.T) {
 
 	require.NoError(t, worker.EnsureFilesSweepSchedule(ctx, c, 48*time.Hour))
 	require.NoError(t, worker.EnsureFilesSweepSchedule(ctx, c, 24*time.Hour), "a second worker updates the schedule")
-	handle := c.ScheduleClient().GetHandle(ctx, files.SweepScheduleID)
-	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
-	desc, err := handle.Describe(ctx)
-	require.NoError(t, err)
-	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
-	require.True(t, ok)
+	handle, _, action := scheduled(t, c, files.SweepScheduleID)
 	assert.Equal(t, formtask.TaskQueueArchive, action.TaskQueue)
 	var in files.SweepInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(action.Args[0].(*commonpb.Payload), &in))
@@ -159,15 +149,23 @@ func TestRetentionSchedule(t *testing.T) {
 	require.NoError(t, worker.EnsureRetentionSchedule(ctx, c, retention.Input{EventsMonths: 24, AuditMonths: 120}))
 	require.NoError(t, worker.EnsureRetentionSchedule(ctx, c, retention.Input{EventsMonths: 13, AuditMonths: 120}),
 		"a second worker updates the schedule")
-	handle := c.ScheduleClient().GetHandle(ctx, retention.ScheduleID)
-	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
-	desc, err := handle.Describe(ctx)
-	require.NoError(t, err)
-	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
-	require.True(t, ok)
+	handle, _, action := scheduled(t, c, retention.ScheduleID)
 	assert.Equal(t, formtask.TaskQueueArchive, action.TaskQueue)
 
 	require.NoError(t, handle.Trigger(ctx, client.ScheduleTriggerOptions{}))
 	require.Eventually(t, func() bool { return !monthExists() }, 30*time.Second, 100*time.Millisecond,
 		"the scheduled run drops the month twenty months back")
+}
+
+// scheduled is the handle of schedule id, deleted when the test ends, its description and the workflow it
+// starts.
+func scheduled(t *testing.T, c client.Client, id string) (client.ScheduleHandle, *client.ScheduleDescription, *client.ScheduleWorkflowAction) {
+	t.Helper()
+	handle := c.ScheduleClient().GetHandle(context.Background(), id)
+	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
+	desc, err := handle.Describe(context.Background())
+	require.NoError(t, err)
+	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok)
+	return handle, desc, action
 }
