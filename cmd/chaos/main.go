@@ -253,15 +253,15 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	if settle.After(hard) {
 		settle = hard
 	}
-	waitForWorkflows(checkCtx, tc, settle)
-	ag.drain(checkCtx, hard)
-
-	v := &verdict{}
 	db, err = pgx.Connect(checkCtx, st.pg.url("postbox"))
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close(checkCtx)
+	waitForWorkflows(checkCtx, tc, db, settle)
+	ag.drain(checkCtx, hard)
+
+	v := &verdict{}
 	jointIDs, jointArchives, err := sg.check(checkCtx, db, v)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,11 @@ func campaign(ctx context.Context, cfg settings, st *stack, started, hard time.T
 	if err := checkDatabase(checkCtx, db, tasks, jointIDs, jointArchives, started, printsBefore, v); err != nil {
 		return nil, err
 	}
-	if err := checkWorkflows(checkCtx, tc, tasks, v); err != nil {
+	waiting, err := callOrders(checkCtx, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWorkflows(checkCtx, tc, tasks, waiting, v); err != nil {
 		return nil, err
 	}
 	if err := hooks.check(checkCtx, db, v, hard); err != nil {

@@ -99,6 +99,8 @@ func (r *report) print(w io.Writer, st *stack) {
 		v.sent, shipmentRecipients, r.sender.crashesWhileHeld(r.killer.crashes))
 	fmt.Fprintf(w, "notices:  %d of %d in Mailpit exactly once (by Message-ID); %d begun more than once after a crash, sent again under the same Message-ID; worker crashes asked for while sent mails were unrecorded: %d\n",
 		v.notified, shipmentRecipients, v.resent, r.killer.askedCrashes)
+	fmt.Fprintf(w, "called:   %d of %d joint applications with each signee called to sign once (a message, one order, its first notices decided)\n",
+		v.called, signingTasks)
 	fmt.Fprintf(w, "signing:  %d of %d joint applications archived once with all %d signatures (three signed at once), each with its event\n",
 		v.jointlySigned, signingTasks, 1+len(signees))
 	fmt.Fprintf(w, "files:    %d blobs, each with its object at its size; %d archived contents re-hashed right; %d objects no blob names (left for the sweep)\n",

@@ -10,13 +10,17 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/notification"
 )
 
 // Signing by several: P1 fills in joint applications (5302/2, signed first by someone with Sign for the
 // party, then by every signee the task names) in her own mailbox, names P2, P3 and P5, completes and signs
 // them; then the three sign at once, each retrying like an integrator while the components crash. The
 // checks demand every such task archived once with all four signatures (P1's and the three), none twice,
-// none lost, each with its formtask.signed event, and one formtask.signing.completed.
+// none lost, each with its formtask.signed event, and one formtask.signing.completed; and each signee
+// called to sign once, by a message and one notification order whose first round was decided (its
+// workflow then waits days for its reminder, callOrders).
 
 const signingTasks = 24
 
@@ -155,6 +159,22 @@ func (s *signers) life(ctx context.Context, t *signingTask) error {
 	return nil
 }
 
+// callOrders are the workflow ids of the notification orders of calls to sign: after their first round
+// they wait days for their reminder, so they are the run's workflows that rightly still run.
+func callOrders(ctx context.Context, db *pgx.Conn) (map[string]bool, error) {
+	rows, err := db.Query(ctx, `SELECT DISTINCT r.order_id::text FROM notification_recipients r JOIN messages m ON m.id = r.message_id
+		WHERE m.type = 'Correspondence' AND m.body LIKE '%/signing/%'`)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[notification.WorkflowID(id)] = true
+	}
+	return out, err
+}
+
 // check demands every task archived once, with its four signatures (none voided, none twice) in the task
 // and in its archive, four formtask.signed events and one formtask.signing.completed. It returns the tasks'
 // ids, for the orphan check, and how many archived.
@@ -191,6 +211,21 @@ func (s *signers) check(ctx context.Context, db *pgx.Conn, v *verdict) (map[stri
 			v.fail("joint application %s: %d formtask.signed and %d formtask.signing.completed events", t.id, signed, completed)
 		default:
 			v.jointlySigned++
+		}
+		var calls, orders, decided int
+		err = db.QueryRow(ctx, `SELECT (SELECT count(*) FROM messages WHERE body LIKE '%/signing/' || $1),
+				count(DISTINCT r.order_id), count(s.*) FILTER (WHERE s.state <> 'sending')
+			FROM messages m JOIN notification_recipients r ON r.message_id = m.id
+			LEFT JOIN notification_sends s ON s.order_id = r.order_id AND s.ordinal = r.ordinal AND s.round = 0
+			WHERE m.body LIKE '%/signing/' || $1`, t.id).Scan(&calls, &orders, &decided)
+		if err != nil {
+			return nil, 0, fmt.Errorf("joint application %s: its calls to sign: %w", t.id, err)
+		}
+		if calls == len(signees) && orders == 1 && decided == len(signees) {
+			v.called++
+		} else {
+			v.fail("joint application %s: %d calls to sign, in %d notification orders, %d of their first notices decided; want %d, 1, %d",
+				t.id, calls, orders, decided, len(signees), len(signees))
 		}
 		if archives > 0 {
 			archived++

@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -33,6 +35,7 @@ type verdict struct {
 	sent                                                         int            // recipients of the agency's shipment with exactly one message
 	notified                                                     int            // its notices in Mailpit, each once
 	jointlySigned                                                int            // joint applications archived once with all their signatures
+	called                                                       int            // joint applications whose signees were each called to sign once
 	resent                                                       int            // its notices begun more than once (after a crash), the same Message-ID each time
 	blobs, archivedFiles, strayObjects                           int            // the object store: blobs checked, archived contents re-hashed, objects no blob names
 	problems                                                     []string
@@ -149,8 +152,9 @@ func checkDatabase(ctx context.Context, db *pgx.Conn, tasks []*task, others map[
 }
 
 // checkWorkflows checks in Temporal that every task's workflow completed and that no workflow of the run
-// failed, timed out, was terminated or is still running.
-func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verdict) error {
+// failed, timed out, was terminated or is still running, but for the orders of calls to sign waiting for
+// their reminders (waiting).
+func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, waiting map[string]bool, v *verdict) error {
 	v.workflows = map[string]int{}
 	var next []byte
 	for {
@@ -162,6 +166,10 @@ func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verd
 			if e.GetType().GetName() == webhook.SubscriptionWorkflow {
 				continue // a subscription's delivery runs as long as the subscription (the events part checks it)
 			}
+			if waiting[e.GetExecution().GetWorkflowId()] && e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				v.workflows[waitingForReminder]++
+				continue
+			}
 			v.workflows[e.Status.String()]++
 		}
 		if next = res.NextPageToken; len(next) == 0 {
@@ -170,7 +178,7 @@ func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verd
 	}
 	for status, n := range v.workflows {
 		switch status {
-		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED.String(), enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String():
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED.String(), enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String(), waitingForReminder:
 		default:
 			v.fail("%d workflows are %s", n, status)
 		}
@@ -191,12 +199,18 @@ func checkWorkflows(ctx context.Context, c client.Client, tasks []*task, v *verd
 	return nil
 }
 
-// waitForWorkflows waits until no workflow runs any more, or until the deadline.
-func waitForWorkflows(ctx context.Context, c client.Client, deadline time.Time) {
+// waitingForReminder is how the report counts the orders of calls to sign that wait for their reminders.
+const waitingForReminder = "Waiting for a reminder (calls to sign)"
+
+// waitForWorkflows waits until no workflow runs any more but the orders of calls to sign waiting for their
+// reminders, or until the deadline.
+func waitForWorkflows(ctx context.Context, c client.Client, db *pgx.Conn, deadline time.Time) {
 	for time.Now().Before(deadline) {
-		res, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000,
 			Query: `ExecutionStatus = "Running" AND WorkflowType != "` + webhook.SubscriptionWorkflow + `"`})
-		if err == nil && res.Count == 0 {
+		waiting, derr := callOrders(ctx, db)
+		if err == nil && derr == nil && len(res.NextPageToken) == 0 &&
+			!slices.ContainsFunc(res.Executions, func(e *workflowpb.WorkflowExecutionInfo) bool { return !waiting[e.GetExecution().GetWorkflowId()] }) {
 			return
 		}
 		sleep(ctx, time.Second)
