@@ -692,12 +692,15 @@ func pdfReader(n int64) io.Reader {
 	return io.MultiReader(strings.NewReader(header), &patternReader{n - int64(len(header))})
 }
 
-func streamUpload(t testing.TB, h http.Handler, path string, body io.Reader, length int64, contentType string) *httptest.ResponseRecorder {
+func streamUpload(t testing.TB, h http.Handler, path string, body io.Reader, length int64, contentType string, header ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "http://postbox.test"+path, body)
 	req.ContentLength = length
 	req.Header.Set("ApiKey", keyAll)
 	req.Header.Set("Authorization", "Bearer "+personTokenTB(t, ssnP1))
 	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	rec := httptest.NewRecorder()
 	serve(t, h, rec, req)
 	return rec
@@ -795,26 +798,40 @@ func rss(b *testing.B) int64 {
 func BenchmarkStreamedUpload200MB(b *testing.B) {
 	const size = 200 << 20
 	srv, pool := formTaskServer(b)
-	_, err := pool.Exec(context.Background(), `UPDATE attachment_rules SET max_file_size = 300 << 20, max_attachment_count = 1000 WHERE attachment_rule_id = 902`)
+	_, err := pool.Exec(context.Background(), `UPDATE attachment_rules SET max_file_size = 300 << 20, max_attachment_count = 1000,
+		is_check_sum_allowed = true WHERE attachment_rule_id = 902`)
 	require.NoError(b, err)
-	for b.Loop() {
-		runtime.GC()
-		start := rss(b)
-		var (
-			r       *httptest.ResponseRecorder
-			elapsed time.Duration
-		)
-		peak := rssPeakDuring(b, func() {
-			began := time.Now()
-			r = streamUpload(b, srv, "/api/"+orgO1+"/messages/a3101172/attachments/streamedattachment?fileName=stor.pdf&attachmentType=Dokumentasjon",
-				pdfReader(size), size, "application/octet-stream")
-			elapsed = time.Since(began)
-		})
-		if r.Code != http.StatusCreated {
-			b.Fatal(r.Code, r.Body.String())
+	sum := sha256.New()
+	_, err = io.Copy(sum, pdfReader(size))
+	require.NoError(b, err)
+	digest := "sha-256=:" + base64.StdEncoding.EncodeToString(sum.Sum(nil)) + ":"
+	// Without a digest, and with the client's Content-Digest, which the bytes are checked against.
+	for _, header := range [][]string{nil, {"Content-Digest", digest}} {
+		name := "plain"
+		if header != nil {
+			name = "content-digest"
 		}
-		b.ReportMetric(float64(max(0, peak-start))/(1<<20), "rss-growth-MB")
-		b.ReportMetric(float64(size)/(1<<20)/elapsed.Seconds(), "MB/s")
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				runtime.GC()
+				start := rss(b)
+				var (
+					r       *httptest.ResponseRecorder
+					elapsed time.Duration
+				)
+				peak := rssPeakDuring(b, func() {
+					began := time.Now()
+					r = streamUpload(b, srv, "/api/"+orgO1+"/messages/a3101172/attachments/streamedattachment?fileName=stor.pdf&attachmentType=Dokumentasjon",
+						pdfReader(size), size, "application/octet-stream", header...)
+					elapsed = time.Since(began)
+				})
+				if r.Code != http.StatusCreated {
+					b.Fatal(r.Code, r.Body.String())
+				}
+				b.ReportMetric(float64(max(0, peak-start))/(1<<20), "rss-growth-MB")
+				b.ReportMetric(float64(size)/(1<<20)/elapsed.Seconds(), "MB/s")
+			}
+		})
 	}
 }
 
