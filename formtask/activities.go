@@ -319,14 +319,19 @@ func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadM
 	}
 	rm := ReadModelState{Found: true, Status: t.Status, ArchiveReference: t.ArchiveReference,
 		Revision: t.Revision, InTrashbin: t.InTrashbin}
-	if t.Status == taskstatus.Signing {
-		deadline, err := store.New(a.Pool).TaskSigningDeadline(ctx, messageID)
-		if err != nil || deadline == nil {
-			return rm, err
-		}
-		instant := clock.Instant(*deadline)
-		rm.SigningDeadline = &instant
+	if t.Status != taskstatus.Signing {
+		return rm, nil
 	}
+	q := store.New(a.Pool)
+	if rm.CallOrder, err = callOrder(ctx, q, messageID); err != nil {
+		return rm, err
+	}
+	deadline, err := q.TaskSigningDeadline(ctx, messageID)
+	if err != nil || deadline == nil {
+		return rm, err
+	}
+	instant := clock.Instant(*deadline)
+	rm.SigningDeadline = &instant
 	return rm, nil
 }
 

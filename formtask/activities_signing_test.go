@@ -155,6 +155,12 @@ func TestCallsToSign(t *testing.T) {
 		AND reportee_id = ANY($1)`, []int64{p3, p5}).Scan(&created))
 	assert.Equal(t, 2, created)
 
+	// A run that takes Signering from the read model finds the order to start.
+	var rm formtask.ReadModelState
+	require.NoError(t, f.run(t, &rm, f.acts.ReadTaskState, id))
+	require.NotNil(t, rm.CallOrder)
+	assert.Equal(t, *res.Signing.Notify, *rm.CallOrder)
+
 	again := complete()
 	assert.Nil(t, again.Signing.Notify, "in Signering already")
 	var orders int

@@ -47,6 +47,20 @@ func (a *Activities) callSignees(ctx context.Context, tx pgx.Tx, q *store.Querie
 	if err != nil {
 		return nil, err
 	}
+	if err := q.KeepCallOrder(ctx, messageID, id); err != nil {
+		return nil, err
+	}
 	in := notification.Input(id, callToSignOrder, len(target.Messages))
+	return &in, nil
+}
+
+// callOrder is the workflow input of the order of a task's calls to sign, nil for a task that called no
+// one: what a run taking Signering from the read model starts (StartOrder counts a started one as started).
+func callOrder(ctx context.Context, q *store.Queries, messageID string) (*notification.WorkflowInput, error) {
+	order, recipients, found, err := q.CallOrder(ctx, messageID)
+	if err != nil || !found {
+		return nil, err
+	}
+	in := notification.Input(order, callToSignOrder, recipients)
 	return &in, nil
 }

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/notification"
 )
 
 // A run's local activities (CheckAndProject, CheckAndArchive, ChangePlace) commit in the workflow task of
@@ -29,8 +30,10 @@ type ReadModelState struct {
 	ArchiveReference string
 	Revision         int64
 	InTrashbin       bool
-	// SigningDeadline is the deadline of a task in Signering, nil for none.
-	SigningDeadline *time.Time `json:",omitempty"`
+	// SigningDeadline is the deadline of a task in Signering, nil for none; CallOrder the order of its calls
+	// to sign, nil when it called no one.
+	SigningDeadline *time.Time                  `json:",omitempty"`
+	CallOrder       *notification.WorkflowInput `json:",omitempty"`
 }
 
 // Outcomes of UpdateResync.
@@ -94,7 +97,7 @@ func (t *task) resync(ctx workflow.Context, in ResyncInput) (Result, error) {
 			return Result{}, err
 		}
 		if rm.Status == taskstatus.Signing {
-			t.state.SigningDeadline, t.state.SigningOverdue = rm.SigningDeadline, false
+			t.enteredSigning(ctx, SigningPlan{Deadline: rm.SigningDeadline, Notify: rm.CallOrder})
 		}
 	}
 	if t.state == before {

@@ -215,4 +215,17 @@ func TestEnteringSigningNotifiesTheSignees(t *testing.T) {
 	run(env, taskstatus.Filling)
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []notification.WorkflowInput{order}, started)
+
+	// A run that takes Signering from the read model (the Update that sent it there was lost) starts the
+	// order the lost update did not.
+	env, f = newEnv(t)
+	started = nil
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in notification.WorkflowInput) (notification.Progress, error) {
+		started = append(started, in)
+		return notification.Progress{}, nil
+	}, workflow.RegisterOptions{Name: notification.WorkflowName})
+	f.readModel = formtask.ReadModelState{Found: true, Status: taskstatus.Signing, CallOrder: &order}
+	send(env, time.Minute, formtask.UpdateResync, formtask.ResyncInput{})
+	run(env, taskstatus.Filling)
+	assert.Equal(t, []notification.WorkflowInput{order}, started)
 }

@@ -91,6 +91,25 @@ func (q *Queries) CreateCallsToSign(ctx context.Context, messageID, base string,
 	return c, err
 }
 
+// KeepCallOrder records order as the notification order of the calls to sign task messageID (replacing
+// that of an earlier completion).
+func (q *Queries) KeepCallOrder(ctx context.Context, messageID, order string) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO task_call_orders (message_id, order_id) VALUES ($1, $2::uuid)
+		ON CONFLICT (message_id) DO UPDATE SET order_id = EXCLUDED.order_id`, messageID, order)
+	return err
+}
+
+// CallOrder is the notification order of the calls to sign task messageID and how many it notifies;
+// found is false for a task that called no one.
+func (q *Queries) CallOrder(ctx context.Context, messageID string) (order string, recipients int, found bool, err error) {
+	err = q.db.QueryRow(ctx, `SELECT o.order_id::text, (SELECT count(*) FROM notification_recipients r WHERE r.order_id = o.order_id)
+		FROM task_call_orders o WHERE o.message_id = $1`, messageID).Scan(&order, &recipients)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, false, nil
+	}
+	return order, recipients, err == nil, err
+}
+
 // ReplaceTaskSignees makes partyIDs the signees of a task, in that order, with its signing deadline (a
 // wall-clock time; nil for none), in one transaction.
 func (q *Queries) ReplaceTaskSignees(ctx context.Context, messageID string, partyIDs []int64, deadline *time.Time) error {
