@@ -227,15 +227,17 @@ type SigningTask struct {
 }
 
 // SigningTasksOf returns the tasks in Signering (not deleted) that name party a signee, newest first, at
-// most 200.
+// most 200: those the tasks name (by task_signees_party), and, for an organization, those of the services
+// whose steps name it (by messages_service_status). A union, not an OR, so that each part walks its index.
 func (q *Queries) SigningTasksOf(ctx context.Context, party int64) ([]SigningTask, error) {
 	rows, err := q.db.Query(ctx, `SELECT m.id, m.subject, m.reportee_id, p.name, m.service_code, m.service_edition, m.last_changed
-		FROM messages m JOIN parties p ON p.id = m.reportee_id
-		WHERE m.status = 'Signering' AND m.deleted_at IS NULL AND m.type = 'FormTask' AND (
-			m.id IN (SELECT s.message_id FROM task_signees s WHERE s.party_id = $1)
-			OR (m.service_code, m.service_edition) IN (SELECT sv.service_code, sv.service_edition FROM services sv
-				JOIN parties o ON o.id = $1, jsonb_array_elements(sv.signing_steps) st
-				WHERE st->>'Signees' = '`+SigneesOrganization+`' AND st->>'OrganizationNumber' = o.organization_number))
+		FROM (SELECT s.message_id AS id FROM task_signees s WHERE s.party_id = $1
+			UNION
+			SELECT t.id FROM services sv JOIN parties o ON o.id = $1, jsonb_array_elements(sv.signing_steps) st, messages t
+			WHERE st->>'Signees' = '`+SigneesOrganization+`' AND st->>'OrganizationNumber' = o.organization_number
+			  AND t.service_code = sv.service_code AND t.service_edition = sv.service_edition AND t.status = 'Signering') named
+		JOIN messages m ON m.id = named.id JOIN parties p ON p.id = m.reportee_id
+		WHERE m.status = 'Signering' AND m.deleted_at IS NULL AND m.type = 'FormTask'
 		ORDER BY m.last_changed DESC, m.id LIMIT 200`, party)
 	if err != nil {
 		return nil, err

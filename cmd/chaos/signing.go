@@ -162,8 +162,7 @@ func (s *signers) life(ctx context.Context, t *signingTask) error {
 // callOrders are the workflow ids of the notification orders of calls to sign: after their first round
 // they wait days for their reminder, so they are the run's workflows that rightly still run.
 func callOrders(ctx context.Context, db *pgx.Conn) (map[string]bool, error) {
-	rows, err := db.Query(ctx, `SELECT DISTINCT r.order_id::text FROM notification_recipients r JOIN messages m ON m.id = r.message_id
-		WHERE m.type = 'Correspondence' AND m.body LIKE '%/signing/%'`)
+	rows, err := db.Query(ctx, `SELECT order_id::text FROM task_call_orders`)
 	if err != nil {
 		return nil, err
 	}
