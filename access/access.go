@@ -1,8 +1,8 @@
 // Package access is the room of who may do what for whom. It is begun with the local role definitions a
 // reportee makes (create, change, delete with every delegation of it), the delegation of roles, and the
 // one way every access change is written: one transaction with its audit entries and events, after which
-// the rights cache is emptied. Deletions of roles and rights still build their changes in api/ and run
-// them through Change (docs/architecture.md, "Where the cut goes next").
+// the rights cache is emptied; the terms of delegating and taking away roles and rights; and their
+// deletion.
 package access
 
 import (
@@ -20,19 +20,17 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Invalidator empties a cache of effective rights: this replica's, once a change has committed (the
-// others hear of it through the database's change notification).
-type Invalidator interface{ Invalidate() }
-
 // Service writes access changes.
 type Service struct {
 	pool   *pgxpool.Pool
-	rights Invalidator
+	rights Rights
 	events events.Builder
 }
 
-// New returns the service over pool; rights is emptied after each change, eb makes its events.
-func New(pool *pgxpool.Pool, rights Invalidator, eb events.Builder) *Service {
+// New returns the service over pool; rights are looked up in rights, which is emptied after each change
+// (this replica's cache, once the change has committed: the others hear of it through the database's
+// change notification); eb makes its events.
+func New(pool *pgxpool.Pool, rights Rights, eb events.Builder) *Service {
 	return &Service{pool: pool, rights: rights, events: eb}
 }
 
@@ -56,6 +54,24 @@ const (
 	NameTaken
 	// AlreadyHeld: the right holder holds a role being delegated already.
 	AlreadyHeld
+	// NotFound: no such role or right for the reportee, as far as the caller may know.
+	NotFound
+	// BadInput: the request names something that cannot be delegated.
+	BadInput
+	// NotAccessManager: the caller may not change this access.
+	NotAccessManager
+	// FromRegister: the role comes from the business register and is not deleted here.
+	FromRegister
+	// NotDelegable: the role comes from the business register and is not delegated.
+	NotDelegable
+	// PlatformRole: the right belongs to a platform role, which cannot be changed.
+	PlatformRole
+	// RightComesWithRole: the right comes with a role that gives other rights too.
+	RightComesWithRole
+	// RoleNotHeld: the caller does not hold the role it would delegate or take away.
+	RoleNotHeld
+	// RightsNotHeld: the caller lacks rights of the role as delegatable rights (Items names them).
+	RightsNotHeld
 )
 
 // Error is a refused access change; Detail says why, for the caller.

@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -19,6 +20,11 @@ import (
 type invalidations struct{ n int }
 
 func (i *invalidations) Invalidate() { i.n++ }
+
+// For answers no rights: these tests' callers act for no one but themselves.
+func (i *invalidations) For(context.Context, identity.Principal, int64) (identity.RightSet, error) {
+	return identity.RightSet{}, nil
+}
 
 // A local role's life through the room: each change one transaction with its audit line and event, the
 // rights cache emptied after each that committed and never after a refused one.

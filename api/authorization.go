@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
@@ -97,8 +95,7 @@ func rightHolderMismatch(what string) error {
 // (RoleType External) are not delegated.
 func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 	ctx := c.Request.Context()
-	party, ok := managedReportee(c)
-	if !ok {
+	if _, ok := managedReportee(c); !ok {
 		return
 	}
 	root, err := readDocument(c, "RightHolder")
@@ -116,20 +113,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if holder.PartyID == party.ID {
-		abort(c, problem.BadRequest("a party cannot hold roles for itself"))
-		return
-	}
-	defs, err := h.delegatableRoles(c, req.RoleDefinitionIDs)
-	if err == nil {
-		err = h.knownServices(ctx, req.Rights)
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	ids, err := h.access.DelegateRoles(ctx, auditEntry(c, party.ID, "", clock.Now()), party.ID, holder,
-		access.Grant{Roles: defs, Rights: req.Rights, MayDelegateRight: h.mayDelegateRight(c)})
+	ids, err := h.access.Delegate(ctx, accessCaller(c), holder, req.RoleDefinitionIDs, req.Rights)
 	if err != nil {
 		abort(c, err)
 		return
@@ -158,98 +142,6 @@ type delegatedResource struct {
 	Name          string
 	RoleIDs       []int64      `json:"RoleIds" xmlitem:"RoleId"`
 	Links         render.Links `json:"_links"`
-}
-
-// knownServices refuses single rights on service editions that do not exist.
-func (h *authorizationHandlers) knownServices(ctx context.Context, rights []store.RightSpec) error {
-	keys := make([]store.ServiceKey, len(rights))
-	for i, r := range rights {
-		keys[i] = store.ServiceKey{Code: r.ServiceCode, Edition: r.ServiceEdition}
-	}
-	unknown, err := h.q.UnknownServices(ctx, keys)
-	if err != nil || len(unknown) == 0 {
-		return err
-	}
-	return problem.BadRequest("there is no service %s edition %d", unknown[0].Code, unknown[0].Edition)
-}
-
-// mayDelegateRight is the precondition of delegating a single right, as of a role (mayDelegate): a main
-// administrator may; anyone else must hold the right as a delegatable right.
-func (h *authorizationHandlers) mayDelegateRight(c *gin.Context) func(q *store.Queries, def store.RoleDefinition) error {
-	party, rights := reporteeOf(c)
-	subject := principalOf(c).Subject()
-	return func(q *store.Queries, def store.RoleDefinition) error {
-		if rights.MainAdministrator() {
-			return nil
-		}
-		missing, err := q.MissingDelegatableRights(c.Request.Context(), subject, party.ID, def.ID)
-		if err != nil || len(missing) == 0 {
-			return err
-		}
-		return problem.New(http.StatusForbidden, "rights-not-held",
-			"you may delegate the right %s only if you hold it as a delegatable right", access.RightLabel(missing[0]))
-	}
-}
-
-// delegatableRoles loads the named role definitions and checks the caller may delegate each for the reportee.
-func (h *authorizationHandlers) delegatableRoles(c *gin.Context, ids []int) ([]store.RoleDefinition, error) {
-	party, _ := reporteeOf(c)
-	ctx := c.Request.Context()
-	defs := make([]store.RoleDefinition, 0, len(ids))
-	for _, id := range ids {
-		d, err := h.q.GetRoleDefinition(ctx, id, "", "")
-		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != party.ID) ||
-			(err == nil && d.RoleType == store.SingleRightRoleType) { // a single right is delegated as a right
-
-			return nil, problem.BadRequest("there is no role definition %d that can be delegated for this reportee", id)
-		}
-		if err != nil {
-			return nil, err
-		}
-		label := access.RoleLabel(d.ID, d.Code, d.Name)
-		if d.RoleType == "External" {
-			return nil, problem.New(http.StatusForbidden, "role-not-delegatable", "role %s comes from the business register and cannot be delegated", label)
-		}
-		if err := h.mayDelegate(c, d.ID, label); err != nil {
-			return nil, err
-		}
-		defs = append(defs, d)
-	}
-	return defs, nil
-}
-
-// mayDelegate checks that the caller may delegate the role definition id (named label) for the reportee,
-// or take it away from someone: a main administrator may; anyone else must hold the role and all its
-// rights as delegatable rights.
-func (h *authorizationHandlers) mayDelegate(c *gin.Context, id int, label string) error {
-	party, rights := reporteeOf(c)
-	if rights.MainAdministrator() {
-		return nil
-	}
-	ctx := c.Request.Context()
-	subject := principalOf(c).Subject()
-	held, err := h.q.HoldsRoleDefinition(ctx, subject, party.ID, id)
-	if err != nil {
-		return err
-	}
-	if !held {
-		return problem.New(http.StatusForbidden, "role-not-held", "only a main administrator may delegate or take away a role they do not hold: you do not hold role %s", label)
-	}
-	missing, err := h.q.MissingDelegatableRights(ctx, subject, party.ID, id)
-	if err != nil {
-		return err
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	labels := make([]string, len(missing))
-	for i, r := range missing {
-		labels[i] = access.RightLabel(r)
-	}
-	pr := problem.New(http.StatusForbidden, "rights-not-held", "you may delegate or take away role %s only if you hold all its rights as delegatable rights; you lack %s",
-		label, strings.Join(labels, ", "))
-	pr.Errors = labels
-	return pr
 }
 
 // delegationResource is a role someone holds for the reportee, as the reportee's access managers see it.

@@ -485,6 +485,9 @@ func TestDelegationRefusals(t *testing.T) {
 			p := requireProblem(t, r, tc.status)
 			assert.Equal(t, "urn:postbox:problem:"+tc.kind, p["type"], p["detail"])
 			details[tc.name] = p["detail"]
+			if tc.kind == "rights-not-held" && strings.Contains(tc.name, "role") {
+				assert.NotEmpty(t, p["errors"], "the rights the caller lacks are named one by one")
+			}
 		})
 	}
 	assert.Equal(t, details["wrong last name"], details["unknown identity number"], "the answer must not tell whether the number exists")

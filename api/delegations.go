@@ -14,7 +14,6 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -214,102 +213,28 @@ func (h *authorizationHandlers) deleteDelegation(c *gin.Context) {
 
 // removeRole takes the role RoleId rawRole from the receiver rawReceiver.
 func (h *authorizationHandlers) removeRole(c *gin.Context, rawReceiver, rawRole string) {
-	party, ok := managedReportee(c)
-	if !ok {
-		return
+	if receiver, ok := h.managedReceiver(c, rawReceiver); ok {
+		noContent(c, h.access.RemoveRole(c.Request.Context(), accessCaller(c), receiver, rawRole))
 	}
-	ctx := c.Request.Context()
-	receiver, err := h.findReceiver(ctx, rawReceiver)
-	var role store.DelegatedRole
-	if err == nil {
-		role, err = h.q.GetDelegatedRole(ctx, positiveID(rawRole))
-	}
-	if err == nil && (role.ReporteeID != party.ID || role.HolderPartyID != receiver.ID) {
-		err = store.ErrNotFound
-	}
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("%q holds no role %s for %q", rawReceiver, rawRole, c.Param("who"))
-	}) {
-		return
-	}
-	h.deleteRole(c, role, func(label string) error { return h.mayDelegate(c, role.RoleDefinitionID, label) })
 }
 
-// positiveID reads an id of a path or query; anything else is 0, which names nothing.
-func positiveID(raw string) int64 {
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		return 0
-	}
-	return id
-}
-
-// removeRight takes the right RightID rawRule from the receiver rawReceiver. A right reaches a receiver
-// only with its roles (RightSourceType RoleTypeRights): the right of rawRule (its service edition and
-// action, whichever role definition's RightID names it) is taken by deleting the receiver's roles that
-// give it. When one of them gives other rights too, that is 409 naming the role: the removal never takes
-// more than was asked, and the client can delete the role if that is what it wants.
+// removeRight takes the right RightID rawRule from the receiver rawReceiver.
 func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule string) {
-	party, ok := managedReportee(c)
-	if !ok {
-		return
+	if receiver, ok := h.managedReceiver(c, rawReceiver); ok {
+		noContent(c, h.access.RemoveRight(c.Request.Context(), accessCaller(c), receiver, rawRule))
 	}
-	ctx := c.Request.Context()
-	notThere := func() *problem.Problem {
-		return problem.NotFound("%q holds no right %s for %q", rawReceiver, rawRule, c.Param("who"))
+}
+
+// managedReceiver is the receiver raw of a removal by an access manager of {who}; a receiver that does
+// not exist is a zero party, which holds nothing.
+func (h *authorizationHandlers) managedReceiver(c *gin.Context, raw string) (access.Receiver, bool) {
+	if _, ok := managedReportee(c); !ok {
+		return access.Receiver{}, false
 	}
-	receiver, err := h.findReceiver(ctx, rawReceiver)
-	var right store.DefinedRight
-	if err == nil {
-		right, err = h.q.GetDefinedRight(ctx, positiveID(rawRule))
-	}
-	if !found(c, err, notThere) {
-		return
-	}
-	now := clock.Now()
-	err = h.access.Change(ctx, func(q *store.Queries) error {
-		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.ID}, party.ID, right.Right)
-		if err != nil {
-			return err
-		}
-		if len(roles) == 0 {
-			return notThere()
-		}
-		for _, r := range roles {
-			label := access.RoleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName)
-			switch {
-			case r.RoleType == "External":
-				return roleFromRegister(r.RoleID, label)
-			case r.Rights > 1:
-				return problem.New(http.StatusConflict, "right-comes-with-role",
-					"%s comes to %s with role %d %s, which gives other rights too: delete that role to take them all", access.RightLabel(right.Right), r.HolderName, r.RoleID, label)
-			}
-			if err := h.mayDelegate(c, r.RoleDefinitionID, label); err != nil {
-				return err
-			}
-		}
-		deleted := make([]store.Event, 0, len(roles))
-		for _, r := range roles {
-			if err := q.DeleteDelegatedRole(ctx, r.RoleID); err != nil {
-				return err
-			}
-			deleted = append(deleted, access.RoleDeleted(h.events, r.DelegatedRole))
-			e := auditEntry(c, party.ID, store.AuditDeleteRight, now)
-			e.RightID, e.RoleID, e.RoleDefinitionID, e.RightHolder = right.RightID, r.RoleID, r.RoleDefinitionID, r.HolderName
-			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", access.RightLabel(right.Right), r.HolderName,
-				access.RoleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName))
-			if err := q.AppendAudit(ctx, e); err != nil {
-				return err
-			}
-		}
-		return q.AppendEvents(ctx, deleted...)
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		err = notThere()
-	}
-	if err != nil {
+	p, err := h.findReceiver(c.Request.Context(), raw)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		abort(c, err)
-		return
+		return access.Receiver{}, false
 	}
-	c.Status(http.StatusNoContent)
+	return access.Receiver{Party: p, Ref: raw}, true
 }

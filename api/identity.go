@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/ttlcache"
@@ -200,7 +201,11 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 		return
 	}
 	login, err := s.q.FindLogin(c.Request.Context(), who)
-	if !found(c, err, func() *problem.Problem { return roleRefused(c) }) {
+	if errors.Is(err, store.ErrNotFound) {
+		err = access.RoleRefused(who, c.Param("roleId"))
+	}
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	c.Set(ctxWhoLogin, login)

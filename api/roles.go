@@ -1,8 +1,6 @@
 package api
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,9 +12,6 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/audit"
-	"github.com/postbox/postbox/clock"
-	"github.com/postbox/postbox/events"
-	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -142,159 +137,39 @@ func auditEntry(c *gin.Context, reporteeID int64, action string, at time.Time) a
 		ActorLoginID: subject.LoginID, ActorMethod: string(p.Method), APIKeyName: key.Name, RequestID: requestID(c), Action: action}
 }
 
-// roleRefused is the one answer to a role delete the caller may not make, whatever exists.
-func roleRefused(c *gin.Context) *problem.Problem {
-	return problem.New(http.StatusForbidden, "not-access-manager",
-		"role %s of %q is not one you may delete: only its holder or an access manager (ADMAI) or main administrator (HADM) for its reportee may",
-		c.Param("roleId"), c.Param("who"))
-}
-
-// managesRolesOf tells whether the caller may learn which roles {who} has: an access manager of the
-// party {who}, or the login {who} itself.
-func (h *authorizationHandlers) managesRolesOf(c *gin.Context) bool {
-	if v, isLogin := c.Get(ctxWhoLogin); isLogin {
-		return principalOf(c).Subject().LoginID == v.(store.Login).ID
-	}
-	_, rights := reporteeOf(c)
-	return rights.AccessManager()
+// accessCaller is the caller as the access room knows it, acting for the party {who}.
+func accessCaller(c *gin.Context) access.Caller {
+	party, rights := reporteeOf(c)
+	return access.Caller{Actor: auditEntry(c, party.ID, "", time.Time{}), Principal: principalOf(c), Rights: rights, Who: c.Param("who")}
 }
 
 // deleteUserRole deletes a role. {who} is the reportee the role is held for or its holder (a party, or a
-// login's user name). The holder of a role may delete it; anyone else must be access manager for the
-// reportee. Roles from the business register (RoleType External) are not deleted here. A caller who is
-// neither gets the same 403 whether or not {who} or the role exists (roleRefused); only an access
-// manager of the party {who} learns that a role is not there (404).
+// login's user name); access.DeleteRole says who may.
 func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
-	ctx := c.Request.Context()
-	id, err := strconv.ParseInt(c.Param("roleId"), 10, 64)
-	notThere := func() {
-		if h.managesRolesOf(c) {
-			abort(c, problem.NotFound("there is no role %s for %q", c.Param("roleId"), c.Param("who")))
-			return
-		}
-		abort(c, roleRefused(c))
-	}
-	if err != nil || id <= 0 {
-		notThere()
-		return
-	}
-	role, err := h.q.GetDelegatedRole(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		notThere()
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	var (
-		belongs bool
-		rights  identity.RightSet
-		known   bool
+		caller access.Caller
+		who    access.Who
 	)
-	if v, ok := c.Get(ctxWhoLogin); ok {
-		l := v.(store.Login)
-		belongs = role.HolderLoginID == l.ID || (l.PersonID != 0 && (role.HolderPartyID == l.PersonID || role.ReporteeID == l.PersonID))
+	if v, isLogin := c.Get(ctxWhoLogin); isLogin {
+		login := v.(store.Login)
+		caller = access.Caller{Actor: auditEntry(c, 0, "", time.Time{}), Principal: principalOf(c), Who: c.Param("who")}
+		who.Login = &login
 	} else {
-		party, r := reporteeOf(c)
-		belongs = role.ReporteeID == party.ID || role.HolderPartyID == party.ID
-		rights, known = r, role.ReporteeID == party.ID
+		caller = accessCaller(c)
+		who.Party, _ = reporteeOf(c)
 	}
-	if !belongs {
-		notThere()
-		return
-	}
-	p := principalOf(c)
-	subject := p.Subject()
-	holder := (subject.PartyID != 0 && subject.PartyID == role.HolderPartyID) || (subject.LoginID != 0 && subject.LoginID == role.HolderLoginID)
-	if !holder {
-		if !known {
-			if rights, err = h.rights.For(ctx, p, role.ReporteeID); err != nil {
-				abort(c, err)
-				return
-			}
-		}
-		if !rights.AccessManager() {
-			abort(c, roleRefused(c))
-			return
-		}
-	}
-	h.deleteRole(c, role, nil)
+	noContent(c, h.access.DeleteRole(c.Request.Context(), caller, who, c.Param("roleId")))
 }
 
-// deleteRole deletes a role in one transaction with its audit entry, when allowed (if not nil) lets the
-// caller. Roles from the business register (RoleType External) are not deleted here.
-func (h *authorizationHandlers) deleteRole(c *gin.Context, role store.DelegatedRole, allowed func(label string) error) {
-	label := access.RoleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
-	if role.RoleType == "External" {
-		abort(c, roleFromRegister(role.RoleID, label))
-		return
-	}
-	if allowed != nil {
-		if err := allowed(label); err != nil {
-			abort(c, err)
-			return
-		}
-	}
-	e := auditEntry(c, role.ReporteeID, store.AuditDeleteRole, clock.Now())
-	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
-	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-	h.deleteAudited(c, e, access.RoleDeleted(h.events, role), func(q *store.Queries) error { return q.DeleteDelegatedRole(c.Request.Context(), role.RoleID) })
-}
-
-func roleFromRegister(id int64, label string) *problem.Problem {
-	return problem.New(http.StatusForbidden, "role-from-register", "role %d (%s) comes from the business register and cannot be deleted here", id, label)
-}
-
-// deleteUserRight deletes a right. Every right comes from a role definition (RightSourceType
-// RoleTypeRights); only the rights of the reportee's own local roles can be deleted, by its access managers.
-// A right of a platform role is removed by deleting the role that gives it.
+// deleteUserRight deletes a right of one of the reportee's local roles, for its access managers.
 func (h *authorizationHandlers) deleteUserRight(c *gin.Context) {
-	ctx := c.Request.Context()
-	party, ok := managedReportee(c)
-	if !ok {
-		return
+	if _, ok := managedReportee(c); ok {
+		noContent(c, h.access.DeleteLocalRight(c.Request.Context(), accessCaller(c), c.Param("rightId")))
 	}
-	id, err := strconv.ParseInt(c.Param("rightId"), 10, 64)
-	notThere := func() { abort(c, problem.NotFound("there is no right %s for %q", c.Param("rightId"), c.Param("who"))) }
-	if err != nil || id <= 0 {
-		notThere()
-		return
-	}
-	r, err := h.q.GetDefinedRight(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && r.OwnerPartyID != 0 && r.OwnerPartyID != party.ID) {
-		notThere()
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if r.OwnerPartyID == 0 {
-		abort(c, problem.New(http.StatusForbidden, "platform-role",
-			"right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName))
-		return
-	}
-	e := auditEntry(c, party.ID, store.AuditDeleteRight, clock.Now())
-	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
-	e.Summary = fmt.Sprintf("deleted right %s from local role %s", access.RightLabel(r.Right), access.RoleLabel(r.RoleDefinitionID, "", r.RoleName))
-	changed := h.events.RoleDefinitionEvent(events.RoleDefinitionChanged, events.RoleDefinition{RoleDefinitionID: r.RoleDefinitionID,
-		ReporteeID: party.ID, Name: r.RoleName})
-	h.deleteAudited(c, e, changed, func(q *store.Queries) error { return q.DeleteLocalRight(ctx, id) })
 }
 
-// deleteAudited runs a delete, its audit entry and its event in one transaction and answers 204.
-func (h *authorizationHandlers) deleteAudited(c *gin.Context, e audit.Entry, event store.Event, del func(q *store.Queries) error) {
-	ctx := c.Request.Context()
-	err := h.access.Change(ctx, func(q *store.Queries) error {
-		if err := del(q); err != nil {
-			return err
-		}
-		if err := q.AppendAudit(ctx, e); err != nil {
-			return err
-		}
-		return q.AppendEvents(ctx, event)
-	})
+// noContent answers 204 to a change that completed, else the problem of err.
+func noContent(c *gin.Context, err error) {
 	if err != nil {
 		abort(c, err)
 		return

@@ -168,7 +168,11 @@ func From(err error) (p *Problem, internal bool) {
 	case errors.As(err, &orderRefused):
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
 	case errors.As(err, &accessRefused):
-		return ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail), false
+		p := ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail)
+		if len(accessRefused.Items) > 0 {
+			p.Errors = accessRefused.Items
+		}
+		return p, false
 	case errors.As(err, &syntax):
 		return New(http.StatusBadRequest, "invalid-query", "%s: %s", syntax.Option, syntax.Error()), false
 	case errors.As(err, &param):
@@ -248,9 +252,18 @@ func formTaskProblem(e *formtask.Error) *Problem {
 
 // accessKinds are the problems of refused access changes.
 var accessKinds = map[access.Kind]problemKind{
-	access.Gone:        {http.StatusNotFound, "not-found"},
-	access.NameTaken:   {http.StatusConflict, "role-name-taken"},
-	access.AlreadyHeld: {http.StatusConflict, "role-already-held"},
+	access.Gone:               {http.StatusNotFound, "not-found"},
+	access.NameTaken:          {http.StatusConflict, "role-name-taken"},
+	access.AlreadyHeld:        {http.StatusConflict, "role-already-held"},
+	access.NotFound:           {http.StatusNotFound, "not-found"},
+	access.BadInput:           {http.StatusBadRequest, "bad-request"},
+	access.NotAccessManager:   {http.StatusForbidden, "not-access-manager"},
+	access.FromRegister:       {http.StatusForbidden, "role-from-register"},
+	access.NotDelegable:       {http.StatusForbidden, "role-not-delegatable"},
+	access.PlatformRole:       {http.StatusForbidden, "platform-role"},
+	access.RightComesWithRole: {http.StatusConflict, "right-comes-with-role"},
+	access.RoleNotHeld:        {http.StatusForbidden, "role-not-held"},
+	access.RightsNotHeld:      {http.StatusForbidden, "rights-not-held"},
 }
 
 // correspondenceKinds are the problems of refused sending.

@@ -12,6 +12,8 @@ type Error[K comparable] struct {
 	Kind   K
 	Detail string
 	Err    error // the cause, when there is one (an outage)
+	// Items are what the refusal names one by one (the rights a caller lacks), for the problem's errors.
+	Items []string
 }
 
 func (e *Error[K]) Error() string { return e.Detail }
