@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -197,109 +195,42 @@ type signingEntry struct {
 // signingURL is the list of tasks {who} is asked to sign.
 func signingURL(c *gin.Context) string { return baseURL(c) + "/api/" + c.Param("who") + "/signing" }
 
-// signeeOf is the caller as the signer for {who}: a person signs as themselves, or for an organization as
-// its main administrator or as someone who holds the Sign right on a service for it (signsFor decides each
-// task's service). It answers the request when the caller cannot sign for {who} at all.
-func signeeOf(c *gin.Context) (formtask.Signer, int64, bool) {
-	p := principalOf(c)
-	party, rights := reporteeOf(c)
-	if p.PersonID == 0 || p.Method == identity.MethodEnterpriseUser {
-		abort(c, problem.New(http.StatusForbidden, "not-a-signee", "only a person signs; this login is not one"))
-		return formtask.Signer{}, 0, false
-	}
-	s := formtask.Signer{PartyID: p.PersonID, Name: p.Name, SecurityLevel: p.SecurityLevel}
-	if party.ID == p.PersonID {
-		return s, party.ID, true
-	}
-	if !rights.MainAdministrator() && len(rights.Services(identity.Sign)) == 0 {
-		abort(c, problem.New(http.StatusForbidden, "not-a-signee", "an organization's signature is given by its main "+
-			"administrator or by someone who holds the Sign right for it; you are neither for %q", c.Param("who")))
-		return formtask.Signer{}, 0, false
-	}
-	s.OnBehalfOf = party.ID
-	return s, party.ID, true
-}
-
-// signsFor tells whether the caller signs tasks of service svc for {who}: a person for themselves always,
-// for an organization as its main administrator or with the Sign right on svc for it.
-func signsFor(c *gin.Context, svc store.ServiceKey) bool {
-	party, rights := reporteeOf(c)
-	return party.ID == principalOf(c).PersonID || rights.MainAdministrator() || rights.Has(identity.Sign, svc)
-}
-
 // beginSigning is what every signee route starts from: the form-task service and the caller as the
-// signer {who} is, or the request answered.
-func (h *formTaskHandlers) beginSigning(c *gin.Context) (*formtask.Service, formtask.Signer, int64, bool) {
+// signee {who}, or the request answered.
+func (h *formTaskHandlers) beginSigning(c *gin.Context) (*formtask.Service, formtask.Signee, bool) {
 	tasks, ok := h.formTasksOrUnavailable(c)
 	if !ok {
-		return nil, formtask.Signer{}, 0, false
+		return nil, formtask.Signee{}, false
 	}
-	signer, party, ok := signeeOf(c)
-	return tasks, signer, party, ok
+	party, rights := reporteeOf(c)
+	signee, err := formtask.SigneeOf(principalOf(c), party.ID, rights, c.Param("who"))
+	if err != nil {
+		abort(c, err)
+		return nil, signee, false
+	}
+	return tasks, signee, true
 }
 
-// listSigning lists the tasks in Signering that name {who} a signee.
+// listSigning lists the tasks in Signering that {who} is asked to sign.
 func (h *formTaskHandlers) listSigning(c *gin.Context) {
-	tasks, _, party, ok := h.beginSigning(c)
+	tasks, signee, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
-	list, err := tasks.SigningTasks(c.Request.Context(), party)
+	list, err := tasks.TasksToSign(c.Request.Context(), signee)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	items := make([]signingEntry, 0, len(list))
-	for _, t := range list {
-		if !signsFor(c, store.ServiceKey{Code: t.ServiceCode, Edition: t.ServiceEdition}) {
-			continue
-		}
-		e := signingEntry{MessageID: t.MessageID, Subject: t.Subject, ReporteeID: identity.ReporteeID(t.ReporteeID), ReporteeName: t.ReporteeName,
+	items := make([]signingEntry, len(list))
+	for i, t := range list {
+		items[i] = signingEntry{MessageID: t.MessageID, Subject: t.Subject, ReporteeID: identity.ReporteeID(t.ReporteeID), ReporteeName: t.ReporteeName,
 			ServiceCode: t.ServiceCode, ServiceEdition: t.ServiceEdition, LastChanged: render.TimestampOf(t.LastChanged)}
-		e.Links.Add("self", render.Link{Href: signingURL(c) + "/" + t.MessageID})
-		items = append(items, e)
+		items[i].Links.Add("self", render.Link{Href: signingURL(c) + "/" + t.MessageID})
 	}
 	r := render.Collection{Embedded: render.EmbedList("signing", items)}
 	r.Links.Add("self", render.Link{Href: signingURL(c)})
 	respond(c, http.StatusOK, r)
-}
-
-// signeeTask loads a task that names {who} a signee (and that the caller signs for {who}, signsFor), or
-// answers 404 as for no task at all. A signee reads
-// it while it is in Signering; a signature of one sent back to Utfylling is 409, and a signature of one
-// archived is decided by Sign (a repeat answers as the archive did).
-func (h *formTaskHandlers) signeeTask(c *gin.Context, tasks *formtask.Service, party int64) (formtask.Task, bool) {
-	ctx := c.Request.Context()
-	id := c.Param("messageId")
-	notThere := func() { abort(c, problem.NotFound("there is no task %s for %q to sign", id, c.Param("who"))) }
-	task, err := tasks.Load(ctx, id)
-	var missing *formtask.Error
-	if errors.As(err, &missing) && missing.Kind == formtask.NotFound {
-		notThere()
-		return task, false
-	}
-	if err != nil {
-		abort(c, err)
-		return task, false
-	}
-	named, err := tasks.NamesSignee(ctx, task, party)
-	if err != nil {
-		abort(c, err)
-		return task, false
-	}
-	named = named && signsFor(c, store.ServiceKey{Code: task.ServiceCode, Edition: task.ServiceEdition})
-	switch {
-	case !named || task.InTrashbin || (c.Request.Method == http.MethodGet && task.Status != taskstatus.Signing):
-		notThere()
-		return task, false
-	case task.Status == taskstatus.Filling:
-		p := problem.New(http.StatusConflict, "conflict", "task %s is in %s, not awaiting signatures: it was sent back, "+
-			"and its earlier signatures are void", task.MessageID, taskstatus.Filling)
-		p.TaskStatus = task.Status
-		abort(c, p)
-		return task, false
-	}
-	return task, true
 }
 
 // signingTaskResource is a task as its signee reads it: its signing, and its forms' data, what they sign.
@@ -317,37 +248,21 @@ type signingForm struct {
 }
 
 func (h *formTaskHandlers) getSigningTask(c *gin.Context) {
-	tasks, _, party, ok := h.beginSigning(c)
+	tasks, signee, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
-	task, ok := h.signeeTask(c, tasks, party)
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	st, err := tasks.Signing(ctx, task)
+	v, err := tasks.ReadToSign(c.Request.Context(), signee, c.Param("messageId"))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	forms, _, err := h.q.MessageContent(ctx, task.MessageID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	partyID, _ := identity.ParseReporteeID(task.ReporteeID)
-	owner, err := h.q.GetParty(ctx, partyID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	r := signingTaskResource{signaturesResource: signaturesOf(task, st), Subject: task.Subject, ReporteeName: owner.Name,
-		Forms: make([]signingForm, len(forms))}
-	for i, f := range forms {
+	r := signingTaskResource{signaturesResource: signaturesOf(v.Task, v.Signing), Subject: v.Task.Subject, ReporteeName: v.ReporteeName,
+		Forms: make([]signingForm, len(v.Forms))}
+	for i, f := range v.Forms {
 		r.Forms[i] = signingForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, Name: f.Name, FormData: f.FormData}
 	}
-	r.Links.Add("self", render.Link{Href: signingURL(c) + "/" + task.MessageID})
+	r.Links.Add("self", render.Link{Href: signingURL(c) + "/" + v.Task.MessageID})
 	respond(c, http.StatusOK, r)
 }
 
@@ -359,7 +274,7 @@ type signBody struct {
 
 // signTask records the caller's signature as the signee {who}: 200 with the task's outcome.
 func (h *formTaskHandlers) signTask(c *gin.Context) {
-	tasks, signer, party, ok := h.beginSigning(c)
+	tasks, signee, ok := h.beginSigning(c)
 	if !ok {
 		return
 	}
@@ -370,11 +285,13 @@ func (h *formTaskHandlers) signTask(c *gin.Context) {
 			return
 		}
 	}
-	task, ok := h.signeeTask(c, tasks, party)
-	if !ok {
+	ctx := c.Request.Context()
+	task, err := tasks.TaskToSign(ctx, signee, c.Param("messageId"), false)
+	if err != nil {
+		abort(c, err)
 		return
 	}
-	res, err := tasks.Sign(c.Request.Context(), task, signer, string(body.ContentDigest))
+	res, err := tasks.Sign(ctx, task, signee.Signer, string(body.ContentDigest))
 	if err != nil {
 		abort(c, err)
 		return

@@ -200,8 +200,3 @@ func (s *Service) ReturnToFilling(ctx context.Context, task Task, caller Caller)
 	}
 	return s.update(ctx, task, 0, UpdateReturnToFilling, ReturnInput{Caller: withLevel(caller, task)})
 }
-
-// SigningTasks are the tasks in Signering that name party a signee, newest first (at most 200).
-func (s *Service) SigningTasks(ctx context.Context, party int64) ([]store.SigningTask, error) {
-	return s.store.SigningTasksOf(ctx, party)
-}
