@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
@@ -148,46 +146,39 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 	respond(c, http.StatusOK, coll)
 }
 
-// loadMessage reads the message of the path and checks the caller may see it. A message the caller may
-// not see is answered like one that does not exist.
-func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
+// mailboxReader is the caller reading the mailbox of {who}.
+func mailboxReader(c *gin.Context) mailbox.Reader {
 	party, rights := reporteeOf(c)
-	id := c.Param("messageId")
-	m, err := h.messages.Visible(c.Request.Context(), party.ID, rights, id)
-	return m, found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) })
+	return mailbox.Reader{ReporteeID: party.ID, Rights: rights, Name: principalOf(c).Name}
 }
 
-// markRead records the first read of an unread correspondence by the caller and reloads it, unless the
+// loadMessage reads the message of the path, which the caller must see; any other is not there (404).
+func (h *mailboxHandlers) loadMessage(c *gin.Context) (store.Message, bool) {
+	m, err := h.messages.Message(c.Request.Context(), mailboxReader(c), c.Param("messageId"))
+	if err != nil {
+		abort(c, err)
+		return m, false
+	}
+	return m, true
+}
+
+// openMessage loads the message of the path and records the caller's first read of it, unless the
 // request says markAsRead=false.
-func (h *mailboxHandlers) markRead(c *gin.Context, m store.Message) (store.Message, bool) {
+func (h *mailboxHandlers) openMessage(c *gin.Context) (store.Message, bool) {
 	mark := true
 	if v, ok := c.GetQuery("markAsRead"); ok && v != "" {
 		var err error
 		if mark, err = strconv.ParseBool(strings.ToLower(v)); err != nil {
 			abort(c, problem.BadRequest("markAsRead must be true or false, not %q", v))
-			return m, false
+			return store.Message{}, false
 		}
 	}
-	if !mark || m.Type != store.TypeCorrespondence || m.Status != store.StatusUnread {
-		return m, true
-	}
-	party, _ := reporteeOf(c)
-	read := h.events.MessageEvent(events.CorrespondenceRead, events.Message{MessageID: m.MessageID, ReporteeID: party.ID,
-		Type: m.Type, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition, Status: store.StatusRead})
-	if _, err := h.q.MarkCorrespondenceRead(c.Request.Context(), party.ID, m.MessageID, principalOf(c).Name, clock.Now(), read); err != nil {
+	m, err := h.messages.Open(c.Request.Context(), mailboxReader(c), c.Param("messageId"), mark)
+	if err != nil {
 		abort(c, err)
 		return m, false
 	}
-	return h.loadMessage(c)
-}
-
-// openMessage loads the message of the path and records the caller's first read of it.
-func (h *mailboxHandlers) openMessage(c *gin.Context) (store.Message, bool) {
-	m, ok := h.loadMessage(c)
-	if !ok {
-		return m, false
-	}
-	return h.markRead(c, m)
+	return m, true
 }
 
 func (h *mailboxHandlers) getMessage(c *gin.Context) {
@@ -245,18 +236,16 @@ func pathID(c *gin.Context, name, what string) (int64, bool) {
 }
 
 func (h *mailboxHandlers) loadForm(c *gin.Context) (store.Form, bool) {
-	if _, ok := h.loadMessage(c); !ok {
-		return store.Form{}, false
-	}
 	id, ok := pathID(c, "formId", "form")
 	if !ok {
 		return store.Form{}, false
 	}
-	party, _ := reporteeOf(c)
-	f, err := h.q.GetForm(c.Request.Context(), party.ID, c.Param("messageId"), id)
-	return f, found(c, err, func() *problem.Problem {
-		return problem.NotFound("there is no form %d on message %s", id, c.Param("messageId"))
-	})
+	f, err := h.messages.Form(c.Request.Context(), mailboxReader(c), c.Param("messageId"), id)
+	if err != nil {
+		abort(c, err)
+		return f, false
+	}
+	return f, true
 }
 
 func (h *mailboxHandlers) getForm(c *gin.Context) {
@@ -277,12 +266,11 @@ func formResourceOf(c *gin.Context, f store.Form) formResource {
 }
 
 func (h *mailboxHandlers) getFormData(c *gin.Context) {
-	f, ok := h.loadForm(c)
+	id, ok := pathID(c, "formId", "form")
 	if !ok {
 		return
 	}
-	party, _ := reporteeOf(c)
-	data, err := h.q.GetFormData(c.Request.Context(), party.ID, c.Param("messageId"), f.ID)
+	data, err := h.messages.FormData(c.Request.Context(), mailboxReader(c), c.Param("messageId"), id)
 	if err != nil {
 		abort(c, err)
 		return
@@ -296,20 +284,11 @@ func (h *mailboxHandlers) getFormData(c *gin.Context) {
 
 // getAttachment streams an attachment from the store, with Range support, never holding the whole file.
 func (h *mailboxHandlers) getAttachment(c *gin.Context) {
-	m, ok := h.loadMessage(c)
-	if !ok {
-		return
-	}
 	id, ok := pathID(c, "attachmentId", "attachment")
 	if !ok {
 		return
 	}
-	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == id }) {
-		abort(c, problem.NotFound("there is no attachment %d on message %s", id, m.MessageID))
-		return
-	}
-	party, _ := reporteeOf(c)
-	a, err := h.q.GetAttachment(c.Request.Context(), party.ID, m.MessageID, id)
+	m, a, err := h.messages.Attachment(c.Request.Context(), mailboxReader(c), c.Param("messageId"), id)
 	if err != nil {
 		abort(c, err)
 		return

@@ -45,7 +45,7 @@ func (s *Server) routes() http.Handler {
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{q: s.q}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
-	visible := mailbox.New(s.messages)
+	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
 	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events, downloads: downloads}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}

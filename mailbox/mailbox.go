@@ -1,12 +1,14 @@
 // Package mailbox is the room of the mailbox's messages as their reportee's callers see them. It starts
 // with the one rule every read and change of a message keeps: a message the caller's rights do not let it
-// see is answered like one that does not exist. The lists, search, archive/confirm/trashbin and their SQL
-// still live in api/ and store/ (docs/architecture.md, "Where the cut goes next").
+// see is answered like one that does not exist. It reads a message, its forms and attachments and records
+// a first read (read.go), and owns archive, confirm and the trashbin (lifecycle.go). The lists and search
+// are single statements in store/, called from api/ (docs/architecture.md, "Where the cut goes next").
 package mailbox
 
 import (
 	"context"
 
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -14,10 +16,14 @@ import (
 // Messages loads single messages for callers, through the coalescing reader.
 type Messages struct {
 	reader *store.MessageReader
+	q      *store.Queries
+	events events.Builder
 }
 
-// New returns the messages over reader.
-func New(reader *store.MessageReader) *Messages { return &Messages{reader: reader} }
+// New returns the messages over reader, with q for their parts and first reads, eb making their events.
+func New(reader *store.MessageReader, q *store.Queries, eb events.Builder) *Messages {
+	return &Messages{reader: reader, q: q, events: eb}
+}
 
 // Visible returns message id of the reportee when rights let the caller see it (Read on its service, and
 // ArchiveRead when it is archived); store.ErrNotFound for one it may not see, as for one that does not
