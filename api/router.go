@@ -10,6 +10,7 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/submission"
@@ -52,8 +53,8 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
-	subs := &subscriptionHandlers{q: s.q, guard: s.opts.Webhooks, limit: s.opts.MaxSubscriptions,
-		sealer: s.opts.WebhookSealer, overlap: s.opts.WebhookSecretOverlap}
+	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(s.q, s.opts.Webhooks, s.opts.MaxSubscriptions,
+		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{q: s.q}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.opts.Files, s.events), downloads: downloads}
 	notices := &notificationHandlers{notices: s.opts.Notifications}

@@ -1,18 +1,14 @@
 package api
 
 import (
-	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
-	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
 )
@@ -23,11 +19,7 @@ import (
 // subscribing works while Temporal is away. A subscription is the caller's own: another caller, even for
 // the same reportee, neither sees nor ends it.
 type subscriptionHandlers struct {
-	q       *store.Queries
-	guard   webhook.Guard
-	limit   int             // the most subscriptions a caller may have in an area; 0: no limit
-	sealer  *webhook.Sealer // secrets are stored sealed, never in plaintext
-	overlap time.Duration   // how long a rotated secret still signs beside the new one
+	subs *webhook.Subscriptions
 }
 
 // subscriptionBody is the body of POST …/events/subscriptions.
@@ -35,9 +27,6 @@ type subscriptionBody struct {
 	EndPoint *jsonText
 	Types    []jsonText
 }
-
-// maxSubscriptionTypes bounds Types (there are fewer event types than this).
-const maxSubscriptionTypes = 50
 
 type subscriptionResource struct {
 	ID           int64 `json:"Id"`
@@ -98,49 +87,21 @@ func (h *subscriptionHandlers) resource(c *gin.Context, s store.Subscription) su
 	return r
 }
 
-// newSecret is a fresh secret and its sealed form, which is what is stored.
-func (h *subscriptionHandlers) newSecret() (secret, sealed string, err error) {
-	secret = webhook.NewSecret()
-	sealed, err = h.sealer.Seal(secret)
-	return secret, sealed, err
-}
-
 func (h *subscriptionHandlers) createSubscription(c *gin.Context) {
 	var body subscriptionBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
 		return
 	}
-	sub := subscriber(c)
-	if body.EndPoint == nil || *body.EndPoint == "" {
-		abort(c, problem.BadRequest("EndPoint is required: the https URL deliveries are POSTed to"))
-		return
+	var endpoint string
+	if body.EndPoint != nil {
+		endpoint = string(*body.EndPoint)
 	}
-	endpoint, err := h.guard.CheckEndpoint(c.Request.Context(), string(*body.EndPoint))
-	if err != nil {
-		abort(c, problem.New(http.StatusBadRequest, "endpoint-not-allowed", "EndPoint: %s", err))
-		return
+	types := make([]string, len(body.Types))
+	for i, t := range body.Types {
+		types[i] = string(t)
 	}
-	if len(body.Types) > maxSubscriptionTypes {
-		abort(c, problem.BadRequest("Types: at most %d", maxSubscriptionTypes))
-		return
-	}
-	for _, t := range body.Types {
-		if !slices.Contains(events.Types, string(t)) {
-			abort(c, problem.BadRequest("Types: %q is not an event type; the types are %v", string(t), events.Types))
-			return
-		}
-		if !slices.Contains(sub.Types, string(t)) {
-			sub.Types = append(sub.Types, string(t))
-		}
-	}
-	secret, sealed, err := h.newSecret()
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	sub.EndPoint, sub.Secret = endpoint, sealed
-	created, err := h.q.CreateSubscription(c.Request.Context(), sub, h.limit)
+	created, secret, err := h.subs.Create(c.Request.Context(), subscriber(c), endpoint, types)
 	if err != nil {
 		abort(c, err)
 		return
@@ -152,14 +113,7 @@ func (h *subscriptionHandlers) createSubscription(c *gin.Context) {
 }
 
 func (h *subscriptionHandlers) listSubscriptions(c *gin.Context) {
-	want := subscriber(c)
-	var subs []store.Subscription
-	var err error
-	if want.ServiceOwnerCode != "" {
-		subs, err = h.q.ServiceOwnerSubscriptions(c.Request.Context(), want.ServiceOwnerCode)
-	} else {
-		subs, err = h.q.ReporteeSubscriptions(c.Request.Context(), want.ReporteeID, want.Subscriber)
-	}
+	subs, err := h.subs.List(c.Request.Context(), subscriber(c))
 	if err != nil {
 		abort(c, err)
 		return
@@ -173,49 +127,22 @@ func (h *subscriptionHandlers) listSubscriptions(c *gin.Context) {
 	respond(c, http.StatusOK, coll)
 }
 
-// loadSubscription reads the subscription of the path if it is the caller's and has not ended; any other
-// is answered as one that does not exist.
-func (h *subscriptionHandlers) loadSubscription(c *gin.Context) (store.Subscription, bool) {
-	raw := c.Param("subscriptionId")
-	id, err := strconv.ParseInt(raw, 10, 64)
-	s, want := store.Subscription{}, subscriber(c)
-	if err == nil {
-		s, err = h.q.GetSubscription(c.Request.Context(), id)
-	} else {
-		err = store.ErrNotFound
-	}
-	if err == nil && (s.Status == webhook.StatusEnded || s.ServiceOwnerCode != want.ServiceOwnerCode ||
-		s.ReporteeID != want.ReporteeID || s.Subscriber != want.Subscriber) {
-		err = store.ErrNotFound
-	}
-	return s, found(c, err, func() *problem.Problem { return problem.NotFound("there is no subscription %s of yours", raw) })
-}
-
 func (h *subscriptionHandlers) getSubscription(c *gin.Context) {
-	if s, ok := h.loadSubscription(c); ok {
-		respond(c, http.StatusOK, h.resource(c, s))
+	s, err := h.subs.Get(c.Request.Context(), subscriber(c), c.Param("subscriptionId"))
+	if err != nil {
+		abort(c, err)
+		return
 	}
+	respond(c, http.StatusOK, h.resource(c, s))
 }
 
 // deleteSubscription ends the subscription: nothing more is delivered, its workflow ends at its next step.
 func (h *subscriptionHandlers) deleteSubscription(c *gin.Context) {
-	s, ok := h.loadSubscription(c)
-	if !ok {
-		return
-	}
-	if err := h.q.EndSubscription(c.Request.Context(), s.ID); err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	noContent(c, h.subs.End(c.Request.Context(), subscriber(c), c.Param("subscriptionId")))
 }
 
 func (h *subscriptionHandlers) listDeadLetters(c *gin.Context) {
-	s, ok := h.loadSubscription(c)
-	if !ok {
-		return
-	}
-	dead, err := h.q.DeadLetters(c.Request.Context(), s.ID)
+	s, dead, err := h.subs.DeadLetters(c.Request.Context(), subscriber(c), c.Param("subscriptionId"))
 	if err != nil {
 		abort(c, err)
 		return
@@ -236,14 +163,7 @@ func (h *subscriptionHandlers) listDeadLetters(c *gin.Context) {
 // replayDeadLetters asks for the dead letters to be sent again (202: the workflow sends them, oldest
 // first, before further events); a paused subscription is resumed, from its handshake.
 func (h *subscriptionHandlers) replayDeadLetters(c *gin.Context) {
-	s, ok := h.loadSubscription(c)
-	if !ok {
-		return
-	}
-	n, err := h.q.AskReplay(c.Request.Context(), s.ID)
-	if errors.Is(err, store.ErrSubscriptionEnded) || errors.Is(err, store.ErrNotFound) {
-		err = problem.NotFound("there is no subscription %d of yours", s.ID)
-	}
+	s, n, err := h.subs.Replay(c.Request.Context(), subscriber(c), c.Param("subscriptionId"))
 	if err != nil {
 		abort(c, err)
 		return
@@ -256,30 +176,13 @@ func (h *subscriptionHandlers) replayDeadLetters(c *gin.Context) {
 	respond(c, http.StatusAccepted, r)
 }
 
-// rotateSecret gives the subscription a new secret, shown once in the answer. The one it replaces still
-// signs every delivery beside the new one for the overlap (PreviousSecretExpires), so the subscriber can
-// switch to the new secret without missing a delivery; a second rotation within the overlap drops the
-// oldest.
+// rotateSecret gives the subscription a new secret, shown once in the answer (webhook.RotateSecret).
 func (h *subscriptionHandlers) rotateSecret(c *gin.Context) {
-	s, ok := h.loadSubscription(c)
-	if !ok {
-		return
-	}
-	secret, sealed, err := h.newSecret()
+	s, secret, err := h.subs.RotateSecret(c.Request.Context(), subscriber(c), c.Param("subscriptionId"))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	until := time.Now().Add(h.overlap)
-	err = h.q.RotateSubscriptionSecret(c.Request.Context(), s.ID, sealed, until)
-	if errors.Is(err, store.ErrNotFound) { // ended meanwhile
-		err = problem.NotFound("there is no subscription %d of yours", s.ID)
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	s.PreviousSecret, s.PreviousSecretUntil = s.Secret, until
 	r := h.resource(c, s)
 	r.Secret = secret
 	respond(c, http.StatusOK, r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/mailbox"
@@ -155,6 +156,7 @@ func From(err error) (p *Problem, internal bool) {
 		accessRefused *access.Error
 		sendRefused   *correspondence.Error
 		orderRefused  *notification.Error
+		subRefused    *webhook.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -167,6 +169,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
 	case errors.As(err, &orderRefused):
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
+	case errors.As(err, &subRefused):
+		return ofKind(subscriptionKinds, subRefused.Kind, subRefused.Detail), false
 	case errors.As(err, &accessRefused):
 		p := ofKind(accessKinds, accessRefused.Kind, accessRefused.Detail)
 		if len(accessRefused.Items) > 0 {
@@ -275,6 +279,13 @@ var correspondenceKinds = map[correspondence.Kind]problemKind{
 	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
 	correspondence.TooLarge:    {http.StatusRequestEntityTooLarge, "body-too-large"},
 	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+// subscriptionKinds are the problems of refused webhook subscription requests.
+var subscriptionKinds = map[webhook.Kind]problemKind{
+	webhook.BadInput:           {http.StatusBadRequest, "bad-request"},
+	webhook.EndpointNotAllowed: {http.StatusBadRequest, "endpoint-not-allowed"},
+	webhook.NotFound:           {http.StatusNotFound, "not-found"},
 }
 
 // notificationKinds are the problems of refused notification orders.
