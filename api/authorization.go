@@ -22,7 +22,7 @@ type authorizationHandlers struct {
 	q        *store.Queries
 	access   *access.Service // writes every change
 	rights   *identity.Rights
-	parties  *partyFinder
+	parties  *identity.Parties
 	events   events.Builder
 	messages *mailbox.Messages // the messages whose attachments a receiver may read
 }
@@ -78,7 +78,7 @@ func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegatio
 // namedParty finds the party of kind identified by number whose name matches; what names the pair of
 // fields in the answer when they do not identify one together.
 func (h *authorizationHandlers) namedParty(ctx context.Context, number, kind string, matches func(store.Party) bool, what string) (store.Party, error) {
-	p, err := h.parties.find(ctx, number)
+	p, err := h.parties.Find(ctx, number)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != kind || !matches(p))) {
 		return store.Party{}, rightHolderMismatch(what)
 	}
@@ -225,5 +225,5 @@ func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (s
 	if !identity.ReporteeIDPattern.MatchString(raw) && !store.OrganizationNumberPattern.MatchString(raw) {
 		return store.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
 	}
-	return h.parties.find(ctx, raw)
+	return h.parties.Find(ctx, raw)
 }

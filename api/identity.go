@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
 
@@ -122,7 +120,7 @@ func (s *Server) resolveWho(c *gin.Context) {
 		}
 		key = identity.ReporteeID(id)
 	}
-	party, rights, err := s.parties.represented(c, key, who)
+	party, rights, err := s.parties.Represented(c.Request.Context(), p, key, who)
 	if err != nil {
 		abort(c, err)
 		return
@@ -130,62 +128,6 @@ func (s *Server) resolveWho(c *gin.Context) {
 	c.Set(ctxReportee, party)
 	c.Set(ctxRights, rights)
 	c.Next()
-}
-
-// partyFinder finds the parties that {who} and other parameters name, and the caller's rights for them.
-// Parties change rarely and every request needs one: they are kept for a short while.
-type partyFinder struct {
-	q      *store.Queries
-	rights *identity.Rights
-	cache  *ttlcache.Cache[string, store.Party]
-}
-
-// represented finds the party key names and the caller's rights for it. Parties the caller may not
-// represent and parties that do not exist get the same 403 (naming the party as the client wrote it), so
-// the answer never reveals who exists.
-func (pf *partyFinder) represented(c *gin.Context, key, asWritten string) (store.Party, identity.RightSet, error) {
-	refused := func() error {
-		return problem.New(http.StatusForbidden, "not-a-reportee", "you may not act for %q", asWritten)
-	}
-	party, err := pf.find(c.Request.Context(), key)
-	if errors.Is(err, store.ErrNotFound) {
-		return party, identity.RightSet{}, refused()
-	}
-	if err != nil {
-		return party, identity.RightSet{}, err
-	}
-	rights, err := pf.rights.For(c.Request.Context(), principalOf(c), party.ID)
-	if err != nil {
-		return party, rights, err
-	}
-	if !rights.Represents() {
-		return party, rights, refused()
-	}
-	return party, rights, nil
-}
-
-// find finds a party by reportee id ("r" + id), national identity number or organization number,
-// keeping answers for a short while.
-func (pf *partyFinder) find(ctx context.Context, key string) (store.Party, error) {
-	if p, ok := pf.cache.Get(key); ok {
-		return p, nil
-	}
-	var (
-		p   store.Party
-		err error
-	)
-	if id, ok := identity.ParseReporteeID(key); ok {
-		if id == 0 {
-			return p, store.ErrNotFound
-		}
-		p, err = pf.q.GetParty(ctx, id)
-	} else {
-		p, err = pf.q.FindParty(ctx, key)
-	}
-	if err == nil {
-		pf.cache.Set(key, p)
-	}
-	return p, err
 }
 
 var partyKeyPattern = regexp.MustCompile(`^(?:[0-9]+|r[0-9]{1,18})$`)

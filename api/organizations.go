@@ -48,7 +48,7 @@ func (h *identityHandlers) getOrganization(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	party, err := h.parties.find(ctx, number)
+	party, err := h.parties.Find(ctx, number)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && party.Kind != "Organization") {
 		abort(c, notThere)
 		return

@@ -20,7 +20,7 @@ type identityHandlers struct {
 	q       *store.Queries
 	auth    *identity.Authenticator
 	rights  *identity.Rights
-	parties *partyFinder
+	parties *identity.Parties
 }
 
 type reporteeResource struct {
@@ -66,7 +66,7 @@ func (h *identityHandlers) listReportees(c *gin.Context) {
 
 func (h *identityHandlers) getReportee(c *gin.Context) {
 	raw := c.Param("reporteeId")
-	party, _, err := h.parties.represented(c, raw, raw)
+	party, _, err := h.parties.Represented(c.Request.Context(), principalOf(c), raw, raw)
 	if err != nil {
 		abort(c, err)
 		return
@@ -101,7 +101,7 @@ func (h *identityHandlers) convertReportee(c *gin.Context) {
 	refuse := func() {
 		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
 	}
-	party, err := h.parties.find(ctx, ssn)
+	party, err := h.parties.Find(ctx, ssn)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {
 		refuse()
 		return

@@ -100,7 +100,7 @@ type Server struct {
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]
-	parties *partyFinder
+	parties *identity.Parties
 	limiter *rateLimiter
 	series  requestSeries
 }
@@ -141,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		limiter: &rateLimiter{q: q, leases: map[rateKey]*lease{}},
-		parties: &partyFinder{q: q, rights: opts.Rights, cache: ttlcache.New[string, store.Party](referenceTTL, 100_000)},
+		parties: identity.NewParties(q, opts.Rights, referenceTTL, 100_000),
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
 	s.handler = opts.Limits.Wrap(s.routes())

@@ -17,7 +17,7 @@ import (
 // keyset paging are in serviceowner.go and lists.go.
 type serviceOwnerHandlers struct {
 	q       *store.Queries
-	parties *partyFinder
+	parties *identity.Parties
 }
 
 // Handlers of the service-owner area. Problem details never repeat a subject, reportee or path party the
@@ -88,7 +88,7 @@ func (h *serviceOwnerHandlers) soOrganization(c *gin.Context) (store.Organizatio
 		missing()
 		return store.Organization{}, false
 	}
-	party, err := h.parties.find(c.Request.Context(), who)
+	party, err := h.parties.Find(c.Request.Context(), who)
 	if err == nil && party.Kind != "Organization" {
 		err = store.ErrNotFound
 	}
@@ -119,7 +119,7 @@ func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Part
 		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
 		return store.Party{}, false
 	}
-	party, err := h.parties.find(c.Request.Context(), v)
+	party, err := h.parties.Find(c.Request.Context(), v)
 	return party, found(c, err, func() *problem.Problem {
 		return problem.NotFound("the %s is not a known person or organization", param)
 	})
@@ -226,7 +226,7 @@ func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
 		missing()
 		return
 	}
-	person, err := h.parties.find(c.Request.Context(), raw)
+	person, err := h.parties.Find(c.Request.Context(), raw)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
 		missing()
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/notification"
@@ -157,6 +158,7 @@ func From(err error) (p *Problem, internal bool) {
 		sendRefused   *correspondence.Error
 		orderRefused  *notification.Error
 		subRefused    *webhook.Error
+		notReportee   *identity.NotReportee
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -169,6 +171,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
 	case errors.As(err, &orderRefused):
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
+	case errors.As(err, &notReportee):
+		return New(http.StatusForbidden, "not-a-reportee", "%s", notReportee.Error()), false
 	case errors.As(err, &subRefused):
 		return ofKind(subscriptionKinds, subRefused.Kind, subRefused.Detail), false
 	case errors.As(err, &accessRefused):

@@ -1,0 +1,73 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/postbox/postbox/internal/ttlcache"
+	"github.com/postbox/postbox/store"
+)
+
+// Parties finds the parties that {who} and other parameters name, and a caller's rights for them.
+// Parties change rarely and every request needs one: they are kept for a short while.
+type Parties struct {
+	q      *store.Queries
+	rights *Rights
+	cache  *ttlcache.Cache[string, store.Party]
+}
+
+// NewParties returns the finder over q, keeping up to size parties for ttl.
+func NewParties(q *store.Queries, rights *Rights, ttl time.Duration, size int) *Parties {
+	return &Parties{q: q, rights: rights, cache: ttlcache.New[string, store.Party](ttl, size)}
+}
+
+// NotReportee is the refusal of a party the caller may not act for, or that does not exist: the two get
+// the same answer, so it never reveals who exists.
+type NotReportee struct{ AsWritten string }
+
+func (e *NotReportee) Error() string { return fmt.Sprintf("you may not act for %q", e.AsWritten) }
+
+// Represented finds the party key names and p's rights for it; asWritten names it as the client did.
+// A party p may not represent is refused like one that does not exist (NotReportee).
+func (ps *Parties) Represented(ctx context.Context, p Principal, key, asWritten string) (store.Party, RightSet, error) {
+	party, err := ps.Find(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return party, RightSet{}, &NotReportee{AsWritten: asWritten}
+	}
+	if err != nil {
+		return party, RightSet{}, err
+	}
+	rights, err := ps.rights.For(ctx, p, party.ID)
+	if err != nil {
+		return party, rights, err
+	}
+	if !rights.Represents() {
+		return party, rights, &NotReportee{AsWritten: asWritten}
+	}
+	return party, rights, nil
+}
+
+// Find finds a party by reportee id ("r" + id), national identity number or organization number.
+func (ps *Parties) Find(ctx context.Context, key string) (store.Party, error) {
+	if p, ok := ps.cache.Get(key); ok {
+		return p, nil
+	}
+	var (
+		p   store.Party
+		err error
+	)
+	if id, ok := ParseReporteeID(key); ok {
+		if id == 0 {
+			return p, store.ErrNotFound
+		}
+		p, err = ps.q.GetParty(ctx, id)
+	} else {
+		p, err = ps.q.FindParty(ctx, key)
+	}
+	if err == nil {
+		ps.cache.Set(key, p)
+	}
+	return p, err
+}
