@@ -3,6 +3,7 @@ package access_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -112,4 +113,47 @@ func TestDelegateRoles(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM roles WHERE holder_party_id = $1 AND reportee_id = $2`, holder, reportee).Scan(&held))
 	assert.Equal(t, 1, held, "the refused delegation gave nothing")
 	assert.Equal(t, 1, cache.n)
+}
+
+// A role's deletion: one who may not delete it learns nothing of whether it exists; an access manager
+// learns that it is not there, and deletes one that is, with its audit line, after which the holder is
+// refused like anyone for a role that is gone.
+func TestDeleteRole(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.New(t)
+	var reportee, holder int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE kind = 'Person' AND id <> $1 AND NOT EXISTS
+		(SELECT FROM roles r WHERE r.holder_party_id = parties.id AND r.reportee_id = $1) LIMIT 1`, reportee).Scan(&holder))
+	var def store.RoleDefinition
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM role_definitions WHERE role_definition_code = 'REGNA'`).Scan(&def.ID))
+	s := access.New(pool, &invalidations{}, events.NewBuilder("http://postbox.test"))
+	actor := audit.Entry{ReporteeID: reportee, ActorName: "Tester", ActorMethod: "test", RequestID: "r"}
+	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: []store.RoleDefinition{def}})
+	require.NoError(t, err)
+	role := strconv.FormatInt(ids[0], 10)
+
+	stranger := access.Caller{Actor: actor, Principal: identity.Principal{PersonID: -1}, Who: "310123455"}
+	manager := stranger
+	manager.Rights = identity.RightSet{All: true}
+	who := access.Who{Party: store.Party{ID: reportee}}
+	kind := func(err error) access.Kind {
+		var refused *access.Error
+		require.ErrorAs(t, err, &refused)
+		return refused.Kind
+	}
+	assert.Equal(t, access.NotAccessManager, kind(s.DeleteRole(ctx, stranger, who, role)))
+	assert.Equal(t, access.NotAccessManager, kind(s.DeleteRole(ctx, stranger, who, "999999999")), "the same answer as for a role that exists")
+	assert.Equal(t, access.NotFound, kind(s.DeleteRole(ctx, manager, who, "999999999")))
+	assert.Equal(t, access.NotFound, kind(s.DeleteRole(ctx, manager, who, "REGNA")))
+
+	audited := func() int {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM authorization_audit WHERE role_id = $1 AND action = $2`,
+			ids[0], store.AuditDeleteRole).Scan(&n))
+		return n
+	}
+	require.NoError(t, s.DeleteRole(ctx, manager, who, role))
+	assert.Equal(t, 1, audited())
+	assert.Equal(t, access.NotFound, kind(s.DeleteRole(ctx, manager, who, role)), "gone")
 }
