@@ -13,6 +13,7 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
@@ -362,7 +363,7 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		return
 	}
 	content := formTaskBody{Embedded: body.Embedded}
-	forms, attachments, err := revisionContent(svc, content)
+	forms, attachments, err := formtask.RevisionContent(svc, content.content())
 	if err != nil {
 		abort(c, err)
 		return

@@ -32,7 +32,7 @@ func (h *formTaskHandlers) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	att, err := revisionAttachment(ft.svc, body, "body")
+	att, err := formtask.RevisionAttachment(ft.svc, body.input(), "body")
 	if err != nil {
 		abort(c, err)
 		return
@@ -45,19 +45,6 @@ func (h *formTaskHandlers) postAttachment(c *gin.Context) {
 	}
 	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.msg.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
-}
-
-// streamChecks are the checks of a streamed attachment made before a byte is read: a plain file name (400),
-// a file type its type allows (415) and a declared size within MaxFileSize (413).
-func streamChecks(rule store.AttachmentRule, name string, size int64) *formtask.Violation {
-	v := formtask.CheckFileName(name)
-	if v == nil {
-		v = formtask.CheckFileType(rule, name)
-	}
-	if v == nil {
-		v = formtask.CheckFileSize(rule, name, size)
-	}
-	return v
 }
 
 // postStreamedAttachment is POST .../attachments/streamedattachment?fileName=&attachmentType=: the raw
@@ -80,7 +67,7 @@ func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
 		rule, v = formtask.AttachmentRuleOf(ft.svc, typ)
 	}
 	if v == nil {
-		v = streamChecks(rule, name, c.Request.ContentLength)
+		v = formtask.StreamChecks(rule, name, c.Request.ContentLength)
 	}
 	if v == nil {
 		count := 0
@@ -161,7 +148,7 @@ func (h *formTaskHandlers) replaceAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if v := streamChecks(rule, name, size); v != nil {
+	if v := formtask.StreamChecks(rule, name, size); v != nil {
 		abort(c, v.Refusal(""))
 		return
 	}
@@ -199,7 +186,7 @@ func replacementOf(c *gin.Context, svc store.ServiceDetail, old store.Attachment
 		b.FileName = jsonText(old.FileName)
 	}
 	b.AttachmentType = jsonText(old.AttachmentType)
-	att, err := revisionAttachment(svc, b, "body")
+	att, err := formtask.RevisionAttachment(svc, b.input(), "body")
 	if err != nil {
 		return "", nil, 0, err
 	}

@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,95 +72,28 @@ func formTaskParams(c *gin.Context, defaults bool) (complete, sign bool, err err
 	return complete, sign, err
 }
 
-// revisionContent checks a body against the service and turns it into what the store keeps.
-func revisionContent(svc store.ServiceDetail, b formTaskBody) ([]store.RevisionForm, []store.RevisionAttachment, error) {
-	if b.Type != "" && b.Type != "FormTask" {
-		return nil, nil, problem.BadRequest("Type must be FormTask, not %q", b.Type)
+// content is the body as the form-task room checks it.
+func (b formTaskBody) content() formtask.Content {
+	c := formtask.Content{Type: string(b.Type), ServiceCode: string(b.ServiceCode),
+		Forms: make([]formtask.FormBody, len(b.Embedded.Forms)), Attachments: make([]formtask.AttachmentBody, len(b.Embedded.Attachments))}
+	if b.ServiceEdition != nil {
+		c.ServiceEdition = &b.ServiceEdition.n
 	}
-	if b.ServiceCode != "" && string(b.ServiceCode) != svc.ServiceCode {
-		return nil, nil, problem.BadRequest("ServiceCode %q is not this form task's service %s", b.ServiceCode, svc.ServiceCode)
-	}
-	if b.ServiceEdition != nil && b.ServiceEdition.n != svc.ServiceEdition {
-		return nil, nil, problem.BadRequest("ServiceEdition %d is not this form task's edition %d", b.ServiceEdition.n, svc.ServiceEdition)
-	}
-	forms := make([]store.RevisionForm, 0, len(b.Embedded.Forms))
 	for i, f := range b.Embedded.Forms {
-		form, err := revisionForm(svc, f, fmt.Sprintf("_embedded.forms[%d]", i))
-		if err != nil {
-			return nil, nil, err
-		}
-		forms = append(forms, form)
+		c.Forms[i] = f.input()
 	}
-	attachments := make([]store.RevisionAttachment, 0, len(b.Embedded.Attachments))
 	for i, a := range b.Embedded.Attachments {
-		att, err := revisionAttachment(svc, a, fmt.Sprintf("_embedded.attachments[%d]", i))
-		if err != nil {
-			return nil, nil, err
-		}
-		attachments = append(attachments, att)
+		c.Attachments[i] = a.input()
 	}
-	return forms, attachments, nil
+	return c
 }
 
-func revisionForm(svc store.ServiceDetail, f formBody, where string) (store.RevisionForm, error) {
-	if v := formtask.CheckFormType(string(f.Type)); v != nil {
-		return store.RevisionForm{}, v.Refusal(where)
-	}
-	if strings.TrimSpace(string(f.FormData)) == "" {
-		return store.RevisionForm{}, problem.BadRequest("%s.FormData is empty", where)
-	}
-	meta, v := formtask.FormOf(svc, string(f.Type), string(f.DataFormatID), f.DataFormatVersion.n)
-	if v != nil {
-		return store.RevisionForm{}, v.Refusal(where)
-	}
-	return store.RevisionForm{Type: string(f.Type), DataFormatID: string(f.DataFormatID), DataFormatVersion: f.DataFormatVersion.n,
-		Name: meta.FormName, FormData: string(f.FormData)}, nil
+func (f formBody) input() formtask.FormBody {
+	return formtask.FormBody{Type: string(f.Type), DataFormatID: string(f.DataFormatID), DataFormatVersion: f.DataFormatVersion.n, FormData: string(f.FormData)}
 }
 
-func revisionAttachment(svc store.ServiceDetail, a attachmentBody, where string) (store.RevisionAttachment, error) {
-	name, typ := string(a.FileName), string(a.AttachmentType)
-	if v := formtask.CheckFileName(name); v != nil {
-		return store.RevisionAttachment{}, v.Refusal(where + ".FileName")
-	}
-	if strings.TrimSpace(typ) == "" {
-		return store.RevisionAttachment{}, problem.BadRequest("%s.AttachmentType is required", where)
-	}
-	data, err := base64.StdEncoding.DecodeString(string(a.Data))
-	if err != nil {
-		return store.RevisionAttachment{}, problem.BadRequest("%s.Data is not valid base64", where)
-	}
-	if v := formtask.CheckFileContent(name, data, int64(len(data))); v != nil {
-		return store.RevisionAttachment{}, v.Refusal(where + ".Data")
-	}
-	if a.CheckSum != "" {
-		want, err := hex.DecodeString(string(a.CheckSum))
-		if err != nil || len(want) != sha256.Size {
-			return store.RevisionAttachment{}, problem.New(http.StatusBadRequest, "bad-checksum",
-				"%s.CheckSum must be the SHA-256 of the data in hex (64 hexadecimal digits)", where)
-		}
-		if err := checkDigest(svc, typ, want, sha256.Sum256(data), where+".CheckSum"); err != nil {
-			return store.RevisionAttachment{}, err
-		}
-	}
-	return store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ, Data: data}, nil
-}
-
-// checkDigest verifies the SHA-256 a client sent with an attachment of a type: the type's rule must allow
-// checksums (IsCheckSumAllowed), and the sum must be that of the bytes received.
-func checkDigest(svc store.ServiceDetail, attachmentType string, want []byte, got [sha256.Size]byte, where string) error {
-	rule, v := formtask.AttachmentRuleOf(svc, attachmentType)
-	if v != nil {
-		return v.Refusal(where)
-	}
-	if !rule.IsCheckSumAllowed {
-		return problem.New(http.StatusBadRequest, "checksum-not-allowed",
-			"%s: attachment type %s does not take a checksum (IsCheckSumAllowed is false); send the attachment without one", where, attachmentType)
-	}
-	if !bytes.Equal(want, got[:]) {
-		return problem.New(http.StatusBadRequest, "checksum-mismatch",
-			"%s: the SHA-256 of the %s received is %x, not the %x sent; nothing was kept", where, attachmentType, got, want)
-	}
-	return nil
+func (a attachmentBody) input() formtask.AttachmentBody {
+	return formtask.AttachmentBody{FileName: string(a.FileName), AttachmentType: string(a.AttachmentType), Data: string(a.Data), CheckSum: string(a.CheckSum)}
 }
 
 // contentDigestHeader carries the SHA-256 of a streamed attachment, as RFC 9530 writes it:
@@ -205,7 +135,7 @@ type streamDigest struct {
 // CheckSum refuses bytes whose SHA-256 is not the client's Content-Digest (files.SumChecker).
 func (b checkedBody) CheckSum(sum []byte) error {
 	if d := b.digest; d != nil {
-		return checkDigest(d.svc, d.attachmentType, d.want, [sha256.Size]byte(sum), contentDigestHeader)
+		return formtask.CheckDigest(d.svc, d.attachmentType, d.want, [sha256.Size]byte(sum), contentDigestHeader)
 	}
 	return nil
 }
@@ -223,7 +153,7 @@ func newCheckedBody(c *gin.Context, svc store.ServiceDetail, name, attachmentTyp
 	case v != nil:
 		return b, v.Refusal("")
 	case !rule.IsCheckSumAllowed: // refused before a byte is read
-		return b, checkDigest(svc, attachmentType, want, [sha256.Size]byte{}, contentDigestHeader)
+		return b, formtask.CheckDigest(svc, attachmentType, want, [sha256.Size]byte{}, contentDigestHeader)
 	}
 	b.digest = &streamDigest{svc: svc, attachmentType: attachmentType, want: want}
 	return b, nil

@@ -102,7 +102,7 @@ func subFormOf(c *gin.Context, svc store.ServiceDetail) (store.RevisionForm, boo
 		abort(c, v.Refusal(""))
 		return store.RevisionForm{}, false
 	}
-	form, err := revisionForm(svc, body, "body")
+	form, err := formtask.RevisionForm(svc, body.input(), "body")
 	if err != nil {
 		abort(c, err)
 		return store.RevisionForm{}, false

@@ -116,7 +116,7 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := revisionContent(ft.svc, body)
+	forms, attachments, err := formtask.RevisionContent(ft.svc, body.content())
 	if err != nil {
 		abort(c, err)
 		return
@@ -179,7 +179,7 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := revisionContent(svc, body)
+	forms, attachments, err := formtask.RevisionContent(svc, body.content())
 	if err != nil {
 		abort(c, err)
 		return

@@ -35,6 +35,9 @@ const (
 	NotInTrashbin                       // restore or purge of a task that is in the mailbox
 	ServiceClosed                       // the service takes no new tasks through this interface now
 	NotSignee                           // a signature the current signing step does not admit: Error.Detail says why
+	BadChecksum                         // a checksum that is not a SHA-256 as the request must write it
+	ChecksumNotAllowed                  // a checksum for an attachment type without IsCheckSumAllowed
+	ChecksumMismatch                    // the bytes received do not have the checksum sent
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.

@@ -247,6 +247,9 @@ var formTaskKinds = map[formtask.Kind]problemKind{
 	formtask.NotInTrashbin:       {http.StatusConflict, "not-in-trashbin"},
 	formtask.ServiceClosed:       {http.StatusConflict, "service-closed"},
 	formtask.NotSignee:           {http.StatusForbidden, "not-a-signee"},
+	formtask.BadChecksum:         {http.StatusBadRequest, "bad-checksum"},
+	formtask.ChecksumNotAllowed:  {http.StatusBadRequest, "checksum-not-allowed"},
+	formtask.ChecksumMismatch:    {http.StatusBadRequest, "checksum-mismatch"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
