@@ -13,6 +13,7 @@ import (
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/notification"
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/submission"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) routes() http.Handler {
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
-	so := &serviceOwnerHandlers{q: s.q, parties: s.parties}
+	so := &serviceOwnerHandlers{q: s.q, owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(s.q, s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{q: s.q}

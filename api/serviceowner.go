@@ -9,7 +9,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -127,10 +126,6 @@ func (s *Server) auditServiceOwner(c *gin.Context) {
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "service-owner access", attrs...)
 }
-
-var (
-	soSSNPattern = regexp.MustCompile(`^[0-9]{11}$`)
-)
 
 // pseudonymise returns v for organization numbers and reportee ids, and a keyed hash of anything else
 // (national identity numbers, e-mail addresses, phone numbers, and whatever a client sent that is none of

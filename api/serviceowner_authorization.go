@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 )
 
@@ -61,59 +61,27 @@ func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d store.
 	return r
 }
 
-// soServiceFilter reads serviceCode and serviceEdition. A service of another owner gets 403: answering
-// would tell who holds rights on services that are not the caller's.
+// soServiceFilter reads serviceCode and serviceEdition, which must name a service of the caller's.
 func (h *serviceOwnerHandlers) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
 	f, err := serviceFilterOf(c)
+	if err == nil {
+		err = h.owner.CheckService(c.Request.Context(), serviceOwnerOf(c).Code, f)
+	}
 	if err != nil {
 		abort(c, err)
-		return f, false
-	}
-	if f.Code == "" {
-		return f, true
-	}
-	owner := serviceOwnerOf(c)
-	ok, err := h.q.OwnsService(c.Request.Context(), owner.Code, f)
-	if err != nil {
-		abort(c, err)
-		return f, false
-	}
-	if !ok {
-		abort(c, problem.New(http.StatusForbidden, "service-not-owned", "service %s is not a service of %s", serviceName(f), owner.Code))
 		return f, false
 	}
 	return f, true
 }
 
-func serviceName(f store.ServiceFilter) string {
-	if f.Edition == 0 {
-		return f.Code
-	}
-	return f.Code + "/" + strconv.Itoa(f.Edition)
-}
-
-// soRoleFilter checks a role definition a list is narrowed to (by id or by code): it must exist (else 400)
-// and grant at least one right on the caller's services (else 403, like a service of another owner).
-func (h *serviceOwnerHandlers) soRoleFilter(c *gin.Context, id int, code string) bool {
-	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, code, serviceOwnerOf(c).Code)
-	if errors.Is(err, store.ErrNotFound) {
-		name := code
-		if name == "" {
-			name = strconv.Itoa(id)
-		}
-		abort(c, problem.BadRequest("there is no role definition %s", name))
-		return false
-	}
+// soParty resolves the required query parameter param naming a person or organization.
+func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Party, bool) {
+	party, err := h.owner.Party(c.Request.Context(), param, c.Query(param))
 	if err != nil {
 		abort(c, err)
-		return false
+		return party, false
 	}
-	if len(d.Rights) == 0 { // it has only the rights on the caller's services
-		abort(c, problem.New(http.StatusForbidden, "role-not-relevant",
-			"role definition %d grants no right on the services of %s", d.ID, serviceOwnerOf(c).Code))
-		return false
-	}
-	return true
+	return party, true
 }
 
 // soSubjectAndReportee resolves the required query parameters subject and reportee.
@@ -133,13 +101,6 @@ func (h *serviceOwnerHandlers) soAuthorizationRoles(c *gin.Context) {
 	h.soRoles(c, subject, reportee)
 }
 
-// soHolding asks for what holder holds for reportee on the caller's services; a person acting for
-// themself holds the automatic base role (main administrator).
-func (h *serviceOwnerHandlers) soHolding(c *gin.Context, holder, reportee store.Party) store.Holding {
-	return store.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
-		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: serviceOwnerOf(c).Code}
-}
-
 func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Party) {
 	pg, err := parseSOListQuery(c, "roles")
 	if err != nil {
@@ -150,7 +111,7 @@ func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Pa
 	if pg.hasToken {
 		after = pg.after
 	}
-	roles, more, err := h.q.ListHeldRoles(c.Request.Context(), h.soHolding(c, holder, reportee), pg.ListQuery, after)
+	roles, more, err := h.q.ListHeldRoles(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, holder, reportee), pg.ListQuery, after)
 	if err != nil {
 		abort(c, err)
 		return
@@ -168,7 +129,7 @@ func (h *serviceOwnerHandlers) soAuthorizationRights(c *gin.Context) {
 	if !ok {
 		return
 	}
-	granted, _, err := h.q.ListHeldRights(c.Request.Context(), h.soHolding(c, subject, reportee), store.Unpaged)
+	granted, _, err := h.q.ListHeldRights(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, subject, reportee), store.Unpaged)
 	if err != nil {
 		abort(c, err)
 		return
@@ -201,17 +162,7 @@ func (h *serviceOwnerHandlers) soListRoleDefinitions(c *gin.Context) {
 // soGetRoleDefinition shows a role definition with the rights it grants on the caller's services, with its
 // ETag (If-None-Match answers 304).
 func (h *serviceOwnerHandlers) soGetRoleDefinition(c *gin.Context) {
-	raw := c.Param("roleDefinitionId")
-	id, err := strconv.Atoi(raw)
-	if err != nil || id <= 0 {
-		abort(c, problem.NotFound("there is no role definition %s", raw))
-		return
-	}
-	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", serviceOwnerOf(c).Code)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.NotFound("there is no role definition %d", id))
-		return
-	}
+	d, err := h.owner.RoleDefinition(c.Request.Context(), serviceOwnerOf(c).Code, c.Param("roleDefinitionId"))
 	if err != nil {
 		abort(c, err)
 		return
@@ -226,20 +177,17 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rq := store.ReporteeQuery{SubjectID: subject.ID}
-	if rq.Service, ok = h.soServiceFilter(c); !ok {
+	service, err := serviceFilterOf(c)
+	if err != nil {
+		abort(c, err)
 		return
 	}
+	var roleDefinitionID int
 	if raw := c.Query("roleDefinitionId"); raw != "" {
-		id, err := strconv.Atoi(raw)
-		if err != nil || id <= 0 {
+		if roleDefinitionID, err = strconv.Atoi(raw); err != nil || roleDefinitionID <= 0 {
 			abort(c, problem.BadRequest("roleDefinitionId must be a positive integer"))
 			return
 		}
-		if !h.soRoleFilter(c, id, "") {
-			return
-		}
-		rq.RoleDefinitionID = id
 	}
 	if raw := c.Query("showConsentReportees"); raw != "" {
 		if _, err := strconv.ParseBool(raw); err != nil {
@@ -247,8 +195,10 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 			return
 		}
 	}
-	if subject.Kind == "Person" && rq.RoleDefinitionID == 0 {
-		rq.SelfID = subject.ID
+	rq, err := h.owner.ReporteeQuery(c.Request.Context(), serviceOwnerOf(c).Code, subject, service, roleDefinitionID)
+	if err != nil {
+		abort(c, err)
+		return
 	}
 	pg, err := parseSOListQuery(c, "reportees")
 	if err != nil {

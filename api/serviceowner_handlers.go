@@ -1,23 +1,22 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 )
 
 // serviceOwnerHandlers answer the service-owner area; who may call it, the audit of every call and the
 // keyset paging are in serviceowner.go and lists.go.
 type serviceOwnerHandlers struct {
-	q       *store.Queries
-	parties *identity.Parties
+	q     *store.Queries
+	owner *serviceowner.Service
 }
 
 // Handlers of the service-owner area. Problem details never repeat a subject, reportee or path party the
@@ -82,47 +81,12 @@ func organizationView(o store.Organization) soOrganizationResource {
 
 // soOrganization resolves {who}: an organization number or the reportee id of an organization.
 func (h *serviceOwnerHandlers) soOrganization(c *gin.Context) (store.Organization, bool) {
-	who := c.Param("who")
-	missing := func() { abort(c, problem.NotFound("the organization does not exist")) }
-	if !store.OrganizationNumberPattern.MatchString(who) && !identity.ReporteeIDPattern.MatchString(who) {
-		missing()
-		return store.Organization{}, false
-	}
-	party, err := h.parties.Find(c.Request.Context(), who)
-	if err == nil && party.Kind != "Organization" {
-		err = store.ErrNotFound
-	}
-	var org store.Organization
-	if err == nil {
-		org, err = h.q.GetOrganization(c.Request.Context(), party.ID)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		missing()
-		return org, false
-	}
+	org, err := h.owner.Organization(c.Request.Context(), c.Param("who"))
 	if err != nil {
 		abort(c, err)
 		return org, false
 	}
 	return org, true
-}
-
-// soParty resolves a required query parameter naming a person or organization: a national identity
-// number, an organization number or a reportee id.
-func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Party, bool) {
-	v := c.Query(param)
-	if v == "" {
-		abort(c, problem.BadRequest("%s is required", param))
-		return store.Party{}, false
-	}
-	if !soSSNPattern.MatchString(v) && !store.OrganizationNumberPattern.MatchString(v) && !identity.ReporteeIDPattern.MatchString(v) {
-		abort(c, problem.BadRequest("%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param))
-		return store.Party{}, false
-	}
-	party, err := h.parties.Find(c.Request.Context(), v)
-	return party, found(c, err, func() *problem.Problem {
-		return problem.NotFound("the %s is not a known person or organization", param)
-	})
 }
 
 // soListOrganizations lists organizations, optionally found by e-mail address and/or phone number.
@@ -194,8 +158,11 @@ func (h *serviceOwnerHandlers) soPersonalContacts(c *gin.Context) {
 	if f.Service, ok = h.soServiceFilter(c); !ok {
 		return
 	}
-	if f.RoleDefinitionCode != "" && !h.soRoleFilter(c, 0, f.RoleDefinitionCode) {
-		return
+	if f.RoleDefinitionCode != "" {
+		if err := h.owner.CheckRole(c.Request.Context(), serviceOwnerOf(c).Code, 0, f.RoleDefinitionCode); err != nil {
+			abort(c, err)
+			return
+		}
 	}
 	contacts, more, err := h.q.PersonalContacts(c.Request.Context(), org.ID, f, pg.ListQuery, pg.after)
 	if err != nil {
@@ -220,28 +187,9 @@ func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
 	if !ok {
 		return
 	}
-	missing := func() { abort(c, problem.NotFound("the organization has no such personal contact")) }
-	raw := c.Param("person")
-	if !identity.ReporteeIDPattern.MatchString(raw) {
-		missing()
-		return
-	}
-	person, err := h.parties.Find(c.Request.Context(), raw)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
-		missing()
-		return
-	}
+	person, err := h.owner.PersonalContact(c.Request.Context(), org, c.Param("person"))
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	holds, err := h.q.HoldsRoleFor(c.Request.Context(), store.Subject{PartyID: person.ID}, org.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !holds {
-		missing()
 		return
 	}
 	h.soRoles(c, person, store.Party{ID: org.ID})

@@ -21,6 +21,7 @@ import (
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/odata"
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 	"github.com/postbox/postbox/submission"
@@ -159,6 +160,7 @@ func From(err error) (p *Problem, internal bool) {
 		orderRefused  *notification.Error
 		subRefused    *webhook.Error
 		notReportee   *identity.NotReportee
+		ownerRefused  *serviceowner.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -171,6 +173,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
 	case errors.As(err, &orderRefused):
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
+	case errors.As(err, &ownerRefused):
+		return ofKind(serviceOwnerKinds, ownerRefused.Kind, ownerRefused.Detail), false
 	case errors.As(err, &notReportee):
 		return New(http.StatusForbidden, "not-a-reportee", "%s", notReportee.Error()), false
 	case errors.As(err, &subRefused):
@@ -286,6 +290,14 @@ var correspondenceKinds = map[correspondence.Kind]problemKind{
 	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
 	correspondence.TooLarge:    {http.StatusRequestEntityTooLarge, "body-too-large"},
 	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+// serviceOwnerKinds are the problems of refused service-owner requests.
+var serviceOwnerKinds = map[serviceowner.Kind]problemKind{
+	serviceowner.BadInput:        {http.StatusBadRequest, "bad-request"},
+	serviceowner.NotFound:        {http.StatusNotFound, "not-found"},
+	serviceowner.ServiceNotOwned: {http.StatusForbidden, "service-not-owned"},
+	serviceowner.RoleNotRelevant: {http.StatusForbidden, "role-not-relevant"},
 }
 
 // subscriptionKinds are the problems of refused webhook subscription requests.
