@@ -17,7 +17,6 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -28,28 +27,6 @@ type formTaskHandlers struct {
 	formTasks *formtask.Service
 	log       *slog.Logger
 	mailbox   *mailboxHandlers
-}
-
-// caller is what the workflow needs to know about who sends a change.
-func caller(p identity.Principal, rights identity.RightSet, svc store.ServiceKey) formtask.Caller {
-	id := fmt.Sprintf("party:%d", p.PersonID)
-	switch {
-	case p.LoginID != 0:
-		id = fmt.Sprintf("login:%d", p.LoginID)
-	case p.PersonID == 0:
-		id = "org:" + p.OrganizationNumber
-	}
-	return formtask.Caller{Name: p.Name, ID: id, Write: rights.Has(identity.Write, svc), Sign: rights.Has(identity.Sign, svc),
-		Delete: rights.Has(identity.Delete, svc), SecurityLevel: p.SecurityLevel}
-}
-
-// personSigner is the caller as the signer of a task with signing steps: a person signs as themselves (for
-// the task's party in its Role and Right steps); any other login has no signer.
-func personSigner(p identity.Principal) formtask.Signer {
-	if p.PersonID == 0 || p.Method == identity.MethodEnterpriseUser {
-		return formtask.Signer{}
-	}
-	return formtask.Signer{PartyID: p.PersonID, Name: p.Name, SecurityLevel: p.SecurityLevel}
 }
 
 // formTasksOrUnavailable is the form-task service, or a 503 when this API runs without Temporal.
@@ -81,7 +58,7 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	id := c.Param("messageId")
 	m, err := h.mailbox.messages.Visible(c.Request.Context(), party.ID, rights, id)
 	if errors.Is(err, store.ErrNotFound) && c.Request.Method != http.MethodGet { // a read finds nothing there
-		err = h.refuseTrashedTask(c, party.ID, rights, id)
+		err = tasks.TrashedTask(c.Request.Context(), party.ID, rights, id)
 	}
 	if !found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) }) {
 		return formTaskCall{}, false
@@ -96,7 +73,7 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 		return formTaskCall{}, false
 	}
 	return formTaskCall{tasks: tasks, msg: m, svc: svc, task: formtask.TaskOf(m, svc, party.ID),
-		caller: caller(principalOf(c), rights, m.Service())}, true
+		caller: formtask.CallerOf(principalOf(c), rights, m.Service())}, true
 }
 
 // putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
@@ -129,7 +106,7 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 	}
 	res, err := ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
 		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments, Expect: expect,
-			Signer: personSigner(principalOf(c))})
+			Signer: formtask.PersonSigner(principalOf(c))})
 	var refused *formtask.Error
 	if errors.As(err, &refused) && refused.Kind == formtask.PreconditionFailed {
 		h.tagCurrent(c)
@@ -186,9 +163,9 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 	}
 	party, rights := reporteeOf(c)
 	p := principalOf(c)
-	who := caller(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
+	who := formtask.CallerOf(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
 	id, res, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Complete: complete, Sign: sign, Forms: forms,
-		Attachments: attachments, Signer: personSigner(principalOf(c))})
+		Attachments: attachments, Signer: formtask.PersonSigner(principalOf(c))})
 	if err != nil {
 		abort(c, err)
 		return

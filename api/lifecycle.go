@@ -16,8 +16,8 @@ import (
 )
 
 // The life of a message in the mailbox (archive, confirm, the trashbin, restore, the delete for good) is
-// the mailbox room's (mailbox.Lifecycle), but for form tasks in progress, whose workflow owns their place
-// (lifecycle_formtask.go). These handlers parse, call one of them and render.
+// the mailbox room's (mailbox.Lifecycle; form tasks in progress move through their workflow there). These
+// handlers parse, call one of its functions and render.
 
 // lifecycleHandlers serve the changes of a message's place and state, and the trashbin.
 type lifecycleHandlers struct {
@@ -29,7 +29,7 @@ type lifecycleHandlers struct {
 // actor is the caller of a change of a message, as the mailbox records it.
 func actor(c *gin.Context) mailbox.Actor {
 	party, rights := reporteeOf(c)
-	return mailbox.Actor{Rights: rights, Audit: auditEntry(c, party.ID, "", time.Time{})}
+	return mailbox.Actor{Principal: principalOf(c), Rights: rights, Audit: auditEntry(c, party.ID, "", time.Time{})}
 }
 
 // unchanged holds a change of the locked message to its If-Match, if it has one (nil without): the
@@ -61,10 +61,29 @@ func (h *lifecycleHandlers) checkUnchanged(c *gin.Context, q *store.Queries, par
 // answer renders the message a change left, or its refusal.
 func (h *lifecycleHandlers) answer(c *gin.Context, m store.Message, err error) {
 	if err != nil {
-		abort(c, err)
+		h.refused(c, err)
 		return
 	}
 	respond(c, http.StatusOK, h.mailbox.singleMessage(c, m))
+}
+
+// answerEmpty answers 204 to a change that completed, else its refusal.
+func (h *lifecycleHandlers) answerEmpty(c *gin.Context, err error) {
+	if err != nil {
+		h.refused(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// refused answers a refused change; one a task's workflow refused for a stale If-Match carries the
+// message's current ETag, as a plain change's does.
+func (h *lifecycleHandlers) refused(c *gin.Context, err error) {
+	var e *formtask.Error
+	if errors.As(err, &e) && e.Kind == formtask.PreconditionFailed {
+		h.tasks.tagCurrent(c)
+	}
+	abort(c, err)
 }
 
 // archiveMessage files a correspondence away (Arkivert).
@@ -83,22 +102,12 @@ func (h *lifecycleHandlers) confirmMessage(c *gin.Context) {
 
 // deleteMessage moves a message to the reportee's trashbin.
 func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, formtask.UpdateTrash) {
-		return
-	}
 	party, _ := reporteeOf(c)
-	if err := h.lifecycle.Trash(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)); err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	h.answerEmpty(c, h.lifecycle.Trash(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)))
 }
 
 // restoreMessage puts a message of the trashbin back into the mailbox, in the status it had.
 func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, formtask.UpdateRestore) {
-		return
-	}
 	party, _ := reporteeOf(c)
 	m, err := h.lifecycle.Restore(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c))
 	h.answer(c, m, err)
@@ -106,15 +115,8 @@ func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
 
 // purgeMessage deletes a message of the trashbin for good.
 func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
-	if h.changeTaskPlace(c, formtask.UpdatePurge) {
-		return
-	}
 	party, _ := reporteeOf(c)
-	if err := h.lifecycle.Purge(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)); err != nil {
-		abort(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	h.answerEmpty(c, h.lifecycle.Purge(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)))
 }
 
 // inTrashbin turns a message's resource into its trashbin form: when and by whom it was deleted, its self

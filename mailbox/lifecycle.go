@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -26,8 +27,8 @@ import (
 // Delete, and ArchiveDelete for an archived message.
 //
 // Form tasks in progress (Utfylling, Signering) have a running workflow that owns their state: their
-// trashbin, restore and delete for good go through it (formtask). A sent and archived task's workflow has
-// ended: it moves like a correspondence.
+// trashbin, restore and delete for good go through it (taskplace.go). A sent and archived task's workflow
+// has ended: it moves like a correspondence.
 
 // Kind says why a change of a message was refused; the API maps each kind to its HTTP status.
 type Kind int
@@ -59,8 +60,9 @@ func refuse(kind Kind, format string, args ...any) *Error {
 // Actor is who changes a message: the caller's rights for the reportee, and the audit entry of the
 // change begun (who, how, from which request); the change fills in its action, time and summary.
 type Actor struct {
-	Rights identity.RightSet
-	Audit  audit.Entry
+	Principal identity.Principal
+	Rights    identity.RightSet
+	Audit     audit.Entry
 }
 
 // Unchanged checks the message, locked for the change, against what the caller expects of it (If-Match);
@@ -71,11 +73,13 @@ type Unchanged func(q *store.Queries) error
 type Lifecycle struct {
 	pool   *pgxpool.Pool
 	events events.Builder
+	tasks  *formtask.Service // moves form tasks in progress; nil without Temporal (such a move is Unavailable)
 }
 
-// NewLifecycle returns the lifecycle over pool, whose events name their resources with events.
-func NewLifecycle(pool *pgxpool.Pool, events events.Builder) *Lifecycle {
-	return &Lifecycle{pool: pool, events: events}
+// NewLifecycle returns the lifecycle over pool, whose events name their resources with events, moving
+// form tasks in progress through tasks.
+func NewLifecycle(pool *pgxpool.Pool, events events.Builder, tasks *formtask.Service) *Lifecycle {
+	return &Lifecycle{pool: pool, events: events, tasks: tasks}
 }
 
 // change is one change of a locked message: it decides and writes, and returns the audit summary, or ""
@@ -220,6 +224,9 @@ func (l *Lifecycle) Confirm(ctx context.Context, reporteeID int64, id string, a 
 
 // Trash moves a message to the reportee's trashbin.
 func (l *Lifecycle) Trash(ctx context.Context, reporteeID int64, id string, a Actor, unchanged Unchanged) error {
+	if done, err := l.taskPlace(ctx, reporteeID, id, a, unchanged, formtask.UpdateTrash); done {
+		return err
+	}
 	_, err := l.apply(ctx, reporteeID, id, a, unchanged, store.AuditDelete, events.MessageDeleted, false,
 		func(ctx context.Context, q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 			if err := inMailbox(m); err != nil {
@@ -235,6 +242,12 @@ func (l *Lifecycle) Trash(ctx context.Context, reporteeID int64, id string, a Ac
 
 // Restore puts a message of the trashbin back into the mailbox, in the status it had.
 func (l *Lifecycle) Restore(ctx context.Context, reporteeID int64, id string, a Actor, unchanged Unchanged) (store.Message, error) {
+	if done, err := l.taskPlace(ctx, reporteeID, id, a, unchanged, formtask.UpdateRestore); done {
+		if err != nil {
+			return store.Message{}, err
+		}
+		return store.New(l.pool).GetMessage(ctx, reporteeID, id)
+	}
 	return l.apply(ctx, reporteeID, id, a, unchanged, store.AuditRestore, events.MessageRestored, true,
 		func(ctx context.Context, q *store.Queries, m store.MessageState, _ time.Time) (string, error) {
 			if err := RequireRight(a.Rights, m, DeleteRight(m)); err != nil {
@@ -250,6 +263,9 @@ func (l *Lifecycle) Restore(ctx context.Context, reporteeID int64, id string, a 
 // Purge deletes a message of the trashbin for good. The archive of a sent form task is not the message's
 // and stays.
 func (l *Lifecycle) Purge(ctx context.Context, reporteeID int64, id string, a Actor, unchanged Unchanged) error {
+	if done, err := l.taskPlace(ctx, reporteeID, id, a, unchanged, formtask.UpdatePurge); done {
+		return err
+	}
 	_, err := l.apply(ctx, reporteeID, id, a, unchanged, store.AuditDeleteForGood, events.MessagePurged, false,
 		func(ctx context.Context, q *store.Queries, m store.MessageState, at time.Time) (string, error) {
 			if !m.InTrashbin {
