@@ -16,22 +16,24 @@ import (
 
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/store"
 )
 
 // Service writes access changes.
 type Service struct {
-	pool   *pgxpool.Pool
-	rights Rights
-	events events.Builder
+	pool    *pgxpool.Pool
+	rights  Rights
+	parties *identity.Parties // who a delegation names
+	events  events.Builder
 }
 
 // New returns the service over pool; rights are looked up in rights, which is emptied after each change
 // (this replica's cache, once the change has committed: the others hear of it through the database's
-// change notification); eb makes its events.
-func New(pool *pgxpool.Pool, rights Rights, eb events.Builder) *Service {
-	return &Service{pool: pool, rights: rights, events: eb}
+// change notification); parties finds the right holders delegations name; eb makes its events.
+func New(pool *pgxpool.Pool, rights Rights, parties *identity.Parties, eb events.Builder) *Service {
+	return &Service{pool: pool, rights: rights, parties: parties, events: eb}
 }
 
 // Change runs fn, a change with its audit entries and events, in one transaction and, once it has
@@ -72,6 +74,8 @@ const (
 	RoleNotHeld
 	// RightsNotHeld: the caller lacks rights of the role as delegatable rights (Items names them).
 	RightsNotHeld
+	// HolderMismatch: the identifier and name of a right holder do not identify one together.
+	HolderMismatch
 )
 
 // Error is a refused access change; Detail says why, for the caller.

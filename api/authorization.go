@@ -31,64 +31,6 @@ type authorizationHandlers struct {
 // organization or an enterprise user, and lists what {who} has given. The roles and rights the user holds,
 // their deletion and the audit log are in roles.go; the role definitions in roledefinitions.go.
 
-// findRightHolder identifies the right holder of a delegation. An identifier and a name that do not
-// belong together get the same answer whether the identifier exists or not, so the answer never reveals
-// who a national identity number belongs to.
-func (h *authorizationHandlers) findRightHolder(ctx context.Context, d delegationRequest) (access.Holder, error) {
-	switch {
-	case d.SocialSecurityNumber != "":
-		if d.OrganizationNumber != "" || d.UserName != "" {
-			return access.Holder{}, problem.BadRequest("name one right holder: a person (SocialSecurityNumber, LastName), an organization (OrganizationNumber, Name) or an enterprise user (UserName, OrganizationNumber)")
-		}
-		if !ssnPattern.MatchString(d.SocialSecurityNumber) {
-			return access.Holder{}, problem.BadRequest("SocialSecurityNumber must be 11 digits")
-		}
-		if d.LastName == "" {
-			return access.Holder{}, problem.BadRequest("LastName is required with SocialSecurityNumber")
-		}
-		p, err := h.namedParty(ctx, d.SocialSecurityNumber, "Person", func(p store.Party) bool { return sameName(p.LastName, d.LastName) },
-			"national identity number and last name")
-		return access.Holder{PartyID: p.ID, Name: p.Name}, err
-	case d.UserName != "":
-		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return access.Holder{}, problem.BadRequest("an enterprise user is named by UserName and OrganizationNumber (9 digits)")
-		}
-		l, err := h.q.FindLogin(ctx, d.UserName)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != d.OrganizationNumber)) {
-			return access.Holder{}, rightHolderMismatch("user name and organization number")
-		}
-		return access.Holder{LoginID: l.ID, Name: l.UserName}, err
-	case d.OrganizationNumber != "":
-		if !store.OrganizationNumberPattern.MatchString(d.OrganizationNumber) {
-			return access.Holder{}, problem.BadRequest("OrganizationNumber must be 9 digits")
-		}
-		if d.Name == "" {
-			return access.Holder{}, problem.BadRequest("Name is required with OrganizationNumber")
-		}
-		p, err := h.namedParty(ctx, d.OrganizationNumber, "Organization", func(p store.Party) bool { return sameName(p.Name, d.Name) },
-			"organization number and name")
-		if err == nil && p.Status != "" && p.Status != "Active" {
-			return access.Holder{}, problem.BadRequest("organization %s is not active and cannot receive roles", p.OrganizationNumber)
-		}
-		return access.Holder{PartyID: p.ID, Name: p.Name}, err
-	}
-	return access.Holder{}, problem.BadRequest("name the right holder: SocialSecurityNumber and LastName for a person, OrganizationNumber and Name for an organization, or UserName and OrganizationNumber for an enterprise user")
-}
-
-// namedParty finds the party of kind identified by number whose name matches; what names the pair of
-// fields in the answer when they do not identify one together.
-func (h *authorizationHandlers) namedParty(ctx context.Context, number, kind string, matches func(store.Party) bool, what string) (store.Party, error) {
-	p, err := h.parties.Find(ctx, number)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != kind || !matches(p))) {
-		return store.Party{}, rightHolderMismatch(what)
-	}
-	return p, err
-}
-
-func rightHolderMismatch(what string) error {
-	return problem.New(http.StatusBadRequest, "right-holder-mismatch", "the %s do not identify a right holder together", what)
-}
-
 // delegateRoles gives roles to a right holder for {who}. The caller must be access manager (ADMAI) or
 // main administrator (HADM) for the reportee; anyone but a main administrator may only delegate roles they
 // hold themselves and whose rights they hold as delegatable rights. Roles from the business register
@@ -108,7 +50,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	holder, err := h.findRightHolder(ctx, req)
+	holder, err := h.access.RightHolder(ctx, req.HolderName)
 	if err != nil {
 		abort(c, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
@@ -15,13 +16,9 @@ import (
 // delegationRequest is the body of POST delegations: one right holder and the role definitions and single
 // rights to give it.
 type delegationRequest struct {
-	SocialSecurityNumber string
-	LastName             string
-	OrganizationNumber   string
-	Name                 string
-	UserName             string
-	RoleDefinitionIDs    []int
-	Rights               []store.RightSpec
+	access.HolderName
+	RoleDefinitionIDs []int
+	Rights            []store.RightSpec
 }
 
 // maxRolesPerDelegation bounds the roles and single rights of one delegation request together.

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -89,7 +87,7 @@ func (h *identityHandlers) convertReportee(c *gin.Context) {
 		return
 	}
 	ssn, lastName := strings.TrimSpace(string(b.SocialSecurityNumber)), strings.TrimSpace(string(b.LastName))
-	if !ssnPattern.MatchString(ssn) {
+	if !identity.SSNPattern.MatchString(ssn) {
 		abort(c, problem.BadRequest("SocialSecurityNumber must be 11 digits"))
 		return
 	}
@@ -97,35 +95,10 @@ func (h *identityHandlers) convertReportee(c *gin.Context) {
 		abort(c, problem.BadRequest("LastName is required"))
 		return
 	}
-	ctx := c.Request.Context()
-	refuse := func() {
-		abort(c, problem.New(http.StatusBadRequest, "no-such-reportee", "no person you may represent has this national identity number and last name"))
-	}
-	party, err := h.parties.Find(ctx, ssn)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !sameName(party.LastName, lastName))) {
-		refuse()
-		return
-	}
+	party, err := h.parties.PersonNamed(c.Request.Context(), principalOf(c), ssn, lastName)
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	rights, err := h.rights.For(ctx, principalOf(c), party.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !rights.Represents() {
-		refuse()
 		return
 	}
 	respond(c, http.StatusOK, reporteeResourceOf(c, party))
-}
-
-// ssnPattern is the shape of a national identity number.
-var ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
-
-// sameName compares names as people type them: in any case, with any run of blanks as one.
-func sameName(a, b string) bool {
-	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
 }

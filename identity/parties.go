@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/postbox/postbox/internal/ttlcache"
@@ -70,4 +72,34 @@ func (ps *Parties) Find(ctx context.Context, key string) (store.Party, error) {
 		ps.cache.Set(key, p)
 	}
 	return p, err
+}
+
+// SSNPattern is the shape of a national identity number.
+var SSNPattern = regexp.MustCompile(`^[0-9]{11}$`)
+
+// SameName compares names as people type them: in any case, with any run of blanks as one.
+func SameName(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// ErrNoSuchPerson is the one answer to a national identity number and last name that do not name a
+// person the caller may represent: an unknown number, a name that does not match and a person the
+// caller may not represent are told apart by nothing.
+var ErrNoSuchPerson = errors.New("no person you may represent has this national identity number and last name")
+
+// PersonNamed is the person with national identity number ssn and lastName whom p may represent, or
+// ErrNoSuchPerson.
+func (ps *Parties) PersonNamed(ctx context.Context, p Principal, ssn, lastName string) (store.Party, error) {
+	party, err := ps.Find(ctx, ssn)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !SameName(party.LastName, lastName))) {
+		return store.Party{}, ErrNoSuchPerson
+	}
+	if err != nil {
+		return party, err
+	}
+	rights, err := ps.rights.For(ctx, p, party.ID)
+	if err == nil && !rights.Represents() {
+		err = ErrNoSuchPerson
+	}
+	return party, err
 }

@@ -10,7 +10,6 @@ package serviceowner
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strconv"
 
 	"github.com/postbox/postbox/identity"
@@ -43,8 +42,6 @@ const (
 // Error is a refused request.
 type Error = refusal.Error[Kind]
 
-var ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
-
 // Organization is the organization who names: an organization number or its reportee id.
 func (s *Service) Organization(ctx context.Context, who string) (store.Organization, error) {
 	missing := refusal.New(NotFound, "the organization does not exist")
@@ -71,7 +68,7 @@ func (s *Service) Party(ctx context.Context, param, value string) (store.Party, 
 	if value == "" {
 		return store.Party{}, refusal.New(BadInput, "%s is required", param)
 	}
-	if !ssnPattern.MatchString(value) && !store.OrganizationNumberPattern.MatchString(value) && !identity.ReporteeIDPattern.MatchString(value) {
+	if !identity.SSNPattern.MatchString(value) && !store.OrganizationNumberPattern.MatchString(value) && !identity.ReporteeIDPattern.MatchString(value) {
 		return store.Party{}, refusal.New(BadInput, "%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param)
 	}
 	party, err := s.parties.Find(ctx, value)

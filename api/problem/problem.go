@@ -175,6 +175,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
 	case errors.As(err, &ownerRefused):
 		return ofKind(serviceOwnerKinds, ownerRefused.Kind, ownerRefused.Detail), false
+	case errors.Is(err, identity.ErrNoSuchPerson):
+		return New(http.StatusBadRequest, "no-such-reportee", "%s", err.Error()), false
 	case errors.As(err, &notReportee):
 		return New(http.StatusForbidden, "not-a-reportee", "%s", notReportee.Error()), false
 	case errors.As(err, &subRefused):
@@ -279,6 +281,7 @@ var accessKinds = map[access.Kind]problemKind{
 	access.RightComesWithRole: {http.StatusConflict, "right-comes-with-role"},
 	access.RoleNotHeld:        {http.StatusForbidden, "role-not-held"},
 	access.RightsNotHeld:      {http.StatusForbidden, "rights-not-held"},
+	access.HolderMismatch:     {http.StatusBadRequest, "right-holder-mismatch"},
 }
 
 // correspondenceKinds are the problems of refused sending.
