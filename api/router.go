@@ -54,7 +54,7 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, owner: serviceowner.New(s.q, s.parties)}
-	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(s.q, s.opts.Webhooks, s.opts.MaxSubscriptions,
+	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(s.opts.Pool), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{q: s.q}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.opts.Files, s.events), downloads: downloads}

@@ -10,7 +10,6 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events/webhook"
-	"github.com/postbox/postbox/store"
 )
 
 // Webhook subscriptions (docs/events.md): a reportee's, made by a caller for {who}, which gets the events
@@ -58,12 +57,12 @@ type replayResource struct {
 
 // subscriber is a subscription with whose it is filled in: the calling service owner's on the
 // service-owner routes, else {who}'s and the caller's.
-func subscriber(c *gin.Context) store.Subscription {
+func subscriber(c *gin.Context) webhook.Subscription {
 	if _, ok := c.Get(ctxServiceOwner); ok {
-		return store.Subscription{ServiceOwnerCode: serviceOwnerOf(c).Code}
+		return webhook.Subscription{ServiceOwnerCode: serviceOwnerOf(c).Code}
 	}
 	party, _ := reporteeOf(c)
-	return store.Subscription{ReporteeID: party.ID, Subscriber: principalOf(c).Subject()}
+	return webhook.Subscription{ReporteeID: party.ID, Subscriber: principalOf(c).Subject()}
 }
 
 func (h *subscriptionHandlers) subscriptionsURL(c *gin.Context) string {
@@ -73,7 +72,7 @@ func (h *subscriptionHandlers) subscriptionsURL(c *gin.Context) string {
 	return baseURL(c) + "/api/" + c.Param("who") + "/events/subscriptions"
 }
 
-func (h *subscriptionHandlers) resource(c *gin.Context, s store.Subscription) subscriptionResource {
+func (h *subscriptionHandlers) resource(c *gin.Context, s webhook.Subscription) subscriptionResource {
 	self := h.subscriptionsURL(c) + "/" + strconv.FormatInt(s.ID, 10)
 	r := subscriptionResource{ID: s.ID, EndPoint: s.EndPoint, Types: s.Types, Status: s.Status, StatusReason: s.StatusReason,
 		Created: render.TimestampOf(clock.Local(s.Created))}

@@ -95,3 +95,24 @@ func (q *Queries) ServiceOwnerEvents(ctx context.Context, owner string, after in
 		ORDER BY e.seq LIMIT $3`
 	return queryPage(ctx, q, sql, []any{owner, after, limit + 1}, limit, scanEvent)
 }
+
+// LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.
+func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := q.db.QueryRow(ctx, `SELECT last_seq FROM event_sequence`).Scan(&seq)
+	return seq, err
+}
+
+// EventsBySeq returns the events of seqs by their seq.
+func (q *Queries) EventsBySeq(ctx context.Context, seqs []int64) (map[int64]Event, error) {
+	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq = ANY($1)`, seqs)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, scanEvent)
+	out := make(map[int64]Event, len(list))
+	for _, e := range list {
+		out[e.Seq] = e
+	}
+	return out, err
+}

@@ -200,9 +200,15 @@ type Step struct {
 	Run    func(ctx context.Context, db DBTX) error
 }
 
-// InTx runs fn in one transaction, committed only when fn returns nil.
-func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
-	return runTx(ctx, pool, fn)
+// TxDB is a DBTX that can begin a transaction: a pool, or a transaction (whose Begin is a savepoint).
+type TxDB interface {
+	DBTX
+	beginner
+}
+
+// InTx runs fn in one transaction on db (a savepoint in a transaction), committed only when fn returns nil.
+func InTx(ctx context.Context, db TxDB, fn func(tx pgx.Tx) error) error {
+	return runTx(ctx, db, fn)
 }
 
 // beginner is what can begin a transaction: a pool, a connection, or a transaction (as a savepoint).

@@ -153,7 +153,7 @@ func From(err error) (p *Problem, internal bool) {
 		changeRefused *mailbox.Error
 		search        *store.SearchError
 		broad         *store.TooBroadError
-		subs          *store.SubscriptionLimitError
+		subs          *webhook.SubscriptionLimitError
 		filter        *submission.FilterError
 		accessRefused *access.Error
 		sendRefused   *correspondence.Error

@@ -20,21 +20,22 @@ import (
 // Activities are the delivery workflow's activities, over the store, the sender and the sealer of the
 // subscriptions' secrets.
 type Activities struct {
-	q      *store.Queries
+	q      *store.Queries // the events
+	st     *Store
 	rights *identity.Rights
 	sender *Sender
 	sealer *Sealer
 }
 
 // NewActivities returns the activities.
-func NewActivities(q *store.Queries, rights *identity.Rights, sender *Sender, sealer *Sealer) *Activities {
-	return &Activities{q: q, rights: rights, sender: sender, sealer: sealer}
+func NewActivities(q *store.Queries, st *Store, rights *identity.Rights, sender *Sender, sealer *Sealer) *Activities {
+	return &Activities{q: q, st: st, rights: rights, sender: sender, sealer: sealer}
 }
 
 // signingSecrets opens the secrets that sign a subscription's deliveries now: its secret and, until its
 // overlap ends, the one a rotation replaced. A secret that does not open (its key is not configured) is
 // Postbox's failure, not the endpoint's: the activity is retried until the key is there.
-func (a *Activities) signingSecrets(sub store.Subscription) ([]string, error) {
+func (a *Activities) signingSecrets(sub Subscription) ([]string, error) {
 	secret, err := a.sealer.Open(sub.Secret)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func endpointError(reason string, delivered int) error {
 // WebhookHandshake validates the subscription's endpoint and makes the subscription active; it answers
 // false when the subscription is no longer to run.
 func (a *Activities) WebhookHandshake(ctx context.Context, id int64) (bool, error) {
-	sub, err := a.q.GetSubscription(ctx, id)
+	sub, err := a.st.GetSubscription(ctx, id)
 	if err != nil || (sub.Status != StatusPending && sub.Status != StatusActive) {
 		return false, ignoreNotFound(err)
 	}
@@ -73,12 +74,12 @@ func (a *Activities) WebhookHandshake(ctx context.Context, id int64) (bool, erro
 		if !errors.As(err, &f) {
 			return false, err
 		}
-		if _, err := a.q.SetSubscriptionStatus(ctx, id, StatusPending, f.Reason); err != nil {
+		if _, err := a.st.SetSubscriptionStatus(ctx, id, StatusPending, f.Reason); err != nil {
 			return false, err
 		}
 		return false, endpointError(f.Reason, 0)
 	}
-	return a.q.SetSubscriptionStatus(ctx, id, StatusActive, "")
+	return a.st.SetSubscriptionStatus(ctx, id, StatusActive, "")
 }
 
 func ignoreNotFound(err error) error {
@@ -119,15 +120,15 @@ func (a *Activities) WebhookDeliverNext(ctx context.Context, id int64) (NextResu
 // nextEvents returns the subscription and, while it is active, the replays asked for or else the next
 // events after its cursor that it may see (moving the cursor past those it may not); more says that it
 // passed over a whole page and there are events after it.
-func (a *Activities) nextEvents(ctx context.Context, id int64) (sub store.Subscription, refs []EventRef, more bool, err error) {
-	sub, err = a.q.GetSubscription(ctx, id)
+func (a *Activities) nextEvents(ctx context.Context, id int64) (sub Subscription, refs []EventRef, more bool, err error) {
+	sub, err = a.st.GetSubscription(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Subscription{Status: StatusEnded}, nil, false, nil
+		return Subscription{Status: StatusEnded}, nil, false, nil
 	}
 	if err != nil || sub.Status != StatusActive {
 		return sub, nil, false, err
 	}
-	replays, err := a.q.ReplaysAsked(ctx, id)
+	replays, err := a.st.ReplaysAsked(ctx, id)
 	if err != nil {
 		return sub, nil, false, err
 	}
@@ -159,14 +160,14 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (sub store.Subscr
 	if len(page) > 0 && (more || page[len(page)-1].Seq > through) {
 		passed = page[len(page)-1].Seq
 	}
-	return sub, nil, more, a.q.AdvanceSubscription(ctx, id, passed)
+	return sub, nil, more, a.st.AdvanceSubscription(ctx, id, passed)
 }
 
 // visibleEvents is the next page of events after the cursor that the subscription may see: the feed's
 // own filter, so a subscriber gets what it could read in the feed. A reportee's subscription is held to
 // what the subscriber's rights allow now (so a right taken away stops the deliveries it gave): the events
 // of messages it may read in the mailbox, and those of roles and role definitions if it manages access.
-func (a *Activities) visibleEvents(ctx context.Context, sub store.Subscription) ([]store.Event, bool, error) {
+func (a *Activities) visibleEvents(ctx context.Context, sub Subscription) ([]store.Event, bool, error) {
 	if sub.ServiceOwnerCode != "" {
 		return a.q.ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
 	}
@@ -181,7 +182,7 @@ func (a *Activities) visibleEvents(ctx context.Context, sub store.Subscription) 
 // first the endpoint fails: an ErrEndpointFailed error whose details say how many went through, so the
 // attempt shows as failed, with the endpoint's answer, in the Temporal UI.
 func (a *Activities) WebhookDeliverEvents(ctx context.Context, in DeliverInput) (DeliverResult, error) {
-	sub, err := a.q.GetSubscription(ctx, in.SubscriptionID)
+	sub, err := a.st.GetSubscription(ctx, in.SubscriptionID)
 	if errors.Is(err, store.ErrNotFound) || sub.Status == StatusEnded {
 		return DeliverResult{Ended: true}, nil
 	}
@@ -200,11 +201,11 @@ func (a *Activities) WebhookDeliverEvents(ctx context.Context, in DeliverInput) 
 // once), so a retried attempt does not send again what was acknowledged before it, except what a worker
 // that died in the middle had sent (at least once: the same webhook-id again). A failure is shown on the
 // subscription until the next success.
-func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []EventRef) (delivered int, failed *Failure, err error) {
+func (a *Activities) send(ctx context.Context, sub Subscription, refs []EventRef) (delivered int, failed *Failure, err error) {
 	var acknowledged int64
 	defer func() {
 		if acknowledged > 0 {
-			if advanced := a.q.AdvanceSubscription(context.WithoutCancel(ctx), sub.ID, acknowledged); err == nil {
+			if advanced := a.st.AdvanceSubscription(context.WithoutCancel(ctx), sub.ID, acknowledged); err == nil {
 				err = advanced
 			}
 		}
@@ -238,7 +239,7 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 				return i, nil, err
 			}
 			telemetry.WebhookDeliveries.WithLabelValues(subscription, "failed").Inc()
-			_, err := a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "failing: "+f.Reason)
+			_, err := a.st.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "failing: "+f.Reason)
 			return i, f, err
 		}
 		telemetry.WebhookDeliveries.WithLabelValues(subscription, "delivered").Inc()
@@ -247,19 +248,19 @@ func (a *Activities) send(ctx context.Context, sub store.Subscription, refs []Ev
 			telemetry.WebhookLag.WithLabelValues(subscription).Set(lag)
 			telemetry.WebhookLagSeconds.Observe(lag)
 			acknowledged = ref.Seq
-		} else if err := a.q.ReplayDelivered(ctx, sub.ID, ref.Seq); err != nil {
+		} else if err := a.st.ReplayDelivered(ctx, sub.ID, ref.Seq); err != nil {
 			return i, nil, err
 		}
 	}
 	if sub.StatusReason != "" {
-		_, err = a.q.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "")
+		_, err = a.st.SetSubscriptionStatus(ctx, sub.ID, StatusActive, "")
 	}
 	return len(refs), nil, err
 }
 
 // WebhookDeadLetter puts an event aside after its last attempt, and moves the cursor past it.
 func (a *Activities) WebhookDeadLetter(ctx context.Context, in DeadLetterInput) error {
-	err := a.q.AddDeadLetter(ctx, in.SubscriptionID, store.DeadLetter{Seq: in.Event.Seq, EventID: in.Event.ID,
+	err := a.st.AddDeadLetter(ctx, in.SubscriptionID, DeadLetter{Seq: in.Event.Seq, EventID: in.Event.ID,
 		Attempts: in.Attempts, Reason: in.Reason})
 	if err == nil {
 		telemetry.WebhookDeadLetters.WithLabelValues(strconv.FormatInt(in.SubscriptionID, 10)).Inc()
@@ -269,6 +270,6 @@ func (a *Activities) WebhookDeadLetter(ctx context.Context, in DeadLetterInput) 
 
 // WebhookSetStatus sets a subscription's status and reason, unless it has ended.
 func (a *Activities) WebhookSetStatus(ctx context.Context, in StatusInput) error {
-	_, err := a.q.SetSubscriptionStatus(ctx, in.SubscriptionID, in.Status, in.Reason)
+	_, err := a.st.SetSubscriptionStatus(ctx, in.SubscriptionID, in.Status, in.Reason)
 	return err
 }

@@ -66,18 +66,18 @@ func (d *Dispatcher) Dispatch(ctx context.Context) error {
 	for {
 		var done bool
 		err := store.InTx(ctx, d.pool, func(tx pgx.Tx) error {
-			q := store.New(tx)
-			mark, err := q.LockDispatchMark(ctx)
+			st := NewStore(tx)
+			mark, err := st.LockDispatchMark(ctx)
 			if err != nil {
 				return err
 			}
-			head, err := q.LastEventSeq(ctx)
+			head, err := store.New(tx).LastEventSeq(ctx)
 			if err != nil || head <= mark {
 				done = true
 				return err
 			}
 			through := min(head, mark+DispatchChunk)
-			ids, err := q.SubscriptionsWithEvents(ctx, mark, through)
+			ids, err := st.SubscriptionsWithEvents(ctx, mark, through)
 			if err != nil {
 				return err
 			}
@@ -85,7 +85,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context) error {
 				return err
 			}
 			done = through == head
-			return q.SetDispatchMark(ctx, through)
+			return st.SetDispatchMark(ctx, through)
 		})
 		if err != nil || done {
 			return err

@@ -56,8 +56,8 @@ func (l *Listener) wake() {
 // Run listens and polls until ctx ends, reconnecting after failures.
 func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnConfig, log *slog.Logger) {
 	var wg sync.WaitGroup
-	wg.Go(func() { l.poll(ctx, store.New(pool), log) })
-	store.Listen(ctx, conn, []string{store.ChannelEvents, store.ChannelWebhooks}, store.ListenHandler{
+	wg.Go(func() { l.poll(ctx, NewStore(pool), log) })
+	store.Listen(ctx, conn, []string{ChannelEvents, ChannelWebhooks}, store.ListenHandler{
 		Connected: func() { // anything committed before the LISTEN took effect
 			l.wake()
 			select {
@@ -67,7 +67,7 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnCo
 		},
 		Notified: func(n *pgconn.Notification) {
 			l.wake()
-			if n.Channel != store.ChannelWebhooks {
+			if n.Channel != ChannelWebhooks {
 				return
 			}
 			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
@@ -87,11 +87,11 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnCo
 // poll is the fallback of the notifications: each FallbackPoll it reads the outbox's mark (one statement)
 // and tells the Dispatcher when it moved since the last look, also for what a notification announced
 // already, so a commit costs at most one dispatch pass more (one that finds nothing after its mark).
-func (l *Listener) poll(ctx context.Context, q *store.Queries, log *slog.Logger) {
-	var seen store.OutboxMark
+func (l *Listener) poll(ctx context.Context, st *Store, log *slog.Logger) {
+	var seen OutboxMark
 	failing := false
 	every.Tick(ctx, FallbackPoll, func() bool {
-		mark, err := q.CurrentOutboxMark(ctx)
+		mark, err := st.CurrentOutboxMark(ctx)
 		if err != nil {
 			if !failing && ctx.Err() == nil {
 				log.WarnContext(ctx, "the webhook fallback poll cannot read the outbox; it tries again every poll", "err", err)

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/postbox/postbox/config"
-	"github.com/postbox/postbox/store"
 )
 
 // Subscription secrets are stored sealed, never in plaintext: envelope encryption, each secret under a
@@ -136,8 +135,8 @@ func (s *Sealer) Current(sealed string) bool {
 // Reseal seals every stored secret that is not sealed with the newest key (one in plaintext, from before
 // secrets were sealed, or one under an older key) with the newest, and returns how many it changed. The
 // API and the workers run it at start; `postbox reseal` runs it after a key rotation.
-func Reseal(ctx context.Context, q *store.Queries, s *Sealer) (int, error) {
-	stored, err := q.SubscriptionSecrets(ctx)
+func Reseal(ctx context.Context, st *Store, s *Sealer) (int, error) {
+	stored, err := st.SubscriptionSecrets(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +153,7 @@ func Reseal(ctx context.Context, q *store.Queries, s *Sealer) (int, error) {
 		if ok && prevOK {
 			continue
 		}
-		done, err := q.ReplaceSubscriptionSecrets(ctx, sec, next, prev)
+		done, err := st.ReplaceSubscriptionSecrets(ctx, sec, next, prev)
 		if err != nil {
 			return changed, err
 		}

@@ -16,16 +16,16 @@ import (
 // a service owner sees only its own, secrets are stored sealed and shown once, and dead letters are
 // replayed on request.
 type Subscriptions struct {
-	q       *store.Queries
+	st      *Store
 	guard   Guard
 	limit   int           // the most subscriptions a subscriber may have in an area; 0: no limit
 	sealer  *Sealer       // secrets are stored sealed, never in plaintext
 	overlap time.Duration // how long a rotated secret still signs beside the new one
 }
 
-// NewSubscriptions returns the service over q.
-func NewSubscriptions(q *store.Queries, guard Guard, limit int, sealer *Sealer, overlap time.Duration) *Subscriptions {
-	return &Subscriptions{q: q, guard: guard, limit: limit, sealer: sealer, overlap: overlap}
+// NewSubscriptions returns the service over st.
+func NewSubscriptions(st *Store, guard Guard, limit int, sealer *Sealer, overlap time.Duration) *Subscriptions {
+	return &Subscriptions{st: st, guard: guard, limit: limit, sealer: sealer, overlap: overlap}
 }
 
 // Kind is a kind of refused subscription request.
@@ -44,9 +44,9 @@ type Error = refusal.Error[Kind]
 // MaxTypes is the most event types a subscription names.
 const MaxTypes = 50
 
-// Create subscribes owner (a store.Subscription with only its subscriber set) to the event types (none:
+// Create subscribes owner (a Subscription with only its subscriber set) to the event types (none:
 // every type) at endpoint; it returns the subscription and its secret, which is never shown again.
-func (s *Subscriptions) Create(ctx context.Context, owner store.Subscription, endpoint string, types []string) (store.Subscription, string, error) {
+func (s *Subscriptions) Create(ctx context.Context, owner Subscription, endpoint string, types []string) (Subscription, string, error) {
 	if endpoint == "" {
 		return owner, "", refusal.New(BadInput, "EndPoint is required: the https URL deliveries are POSTed to")
 	}
@@ -70,7 +70,7 @@ func (s *Subscriptions) Create(ctx context.Context, owner store.Subscription, en
 		return owner, "", err
 	}
 	owner.EndPoint, owner.Secret = checked, sealed
-	created, err := s.q.CreateSubscription(ctx, owner, s.limit)
+	created, err := s.st.CreateSubscription(ctx, owner, s.limit)
 	return created, secret, err
 }
 
@@ -81,19 +81,19 @@ func (s *Subscriptions) newSecret() (secret, sealed string, err error) {
 }
 
 // List is the subscriptions of owner.
-func (s *Subscriptions) List(ctx context.Context, owner store.Subscription) ([]store.Subscription, error) {
+func (s *Subscriptions) List(ctx context.Context, owner Subscription) ([]Subscription, error) {
 	if owner.ServiceOwnerCode != "" {
-		return s.q.ServiceOwnerSubscriptions(ctx, owner.ServiceOwnerCode)
+		return s.st.ServiceOwnerSubscriptions(ctx, owner.ServiceOwnerCode)
 	}
-	return s.q.ReporteeSubscriptions(ctx, owner.ReporteeID, owner.Subscriber)
+	return s.st.ReporteeSubscriptions(ctx, owner.ReporteeID, owner.Subscriber)
 }
 
 // Get is subscription ref (its id as the client wrote it) of owner; one ended or another's is NotFound.
-func (s *Subscriptions) Get(ctx context.Context, owner store.Subscription, ref string) (store.Subscription, error) {
+func (s *Subscriptions) Get(ctx context.Context, owner Subscription, ref string) (Subscription, error) {
 	id, err := strconv.ParseInt(ref, 10, 64)
-	sub := store.Subscription{}
+	sub := Subscription{}
 	if err == nil {
-		sub, err = s.q.GetSubscription(ctx, id)
+		sub, err = s.st.GetSubscription(ctx, id)
 	} else {
 		err = store.ErrNotFound
 	}
@@ -108,33 +108,33 @@ func (s *Subscriptions) Get(ctx context.Context, owner store.Subscription, ref s
 }
 
 // End ends subscription ref of owner: nothing more is delivered, its workflow ends at its next step.
-func (s *Subscriptions) End(ctx context.Context, owner store.Subscription, ref string) error {
+func (s *Subscriptions) End(ctx context.Context, owner Subscription, ref string) error {
 	sub, err := s.Get(ctx, owner, ref)
 	if err != nil {
 		return err
 	}
-	return s.q.EndSubscription(ctx, sub.ID)
+	return s.st.EndSubscription(ctx, sub.ID)
 }
 
 // DeadLetters is subscription ref of owner with its dead letters.
-func (s *Subscriptions) DeadLetters(ctx context.Context, owner store.Subscription, ref string) (store.Subscription, []store.DeadLetter, error) {
+func (s *Subscriptions) DeadLetters(ctx context.Context, owner Subscription, ref string) (Subscription, []DeadLetter, error) {
 	sub, err := s.Get(ctx, owner, ref)
 	if err != nil {
 		return sub, nil, err
 	}
-	dead, err := s.q.DeadLetters(ctx, sub.ID)
+	dead, err := s.st.DeadLetters(ctx, sub.ID)
 	return sub, dead, err
 }
 
 // Replay asks for the dead letters of subscription ref of owner to be sent again, and says how many; a
 // paused subscription is resumed, from its handshake.
-func (s *Subscriptions) Replay(ctx context.Context, owner store.Subscription, ref string) (store.Subscription, int, error) {
+func (s *Subscriptions) Replay(ctx context.Context, owner Subscription, ref string) (Subscription, int, error) {
 	sub, err := s.Get(ctx, owner, ref)
 	if err != nil {
 		return sub, 0, err
 	}
-	n, err := s.q.AskReplay(ctx, sub.ID)
-	if errors.Is(err, store.ErrSubscriptionEnded) || errors.Is(err, store.ErrNotFound) {
+	n, err := s.st.AskReplay(ctx, sub.ID)
+	if errors.Is(err, ErrSubscriptionEnded) || errors.Is(err, store.ErrNotFound) {
 		err = refusal.New(NotFound, "there is no subscription %d of yours", sub.ID)
 	}
 	return sub, n, err
@@ -143,7 +143,7 @@ func (s *Subscriptions) Replay(ctx context.Context, owner store.Subscription, re
 // RotateSecret gives subscription ref of owner a new secret, returned once. The one it replaces still
 // signs every delivery beside the new one for the overlap, so the subscriber can switch without missing
 // a delivery; a second rotation within the overlap drops the oldest.
-func (s *Subscriptions) RotateSecret(ctx context.Context, owner store.Subscription, ref string) (store.Subscription, string, error) {
+func (s *Subscriptions) RotateSecret(ctx context.Context, owner Subscription, ref string) (Subscription, string, error) {
 	sub, err := s.Get(ctx, owner, ref)
 	if err != nil {
 		return sub, "", err
@@ -153,7 +153,7 @@ func (s *Subscriptions) RotateSecret(ctx context.Context, owner store.Subscripti
 		return sub, "", err
 	}
 	until := time.Now().Add(s.overlap)
-	err = s.q.RotateSubscriptionSecret(ctx, sub.ID, sealed, until)
+	err = s.st.RotateSubscriptionSecret(ctx, sub.ID, sealed, until)
 	if errors.Is(err, store.ErrNotFound) { // ended meanwhile
 		err = refusal.New(NotFound, "there is no subscription %d of yours", sub.ID)
 	}

@@ -165,8 +165,8 @@ func endpointFailure(err error) string {
 	return ""
 }
 
-// Subscription is the delivery workflow of one subscription.
-func Subscription(ctx workflow.Context, in SubscriptionInput) error {
+// Deliver is the delivery workflow of one subscription (registered as SubscriptionWorkflow).
+func Deliver(ctx workflow.Context, in SubscriptionInput) error {
 	w := &subscriptionRun{in: in}
 	return w.run(ctx)
 }
@@ -222,7 +222,7 @@ func (w *subscriptionRun) deliver(ctx workflow.Context) error {
 	for {
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			woken(ctx) // the new run looks first, which serves them
-			return workflow.NewContinueAsNewError(ctx, Subscription, w.in)
+			return workflow.NewContinueAsNewError(ctx, Deliver, w.in)
 		}
 		var next NextResult
 		err := workflow.ExecuteActivity(endpointOptions(ctx, 0, w.in.Policy, MaxPerActivity), ActivityDeliverNext,

@@ -141,7 +141,7 @@ var testPolicy = webhook.Policy{Retries: []time.Duration{10 * time.Second, 30 * 
 func run(t *testing.T, e *endpoint, in webhook.SubscriptionInput, callbacks ...func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
 	var s testsuite.WorkflowTestSuite
 	env := temporaltest.Unhurried(s.NewTestWorkflowEnvironment())
-	env.RegisterWorkflowWithOptions(webhook.Subscription, workflow.RegisterOptions{Name: webhook.SubscriptionWorkflow})
+	env.RegisterWorkflowWithOptions(webhook.Deliver, workflow.RegisterOptions{Name: webhook.SubscriptionWorkflow})
 	e.register(env)
 	for _, cb := range callbacks {
 		cb(env)

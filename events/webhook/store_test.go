@@ -1,4 +1,4 @@
-package store_test
+package webhook_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -47,10 +48,10 @@ func TestSubscriptionsWithEvents(t *testing.T) {
 	head, err := q.LastEventSeq(ctx)
 	require.NoError(t, err)
 
-	ids, err := q.SubscriptionsWithEvents(ctx, mark, head)
+	ids, err := webhook.NewStore(pool).SubscriptionsWithEvents(ctx, mark, head)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []int64{ofA, ofOwner}, ids, "the reportee's and the owner's; not %d of another reportee", ofB)
-	ids, err = q.SubscriptionsWithEvents(ctx, head, head)
+	ids, err = webhook.NewStore(pool).SubscriptionsWithEvents(ctx, head, head)
 	require.NoError(t, err)
 	assert.Empty(t, ids, "no events in the range, no subscription")
 }

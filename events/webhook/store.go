@@ -1,4 +1,4 @@
-package store
+package webhook
 
 import (
 	"context"
@@ -8,15 +8,31 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/postbox/postbox/store"
 )
+
+// Store is the SQL of webhook subscriptions, their dead letters and the dispatcher's mark, over a pool or
+// a transaction (whose transactions of their own then run as savepoints).
+type Store struct {
+	db store.TxDB
+}
+
+// NewStore returns the queries over db.
+func NewStore(db store.TxDB) *Store { return &Store{db: db} }
+
+// inTx runs fn in one transaction.
+func (st *Store) inTx(ctx context.Context, fn func(*Store) error) error {
+	return store.InTx(ctx, st.db, func(tx pgx.Tx) error { return fn(&Store{db: tx}) })
+}
 
 // Subscription is a webhook subscription: of a reportee, made by a caller whose rights decide what it
 // gets, or of a service owner, for the events of its services.
 type Subscription struct {
 	ID               int64
-	ReporteeID       int64   // the party of a reportee's subscription; 0 for a service owner's
-	Subscriber       Subject // whose rights count, for a reportee's subscription
-	ServiceOwnerCode string  // the owner of a service owner's subscription; "" for a reportee's
+	ReporteeID       int64         // the party of a reportee's subscription; 0 for a service owner's
+	Subscriber       store.Subject // whose rights count, for a reportee's subscription
+	ServiceOwnerCode string        // the owner of a service owner's subscription; "" for a reportee's
 	EndPoint         string
 	Secret           string // sealed (webhook.Sealer)
 	// PreviousSecret (sealed) signs deliveries beside Secret until PreviousSecretUntil: the secret a
@@ -62,8 +78,8 @@ type SubscriptionSecrets struct {
 }
 
 // SubscriptionSecrets lists the secrets of every subscription, for resealing them.
-func (q *Queries) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets, error) {
-	rows, err := q.db.Query(ctx, `SELECT id, secret, COALESCE(previous_secret, '') FROM webhook_subscriptions ORDER BY id`)
+func (st *Store) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets, error) {
+	rows, err := st.db.Query(ctx, `SELECT id, secret, COALESCE(previous_secret, '') FROM webhook_subscriptions ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -72,25 +88,25 @@ func (q *Queries) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecret
 
 // ReplaceSubscriptionSecrets stores secret and previous (resealed) in place of what was, unless a change
 // came between (a rotation): then it tells false, and the change stands.
-func (q *Queries) ReplaceSubscriptionSecrets(ctx context.Context, was SubscriptionSecrets, secret, previous string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET secret = $4, previous_secret = NULLIF($5, '')
+func (st *Store) ReplaceSubscriptionSecrets(ctx context.Context, was SubscriptionSecrets, secret, previous string) (bool, error) {
+	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET secret = $4, previous_secret = NULLIF($5, '')
 		WHERE id = $1 AND secret = $2 AND COALESCE(previous_secret, '') = $3`, was.ID, was.Secret, was.PreviousSecret, secret, previous)
 	return tag.RowsAffected() == 1, err
 }
 
 // RotateSubscriptionSecret makes secret (sealed) the secret of subscription id, keeping the one it
-// replaces as the previous until until; ErrNotFound when there is no such subscription that has not ended.
-func (q *Queries) RotateSubscriptionSecret(ctx context.Context, id int64, secret string, until time.Time) error {
-	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $3, secret = $2
+// replaces as the previous until until; store.ErrNotFound when there is no such subscription that has not ended.
+func (st *Store) RotateSubscriptionSecret(ctx context.Context, id int64, secret string, until time.Time) error {
+	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $3, secret = $2
 		WHERE id = $1 AND status <> 'ended'`, id, secret, until)
 	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return err
 }
 
-func (q *Queries) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions s WHERE `+where+` ORDER BY s.id`, args...)
+func (st *Store) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
+	rows, err := st.db.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions s WHERE `+where+` ORDER BY s.id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +114,8 @@ func (q *Queries) subscriptions(ctx context.Context, where string, args ...any) 
 }
 
 // notifyWebhook tells the delivery workers that subscription id changed, when the transaction commits.
-func (q *Queries) notifyWebhook(ctx context.Context, id int64) error {
-	_, err := q.db.Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelWebhooks, strconv.FormatInt(id, 10))
+func (st *Store) notifyWebhook(ctx context.Context, id int64) error {
+	_, err := st.db.Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelWebhooks, strconv.FormatInt(id, 10))
 	return err
 }
 
@@ -115,9 +131,9 @@ func (e *SubscriptionLimitError) Error() string {
 // CreateSubscription stores s as pending, to get the events committed from now on, and returns it as
 // stored; a *SubscriptionLimitError when its subscriber (a service owner; else the caller, for every
 // reportee) has limit subscriptions that have not ended already (0: no limit).
-func (q *Queries) CreateSubscription(ctx context.Context, s Subscription, limit int) (Subscription, error) {
+func (st *Store) CreateSubscription(ctx context.Context, s Subscription, limit int) (Subscription, error) {
 	var out Subscription
-	err := q.inTx(ctx, func(q *Queries) error {
+	err := st.inTx(ctx, func(st *Store) error {
 		var reportee *int64
 		var owner *string
 		if s.ServiceOwnerCode != "" {
@@ -126,12 +142,12 @@ func (q *Queries) CreateSubscription(ctx context.Context, s Subscription, limit 
 			reportee = &s.ReporteeID
 		}
 		if limit > 0 {
-			if err := q.checkSubscriptionLimit(ctx, s, limit); err != nil {
+			if err := st.checkSubscriptionLimit(ctx, s, limit); err != nil {
 				return err
 			}
 		}
 		// The last committed seq: an event committed later gets a higher one (the counter is locked to commit).
-		rows, err := q.db.Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
+		rows, err := st.db.Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
 				service_owner_code, endpoint, secret, types, cursor)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT last_seq FROM event_sequence))
 			RETURNING `+subscriptionColumns,
@@ -142,7 +158,7 @@ func (q *Queries) CreateSubscription(ctx context.Context, s Subscription, limit 
 		if out, err = pgx.CollectExactlyOneRow(rows, scanSubscription); err != nil {
 			return err
 		}
-		return q.notifyWebhook(ctx, out.ID)
+		return st.notifyWebhook(ctx, out.ID)
 	})
 	return out, err
 }
@@ -151,18 +167,18 @@ func (q *Queries) CreateSubscription(ctx context.Context, s Subscription, limit 
 // of that subscriber held to the commit: concurrent creations of one subscriber count one after the
 // other, each seeing those committed before it (every statement of a transaction in read committed
 // takes a new snapshot), so no more than limit are made.
-func (q *Queries) checkSubscriptionLimit(ctx context.Context, s Subscription, limit int) error {
+func (st *Store) checkSubscriptionLimit(ctx context.Context, s Subscription, limit int) error {
 	mine := `service_owner_code = $1`
 	args := []any{s.ServiceOwnerCode}
 	if s.ServiceOwnerCode == "" {
 		mine, args = `service_owner_code IS NULL AND subject_party_id = $1 AND subject_login_id = $2`, []any{s.Subscriber.PartyID, s.Subscriber.LoginID}
 	}
 	key := fmt.Sprintf("webhook subscriber %s/%d/%d", s.ServiceOwnerCode, s.Subscriber.PartyID, s.Subscriber.LoginID)
-	if _, err := q.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+	if _, err := st.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return err
 	}
 	var n int
-	if err := q.db.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE `+mine+` AND status <> 'ended'`, args...).Scan(&n); err != nil {
+	if err := st.db.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE `+mine+` AND status <> 'ended'`, args...).Scan(&n); err != nil {
 		return err
 	}
 	if n >= limit {
@@ -171,32 +187,32 @@ func (q *Queries) checkSubscriptionLimit(ctx context.Context, s Subscription, li
 	return nil
 }
 
-// GetSubscription returns subscription id, ErrNotFound when there is none.
-func (q *Queries) GetSubscription(ctx context.Context, id int64) (Subscription, error) {
-	subs, err := q.subscriptions(ctx, `s.id = $1`, id)
+// GetSubscription returns subscription id, store.ErrNotFound when there is none.
+func (st *Store) GetSubscription(ctx context.Context, id int64) (Subscription, error) {
+	subs, err := st.subscriptions(ctx, `s.id = $1`, id)
 	if err != nil {
 		return Subscription{}, err
 	}
 	if len(subs) == 0 {
-		return Subscription{}, ErrNotFound
+		return Subscription{}, store.ErrNotFound
 	}
 	return subs[0], nil
 }
 
 // ReporteeSubscriptions lists the subscriptions subscriber made for reportee that have not ended.
-func (q *Queries) ReporteeSubscriptions(ctx context.Context, reportee int64, subscriber Subject) ([]Subscription, error) {
-	return q.subscriptions(ctx, `s.reportee_id = $1 AND s.subject_party_id = $2 AND s.subject_login_id = $3 AND s.status <> 'ended'`,
+func (st *Store) ReporteeSubscriptions(ctx context.Context, reportee int64, subscriber store.Subject) ([]Subscription, error) {
+	return st.subscriptions(ctx, `s.reportee_id = $1 AND s.subject_party_id = $2 AND s.subject_login_id = $3 AND s.status <> 'ended'`,
 		reportee, subscriber.PartyID, subscriber.LoginID)
 }
 
 // ServiceOwnerSubscriptions lists the subscriptions of a service owner that have not ended.
-func (q *Queries) ServiceOwnerSubscriptions(ctx context.Context, owner string) ([]Subscription, error) {
-	return q.subscriptions(ctx, `s.service_owner_code = $1 AND s.status <> 'ended'`, owner)
+func (st *Store) ServiceOwnerSubscriptions(ctx context.Context, owner string) ([]Subscription, error) {
+	return st.subscriptions(ctx, `s.service_owner_code = $1 AND s.status <> 'ended'`, owner)
 }
 
 // RunningSubscriptions lists the ids of the subscriptions whose workflow should run (pending or active).
-func (q *Queries) RunningSubscriptions(ctx context.Context) ([]int64, error) {
-	rows, err := q.db.Query(ctx, `SELECT id FROM webhook_subscriptions WHERE status IN ('pending', 'active') ORDER BY id`)
+func (st *Store) RunningSubscriptions(ctx context.Context) ([]int64, error) {
+	rows, err := st.db.Query(ctx, `SELECT id FROM webhook_subscriptions WHERE status IN ('pending', 'active') ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -205,15 +221,15 @@ func (q *Queries) RunningSubscriptions(ctx context.Context) ([]int64, error) {
 
 // LockDispatchMark locks the dispatcher's mark until the transaction ends and returns it: the seq through
 // which events have woken their subscriptions' workflows. Run it in a transaction.
-func (q *Queries) LockDispatchMark(ctx context.Context) (int64, error) {
+func (st *Store) LockDispatchMark(ctx context.Context) (int64, error) {
 	var seq int64
-	err := q.db.QueryRow(ctx, `SELECT seq FROM webhook_dispatch FOR UPDATE`).Scan(&seq)
+	err := st.db.QueryRow(ctx, `SELECT seq FROM webhook_dispatch FOR UPDATE`).Scan(&seq)
 	return seq, err
 }
 
 // SetDispatchMark moves the dispatcher's mark to seq.
-func (q *Queries) SetDispatchMark(ctx context.Context, seq int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE webhook_dispatch SET seq = $1`, seq)
+func (st *Store) SetDispatchMark(ctx context.Context, seq int64) error {
+	_, err := st.db.Exec(ctx, `UPDATE webhook_dispatch SET seq = $1`, seq)
 	return err
 }
 
@@ -221,8 +237,8 @@ func (q *Queries) SetDispatchMark(ctx context.Context, seq int64) error {
 // concern: a reportee's subscriptions of the events' reportees, a service owner's of its services' events.
 // A superset of what they may see (their rights and types are checked on delivery), found from the events
 // to the subscriptions by index, so it costs the events, not the subscriptions.
-func (q *Queries) SubscriptionsWithEvents(ctx context.Context, after, through int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, `SELECT s.id FROM events e
+func (st *Store) SubscriptionsWithEvents(ctx context.Context, after, through int64) ([]int64, error) {
+	rows, err := st.db.Query(ctx, `SELECT s.id FROM events e
 			JOIN webhook_subscriptions s ON s.reportee_id = e.reportee_id
 			WHERE e.seq > $1 AND e.seq <= $2 AND s.status = 'active'
 		UNION
@@ -237,32 +253,32 @@ func (q *Queries) SubscriptionsWithEvents(ctx context.Context, after, through in
 }
 
 // EndSubscription ends subscription id (its workflow stops at its next step); ending an ended one is
-// no change. ErrNotFound when there is none.
-func (q *Queries) EndSubscription(ctx context.Context, id int64) error {
-	return q.inTx(ctx, func(q *Queries) error {
-		tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'ended', status_reason = '', ended = COALESCE(ended, now())
+// no change. store.ErrNotFound when there is none.
+func (st *Store) EndSubscription(ctx context.Context, id int64) error {
+	return st.inTx(ctx, func(st *Store) error {
+		tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'ended', status_reason = '', ended = COALESCE(ended, now())
 			WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
-		return q.notifyWebhook(ctx, id)
+		return st.notifyWebhook(ctx, id)
 	})
 }
 
 // SetSubscriptionStatus sets the status and reason of a subscription that has not ended, and tells
 // whether it has not.
-func (q *Queries) SetSubscriptionStatus(ctx context.Context, id int64, status, reason string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = $2, status_reason = $3 WHERE id = $1 AND status <> 'ended'`,
+func (st *Store) SetSubscriptionStatus(ctx context.Context, id int64, status, reason string) (bool, error) {
+	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = $2, status_reason = $3 WHERE id = $1 AND status <> 'ended'`,
 		id, status, reason)
 	return tag.RowsAffected() == 1, err
 }
 
 // AdvanceSubscription moves the cursor of subscription id up to seq (never back).
-func (q *Queries) AdvanceSubscription(ctx context.Context, id, seq int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET cursor = GREATEST(cursor, $2) WHERE id = $1`, id, seq)
+func (st *Store) AdvanceSubscription(ctx context.Context, id, seq int64) error {
+	_, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET cursor = GREATEST(cursor, $2) WHERE id = $1`, id, seq)
 	return err
 }
 
@@ -278,30 +294,30 @@ type DeadLetter struct {
 
 // AddDeadLetter puts the event seq aside for subscription id and moves the cursor past it, in one
 // transaction; a replayed one that failed again is updated.
-func (q *Queries) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) error {
-	return q.inTx(ctx, func(q *Queries) error {
-		if _, err := q.db.Exec(ctx, `INSERT INTO webhook_dead_letters (subscription_id, seq, event_id, attempts, reason)
+func (st *Store) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) error {
+	return st.inTx(ctx, func(st *Store) error {
+		if _, err := st.db.Exec(ctx, `INSERT INTO webhook_dead_letters (subscription_id, seq, event_id, attempts, reason)
 			VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (subscription_id, seq) DO UPDATE SET attempts = webhook_dead_letters.attempts + EXCLUDED.attempts,
 				reason = EXCLUDED.reason, dead = now(), replay = false`, id, d.Seq, d.EventID, d.Attempts, d.Reason); err != nil {
 			return err
 		}
-		return q.AdvanceSubscription(ctx, id, d.Seq)
+		return st.AdvanceSubscription(ctx, id, d.Seq)
 	})
 }
 
 // DeadLetters lists the dead letters of subscription id, oldest event first.
-func (q *Queries) DeadLetters(ctx context.Context, id int64) ([]DeadLetter, error) {
-	return q.deadLetters(ctx, `subscription_id = $1`, id)
+func (st *Store) DeadLetters(ctx context.Context, id int64) ([]DeadLetter, error) {
+	return st.deadLetters(ctx, `subscription_id = $1`, id)
 }
 
 // ReplaysAsked lists the dead letters of subscription id whose replay was asked for, oldest event first.
-func (q *Queries) ReplaysAsked(ctx context.Context, id int64) ([]DeadLetter, error) {
-	return q.deadLetters(ctx, `subscription_id = $1 AND replay`, id)
+func (st *Store) ReplaysAsked(ctx context.Context, id int64) ([]DeadLetter, error) {
+	return st.deadLetters(ctx, `subscription_id = $1 AND replay`, id)
 }
 
-func (q *Queries) deadLetters(ctx context.Context, where string, args ...any) ([]DeadLetter, error) {
-	rows, err := q.db.Query(ctx, `SELECT seq, event_id, attempts, reason, dead, replay FROM webhook_dead_letters
+func (st *Store) deadLetters(ctx context.Context, where string, args ...any) ([]DeadLetter, error) {
+	rows, err := st.db.Query(ctx, `SELECT seq, event_id, attempts, reason, dead, replay FROM webhook_dead_letters
 		WHERE `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
@@ -314,44 +330,37 @@ var ErrSubscriptionEnded = errors.New("the subscription has ended")
 
 // AskReplay asks for the dead letters of subscription id to be sent again and resumes it if it was
 // paused; it returns how many there are.
-func (q *Queries) AskReplay(ctx context.Context, id int64) (int, error) {
+func (st *Store) AskReplay(ctx context.Context, id int64) (int, error) {
 	var n int
-	err := q.inTx(ctx, func(q *Queries) error {
+	err := st.inTx(ctx, func(st *Store) error {
 		var status string
-		if err := q.db.QueryRow(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
+		if err := st.db.QueryRow(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
+				return store.ErrNotFound
 			}
 			return err
 		}
 		if status == "ended" {
 			return ErrSubscriptionEnded
 		}
-		tag, err := q.db.Exec(ctx, `UPDATE webhook_dead_letters SET replay = true WHERE subscription_id = $1`, id)
+		tag, err := st.db.Exec(ctx, `UPDATE webhook_dead_letters SET replay = true WHERE subscription_id = $1`, id)
 		if err != nil {
 			return err
 		}
 		n = int(tag.RowsAffected())
-		if _, err := q.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'pending', status_reason = 'resumed: waiting for the handshake'
+		if _, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'pending', status_reason = 'resumed: waiting for the handshake'
 			WHERE id = $1 AND status = 'paused'`, id); err != nil {
 			return err
 		}
-		return q.notifyWebhook(ctx, id)
+		return st.notifyWebhook(ctx, id)
 	})
 	return n, err
 }
 
 // ReplayDelivered removes the dead letter seq of subscription id once its replay went through.
-func (q *Queries) ReplayDelivered(ctx context.Context, id, seq int64) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE subscription_id = $1 AND seq = $2`, id, seq)
+func (st *Store) ReplayDelivered(ctx context.Context, id, seq int64) error {
+	_, err := st.db.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE subscription_id = $1 AND seq = $2`, id, seq)
 	return err
-}
-
-// LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.
-func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
-	var seq int64
-	err := q.db.QueryRow(ctx, `SELECT last_seq FROM event_sequence`).Scan(&seq)
-	return seq, err
 }
 
 // OutboxMark is what the delivery workers' fallback poll compares between looks: a change in either
@@ -362,23 +371,9 @@ type OutboxMark struct {
 }
 
 // CurrentOutboxMark reads the outbox's mark, in one statement.
-func (q *Queries) CurrentOutboxMark(ctx context.Context) (OutboxMark, error) {
+func (st *Store) CurrentOutboxMark(ctx context.Context) (OutboxMark, error) {
 	var m OutboxMark
-	err := q.db.QueryRow(ctx, `SELECT last_seq, (SELECT count(*) FROM webhook_dead_letters WHERE replay) FROM event_sequence`).
+	err := st.db.QueryRow(ctx, `SELECT last_seq, (SELECT count(*) FROM webhook_dead_letters WHERE replay) FROM event_sequence`).
 		Scan(&m.LastSeq, &m.Replays)
 	return m, err
-}
-
-// EventsBySeq returns the events of seqs by their seq.
-func (q *Queries) EventsBySeq(ctx context.Context, seqs []int64) (map[int64]Event, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq = ANY($1)`, seqs)
-	if err != nil {
-		return nil, err
-	}
-	list, err := pgx.CollectRows(rows, scanEvent)
-	out := make(map[int64]Event, len(list))
-	for _, e := range list {
-		out[e.Seq] = e
-	}
-	return out, err
 }
