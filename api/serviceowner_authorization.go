@@ -205,7 +205,7 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	parties, more, err := h.q.ListServiceOwnerReportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
+	parties, more, err := h.owner.Reportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return

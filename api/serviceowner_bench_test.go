@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -36,7 +37,7 @@ func BenchmarkServiceOwnerReportees(b *testing.B) {
 	const pages, deep = 300, 300 * 50
 	deepKey := int64(bigListFirstID + 2*(deep-2))
 
-	rq := store.ReporteeQuery{SubjectID: subjectID, SelfID: subjectID}
+	rq := serviceowner.ReporteeQuery{SubjectID: subjectID, SelfID: subjectID}
 	cases := []struct {
 		name  string
 		after int64
@@ -48,7 +49,7 @@ func BenchmarkServiceOwnerReportees(b *testing.B) {
 		{"skip-15000", 0, deep, "&$skip=" + strconv.Itoa(deep)},
 	}
 	for _, tc := range cases {
-		sql, args, err := store.ServiceOwnerReporteesSQL(rq, store.ListQuery{Page: store.Page{Skip: tc.skip, Limit: 50}}, tc.after)
+		sql, args, err := serviceowner.ReporteesSQL(rq, store.ListQuery{Page: store.Page{Skip: tc.skip, Limit: 50}}, tc.after)
 		if err != nil {
 			b.Fatal(err)
 		}

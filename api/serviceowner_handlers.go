@@ -96,8 +96,8 @@ func (h *serviceOwnerHandlers) soListOrganizations(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	search := store.ContactSearch{Email: strings.TrimSpace(c.Query("email")), Phone: strings.TrimSpace(c.Query("phoneNumber"))}
-	orgs, more, err := h.q.ListOrganizations(c.Request.Context(), search, pg.ListQuery, pg.after)
+	search := serviceowner.ContactSearch{Email: strings.TrimSpace(c.Query("email")), Phone: strings.TrimSpace(c.Query("phoneNumber"))}
+	orgs, more, err := h.owner.Organizations(c.Request.Context(), search, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
@@ -138,15 +138,15 @@ func (h *serviceOwnerHandlers) soOfficialContacts(c *gin.Context) {
 		respond(c, http.StatusOK, soCollection(c, "officialcontacts", nil, pg, false, 0))
 		return
 	}
-	contacts, more, err := h.q.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
+	contacts, more, err := h.owner.OfficialContacts(c.Request.Context(), org.ID, pg.ListQuery)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	renderSOPage(c, "officialcontacts", contacts, pg, more, func(ct store.ContactPoint) soOfficialContactResource {
+	renderSOPage(c, "officialcontacts", contacts, pg, more, func(ct serviceowner.ContactPoint) soOfficialContactResource {
 		return soOfficialContactResource{MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
-	}, func(store.ContactPoint) int64 { return org.ID })
+	}, func(serviceowner.ContactPoint) int64 { return org.ID })
 }
 
 func (h *serviceOwnerHandlers) soPersonalContacts(c *gin.Context) {
@@ -154,30 +154,26 @@ func (h *serviceOwnerHandlers) soPersonalContacts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := store.ContactFilter{RoleDefinitionCode: c.Query("roleDefinitionCode")}
-	if f.Service, ok = h.soServiceFilter(c); !ok {
+	service, err := serviceFilterOf(c)
+	if err != nil {
+		abort(c, err)
 		return
 	}
-	if f.RoleDefinitionCode != "" {
-		if err := h.owner.CheckRole(c.Request.Context(), serviceOwnerOf(c).Code, 0, f.RoleDefinitionCode); err != nil {
-			abort(c, err)
-			return
-		}
-	}
-	contacts, more, err := h.q.PersonalContacts(c.Request.Context(), org.ID, f, pg.ListQuery, pg.after)
+	f := serviceowner.ContactFilter{RoleDefinitionCode: c.Query("roleDefinitionCode"), Service: service}
+	contacts, more, err := h.owner.PersonalContacts(c.Request.Context(), serviceOwnerOf(c).Code, org.ID, f, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	base := h.soURL(c, "/organizations/"+org.OrganizationNumber+"/personalcontacts/")
-	renderSOPage(c, "personalcontacts", contacts, pg, more, func(ct store.PersonalContact) soPersonalContactResource {
+	renderSOPage(c, "personalcontacts", contacts, pg, more, func(ct serviceowner.PersonalContact) soPersonalContactResource {
 		id := identity.ReporteeID(ct.ID)
 		r := soPersonalContactResource{PersonalContactID: id, Name: ct.Name, SocialSecurityNumber: ct.SSN,
 			MobileNumber: ct.MobileNumber, MobileNumberChanged: render.TimestampOrNull(ct.MobileNumberChanged),
 			EMailAddress: ct.EMailAddress, EMailAddressChanged: render.TimestampOrNull(ct.EMailAddressChanged)}
 		r.Links.Add("roles", render.Link{Href: base + id + "/roles"})
 		return r
-	}, func(ct store.PersonalContact) int64 { return ct.ID })
+	}, func(ct serviceowner.PersonalContact) int64 { return ct.ID })
 }
 
 // soPersonalContactRoles lists the roles a personal contact holds for the organization, limited to roles

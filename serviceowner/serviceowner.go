@@ -4,7 +4,8 @@
 // a subject can represent. A service of another owner is refused, never answered: answering would tell
 // who holds rights on services that are not the caller's. Details never repeat a subject, reportee or
 // path party the client sent: it may be a national identity number, and refusals are logged with their
-// detail. Its SQL is in store/serviceowner.go, beside the list helpers it shares.
+// detail. Its lists are its own (queries.go); the party and organization rows it shares with identity are
+// read through store.
 package serviceowner
 
 import (
@@ -158,8 +159,8 @@ func (s *Service) PersonalContact(ctx context.Context, org store.Organization, p
 
 // ReporteeQuery reads the narrowing of a list of the parties subject can represent: to a service of the
 // owner, or to a role definition (roleDefinitionID, 0 for none) that grants a right on one.
-func (s *Service) ReporteeQuery(ctx context.Context, owner string, subject store.Party, service store.ServiceFilter, roleDefinitionID int) (store.ReporteeQuery, error) {
-	rq := store.ReporteeQuery{SubjectID: subject.ID, Service: service, RoleDefinitionID: roleDefinitionID}
+func (s *Service) ReporteeQuery(ctx context.Context, owner string, subject store.Party, service store.ServiceFilter, roleDefinitionID int) (ReporteeQuery, error) {
+	rq := ReporteeQuery{SubjectID: subject.ID, Service: service, RoleDefinitionID: roleDefinitionID}
 	if err := s.CheckService(ctx, owner, service); err != nil {
 		return rq, err
 	}

@@ -18,7 +18,7 @@ func (q *Queries) GetAPIKey(ctx context.Context, keyHash []byte) (APIKey, error)
 	var k APIKey
 	err := q.db.QueryRow(ctx, `SELECT key_hash, name, areas, origins, service_owner_code, rate_limits FROM api_keys WHERE key_hash = $1`, keyHash).
 		Scan(&k.KeyHash, &k.Name, &k.Areas, &k.Origins, &k.ServiceOwnerCode, &k.RateLimits)
-	return k, notFound(err)
+	return k, NotFound(err)
 }
 
 // OriginRegistered tells whether any key has origin registered for browser use.

@@ -45,7 +45,7 @@ func (q *Queries) GetArchive(ctx context.Context, messageID string) (Archive, er
 	err := q.db.QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures
 		FROM archives WHERE message_id = $1`, messageID).
 		Scan(&a.ArchiveReference, &a.MessageID, &a.ArchivedAt, &a.ArchivedBy, &a.Forms, &a.Attachments, &a.PrintDigest, &a.Signatures)
-	return a, notFound(err)
+	return a, NotFound(err)
 }
 
 // ActiveSignatures are the signatures (not voided) of a message, as an archive would keep them now.
@@ -81,7 +81,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			FROM messages m LEFT JOIN archives a ON a.message_id = m.id
 			WHERE m.id = $1 AND m.type = 'FormTask' FOR UPDATE OF m`, messageID).
 			Scan(&ref, &archivedAt, &archivedBy, &existing.Forms, &existing.Attachments, &existing.PrintDigest, &existing.Signatures); err != nil {
-			return notFound(err)
+			return NotFound(err)
 		}
 		if ref != nil {
 			existing.ArchiveReference, existing.ArchivedAt, existing.ArchivedBy = *ref, *archivedAt, *archivedBy
@@ -106,7 +106,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		}
 		if err := results.QueryRow().Scan(append([]any{&seq}, header.scan()...)...); err != nil {
 			_ = results.Close()
-			return notFound(err)
+			return NotFound(err)
 		}
 		if err := results.QueryRow().Scan(&a.Signatures); err != nil {
 			_ = results.Close()

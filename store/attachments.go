@@ -46,7 +46,7 @@ func (q *Queries) GetAttachment(ctx context.Context, reporteeID int64, messageID
 		WHERE a.id = $1 AND a.message_id = $2 AND m.reportee_id = $3`, attachmentID, messageID, reporteeID).
 		Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.ContentType, &a.Encrypted,
 			&a.SigningLocked, &a.SignedByDefault, &a.FileSize, &a.SHA256)
-	return a, notFound(err)
+	return a, NotFound(err)
 }
 
 // SeekOffset is the offset io.Seeker's Seek(offset, whence) moves to, for a reader at off of size bytes:

@@ -75,7 +75,7 @@ func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner str
 	}
 	d, err := scanRoleDefinition(q.db.QueryRow(ctx, sql, key))
 	if err != nil {
-		return d, notFound(err)
+		return d, NotFound(err)
 	}
 	args, onOwnerServices := []any{d.ID}, ""
 	if owner != "" {
@@ -102,7 +102,7 @@ func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner str
 func (q *Queries) LockRoleDefinition(ctx context.Context, id int) (RoleDefinition, error) {
 	var locked int
 	if err := q.db.QueryRow(ctx, `SELECT id FROM role_definitions WHERE id = $1 FOR UPDATE`, id).Scan(&locked); err != nil {
-		return RoleDefinition{}, notFound(err)
+		return RoleDefinition{}, NotFound(err)
 	}
 	return q.GetRoleDefinition(ctx, id, "", "")
 }
@@ -227,7 +227,7 @@ func (q *Queries) GetDefinedRight(ctx context.Context, id int64) (DefinedRight, 
 			COALESCE(d.owner_party_id, 0)
 		FROM role_definition_rights x JOIN role_definitions d ON d.id = x.role_definition_id WHERE x.id = $1`, id).
 		Scan(&r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable, &r.RoleDefinitionID, &r.RoleName, &r.OwnerPartyID)
-	return r, notFound(err)
+	return r, NotFound(err)
 }
 
 // DeleteLocalRight removes a right from a local role. Run it in a transaction with its audit entry.
@@ -302,7 +302,7 @@ func scanDelegatedRole(row pgx.Row, extra ...any) (DelegatedRole, error) {
 // GetDelegatedRole returns a role by RoleId.
 func (q *Queries) GetDelegatedRole(ctx context.Context, id int64) (DelegatedRole, error) {
 	r, err := scanDelegatedRole(q.db.QueryRow(ctx, delegatedRoleSelect+` WHERE ro.id = $1`, id))
-	return r, notFound(err)
+	return r, NotFound(err)
 }
 
 // DeleteDelegatedRole deletes a role by RoleId. Run it in a transaction with its audit entry.
@@ -371,11 +371,11 @@ func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, f Deleg
 		args = append(args, f.ReceiverPartyID)
 		cond += fmt.Sprintf(" AND ro.holder_party_id = $%d", len(args))
 	}
-	where, tail, more, err := listClauses(lq, DelegationFields, listOrder{byDefault: "ro.delegated_time DESC, ro.id DESC", tieBreaker: "ro.id"}, len(args)+1)
+	where, tail, more, err := ListClauses(lq, DelegationFields, ListOrder{ByDefault: "ro.delegated_time DESC, ro.id DESC", TieBreaker: "ro.id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
+	return QueryPage(ctx, q, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
 }
 
 // grantsServiceSQL is the condition that the role definition in column definition grants a right on the
@@ -423,11 +423,11 @@ var AuditFields = odatasql.Fields{
 
 // ListAudit lists the audit entries of a reportee, newest first.
 func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery) ([]audit.Entry, bool, error) {
-	where, tail, args, err := listClauses(lq, AuditFields, listOrder{byDefault: "a.occurred_at DESC, a.id DESC", tieBreaker: "a.id DESC"}, 2)
+	where, tail, args, err := ListClauses(lq, AuditFields, ListOrder{ByDefault: "a.occurred_at DESC, a.id DESC", TieBreaker: "a.id DESC"}, 2)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
+	return QueryPage(ctx, q, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
 			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
 			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
 		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[audit.Entry])

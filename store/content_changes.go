@@ -23,14 +23,14 @@ func (q *Queries) deleteSubForm(ctx context.Context, messageID string, formID in
 	if err == nil {
 		return nil
 	}
-	if err = notFound(err); !errors.Is(err, ErrNotFound) {
+	if err = NotFound(err); !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	err = q.db.QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, formID, messageID).Scan(&typ)
 	if err == nil {
 		return fmt.Errorf("%w: form %d is the %s", ErrBadRevision, formID, typ)
 	}
-	if errors.Is(notFound(err), ErrNotFound) {
+	if errors.Is(NotFound(err), ErrNotFound) {
 		return fmt.Errorf("%w: form %d", ErrContentGone, formID)
 	}
 	return err
@@ -56,7 +56,7 @@ func (q *Queries) replaceAttachment(ctx context.Context, revisionID int64, messa
 	var fileName string
 	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = 0`, revisionID).Scan(&fileName)
 	if err != nil {
-		return AttachmentInfo{}, notFound(err)
+		return AttachmentInfo{}, NotFound(err)
 	}
 	rows, err := q.db.Query(ctx, `UPDATE attachments a SET name = r.name, file_name = r.file_name, content_type = $4,
 			file_size = r.file_size, sha256 = r.sha256

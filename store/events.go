@@ -83,7 +83,7 @@ func (q *Queries) ReporteeEvents(ctx context.Context, reporteeID int64, vis Visi
 	sql := `SELECT ` + eventColumns + ` FROM events e
 		WHERE e.reportee_id = $1 AND e.seq > $2 AND CASE WHEN e.service_code IS NULL THEN $3::bool ELSE ` + visible + ` END
 		ORDER BY e.seq LIMIT $4`
-	return queryPage(ctx, q, sql, append([]any{reporteeID, after, roles, limit + 1}, args...), limit, scanEvent)
+	return QueryPage(ctx, q, sql, append([]any{reporteeID, after, roles, limit + 1}, args...), limit, scanEvent)
 }
 
 // ServiceOwnerEvents returns a page of up to limit events of the owner's services with a seq above after,
@@ -93,7 +93,7 @@ func (q *Queries) ServiceOwnerEvents(ctx context.Context, owner string, after in
 		WHERE e.seq > $2 AND (e.service_code, e.service_edition) IN
 			(SELECT s.service_code, s.service_edition FROM services s WHERE s.service_owner_code = $1)
 		ORDER BY e.seq LIMIT $3`
-	return queryPage(ctx, q, sql, []any{owner, after, limit + 1}, limit, scanEvent)
+	return QueryPage(ctx, q, sql, []any{owner, after, limit + 1}, limit, scanEvent)
 }
 
 // LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.

@@ -38,7 +38,7 @@ func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, 
 		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
 		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
 			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision, &t.InTrashbin)
-	return t, notFound(err)
+	return t, NotFound(err)
 }
 
 // lastPromotedRevision is the revision promoted last into message m, 0 for none: promotions of a task
@@ -51,7 +51,7 @@ const lastPromotedRevision = `COALESCE((SELECT r.id FROM form_revisions r WHERE 
 func (q *Queries) LastPromotedRevision(ctx context.Context, messageID string) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `SELECT `+lastPromotedRevision+` FROM messages m WHERE m.id = $1`, messageID).Scan(&id)
-	return id, notFound(err)
+	return id, NotFound(err)
 }
 
 // SetFormTaskState records a form task's status and who changed it when, and tells whether the status
@@ -73,7 +73,7 @@ func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version in
 	var s string
 	err := q.db.QueryRow(ctx, `SELECT content FROM xsd_schemas WHERE data_format_id = $1 AND data_format_version = $2`,
 		dataFormatID, version).Scan(&s)
-	return s, notFound(err)
+	return s, NotFound(err)
 }
 
 // NewFormTask is what a new form task starts with besides its service: its Subject (the service's name

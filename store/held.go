@@ -83,11 +83,11 @@ func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, af
 			JOIN services s ON s.service_code = rr.service_code AND s.service_edition = rr.service_edition
 			WHERE rr.role_definition_id = x.role_definition_id AND s.service_owner_code = $%d)`, len(args))
 	}
-	where, tail, more, err := listClauses(lq, fields, keyset("x.role_id", after), len(args)+1)
+	where, tail, more, err := ListClauses(lq, fields, Keyset("x.role_id", after), len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
+	return QueryPage(ctx, q, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
 			COALESCE(x.delegator, ''), x.delegated_time
 		FROM (
 			SELECT 0::bigint AS role_id, d.id AS role_definition_id, d.role_type, COALESCE(d.role_definition_code, '') AS code,
@@ -130,12 +130,12 @@ func (q *Queries) ListHeldRights(ctx context.Context, h Holding, lq ListQuery) (
 		owner = fmt.Sprintf(` AND EXISTS (SELECT 1 FROM services s WHERE s.service_code = r.service_code
 			AND s.service_edition = r.service_edition AND s.service_owner_code = $%d)`, len(args))
 	}
-	where, tail, more, err := listClauses(lq, rightFields,
-		listOrder{byDefault: "x.service_code, x.service_edition, " + actionOrder, tieBreaker: "x.right_id"}, len(args)+1)
+	where, tail, more, err := ListClauses(lq, rightFields,
+		ListOrder{ByDefault: "x.service_code, x.service_edition, " + actionOrder, TieBreaker: "x.right_id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
+	return QueryPage(ctx, q, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
 			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
 			FROM role_definition_rights r
 			WHERE r.role_definition_id IN (

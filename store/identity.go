@@ -41,7 +41,7 @@ const loginSelect = `SELECT l.id, l.kind, l.user_name, l.password_hash, COALESCE
 func scanLogin(row pgx.Row) (Login, error) {
 	var l Login
 	err := row.Scan(&l.ID, &l.Kind, &l.UserName, &l.PasswordHash, &l.PersonID, &l.OrganizationID, &l.OrganizationNumber, &l.Name)
-	return l, notFound(err)
+	return l, NotFound(err)
 }
 
 // FindLogin finds a login by user name (any case) or by the person's national identity number.
@@ -80,7 +80,7 @@ func (q *Queries) TouchSession(ctx context.Context, tokenHash []byte, now, newEx
 		WHERE token_hash = $1 AND expires_at > $2
 		RETURNING login_id, security_level, COALESCE(enterprise_org, ''), expires_at, absolute_end`,
 		tokenHash, now, newExpiry).Scan(&s.LoginID, &s.SecurityLevel, &s.EnterpriseOrg, &s.ExpiresAt, &s.AbsoluteEnd)
-	return s, notFound(err)
+	return s, NotFound(err)
 }
 
 // DeleteSession ends the session stored under the hash of its token; an unknown one is no error.
@@ -139,10 +139,12 @@ type Party struct {
 	Status                   string
 }
 
-const partySelect = `SELECT id, kind, COALESCE(ssn, ''), COALESCE(organization_number, ''), name, COALESCE(last_name, ''),
+// PartySelect selects a Party's columns (ScanParty's order) from parties p.
+const PartySelect = `SELECT id, kind, COALESCE(ssn, ''), COALESCE(organization_number, ''), name, COALESCE(last_name, ''),
 	COALESCE(organization_form, ''), COALESCE(parent_organization_number, ''), COALESCE(status, '') FROM parties p`
 
-func scanParty(row pgx.Row) (Party, error) {
+// ScanParty reads a row of PartySelect.
+func ScanParty(row pgx.Row) (Party, error) {
 	var p Party
 	err := row.Scan(&p.ID, &p.Kind, &p.SSN, &p.OrganizationNumber, &p.Name, &p.LastName, &p.OrganizationForm,
 		&p.ParentOrganizationNumber, &p.Status)
@@ -151,14 +153,14 @@ func scanParty(row pgx.Row) (Party, error) {
 
 // GetParty returns a party by id.
 func (q *Queries) GetParty(ctx context.Context, id int64) (Party, error) {
-	p, err := scanParty(q.db.QueryRow(ctx, partySelect+` WHERE id = $1`, id))
-	return p, notFound(err)
+	p, err := ScanParty(q.db.QueryRow(ctx, PartySelect+` WHERE id = $1`, id))
+	return p, NotFound(err)
 }
 
 // FindParty returns the party with the national identity number or organization number key.
 func (q *Queries) FindParty(ctx context.Context, key string) (Party, error) {
-	p, err := scanParty(q.db.QueryRow(ctx, partySelect+` WHERE ssn = $1 OR organization_number = $1`, key))
-	return p, notFound(err)
+	p, err := ScanParty(q.db.QueryRow(ctx, PartySelect+` WHERE ssn = $1 OR organization_number = $1`, key))
+	return p, NotFound(err)
 }
 
 // RoleRight is one right granted by one of a subject's roles for a reportee. A role with no rights
@@ -208,14 +210,14 @@ func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, se
 		self = ` AND EXISTS (SELECT 1 FROM services WHERE service_code = $4 AND ($5 = 0 OR service_edition = $5))`
 		role = " AND " + grantsServiceSQL("ro.role_definition_id", 4)
 	}
-	where, tail, more, err := listClauses(lq, ReporteeFields, listOrder{byDefault: "p.id = $3 DESC, p.name, p.id", tieBreaker: "p.id"}, len(args)+1)
+	where, tail, more, err := ListClauses(lq, ReporteeFields, ListOrder{ByDefault: "p.id = $3 DESC, p.name, p.id", TieBreaker: "p.id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, partySelect+`
+	return QueryPage(ctx, q, PartySelect+`
 		WHERE ((p.id = $3`+self+`) OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)`+role+`))
 		AND `+where+tail, append(args, more...), lq.Limit,
-		func(row pgx.CollectableRow) (Party, error) { return scanParty(row) })
+		func(row pgx.CollectableRow) (Party, error) { return ScanParty(row) })
 }
 
 // HoldsRoleFor tells whether the subject holds at least one role for the reportee.
@@ -229,13 +231,13 @@ func (q *Queries) HoldsRoleFor(ctx context.Context, s Subject, reporteeID int64)
 // ListRepresentedOrganizations lists the organizations a subject may represent, as ListReportees finds
 // them (selfID, when an organization, and every organization it holds a role for), by name.
 func (q *Queries) ListRepresentedOrganizations(ctx context.Context, s Subject, selfID int64, lq ListQuery) ([]Organization, bool, error) {
-	where, tail, more, err := listClauses(lq, OrganizationFields, listOrder{byDefault: "p.name, p.id", tieBreaker: "p.id"}, 4)
+	where, tail, more, err := ListClauses(lq, OrganizationFields, ListOrder{ByDefault: "p.name, p.id", TieBreaker: "p.id"}, 4)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT `+organizationColumns+` FROM parties p
+	return QueryPage(ctx, q, `SELECT `+OrganizationColumns+` FROM parties p
 		WHERE p.kind = 'Organization' AND (p.id = $3 OR EXISTS (SELECT 1 FROM roles ro WHERE ro.reportee_id = p.id
 			AND (ro.holder_party_id = $1 OR ro.holder_login_id = $2)))
 		AND `+where+tail, append([]any{s.PartyID, s.LoginID, selfID}, more...), lq.Limit,
-		func(r pgx.CollectableRow) (Organization, error) { return scanOrganization(r) })
+		func(r pgx.CollectableRow) (Organization, error) { return ScanOrganization(r) })
 }

@@ -58,7 +58,7 @@ func (q *Queries) LockMessage(ctx context.Context, reporteeID int64, messageID s
 	if deletedAt != nil {
 		m.InTrashbin, m.DeletedAt = true, *deletedAt
 	}
-	return m, notFound(err)
+	return m, NotFound(err)
 }
 
 // FileCorrespondence moves a correspondence to "Arkivert".
@@ -149,13 +149,13 @@ var TrashbinFields = func() odatasql.Fields {
 func (q *Queries) ListTrashbin(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) ([]TrashedMessage, bool, error) {
 	visible, args := visibilitySQL(vis, 2)
 	args = append([]any{reporteeID}, args...)
-	where, tail, listArgs, err := listClauses(lq, TrashbinFields, listOrder{byDefault: "m.deleted_at DESC, m.id DESC", tieBreaker: messageTieBreaker}, len(args)+1)
+	where, tail, listArgs, err := ListClauses(lq, TrashbinFields, ListOrder{ByDefault: "m.deleted_at DESC, m.id DESC", TieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
 	sql := `SELECT ` + messageSummaryColumns + `, m.deleted_at, m.deleted_by` + messageFrom + `
 	WHERE m.reportee_id = $1 AND m.deleted_at IS NOT NULL AND ` + visible + ` AND ` + where + tail
-	return queryPage(ctx, q, sql, append(args, listArgs...), lq.Limit, func(row pgx.CollectableRow) (TrashedMessage, error) {
+	return QueryPage(ctx, q, sql, append(args, listArgs...), lq.Limit, func(row pgx.CollectableRow) (TrashedMessage, error) {
 		var m TrashedMessage
 		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.DeletedAt, &m.DeletedBy)...)
 	})

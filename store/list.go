@@ -31,31 +31,31 @@ type Page struct {
 // Unpaged asks for every row of a list, in its default order.
 var Unpaged = ListQuery{Page: Page{Limit: math.MaxInt32}}
 
-// listOrder is the order of a list: byDefault without $orderby, and tieBreaker after a client's $orderby, so
+// ListOrder is the order of a list: ByDefault without $orderby, and TieBreaker after a client's $orderby, so
 // that rows of equal values keep one order from page to page. A keyset list also starts its page after
-// a key value (see keyset).
-type listOrder struct {
-	byDefault, tieBreaker string
+// a key value (see Keyset).
+type ListOrder struct {
+	ByDefault, TieBreaker string
 	key                   string // "" unless keyset
 	after                 int64
 }
 
-// keyset orders a list by key, a unique, never-null integer column, and starts the page after the key value
+// Keyset orders a list by key, a unique, never-null integer column, and starts the page after the key value
 // after: the key of the last row the client has seen, so rows inserted or deleted elsewhere in the list
 // while a client walks it never shift the rows it has yet to see.
-func keyset(key string, after int64) listOrder {
-	return listOrder{byDefault: key, tieBreaker: key, key: key, after: after}
+func Keyset(key string, after int64) ListOrder {
+	return ListOrder{ByDefault: key, TieBreaker: key, key: key, after: after}
 }
 
-// listClauses compiles q over fields into a WHERE condition (placeholders from $firstArg) and a tail of
+// ListClauses compiles q over fields into a WHERE condition (placeholders from $firstArg) and a tail of
 // ORDER BY in order, OFFSET and LIMIT (one row more than the page, so the caller learns whether more follow).
-func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg int) (where, tail string, args []any, err error) {
+func ListClauses(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg int) (where, tail string, args []any, err error) {
 	if where, args, err = listWhere(q, fields, order, firstArg); err != nil {
 		return "", "", nil, err
 	}
-	orderBy := order.byDefault
+	orderBy := order.ByDefault
 	if len(q.OrderBy) > 0 {
-		if orderBy, err = odatasql.OrderBy(q.OrderBy, fields, order.tieBreaker); err != nil {
+		if orderBy, err = odatasql.OrderBy(q.OrderBy, fields, order.TieBreaker); err != nil {
 			return "", "", nil, err
 		}
 	}
@@ -64,9 +64,9 @@ func listClauses(q ListQuery, fields odatasql.Fields, order listOrder, firstArg 
 	return where, tail, append(args, q.Skip, q.Limit+1), nil
 }
 
-// listWhere is the WHERE condition of listClauses alone: q's $filter over fields and order's keyset
+// listWhere is the WHERE condition of ListClauses alone: q's $filter over fields and order's keyset
 // condition, placeholders from $firstArg.
-func listWhere(q ListQuery, fields odatasql.Fields, order listOrder, firstArg int) (where string, args []any, err error) {
+func listWhere(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg int) (where string, args []any, err error) {
 	where = "TRUE"
 	if q.Filter != nil {
 		if where, args, err = odatasql.Where(q.Filter, fields, firstArg); err != nil {
@@ -117,9 +117,9 @@ func ListBatch(timeout time.Duration, sql string, args []any) *pgx.Batch {
 	return b
 }
 
-// queryPage runs a list statement whose LIMIT asks for one row more than limit, and returns one page of
+// QueryPage runs a list statement whose LIMIT asks for one row more than limit, and returns one page of
 // rows and whether more follow, in the one round trip of ListBatch.
-func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
+func QueryPage[T any](ctx context.Context, q *Queries, sql string, args []any, limit int, scan pgx.RowToFunc[T]) ([]T, bool, error) {
 	var (
 		rows pgx.Rows
 		err  error
@@ -150,17 +150,17 @@ func queryPage[T any](ctx context.Context, q *Queries, sql string, args []any, l
 	return items, false, nil
 }
 
-// maxPresized bounds the rows queryPage makes room for at once; pages are at most 50 rows.
+// maxPresized bounds the rows QueryPage makes room for at once; pages are at most 50 rows.
 const maxPresized = 100
 
-// builtPage runs, as queryPage does, a list statement with its arguments as a ...SQL function builds it
+// BuiltPage runs, as QueryPage does, a list statement with its arguments as a ...SQL function builds it
 // (benchmarks time those bare), or returns the error that building it met.
-func builtPage[T any](ctx context.Context, q *Queries, limit int, scan pgx.RowToFunc[T]) func(sql string, args []any, err error) ([]T, bool, error) {
+func BuiltPage[T any](ctx context.Context, q *Queries, limit int, scan pgx.RowToFunc[T]) func(sql string, args []any, err error) ([]T, bool, error) {
 	return func(sql string, args []any, err error) ([]T, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		return queryPage(ctx, q, sql, args, limit, scan)
+		return QueryPage(ctx, q, sql, args, limit, scan)
 	}
 }
 

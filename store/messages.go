@@ -137,7 +137,7 @@ func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Sear
 		return "", nil, err
 	}
 	args = append(args, searchArgs...)
-	where, tail, listArgs, err := listClauses(lq, MessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
+	where, tail, listArgs, err := ListClauses(lq, MessageFields, ListOrder{ByDefault: messageDefaultOrder, TieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
@@ -155,7 +155,7 @@ func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibi
 	// two allocations per row. m starts empty for every row (a JSON column decodes into what it holds).
 	var m MessageSummary
 	targets := summaryTargets(&m)
-	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
+	return BuiltPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
 		m = MessageSummary{}
 		err := row.Scan(targets...)
 		return m, err
@@ -178,7 +178,7 @@ func (q *Queries) getMessage(ctx context.Context, reporteeID int64, messageID st
 	err := q.db.QueryRow(ctx, `SELECT `+messageColumns+messageFrom+`
 		WHERE m.id = $1 AND m.reportee_id = $2 AND (m.deleted_at IS NULL) <> $3`, messageID, reporteeID, trashbin).
 		Scan(messageTargets(&m)...)
-	return m, notFound(err)
+	return m, NotFound(err)
 }
 
 // messageColumns are the single-message view of messages m (with messageJoins), as messageTargets scans it:
@@ -207,7 +207,7 @@ func (q *Queries) GetForm(ctx context.Context, reporteeID int64, messageID strin
 		FROM forms f JOIN messages m ON m.id = f.message_id
 		WHERE f.id = $1 AND f.message_id = $2 AND m.reportee_id = $3`, formID, messageID, reporteeID).
 		Scan(&f.ID, &f.Type, &f.DataFormatID, &f.DataFormatVersion, &f.Name, &f.ValidationStatus)
-	return f, notFound(err)
+	return f, NotFound(err)
 }
 
 // GetFormData returns the XML of a form byte for byte as stored, or ErrNotFound.
@@ -216,7 +216,7 @@ func (q *Queries) GetFormData(ctx context.Context, reporteeID int64, messageID s
 	err := q.db.QueryRow(ctx, `SELECT f.form_data
 		FROM forms f JOIN messages m ON m.id = f.message_id
 		WHERE f.id = $1 AND f.message_id = $2 AND m.reportee_id = $3`, formID, messageID, reporteeID).Scan(&data)
-	return data, notFound(err)
+	return data, NotFound(err)
 }
 
 // MarkCorrespondenceRead moves an unread correspondence of the reportee to "Lest", recording who read it

@@ -62,7 +62,7 @@ func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (s
 	if search.byMonth() && newestFirst(lq.OrderBy) {
 		return listAllByMonthSQL(holder, args, lq, search)
 	}
-	where, tail, listArgs, err := listClauses(lq, AllMessageFields, listOrder{byDefault: messageDefaultOrder, tieBreaker: messageTieBreaker}, len(args)+1)
+	where, tail, listArgs, err := ListClauses(lq, AllMessageFields, ListOrder{ByDefault: messageDefaultOrder, TieBreaker: messageTieBreaker}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
@@ -104,7 +104,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 	months, monthArgs := search.monthSQL("w.newest - (2 << w.k) + 2", "w.newest - (1 << w.k) + 1", len(args)+1)
 	args = append(args, monthArgs...)
 	// The order is newest first (newestFirst); the statement pages with its own OFFSET and LIMIT.
-	where, filterArgs, err := listWhere(lq, AllMessageFields, listOrder{}, len(args)+1)
+	where, filterArgs, err := listWhere(lq, AllMessageFields, ListOrder{}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
@@ -159,7 +159,7 @@ func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, 
 	// As in ListMessages: one m and one list of targets for every row.
 	var m PartyMessage
 	targets := append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)
-	return builtPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
+	return BuiltPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
 		m = PartyMessage{}
 		err := row.Scan(targets...)
 		return m, err

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"path"
 	"strings"
 	"time"
@@ -133,11 +132,11 @@ var ServiceFields = odatasql.Fields{
 // follow the page.
 func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Service, more bool, err error) {
 	const key = "s.service_code, s.service_edition"
-	where, tail, args, err := listClauses(lq, ServiceFields, listOrder{byDefault: key, tieBreaker: key}, 1)
+	where, tail, args, err := ListClauses(lq, ServiceFields, ListOrder{ByDefault: key, TieBreaker: key}, 1)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT `+serviceColumns+`
+	return QueryPage(ctx, q, `SELECT `+serviceColumns+`
 		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
 		WHERE `+where+tail, args, lq.Limit, func(row pgx.CollectableRow) (Service, error) {
 		var s Service
@@ -173,7 +172,7 @@ func (q *Queries) GetService(ctx context.Context, code string, edition int) (Ser
 
 // scanServiceDetail scans a row of serviceDetailSQL; ErrNotFound for none.
 func scanServiceDetail(row pgx.Row, d *ServiceDetail) error {
-	return notFound(scanService(row, &d.Service,
+	return NotFound(scanService(row, &d.Service,
 		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts,
 		&d.SigningSteps, &d.SigningDeadlineDays))
 }
@@ -185,7 +184,7 @@ func (q *Queries) GetFormSchema(ctx context.Context, code string, edition int, d
 		FROM form_metadata f JOIN xsd_schemas x USING (data_format_id, data_format_version)
 		WHERE f.service_code = $1 AND f.service_edition = $2 AND f.data_format_id = $3 AND f.data_format_version = $4`,
 		code, edition, dataFormatID, dataFormatVersion).Scan(&content)
-	return content, notFound(err)
+	return content, NotFound(err)
 }
 
 // GetAttachmentRuleSchema returns the XSD attachments of a rule of the service edition must be valid
@@ -195,7 +194,7 @@ func (q *Queries) GetAttachmentRuleSchema(ctx context.Context, code string, edit
 	err := q.db.QueryRow(ctx, `SELECT xsd FROM attachment_rules
 		WHERE service_code = $1 AND service_edition = $2 AND attachment_rule_id = $3 AND is_xsd_validation_required AND xsd IS NOT NULL`,
 		code, edition, ruleID).Scan(&content)
-	return content, notFound(err)
+	return content, NotFound(err)
 }
 
 // CodeListFields are the fields of a code list entry that clients can filter and order on.
@@ -208,11 +207,11 @@ var CodeListFields = odatasql.Fields{
 // ListCodeLists lists code lists, in one language when language is not zero.
 func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery) ([]CodeList, bool, error) {
 	const key = "name, version, language"
-	where, tail, args, err := listClauses(lq, CodeListFields, listOrder{byDefault: key, tieBreaker: key}, 2)
+	where, tail, args, err := ListClauses(lq, CodeListFields, ListOrder{ByDefault: key, TieBreaker: key}, 2)
 	if err != nil {
 		return nil, false, err
 	}
-	return queryPage(ctx, q, `SELECT name, version, language FROM code_lists
+	return QueryPage(ctx, q, `SELECT name, version, language FROM code_lists
 		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...), lq.Limit, pgx.RowToStructByPos[CodeList])
 }
 
@@ -227,14 +226,7 @@ func (q *Queries) GetCodeList(ctx context.Context, name string, version, languag
 		WHERE name = $1 AND version = $2 AND ($3 = 0 OR language = $3)
 		ORDER BY language <> 1044, language
 		LIMIT 1`, name, version, language).Scan(&list.Name, &list.Version, &list.Language, &codes)
-	return list, codes, notFound(err)
-}
-
-func notFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotFound
-	}
-	return err
+	return list, codes, NotFound(err)
 }
 
 // RuleFor returns the rule of an attachment type.
@@ -269,11 +261,11 @@ func (r AttachmentRule) AllowsFile(fileName string) bool {
 // RoleRequirements lists, by id, the platform role definitions that grant a right on the service edition,
 // each with the rights it grants on it. Local roles are their reportees' own and are not shown.
 func (q *Queries) RoleRequirements(ctx context.Context, service ServiceKey, lq ListQuery) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := listClauses(lq, RoleDefinitionFields, listOrder{byDefault: "d.id", tieBreaker: "d.id"}, 3)
+	where, tail, args, err := ListClauses(lq, RoleDefinitionFields, ListOrder{ByDefault: "d.id", TieBreaker: "d.id"}, 3)
 	if err != nil {
 		return nil, false, err
 	}
-	defs, more, err := queryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+	defs, more, err := QueryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
 		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
 			AND x.service_code = $1 AND x.service_edition = $2) AND `+where+tail,
 		append([]any{service.Code, service.Edition}, args...), lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })

@@ -42,7 +42,7 @@ func (h *PrintHeader) scan() []any {
 func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
 	var h PrintHeader
 	err := q.db.QueryRow(ctx, `SELECT`+printHeaderSQL, messageID).Scan(h.scan()...)
-	return h, notFound(err)
+	return h, NotFound(err)
 }
 
 // GetPrint returns the SHA-256 of the PDF printed from a document (its blob, package files) by the
@@ -50,7 +50,7 @@ func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHe
 func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
 	var pdf []byte
 	err := q.db.QueryRow(ctx, `SELECT pdf_sha256 FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
-	return pdf, notFound(err)
+	return pdf, NotFound(err)
 }
 
 // PutPrint names the PDF (a blob, by its SHA-256) printed from a document; the first one named stays.

@@ -51,7 +51,7 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
 			Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef, &audit)
 		if err != nil {
-			return notFound(err)
+			return NotFound(err)
 		}
 		if err := check(r); err != nil {
 			return err
@@ -183,7 +183,7 @@ func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordina
 	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
 		revisionID, ordinal).Scan(&a.FileName)
 	if err != nil {
-		return a, notFound(err)
+		return a, NotFound(err)
 	}
 	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
 			encrypted, signing_locked, signed_by_default, file_size, sha256)

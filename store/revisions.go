@@ -224,7 +224,7 @@ const getRevisionSQL = `SELECT id, message_id, kind, COALESCE(target_form_id, 0)
 func scanRevision(row pgx.Row) (Revision, error) {
 	var r Revision
 	err := row.Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef)
-	return r, notFound(err)
+	return r, NotFound(err)
 }
 
 // RevisionForChecks is what the checks of a revision read: the revision, its forms and attachments, and

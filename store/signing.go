@@ -261,7 +261,7 @@ func (q *Queries) NamesSignee(ctx context.Context, messageID string, party int64
 func (q *Queries) OrganizationParty(ctx context.Context, organizationNumber string) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = $1`, organizationNumber).Scan(&id)
-	return id, notFound(err)
+	return id, NotFound(err)
 }
 
 // SignedBySeveral tells whether a task is signed by several: its service declares signing steps, or the

@@ -20,6 +20,14 @@ import (
 // ErrNotFound is returned when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")
 
+// NotFound is ErrNotFound for a query that found no row, and err as it is otherwise.
+func NotFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
 // DBTX is what queries need, so the same code runs on a pool, a connection or a transaction.
 type DBTX interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
