@@ -10,12 +10,13 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/store"
 )
 
 // metadataHandlers answer the open metadata area: services, their forms and schemas, and code lists.
 type metadataHandlers struct {
-	q *store.Queries
+	catalog *metadata.Catalog
 }
 
 type serviceEntry struct {
@@ -61,12 +62,12 @@ type codeListEntry struct {
 
 type codeListDetail struct {
 	codeListEntry
-	Codes []store.Code
+	Codes []metadata.Code
 }
 
 func (h *metadataHandlers) serviceEntry(c *gin.Context, svc store.Service) serviceEntry {
 	kind := "formtask"
-	if svc.ServiceType == "Correspondence" {
+	if svc.ServiceType == metadata.Correspondence {
 		kind = "correspondence"
 	}
 	var links render.Links
@@ -80,7 +81,7 @@ func (h *metadataHandlers) serviceEntry(c *gin.Context, svc store.Service) servi
 
 func (h *metadataHandlers) listServices(c *gin.Context) {
 	coll, ok := listPage(c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
-		return h.q.ListServices(c.Request.Context(), lq)
+		return h.catalog.Services(c.Request.Context(), lq)
 	}, func(svc store.Service) serviceEntry { return h.serviceEntry(c, svc) })
 	if ok {
 		respond(c, http.StatusOK, coll)
@@ -104,17 +105,16 @@ func (h *metadataHandlers) loadService(c *gin.Context, serviceType string) (stor
 		abort(c, err)
 		return store.ServiceDetail{}, false
 	}
-	svc, err := h.q.GetService(c.Request.Context(), code, edition)
-	if err == nil && svc.ServiceType != serviceType {
-		err = store.ErrNotFound
+	svc, err := h.catalog.Service(c.Request.Context(), serviceType, code, edition)
+	if err != nil {
+		abort(c, err)
+		return svc, false
 	}
-	return svc, found(c, err, func() *problem.Problem {
-		return problem.NotFound("there is no %s service %s edition %d", serviceType, code, edition)
-	})
+	return svc, true
 }
 
 func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
-	svc, ok := h.loadService(c, "FormTask")
+	svc, ok := h.loadService(c, metadata.FormTask)
 	if !ok {
 		return
 	}
@@ -140,7 +140,7 @@ func (h *metadataHandlers) getFormTaskService(c *gin.Context) {
 }
 
 func (h *metadataHandlers) getCorrespondenceService(c *gin.Context) {
-	svc, ok := h.loadService(c, "Correspondence")
+	svc, ok := h.loadService(c, metadata.Correspondence)
 	if !ok {
 		return
 	}
@@ -159,10 +159,9 @@ func (h *metadataHandlers) getFormSchema(c *gin.Context) {
 		abort(c, problem.BadRequest("data format version %q is not a whole number", c.Param("dataFormatVersion")))
 		return
 	}
-	xsd, err := h.q.GetFormSchema(c.Request.Context(), code, edition, id, version)
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("service %s edition %d has no form with data format %s version %d", code, edition, id, version)
-	}) {
+	xsd, err := h.catalog.FormSchema(c.Request.Context(), code, edition, id, version)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s-%d.xsd"`, safeFileName(id), version))
@@ -182,26 +181,25 @@ func (h *metadataHandlers) getAttachmentRuleSchema(c *gin.Context) {
 		abort(c, problem.NotFound("service %s edition %d has no attachment rule %q", code, edition, c.Param("ruleId")))
 		return
 	}
-	xsd, err := h.q.GetAttachmentRuleSchema(c.Request.Context(), code, edition, ruleID)
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("service %s edition %d has no attachment rule %d that requires XSD validation", code, edition, ruleID)
-	}) {
+	xsd, err := h.catalog.AttachmentRuleSchema(c.Request.Context(), code, edition, ruleID)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="attachmentrule-%d.xsd"`, ruleID))
 	c.Data(http.StatusOK, "application/xml; charset=utf-8", []byte(xsd))
 }
 
-func (h *metadataHandlers) codeListEntry(c *gin.Context, l store.CodeList) codeListEntry {
+func (h *metadataHandlers) codeListEntry(c *gin.Context, l metadata.CodeList) codeListEntry {
 	var links render.Links
 	links.Add("self", render.Link{Href: fmt.Sprintf("%s/api/metadata/codelists/%s/%d?language=%d", baseURL(c), url.PathEscape(l.Name), l.Version, l.Language)})
 	return codeListEntry{Name: l.Name, Version: l.Version, Language: l.Language, Links: links}
 }
 
 func (h *metadataHandlers) listCodeLists(c *gin.Context) {
-	coll, ok := listPage(c, "codelists", func(lq store.ListQuery) ([]store.CodeList, bool, error) {
-		return h.q.ListCodeLists(c.Request.Context(), languageOf(c), lq)
-	}, func(l store.CodeList) codeListEntry { return h.codeListEntry(c, l) })
+	coll, ok := listPage(c, "codelists", func(lq store.ListQuery) ([]metadata.CodeList, bool, error) {
+		return h.catalog.CodeLists(c.Request.Context(), languageOf(c), lq)
+	}, func(l metadata.CodeList) codeListEntry { return h.codeListEntry(c, l) })
 	if ok {
 		respond(c, http.StatusOK, coll)
 	}
@@ -214,14 +212,10 @@ func (h *metadataHandlers) getCodeList(c *gin.Context) {
 		abort(c, problem.BadRequest("code list version %q is not a positive whole number", c.Param("version")))
 		return
 	}
-	list, codes, err := h.q.GetCodeList(c.Request.Context(), name, version, languageOf(c))
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("there is no code list %s version %d in that language", name, version)
-	}) {
+	list, codes, err := h.catalog.CodeList(c.Request.Context(), name, version, languageOf(c))
+	if err != nil {
+		abort(c, err)
 		return
-	}
-	if codes == nil {
-		codes = []store.Code{}
 	}
 	respond(c, http.StatusOK, codeListDetail{codeListEntry: h.codeListEntry(c, list), Codes: codes})
 }

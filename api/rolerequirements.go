@@ -49,14 +49,13 @@ func (h *metadataHandlers) listRoleRequirements(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	svc, err := h.q.GetService(c.Request.Context(), key.Code, key.Edition)
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("there is no service %s edition %d", key.Code, key.Edition)
-	}) {
+	svc, err := h.catalog.Service(c.Request.Context(), "", key.Code, key.Edition)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	coll, ok := listPage(c, "rolerequirements", func(lq store.ListQuery) ([]store.RoleDefinition, bool, error) {
-		return h.q.RoleRequirements(c.Request.Context(), key, lq)
+		return h.catalog.RoleRequirements(c.Request.Context(), key, lq)
 	}, func(d store.RoleDefinition) roleRequirement {
 		return roleRequirement{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleDefinitionCode: d.Code, RoleName: d.Name,
 			RoleDescription: d.Description, Rights: rightResources(d.Rights)}

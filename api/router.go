@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/mailbox"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/submission"
@@ -45,7 +46,7 @@ func (s *Server) routes() http.Handler {
 	})
 	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents, negotiateSubmission}}
 	// The handlers of each area, with what they depend on.
-	md := &metadataHandlers{q: s.q}
+	md := &metadataHandlers{catalog: metadata.New(s.q)}
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}

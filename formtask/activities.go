@@ -23,6 +23,7 @@ import (
 	"github.com/postbox/postbox/formtask/printpdf"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/formtask/xsd"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/store"
 )
 
@@ -81,7 +82,7 @@ func SchemaLoader(pool *pgxpool.Pool) xsd.Loader {
 			if _, err := fmt.Sscanf(rest, "%d/%d/%s", &edition, &ruleID, &code); err != nil {
 				return nil, fmt.Errorf("schema key %q: %w", key, err)
 			}
-			s, err := store.New(pool).GetAttachmentRuleSchema(ctx, code, edition, ruleID)
+			s, err := metadata.AttachmentRuleSchema(ctx, pool, code, edition, ruleID)
 			if err != nil {
 				return nil, loadError{err}
 			}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/postbox/postbox/store/odatasql"
 )
 
 // Service is a service edition as listed in the open metadata.
@@ -93,59 +91,18 @@ type AttachmentRule struct {
 	MaxFileSize                int64
 }
 
-// CodeList identifies one language and version of a named code list.
-type CodeList struct {
-	Name     string
-	Version  int
-	Language int
-}
-
-// Code is one entry of a code list.
-type Code struct {
-	Code   string
-	Value1 string
-	Value2 string
-	Value3 string
-}
-
-const serviceColumns = `s.service_owner_code, o.name, s.service_name, s.service_code, s.service_edition,
+// ServiceColumns are a Service's columns of services s joined with service_owners o, in ScanService's order.
+const ServiceColumns = `s.service_owner_code, o.name, s.service_name, s.service_code, s.service_edition,
 	s.valid_from, s.valid_to, s.service_type`
 
-func scanService(row pgx.Row, s *Service, extra ...any) error {
+// ScanService reads a row of ServiceColumns into s, and extra after them.
+func ScanService(row pgx.Row, s *Service, extra ...any) error {
 	return row.Scan(append([]any{&s.ServiceOwnerCode, &s.ServiceOwnerName, &s.ServiceName, &s.ServiceCode,
 		&s.ServiceEdition, &s.ValidFrom, &s.ValidTo, &s.ServiceType}, extra...)...)
 }
 
-// ServiceFields are the fields of a service list entry that clients can filter and order on.
-var ServiceFields = odatasql.Fields{
-	"ServiceOwnerCode":   {Column: "s.service_owner_code", Kind: odatasql.String},
-	"ServiceOwnerName":   {Column: "o.name", Kind: odatasql.String},
-	"ServiceName":        {Column: "s.service_name", Kind: odatasql.String},
-	"ServiceCode":        {Column: "s.service_code", Kind: odatasql.String},
-	"ServiceEditionCode": {Column: "s.service_edition", Kind: odatasql.Int},
-	"ValidFrom":          {Column: "s.valid_from", Kind: odatasql.DateTime},
-	"ValidTo":            {Column: "s.valid_to", Kind: odatasql.DateTime},
-	"ServiceType":        {Column: "s.service_type", Kind: odatasql.String},
-}
-
-// ListServices lists service editions, by default ordered by code and edition; more is true when rows
-// follow the page.
-func (q *Queries) ListServices(ctx context.Context, lq ListQuery) (services []Service, more bool, err error) {
-	const key = "s.service_code, s.service_edition"
-	where, tail, args, err := ListClauses(lq, ServiceFields, ListOrder{ByDefault: key, TieBreaker: key}, 1)
-	if err != nil {
-		return nil, false, err
-	}
-	return QueryPage(ctx, q, `SELECT `+serviceColumns+`
-		FROM services s JOIN service_owners o ON o.code = s.service_owner_code
-		WHERE `+where+tail, args, lq.Limit, func(row pgx.CollectableRow) (Service, error) {
-		var s Service
-		return s, scanService(row, &s)
-	})
-}
-
 // serviceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
-const serviceDetailSQL = `SELECT ` + serviceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
+const serviceDetailSQL = `SELECT ` + ServiceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
 	COALESCE((SELECT json_agg(json_build_object('Name', p.name, 'SecurityLevel', p.security_level) ORDER BY p.ordinal)
 		FROM process_steps p WHERE p.service_code = s.service_code AND p.service_edition = s.service_edition), '[]'),
 	COALESCE((SELECT json_agg(json_build_object('FormID', f.form_id, 'FormName', f.form_name,
@@ -172,61 +129,9 @@ func (q *Queries) GetService(ctx context.Context, code string, edition int) (Ser
 
 // scanServiceDetail scans a row of serviceDetailSQL; ErrNotFound for none.
 func scanServiceDetail(row pgx.Row, d *ServiceDetail) error {
-	return NotFound(scanService(row, &d.Service,
+	return NotFound(ScanService(row, &d.Service,
 		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts,
 		&d.SigningSteps, &d.SigningDeadlineDays))
-}
-
-// GetFormSchema returns the XSD of a form's data model, when that form belongs to the service edition.
-func (q *Queries) GetFormSchema(ctx context.Context, code string, edition int, dataFormatID string, dataFormatVersion int) (string, error) {
-	var content string
-	err := q.db.QueryRow(ctx, `SELECT x.content
-		FROM form_metadata f JOIN xsd_schemas x USING (data_format_id, data_format_version)
-		WHERE f.service_code = $1 AND f.service_edition = $2 AND f.data_format_id = $3 AND f.data_format_version = $4`,
-		code, edition, dataFormatID, dataFormatVersion).Scan(&content)
-	return content, NotFound(err)
-}
-
-// GetAttachmentRuleSchema returns the XSD attachments of a rule of the service edition must be valid
-// against; ErrNotFound when there is no such rule or it requires no XSD validation.
-func (q *Queries) GetAttachmentRuleSchema(ctx context.Context, code string, edition, ruleID int) (string, error) {
-	var content string
-	err := q.db.QueryRow(ctx, `SELECT xsd FROM attachment_rules
-		WHERE service_code = $1 AND service_edition = $2 AND attachment_rule_id = $3 AND is_xsd_validation_required AND xsd IS NOT NULL`,
-		code, edition, ruleID).Scan(&content)
-	return content, NotFound(err)
-}
-
-// CodeListFields are the fields of a code list entry that clients can filter and order on.
-var CodeListFields = odatasql.Fields{
-	"Name":     {Column: "name", Kind: odatasql.String},
-	"Version":  {Column: "version", Kind: odatasql.Int},
-	"Language": {Column: "language", Kind: odatasql.Int},
-}
-
-// ListCodeLists lists code lists, in one language when language is not zero.
-func (q *Queries) ListCodeLists(ctx context.Context, language int, lq ListQuery) ([]CodeList, bool, error) {
-	const key = "name, version, language"
-	where, tail, args, err := ListClauses(lq, CodeListFields, ListOrder{ByDefault: key, TieBreaker: key}, 2)
-	if err != nil {
-		return nil, false, err
-	}
-	return QueryPage(ctx, q, `SELECT name, version, language FROM code_lists
-		WHERE ($1 = 0 OR language = $1) AND `+where+tail, append([]any{language}, args...), lq.Limit, pgx.RowToStructByPos[CodeList])
-}
-
-// GetCodeList returns the codes of one version of a code list in a language. With language zero it picks
-// bokmål when the list has it, else the lowest language id, and reports which one it chose.
-func (q *Queries) GetCodeList(ctx context.Context, name string, version, language int) (CodeList, []Code, error) {
-	var (
-		list  CodeList
-		codes []Code
-	)
-	err := q.db.QueryRow(ctx, `SELECT name, version, language, codes FROM code_lists
-		WHERE name = $1 AND version = $2 AND ($3 = 0 OR language = $3)
-		ORDER BY language <> 1044, language
-		LIMIT 1`, name, version, language).Scan(&list.Name, &list.Version, &list.Language, &codes)
-	return list, codes, NotFound(err)
 }
 
 // RuleFor returns the rule of an attachment type.

@@ -46,6 +46,9 @@ type Queries struct {
 // New returns the queries over db.
 func New(db DBTX) *Queries { return &Queries{db: db} }
 
+// DB is what q runs on, for a room's own statements beside q's.
+func (q *Queries) DB() DBTX { return q.db }
+
 // NewTx returns the queries over a transaction that its caller rolls back on any error they return. The
 // methods that run in a transaction of their own, which New's queries over a transaction run in a
 // savepoint, run in tx as they are: a savepoint costs two statements and only serves a caller that goes on

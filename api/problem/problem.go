@@ -19,6 +19,7 @@ import (
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/mailbox"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/serviceowner"
@@ -161,6 +162,7 @@ func From(err error) (p *Problem, internal bool) {
 		subRefused    *webhook.Error
 		notReportee   *identity.NotReportee
 		ownerRefused  *serviceowner.Error
+		catalog       *metadata.Error
 	)
 	switch {
 	case errors.As(err, &prob):
@@ -173,6 +175,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(correspondenceKinds, sendRefused.Kind, sendRefused.Detail), false
 	case errors.As(err, &orderRefused):
 		return ofKind(notificationKinds, orderRefused.Kind, orderRefused.Detail), false
+	case errors.As(err, &catalog):
+		return ofKind(metadataKinds, catalog.Kind, catalog.Detail), false
 	case errors.As(err, &ownerRefused):
 		return ofKind(serviceOwnerKinds, ownerRefused.Kind, ownerRefused.Detail), false
 	case errors.Is(err, identity.ErrNoSuchPerson):
@@ -293,6 +297,11 @@ var correspondenceKinds = map[correspondence.Kind]problemKind{
 	correspondence.AlreadyRead: {http.StatusConflict, "already-read"},
 	correspondence.TooLarge:    {http.StatusRequestEntityTooLarge, "body-too-large"},
 	correspondence.Unavailable: {http.StatusServiceUnavailable, "temporal-unavailable"},
+}
+
+// metadataKinds are the problems of refused metadata requests.
+var metadataKinds = map[metadata.Kind]problemKind{
+	metadata.NotFound: {http.StatusNotFound, "not-found"},
 }
 
 // serviceOwnerKinds are the problems of refused service-owner requests.

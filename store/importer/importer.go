@@ -17,6 +17,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/files"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/store"
 )
 
@@ -115,7 +116,7 @@ type dsCodeList struct {
 	Name     string
 	Version  int
 	Language int
-	Codes    []store.Code
+	Codes    []metadata.Code
 }
 
 type dsMessage struct {

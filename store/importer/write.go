@@ -15,6 +15,7 @@ import (
 
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/identity/password"
+	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/store"
 )
 
@@ -92,7 +93,7 @@ func (ds *dataset) write(ctx context.Context, tx pgx.Tx, xsds map[xsdKey]string,
 	for _, c := range ds.CodeLists {
 		codes := c.Codes
 		if codes == nil {
-			codes = []store.Code{}
+			codes = []metadata.Code{}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO code_lists (name, version, language, codes) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (name, version, language) `+updateChanged("code_lists", "codes"), c.Name, c.Version, c.Language, codes); err != nil {
