@@ -13,6 +13,7 @@ import (
 
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -64,7 +65,7 @@ func BenchmarkReadCPU(b *testing.B) {
 		bare       func() error
 	}{
 		{"one party, $filter", "/api/" + orgO1 + "/messages?$filter=" + url.QueryEscape(filter), func() error {
-			_, _, err := q.ListMessages(ctx, org, vis, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}}, store.Search{})
+			_, _, err := mailbox.NewLists(q).Messages(ctx, org, vis, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}}, mailbox.Search{})
 			return err
 		}},
 		{"one message", "/api/" + orgO1 + "/messages/" + message, func() error {

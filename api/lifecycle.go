@@ -136,9 +136,9 @@ func (h *lifecycleHandlers) inTrashbin(c *gin.Context, r messageResource, id str
 // listTrashbin lists the reportee's trashbin, newest deletion first, with the OData options of the mailbox.
 func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 	party, rights := reporteeOf(c)
-	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.TrashedMessage, bool, error) {
-		return h.mailbox.q.ListTrashbin(c.Request.Context(), party.ID, rights.Visibility(), lq)
-	}, func(m store.TrashedMessage) messageResource {
+	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]mailbox.TrashedMessage, bool, error) {
+		return h.mailbox.lists.Trashbin(c.Request.Context(), party.ID, rights.Visibility(), lq)
+	}, func(m mailbox.TrashedMessage) messageResource {
 		return h.inTrashbin(c, h.mailbox.messageResource(baseURL(c), messagesURL(c), m.MessageSummary, nil), m.MessageID, m.DeletedAt, m.DeletedBy)
 	})
 	if !ok {

@@ -50,7 +50,7 @@ func (h *mailboxHandlers) getMessagebox(c *gin.Context) {
 		}
 		vis[party.ID] = rights.Visibility()
 	}
-	counts, err := h.q.CountMessages(ctx, vis)
+	counts, err := h.lists.Count(ctx, vis)
 	if err != nil {
 		abort(c, err)
 		return

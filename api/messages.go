@@ -20,7 +20,8 @@ import (
 // mailboxHandlers answer the reading side of the mailbox: the message box, messages, their forms,
 // attachments and portal view.
 type mailboxHandlers struct {
-	q *store.Queries
+	q     *store.Queries
+	lists *mailbox.Lists
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.
 	messages  *mailbox.Messages
 	rights    *identity.Rights
@@ -104,14 +105,14 @@ func (s *linkSlab) link(l render.Link) *render.Link {
 
 func (h *mailboxHandlers) listMessages(c *gin.Context) {
 	party, rights := reporteeOf(c)
-	search, err := store.ParseSearch(c.Query("search"))
+	search, err := mailbox.ParseSearch(c.Query("search"))
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	base, mailbox, slab := baseURL(c), messagesURL(c), pageLinks()
 	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
-		return h.q.ListMessages(c.Request.Context(), party.ID, rights.Visibility(), lq, search)
+		return h.lists.Messages(c.Request.Context(), party.ID, rights.Visibility(), lq, search)
 	}, func(m store.MessageSummary) messageResource { return h.messageResource(base, mailbox, m, slab) })
 	if !ok {
 		return
@@ -125,15 +126,15 @@ func (h *mailboxHandlers) listMessages(c *gin.Context) {
 // names its reportee and links under its reportee's mailbox.
 func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 	p := principalOf(c)
-	search, err := store.ParseSearch(c.Query("search"))
+	search, err := mailbox.ParseSearch(c.Query("search"))
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	base, slab := baseURL(c), pageLinks()
-	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.PartyMessage, bool, error) {
-		return h.q.ListAllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
-	}, func(m store.PartyMessage) messageResource {
+	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]mailbox.PartyMessage, bool, error) {
+		return h.lists.AllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
+	}, func(m mailbox.PartyMessage) messageResource {
 		reportee := identity.ReporteeID(m.ReporteeID)
 		r := h.messageResource(base, base+"/api/"+reportee+"/messages", m.MessageSummary, slab)
 		r.ReporteeID, r.ReporteeName = reportee, m.ReporteeName

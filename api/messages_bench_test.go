@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/api"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/loadtest"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -63,7 +64,7 @@ func BenchmarkMailboxList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sql, args, err := store.ListMessagesSQL(org, store.Visibility{All: true}, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}}, store.Search{})
+	sql, args, err := mailbox.ListMessagesSQL(org, store.Visibility{All: true}, store.ListQuery{Filter: f, Page: store.Page{Limit: 50}}, mailbox.Search{})
 	if err != nil {
 		b.Fatal(err)
 	}

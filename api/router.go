@@ -50,7 +50,7 @@ func (s *Server) routes() http.Handler {
 	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
-	mb := &mailboxHandlers{q: s.q, messages: visible, rights: s.rights, events: s.events, downloads: downloads}
+	mb := &mailboxHandlers{q: s.q, lists: mailbox.NewLists(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask/taskstatus"
-	"github.com/postbox/postbox/store/odatasql"
 )
 
 // The life of a message after it arrives: archive, confirm, the trashbin (a soft delete), restore and
@@ -126,39 +124,6 @@ func (q *Queries) AppendMessageAudit(ctx context.Context, e MessageAuditEntry) e
 		e.At, e.ReporteeID, e.MessageID, e.ActorName, e.ActorPartyID, e.ActorLoginID, e.ActorMethod, e.APIKeyName,
 		e.RequestID, e.Action, e.Summary)
 	return err
-}
-
-// TrashedMessage is a message of the trashbin as its list shows it.
-type TrashedMessage struct {
-	MessageSummary
-	DeletedAt time.Time
-	DeletedBy string
-}
-
-// TrashbinFields are the fields of the trashbin that clients can filter and order on: a message's, and
-// when and by whom it was deleted.
-var TrashbinFields = func() odatasql.Fields {
-	f := maps.Clone(MessageFields)
-	f["DeletedDateTime"] = odatasql.Field{Column: "m.deleted_at", Kind: odatasql.DateTime}
-	f["DeletedBy"] = odatasql.Field{Column: "m.deleted_by", Kind: odatasql.String}
-	return f
-}()
-
-// ListTrashbin lists the messages of the reportee's trashbin that vis lets the caller see, newest deletion
-// first unless lq orders otherwise.
-func (q *Queries) ListTrashbin(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery) ([]TrashedMessage, bool, error) {
-	visible, args := visibilitySQL(vis, 2)
-	args = append([]any{reporteeID}, args...)
-	where, tail, listArgs, err := ListClauses(lq, TrashbinFields, ListOrder{ByDefault: "m.deleted_at DESC, m.id DESC", TieBreaker: messageTieBreaker}, len(args)+1)
-	if err != nil {
-		return nil, false, err
-	}
-	sql := `SELECT ` + messageSummaryColumns + `, m.deleted_at, m.deleted_by` + messageFrom + `
-	WHERE m.reportee_id = $1 AND m.deleted_at IS NOT NULL AND ` + visible + ` AND ` + where + tail
-	return QueryPage(ctx, q, sql, append(args, listArgs...), lq.Limit, func(row pgx.CollectableRow) (TrashedMessage, error) {
-		var m TrashedMessage
-		return m, row.Scan(append(summaryTargets(&m.MessageSummary), &m.DeletedAt, &m.DeletedBy)...)
-	})
 }
 
 // DefaultSigningTexts are the texts a signer confirms on a service that sets none, by language id.

@@ -50,7 +50,7 @@ func Keyset(key string, after int64) ListOrder {
 // ListClauses compiles q over fields into a WHERE condition (placeholders from $firstArg) and a tail of
 // ORDER BY in order, OFFSET and LIMIT (one row more than the page, so the caller learns whether more follow).
 func ListClauses(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg int) (where, tail string, args []any, err error) {
-	if where, args, err = listWhere(q, fields, order, firstArg); err != nil {
+	if where, args, err = ListWhere(q, fields, order, firstArg); err != nil {
 		return "", "", nil, err
 	}
 	orderBy := order.ByDefault
@@ -64,9 +64,9 @@ func ListClauses(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg 
 	return where, tail, append(args, q.Skip, q.Limit+1), nil
 }
 
-// listWhere is the WHERE condition of ListClauses alone: q's $filter over fields and order's keyset
+// ListWhere is the WHERE condition of ListClauses alone: q's $filter over fields and order's keyset
 // condition, placeholders from $firstArg.
-func listWhere(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg int) (where string, args []any, err error) {
+func ListWhere(q ListQuery, fields odatasql.Fields, order ListOrder, firstArg int) (where string, args []any, err error) {
 	where = "TRUE"
 	if q.Filter != nil {
 		if where, args, err = odatasql.Where(q.Filter, fields, firstArg); err != nil {

@@ -3,10 +3,6 @@ package store
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/postbox/postbox/store/odatasql"
 )
 
 // MessageSummary is a message as the list view shows it: without Summary, Body and ArchiveReference.
@@ -83,34 +79,13 @@ type Form struct {
 	ValidationStatus  string
 }
 
-// MessageFields are the fields of a message that clients can filter and order on.
-var MessageFields = odatasql.Fields{
-	"MessageId":           {Column: "m.id", Kind: odatasql.String},
-	"Subject":             {Column: "m.subject", Kind: odatasql.String},
-	"Status":              {Column: "m.status", Kind: odatasql.String},
-	"Type":                {Column: "m.type", Kind: odatasql.String},
-	"ServiceOwner":        {Column: "o.name", Kind: odatasql.String},
-	"ServiceCode":         {Column: "m.service_code", Kind: odatasql.String},
-	"ServiceEdition":      {Column: "m.service_edition", Kind: odatasql.Int},
-	"CreatedDate":         {Column: "m.created_date", Kind: odatasql.DateTime},
-	"LastChangedDateTime": {Column: "m.last_changed", Kind: odatasql.DateTime},
-	"LastChangedBy":       {Column: "m.last_changed_by", Kind: odatasql.String},
-	"MessageSender":       {Column: "m.message_sender", Kind: odatasql.String},
-	// ReceivedByServiceOwnerDateTime is null until the agency has confirmed a submitted form task.
-	"ReceivedByServiceOwnerDateTime": {Column: "m.received_by_owner_at", Kind: odatasql.DateTime},
-	// The dates of a sent correspondence; null on the others.
-	"VisibleDateTime":           {Column: "m.visible_at", Kind: odatasql.DateTime},
-	"DueDateTime":               {Column: "m.due_at", Kind: odatasql.DateTime},
-	"AllowSystemDeleteDateTime": {Column: "m.allow_system_delete_at", Kind: odatasql.DateTime},
-}
-
 const (
 	// Most messages have no reply options: NULLIF sends those as NULL, which scans to a nil slice without
 	// a JSON decode per row.
-	messageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
+	MessageSummaryColumns = `m.id, m.subject, m.status, m.type, o.name, m.service_code, m.service_edition,
 	m.created_date, m.last_changed, m.last_changed_by, COALESCE(m.message_sender, ''), NULLIF(m.reply_options, '[]'),
 	m.is_confirmation_needed, m.due_at`
-	messageFrom = `
+	MessageFrom = `
 	FROM messages m` + messageJoins
 	// messageJoins join a message m's service and its owner.
 	messageJoins = `
@@ -118,48 +93,14 @@ const (
 	JOIN service_owners o ON o.code = s.service_owner_code`
 	// The tie-breaker follows the default order's direction, so "$orderby=CreatedDate desc" still walks
 	// messages_mailbox as it is.
-	messageDefaultOrder = "m.created_date DESC, m.id DESC"
-	messageTieBreaker   = "m.id DESC"
+	MessageDefaultOrder = "m.created_date DESC, m.id DESC"
+	MessageTieBreaker   = "m.id DESC"
 )
 
-func summaryTargets(m *MessageSummary) []any {
+// SummaryTargets are the scan targets of MessageSummaryColumns in m.
+func SummaryTargets(m *MessageSummary) []any {
 	return []any{&m.MessageID, &m.Subject, &m.Status, &m.Type, &m.ServiceOwner, &m.ServiceCode, &m.ServiceEdition,
 		&m.CreatedDate, &m.LastChangedDateTime, &m.LastChangedBy, &m.MessageSender, &m.ReplyOptions, &m.IsConfirmationNeeded, &m.DueAt}
-}
-
-// ListMessagesSQL is the statement ListMessages runs, with its arguments, for a resolved search; exported so
-// benchmarks can time it bare.
-func ListMessagesSQL(reporteeID int64, vis Visibility, lq ListQuery, search Search) (string, []any, error) {
-	visible, args := visibilitySQL(vis, 2)
-	args = append([]any{reporteeID}, args...)
-	matches, searchArgs, err := search.sql(len(args) + 1)
-	if err != nil {
-		return "", nil, err
-	}
-	args = append(args, searchArgs...)
-	where, tail, listArgs, err := ListClauses(lq, MessageFields, ListOrder{ByDefault: messageDefaultOrder, TieBreaker: messageTieBreaker}, len(args)+1)
-	if err != nil {
-		return "", nil, err
-	}
-	return `SELECT ` + messageSummaryColumns + messageFrom + `
-	WHERE m.reportee_id = $1 AND m.deleted_at IS NULL AND ` + visible + ` AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
-}
-
-// ListMessages lists the messages of a reportee that vis lets the caller see and search finds, newest first
-// unless lq orders otherwise; more is true when messages follow the page.
-func (q *Queries) ListMessages(ctx context.Context, reporteeID int64, vis Visibility, lq ListQuery, search Search) (messages []MessageSummary, more bool, err error) {
-	if search, err = q.ResolveSearch(ctx, search); err != nil {
-		return nil, false, err
-	}
-	// Each row is scanned into the one m through the one list of targets, and copied into the page: not
-	// two allocations per row. m starts empty for every row (a JSON column decodes into what it holds).
-	var m MessageSummary
-	targets := summaryTargets(&m)
-	return BuiltPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (MessageSummary, error) {
-		m = MessageSummary{}
-		err := row.Scan(targets...)
-		return m, err
-	})(ListMessagesSQL(reporteeID, vis, lq, search))
 }
 
 // GetMessage returns one message in the reportee's mailbox (not in its trashbin) with its forms and
@@ -175,7 +116,7 @@ func (q *Queries) GetTrashedMessage(ctx context.Context, reporteeID int64, messa
 
 func (q *Queries) getMessage(ctx context.Context, reporteeID int64, messageID string, trashbin bool) (Message, error) {
 	var m Message
-	err := q.db.QueryRow(ctx, `SELECT `+messageColumns+messageFrom+`
+	err := q.db.QueryRow(ctx, `SELECT `+messageColumns+MessageFrom+`
 		WHERE m.id = $1 AND m.reportee_id = $2 AND (m.deleted_at IS NULL) <> $3`, messageID, reporteeID, trashbin).
 		Scan(messageTargets(&m)...)
 	return m, NotFound(err)
@@ -183,7 +124,7 @@ func (q *Queries) getMessage(ctx context.Context, reporteeID int64, messageID st
 
 // messageColumns are the single-message view of messages m (with messageJoins), as messageTargets scans it:
 // GetMessage's and MessageReader's statement.
-const messageColumns = messageSummaryColumns + `,
+const messageColumns = MessageSummaryColumns + `,
 	COALESCE(m.summary, ''), COALESCE(m.body, ''), COALESCE(m.archive_reference, ''),
 	COALESCE((SELECT json_agg(json_build_object('ID', f.id, 'Type', f.type, 'DataFormatID', f.data_format_id,
 			'DataFormatVersion', f.data_format_version, 'Name', f.name, 'ValidationStatus', f.validation_status)
@@ -195,7 +136,7 @@ const messageColumns = messageSummaryColumns + `,
 	COALESCE(m.custom_message_data, '[]'), m.received_by_owner_at, m.visible_at, m.allow_system_delete_at`
 
 func messageTargets(m *Message) []any {
-	return append(summaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
+	return append(SummaryTargets(&m.MessageSummary), &m.Summary, &m.Body, &m.ArchiveReference, &m.Forms, &m.Attachments,
 		&m.ConfirmedAt, &m.ConfirmedBy, &m.DeletedAt, &m.DeletedBy, &m.CustomMessageData,
 		&m.ReceivedByOwnerAt, &m.VisibleAt, &m.AllowSystemDeleteAt)
 }
@@ -244,59 +185,4 @@ func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, 
 		return nil
 	})
 	return changed, err
-}
-
-// MessageCount is how many messages of one type and status a reportee has that the caller may see.
-type MessageCount struct {
-	ReporteeID int64
-	Type       string
-	Status     string
-	Count      int
-}
-
-// countMessagesSQL counts by reportee, type and status. Reportees seen whole travel in $2; the grants of
-// the others travel flattened over all reportees as parallel arrays, so any number of reportees is one
-// statement and one hashed subplan.
-const countMessagesSQL = `SELECT m.reportee_id, m.type, m.status, count(*)
-	FROM messages m
-	WHERE m.reportee_id = ANY ($1::bigint[]) AND m.deleted_at IS NULL
-		AND (m.reportee_id = ANY ($2::bigint[])
-			OR (m.reportee_id, m.service_code, m.service_edition, ` + archivedSQL + `)
-				IN (SELECT * FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bool[])))
-	GROUP BY 1, 2, 3
-	ORDER BY 1, 2, 3`
-
-func countMessagesArgs(vis map[int64]Visibility) []any {
-	var (
-		reportees, all, grantReportees []int64
-		codes                          []string
-		editions                       []int32
-		archived                       []bool
-	)
-	grant := func(id int64, keys []ServiceKey, arch bool) {
-		for _, k := range keys {
-			grantReportees, codes = append(grantReportees, id), append(codes, k.Code)
-			editions, archived = append(editions, int32(k.Edition)), append(archived, arch)
-		}
-	}
-	for id, v := range vis {
-		reportees = append(reportees, id)
-		if v.All {
-			all = append(all, id)
-			continue
-		}
-		grant(id, v.Read, false)
-		grant(id, v.ArchiveRead, true)
-	}
-	return []any{reportees, all, grantReportees, codes, editions, archived}
-}
-
-// CountMessages counts, per reportee of vis, the messages the caller may see by type and status (the
-// messagebox overview), in one statement. Combinations without messages are left out.
-func (q *Queries) CountMessages(ctx context.Context, vis map[int64]Visibility) ([]MessageCount, error) {
-	rows, err := q.db.Query(ctx, countMessagesSQL, countMessagesArgs(vis)...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[MessageCount])
 }

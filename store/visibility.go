@@ -46,15 +46,15 @@ func ArchivedStatus(status string) bool {
 	return status == taskstatus.Archived || status == StatusCorrespondenceFiled
 }
 
-// archivedSQL is ArchivedStatus over messages m.
-const archivedSQL = `m.status IN ('` + taskstatus.Archived + `', 'Arkivert')`
+// ArchivedSQL is ArchivedStatus over messages m.
+const ArchivedSQL = `m.status IN ('` + taskstatus.Archived + `', 'Arkivert')`
 
-// visibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.
+// VisibilitySQL is the condition of vis over messages m with its arguments, placeholders from $first.
 // The grants travel as three parallel arrays of service and "archived" flag (one statement whatever their
 // number), so both rules are one semi-join: with few grants PostgreSQL drives it through
 // messages_mailbox_service, with many it filters the walk of messages_mailbox.
-func visibilitySQL(vis Visibility, first int) (string, []any) {
-	return grantsSQL(vis, "m.service_code, m.service_edition, "+archivedSQL, first)
+func VisibilitySQL(vis Visibility, first int) (string, []any) {
+	return grantsSQL(vis, "m.service_code, m.service_edition, "+ArchivedSQL, first)
 }
 
 // grantsSQL is the condition of vis over a row whose service code, edition and archived flag are the

@@ -152,7 +152,7 @@ func From(err error) (p *Problem, internal bool) {
 		maxBytes      *http.MaxBytesError
 		refused       *formtask.Error
 		changeRefused *mailbox.Error
-		search        *store.SearchError
+		search        *mailbox.SearchError
 		broad         *store.TooBroadError
 		subs          *webhook.SubscriptionLimitError
 		filter        *submission.FilterError

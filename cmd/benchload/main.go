@@ -25,6 +25,7 @@ import (
 
 	"github.com/postbox/postbox/config"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/scaledata"
@@ -280,13 +281,13 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 		}
 		return lq
 	}
-	search, err := store.ParseSearch(words)
+	search, err := mailbox.ParseSearch(words)
 	if err != nil {
 		return nil, "", err
 	}
 	// The API looks the words up in the lexicon first, a statement of its own, so the bare loop of a search
 	// runs both: the lookup, then the list built from its answer. Resolved once here for --explain.
-	resolved, err := q.ResolveSearch(ctx, search)
+	resolved, err := mailbox.ResolveSearch(ctx, pool, search)
 	if err != nil {
 		return nil, "", err
 	}
@@ -307,9 +308,9 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 		}}
 	}
 	// searchTarget makes t's bare loop look the words up on every call, as the API does, before its list.
-	searchTarget := func(t target, build func(store.Search) func() (string, []any, error)) target {
+	searchTarget := func(t target, build func(mailbox.Search) func() (string, []any, error)) target {
 		t.bare = func(ctx context.Context, pool *pgxpool.Pool) error {
-			s, err := store.New(pool).ResolveSearch(ctx, search)
+			s, err := mailbox.ResolveSearch(ctx, pool, search)
 			if err != nil {
 				return err
 			}
@@ -318,17 +319,17 @@ func targetsOf(ctx context.Context, pool *pgxpool.Pool, words string, listTimeou
 		}
 		return t
 	}
-	oneSQL := func(f string, s store.Search) func() (string, []any, error) {
-		return func() (string, []any, error) { return store.ListMessagesSQL(org, vis, list(f), s) }
+	oneSQL := func(f string, s mailbox.Search) func() (string, []any, error) {
+		return func() (string, []any, error) { return mailbox.ListMessagesSQL(org, vis, list(f), s) }
 	}
-	allSQL := func(s store.Search) func() (string, []any, error) {
-		return func() (string, []any, error) { return store.ListAllMessagesSQL(subject, person, list(""), s) }
+	allSQL := func(s mailbox.Search) func() (string, []any, error) {
+		return func() (string, []any, error) { return mailbox.ListAllMessagesSQL(subject, person, list(""), s) }
 	}
 	targets := []target{
-		listTarget("one party, $filter", "/api/"+who+"/messages?$filter="+url.QueryEscape(filter), oneSQL(filter, store.Search{})),
-		listTarget("all parties", "/api/all/messages", allSQL(store.Search{})),
+		listTarget("one party, $filter", "/api/"+who+"/messages?$filter="+url.QueryEscape(filter), oneSQL(filter, mailbox.Search{})),
+		listTarget("all parties", "/api/all/messages", allSQL(mailbox.Search{})),
 		searchTarget(listTarget("search in one party", "/api/"+who+"/messages?search="+url.QueryEscape(words), oneSQL("", resolved)),
-			func(s store.Search) func() (string, []any, error) { return oneSQL("", s) }),
+			func(s mailbox.Search) func() (string, []any, error) { return oneSQL("", s) }),
 		searchTarget(listTarget("search in all parties", "/api/all/messages?search="+url.QueryEscape(words), allSQL(resolved)), allSQL),
 		{name: "one message", path: "/api/" + who + "/messages/" + messageID, bare: func(ctx context.Context, pool *pgxpool.Pool) error {
 			_, err := store.New(pool).GetMessage(ctx, org, messageID)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/scaledata"
 	"github.com/postbox/postbox/store/storetest"
@@ -43,7 +44,7 @@ func TestGenerate(t *testing.T) {
 	parties, _, err := q.ListReportees(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ServiceFilter{}, store.Unpaged)
 	require.NoError(t, err)
 	assert.Len(t, parties, 31, "the person and every organization")
-	page, more, err := q.ListAllMessages(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ListQuery{Page: store.Page{Limit: 50}}, store.Search{})
+	page, more, err := mailbox.NewLists(q).AllMessages(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ListQuery{Page: store.Page{Limit: 50}}, mailbox.Search{})
 	require.NoError(t, err)
 	assert.Len(t, page, 50)
 	assert.True(t, more)

@@ -1,4 +1,4 @@
-package store
+package mailbox
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/odata"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // PartyMessage is a message in the list of every party's messages, with the party it is for.
 type PartyMessage struct {
-	MessageSummary
+	store.MessageSummary
 	ReporteeID   int64
 	ReporteeName string
 }
@@ -33,7 +34,7 @@ var AllMessageFields = func() odatasql.Fields {
 
 // grantedSQL is the condition that the holder in $1 (column holder of roles) holds, for the message's
 // reportee, a role granting Read on the message's service, or ArchiveRead when it is archived: the rule of
-// Visibility written over roles, so that one statement applies it to every party at once. Per message it
+// store.Visibility written over roles, so that one statement applies it to every party at once. Per message it
 // is two unique-index probes (roles_party_holder or roles_login_holder, then role_definition_rights).
 // OFFSET 0 keeps it that: without it PostgreSQL may hash every grant of the holder first (every party
 // times every service it may read), which costs more than the first page of a newest-first walk.
@@ -42,13 +43,13 @@ func grantedSQL(holder string) string {
 		JOIN role_definition_rights r ON r.role_definition_id = ro.role_definition_id
 		WHERE ro.` + holder + ` = $1 AND ro.reportee_id = m.reportee_id
 			AND r.service_code = m.service_code AND r.service_edition = m.service_edition
-			AND r.action = CASE WHEN ` + archivedSQL + ` THEN 'ArchiveRead' ELSE 'Read' END
+			AND r.action = CASE WHEN ` + store.ArchivedSQL + ` THEN 'ArchiveRead' ELSE 'Read' END
 		OFFSET 0)`
 }
 
-// ListAllMessagesSQL is the statement ListAllMessages runs, with its arguments, for a resolved search;
+// ListAllMessagesSQL is the statement AllMessages runs, with its arguments, for a resolved search;
 // exported so benchmarks can time it bare.
-func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (string, []any, error) {
+func ListAllMessagesSQL(s store.Subject, selfID int64, lq store.ListQuery, search Search) (string, []any, error) {
 	holder, id := "holder_party_id", s.PartyID
 	if s.LoginID != 0 {
 		holder, id = "holder_login_id", s.LoginID
@@ -62,16 +63,16 @@ func ListAllMessagesSQL(s Subject, selfID int64, lq ListQuery, search Search) (s
 	if search.byMonth() && newestFirst(lq.OrderBy) {
 		return listAllByMonthSQL(holder, args, lq, search)
 	}
-	where, tail, listArgs, err := ListClauses(lq, AllMessageFields, ListOrder{ByDefault: messageDefaultOrder, TieBreaker: messageTieBreaker}, len(args)+1)
+	where, tail, listArgs, err := store.ListClauses(lq, AllMessageFields, store.ListOrder{ByDefault: store.MessageDefaultOrder, TieBreaker: store.MessageTieBreaker}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
-	return `SELECT ` + allMessageColumns + messageFrom + `
+	return `SELECT ` + allMessageColumns + store.MessageFrom + `
 	JOIN parties p ON p.id = m.reportee_id
 	WHERE m.deleted_at IS NULL AND (m.reportee_id = $2 OR ` + grantedSQL(holder) + `) AND ` + matches + ` AND ` + where + tail, append(args, listArgs...), nil
 }
 
-const allMessageColumns = messageSummaryColumns + `, m.reportee_id, p.name`
+const allMessageColumns = store.MessageSummaryColumns + `, m.reportee_id, p.name`
 
 // newestFirst tells whether a client's $orderby is the default order of messages, newest first.
 func newestFirst(order []odata.OrderItem) bool {
@@ -97,14 +98,14 @@ func newestFirst(order []odata.OrderItem) bool {
 // The windows run in order, nested loops over generate_series, each a sorted subquery; the statement
 // sorts the page only after its LIMIT: an ORDER BY over the windows would make PostgreSQL run every
 // window before the first row.
-func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (string, []any, error) {
+func listAllByMonthSQL(holder string, args []any, lq store.ListQuery, search Search) (string, []any, error) {
 	matches := fmt.Sprintf("m.search_words @@ $%d::tsquery", len(args))
 	// Window k (from 0) holds the months newest - 2^(k+1) + 2 to newest - 2^k + 1; the rest, every month
 	// before newest - 2^k + 2.
 	months, monthArgs := search.monthSQL("w.newest - (2 << w.k) + 2", "w.newest - (1 << w.k) + 1", len(args)+1)
 	args = append(args, monthArgs...)
 	// The order is newest first (newestFirst); the statement pages with its own OFFSET and LIMIT.
-	where, filterArgs, err := listWhere(lq, AllMessageFields, ListOrder{}, len(args)+1)
+	where, filterArgs, err := store.ListWhere(lq, AllMessageFields, store.ListOrder{}, len(args)+1)
 	if err != nil {
 		return "", nil, err
 	}
@@ -113,7 +114,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 	args = append(args, lq.Skip, lq.Limit+1)
 	from := " FROM messages m"
 	if strings.Contains(where, AllMessageFields["ServiceOwner"].Column) { // a $filter on the owner's name needs its join
-		from = messageFrom
+		from = store.MessageFrom
 	}
 	// window is the page's share of the matches of cond: sorted, then the rights checked in order. A
 	// window of months reads its matches unordered first (OFFSET 0 again), or PostgreSQL, guessing that
@@ -126,7 +127,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 			matches = `SELECT * FROM (` + matches + ` OFFSET 0) m`
 		}
 		return `(SELECT * FROM (` + matches + `
-			ORDER BY ` + messageDefaultOrder + ` OFFSET 0) m
+			ORDER BY ` + store.MessageDefaultOrder + ` OFFSET 0) m
 		WHERE m.reportee_id = $2 OR ` + grantedSQL(holder) + fmt.Sprintf(`
 		LIMIT $%d::bigint + $%d::bigint)`, skip, limit)
 	}
@@ -139,7 +140,7 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 	JOIN services s ON s.service_code = m.service_code AND s.service_edition = m.service_edition
 	JOIN service_owners o ON o.code = s.service_owner_code
 	JOIN parties p ON p.id = m.reportee_id
-	ORDER BY `+messageDefaultOrder, searchWindows,
+	ORDER BY `+store.MessageDefaultOrder, searchWindows,
 		window(fmt.Sprintf("w.k < %d AND %s", searchWindows, months), true),
 		window(fmt.Sprintf("w.k = %d AND %s AND m.created_date < search_month_start(w.newest - (1 << w.k) + 2)", searchWindows, matches), false),
 		skip, limit), args, nil
@@ -149,17 +150,17 @@ func listAllByMonthSQL(holder string, args []any, lq ListQuery, search Search) (
 const windowColumns = `m.id, m.subject, m.status, m.type, m.service_code, m.service_edition, m.created_date, m.last_changed,
 	m.last_changed_by, m.message_sender, m.reply_options, m.is_confirmation_needed, m.due_at, m.reportee_id`
 
-// ListAllMessages lists the messages of every party the subject may represent — selfID (when not zero),
+// AllMessages lists the messages of every party the subject may represent — selfID (when not zero),
 // whose messages it sees whole, and each party it holds a role for, whose messages it sees as its roles
 // grant — that search finds, newest first unless lq orders otherwise, in one statement.
-func (q *Queries) ListAllMessages(ctx context.Context, s Subject, selfID int64, lq ListQuery, search Search) (messages []PartyMessage, more bool, err error) {
-	if search, err = q.ResolveSearch(ctx, search); err != nil {
+func (l *Lists) AllMessages(ctx context.Context, s store.Subject, selfID int64, lq store.ListQuery, search Search) (messages []PartyMessage, more bool, err error) {
+	if search, err = ResolveSearch(ctx, l.q.DB(), search); err != nil {
 		return nil, false, err
 	}
-	// As in ListMessages: one m and one list of targets for every row.
+	// As in Messages: one m and one list of targets for every row.
 	var m PartyMessage
-	targets := append(summaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)
-	return BuiltPage(ctx, q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
+	targets := append(store.SummaryTargets(&m.MessageSummary), &m.ReporteeID, &m.ReporteeName)
+	return store.BuiltPage(ctx, l.q, lq.Limit, func(row pgx.CollectableRow) (PartyMessage, error) {
 		m = PartyMessage{}
 		err := row.Scan(targets...)
 		return m, err

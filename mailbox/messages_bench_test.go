@@ -1,4 +1,4 @@
-package store_test
+package mailbox_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -54,13 +55,13 @@ func BenchmarkListMessages(b *testing.B) {
 			require.NoError(b, err)
 			lq.OrderBy = o
 		}
-		sql, args, err := store.ListMessagesSQL(org, tc.vis, lq, store.Search{})
+		sql, args, err := mailbox.ListMessagesSQL(org, tc.vis, lq, mailbox.Search{})
 		require.NoError(b, err)
 		b.Logf("%s:\n%s", tc.name, explain(b, pool, sql, args))
 
 		b.Run(tc.name+"/ListMessages", func(b *testing.B) {
 			for b.Loop() {
-				page, _, err := q.ListMessages(ctx, org, tc.vis, lq, store.Search{})
+				page, _, err := mailbox.NewLists(q).Messages(ctx, org, tc.vis, lq, mailbox.Search{})
 				if err != nil || len(page) == 0 {
 					b.Fatal(err, len(page))
 				}
@@ -77,9 +78,12 @@ func BenchmarkListMessages(b *testing.B) {
 					edition                                           int
 					created, changed                                  time.Time
 					replies                                           []byte
+					confirm                                           bool
+					due                                               *time.Time
 				)
 				for rows.Next() {
-					if err := rows.Scan(&id, &subject, &status, &typ, &owner, &code, &edition, &created, &changed, &by, &sender, &replies); err != nil {
+					if err := rows.Scan(&id, &subject, &status, &typ, &owner, &code, &edition, &created, &changed, &by, &sender, &replies,
+						&confirm, &due); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -91,10 +95,10 @@ func BenchmarkListMessages(b *testing.B) {
 	}
 
 	counts := map[int64]store.Visibility{org: someServices}
-	b.Logf("CountMessages, rights on 10 services:\n%s", explain(b, pool, store.CountMessagesSQL, store.CountMessagesArgs(counts)))
+	b.Logf("CountMessages, rights on 10 services:\n%s", explain(b, pool, mailbox.CountMessagesSQL, mailbox.CountMessagesArgs(counts)))
 	b.Run("CountMessages", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := q.CountMessages(ctx, counts); err != nil {
+			if _, err := mailbox.NewLists(q).Count(ctx, counts); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package store_test
+package mailbox_test
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
 
-func search(t *testing.T, s string) store.Search {
+func search(t *testing.T, s string) mailbox.Search {
 	t.Helper()
-	found, err := store.ParseSearch(s)
+	found, err := mailbox.ParseSearch(s)
 	require.NoError(t, err)
 	return found
 }
@@ -33,7 +34,7 @@ func TestParseSearch(t *testing.T) {
 		strings.Repeat("ord ", 8):      strings.TrimSpace(strings.Repeat("ord ", 8)),
 		strings.Repeat("x", 64) + " y": strings.Repeat("x", 64) + " y",
 	} {
-		got, err := store.ParseSearch(in)
+		got, err := mailbox.ParseSearch(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got.String(), in)
 		assert.Equal(t, want == "", got.Empty(), in)
@@ -44,8 +45,8 @@ func TestParseSearch(t *testing.T) {
 		strings.Repeat("ø", 65):         "search: words are at most 64 characters",
 		"ok " + strings.Repeat("x", 65): "search: words are at most 64 characters",
 	} {
-		_, err := store.ParseSearch(in)
-		var se *store.SearchError
+		_, err := mailbox.ParseSearch(in)
+		var se *mailbox.SearchError
 		require.ErrorAs(t, err, &se, in)
 		assert.EqualError(t, err, msg, in)
 	}
@@ -213,21 +214,21 @@ func TestSearchWordInsideTooManyWords(t *testing.T) {
 	q := store.New(pool)
 	org := partyID(t, pool, o1)
 	var body strings.Builder
-	for i := range store.MaxSearchTerms + 1 {
+	for i := range mailbox.MaxSearchTerms + 1 {
 		fmt.Fprintf(&body, "<p>zyx%04d</p>", i)
 	}
 	searchMessage(t, pool, "a9000021", 1044, "Mange ord", body.String())
 
-	_, _, err := q.ListMessages(context.Background(), org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "zyx"))
-	var se *store.SearchError
+	_, _, err := mailbox.NewLists(q).Messages(context.Background(), org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "zyx"))
+	var se *mailbox.SearchError
 	require.ErrorAs(t, err, &se)
 	assert.EqualError(t, err, `search: "zyx" stands for more than 1000 different words: give more of the word`)
 	assert.Equal(t, []string{"a9000021"}, searchFinder(t, q, org)("zyx099"))
 }
 
 func TestListStatementsNeedAResolvedSearch(t *testing.T) {
-	_, _, err := store.ListMessagesSQL(1, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
+	_, _, err := mailbox.ListMessagesSQL(1, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
 	assert.Error(t, err)
-	_, _, err = store.ListAllMessagesSQL(store.Subject{PartyID: 1}, 1, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
+	_, _, err = mailbox.ListAllMessagesSQL(store.Subject{PartyID: 1}, 1, store.ListQuery{Page: store.Page{Limit: 50}}, search(t, "skatt"))
 	assert.Error(t, err)
 }

@@ -1,4 +1,4 @@
-package store_test
+package mailbox_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -19,7 +20,7 @@ import (
 // perParty is what the list of every party's messages must hold: the messages of each party the
 // principal represents, as the one-party list shows them under the rights identity evaluates for that
 // party, newest first across parties.
-func perParty(t *testing.T, q *store.Queries, p identity.Principal, search store.Search) []string {
+func perParty(t *testing.T, q *store.Queries, p identity.Principal, search mailbox.Search) []string {
 	t.Helper()
 	ctx := context.Background()
 	rights := identity.NewRights(q, slog.New(slog.DiscardHandler))
@@ -53,11 +54,11 @@ func compareIDsDesc(a, b string) int {
 }
 
 // listEveryParty pages through the list of every party's messages.
-func listEveryParty(t *testing.T, q *store.Queries, p identity.Principal, lq store.ListQuery, search store.Search) []store.PartyMessage {
+func listEveryParty(t *testing.T, q *store.Queries, p identity.Principal, lq store.ListQuery, search mailbox.Search) []mailbox.PartyMessage {
 	t.Helper()
-	var out []store.PartyMessage
+	var out []mailbox.PartyMessage
 	for lq.Skip = 0; ; lq.Skip += lq.Limit {
-		page, more, err := q.ListAllMessages(context.Background(), p.Subject(), p.Self(), lq, search)
+		page, more, err := mailbox.NewLists(q).AllMessages(context.Background(), p.Subject(), p.Self(), lq, search)
 		require.NoError(t, err)
 		out = append(out, page...)
 		if !more {
@@ -89,9 +90,9 @@ func TestListAllMessagesFollowsEachPartysRights(t *testing.T) {
 	}
 	for name, p := range principals {
 		t.Run(name, func(t *testing.T) {
-			want := perParty(t, q, p, store.Search{})
+			want := perParty(t, q, p, mailbox.Search{})
 			require.NotEmpty(t, want)
-			got := listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 17}}, store.Search{})
+			got := listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 17}}, mailbox.Search{})
 			assert.Equal(t, want, ids(summaries(got)))
 			for _, m := range got {
 				assert.NotZero(t, m.ReporteeID)
@@ -107,18 +108,18 @@ func TestListAllMessagesFollowsEachPartysRights(t *testing.T) {
 	t.Run("ReporteeId narrows to some parties", func(t *testing.T) {
 		p := principals["Ingrid (self, DAGL and HADM on O1, roles on O2 and O3)"]
 		org := partyID(t, pool, o1)
-		got := listEveryParty(t, q, p, filter(t, "ReporteeId eq 'r"+strconv.FormatInt(org, 10)+"' and Status eq 'Ulest'"), store.Search{})
+		got := listEveryParty(t, q, p, filter(t, "ReporteeId eq 'r"+strconv.FormatInt(org, 10)+"' and Status eq 'Ulest'"), mailbox.Search{})
 		require.Len(t, got, 17)
 		for _, m := range got {
 			assert.Equal(t, org, m.ReporteeID)
 			assert.Equal(t, "Fjellheim Maskin AS", m.ReporteeName)
 		}
-		got = listEveryParty(t, q, p, filter(t, "ReporteeId ne 'r"+strconv.FormatInt(org, 10)+"'"), store.Search{})
-		assert.Len(t, got, len(perParty(t, q, p, store.Search{}))-all)
+		got = listEveryParty(t, q, p, filter(t, "ReporteeId ne 'r"+strconv.FormatInt(org, 10)+"'"), mailbox.Search{})
+		assert.Len(t, got, len(perParty(t, q, p, mailbox.Search{}))-all)
 	})
 }
 
-func summaries(ms []store.PartyMessage) []store.MessageSummary {
+func summaries(ms []mailbox.PartyMessage) []store.MessageSummary {
 	out := make([]store.MessageSummary, len(ms))
 	for i, m := range ms {
 		out[i] = m.MessageSummary

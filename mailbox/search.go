@@ -1,4 +1,4 @@
-package store
+package mailbox
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Limits of a free-text search, so that one request stays a handful of index lookups.
@@ -30,7 +32,7 @@ const (
 // characters or more, anywhere in a word of the text ("melding" finds "skattemelding"). Letters are
 // matched without regard to case. The zero Search matches everything.
 //
-// A search is run in two steps: Queries.ResolveSearch looks its words up in the lexicon of every word
+// A search is run in two steps: ResolveSearch looks its words up in the lexicon of every word
 // the messages hold and makes the search one tsquery, which the list statements match search_words with.
 type Search struct {
 	words    []string
@@ -76,7 +78,7 @@ func (s Search) String() string { return strings.Join(s.words, " ") }
 // its own language, so a stem of the other language's stemming simply finds nothing there), and, for a
 // word of three characters or more, the terms that contain it; words are ANDed. A word that stands for
 // more than MaxSearchTerms lexemes is a *SearchError.
-func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
+func ResolveSearch(ctx context.Context, db store.DBTX, s Search) (Search, error) {
 	if s.Empty() || s.resolved {
 		return s, nil
 	}
@@ -88,7 +90,7 @@ func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
 			patterns[i] = &p
 		}
 	}
-	rows, err := q.db.Query(ctx, `SELECT ARRAY(
+	rows, err := db.Query(ctx, `SELECT ARRAY(
 			SELECT l.word FROM unnest(tsvector_to_array(to_tsvector('norwegian', t.word) || to_tsvector('english', t.word))) stem
 				JOIN search_lexicon l ON l.word LIKE stem || '%'
 			UNION
@@ -103,7 +105,7 @@ func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
 	if err != nil {
 		return s, err
 	}
-	stats, err := q.lexemeStats(ctx)
+	stats, err := lexemeStats(ctx, db)
 	if err != nil {
 		return s, err
 	}
@@ -129,7 +131,7 @@ func (q *Queries) ResolveSearch(ctx context.Context, s Search) (Search, error) {
 var tsqueryQuoter = strings.NewReplacer(`\`, `\\`, `'`, `''`)
 
 // errUnresolvedSearch is a programming error: a list statement built from a Search not yet resolved.
-var errUnresolvedSearch = errors.New("search: not resolved (Queries.ResolveSearch)")
+var errUnresolvedSearch = errors.New("search: not resolved (ResolveSearch)")
 
 // sql is the condition of s over messages m with its arguments, placeholders from $first: one GIN lookup
 // of the resolved tsquery, exact, so no message text is read again to check it.
@@ -222,9 +224,9 @@ const lexemeStatsAge = time.Minute
 var lexemeStatsCache sync.Map // *pgxpool.Pool → *lexemeShares
 
 // lexemeStats returns the statistics of search_words, none (every share 0) before the first ANALYZE.
-// Queries over a pool keep them for lexemeStatsAge; queries in a transaction read them each time.
-func (q *Queries) lexemeStats(ctx context.Context) (*lexemeShares, error) {
-	pool, cached := q.db.(*pgxpool.Pool)
+// Reads over a pool keep them for lexemeStatsAge; reads in a transaction read them each time.
+func lexemeStats(ctx context.Context, db store.DBTX) (*lexemeShares, error) {
+	pool, cached := db.(*pgxpool.Pool)
 	if cached {
 		if st, ok := lexemeStatsCache.Load(pool); ok && time.Since(st.(*lexemeShares).at) < lexemeStatsAge {
 			return st.(*lexemeShares), nil
@@ -235,7 +237,7 @@ func (q *Queries) lexemeStats(ctx context.Context) (*lexemeShares, error) {
 		lexemes []string
 		freqs   []float64
 	)
-	err := q.db.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs FROM pg_stats s
+	err := db.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs FROM pg_stats s
 		WHERE s.schemaname = current_schema() AND s.tablename = 'messages' AND s.attname = 'search_words'`).Scan(&lexemes, &freqs)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

@@ -1,4 +1,4 @@
-package store_test
+package mailbox_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/odata"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -70,28 +71,28 @@ func TestListAllMessagesSearchByMonth(t *testing.T) {
 	p := person(t, pool, p1)
 	monthMessages(t, pool, q, p, 210) // 210 × 9 days: about 64 months, past the 31 of the windows
 
-	resolved := func(s string) store.Search {
-		found, err := q.ResolveSearch(ctx, search(t, s))
+	resolved := func(s string) mailbox.Search {
+		found, err := mailbox.ResolveSearch(ctx, q.DB(), search(t, s))
 		require.NoError(t, err)
 		return found
 	}
 	t.Run("the month windows run", func(t *testing.T) {
-		sql, _, err := store.ListAllMessagesSQL(p.Subject(), p.Self(), store.ListQuery{Page: store.Page{Limit: 50}}, resolved("månedsvindu sjelden"))
+		sql, _, err := mailbox.ListAllMessagesSQL(p.Subject(), p.Self(), store.ListQuery{Page: store.Page{Limit: 50}}, resolved("månedsvindu sjelden"))
 		require.NoError(t, err)
 		assert.Contains(t, sql, "search_month_words(m.search_words, m.created_date) &&")
-		sql, _, err = store.ListAllMessagesSQL(p.Subject(), p.Self(), classically(t, store.ListQuery{Page: store.Page{Limit: 50}}), resolved("månedsvindu sjelden"))
+		sql, _, err = mailbox.ListAllMessagesSQL(p.Subject(), p.Self(), classically(t, store.ListQuery{Page: store.Page{Limit: 50}}), resolved("månedsvindu sjelden"))
 		require.NoError(t, err)
 		assert.NotContains(t, sql, "search_month_words")
 	})
 
 	// pages compares, page by page, the list month by month with the list in one statement.
-	pages := func(t *testing.T, lq store.ListQuery, s store.Search) []string {
+	pages := func(t *testing.T, lq store.ListQuery, s mailbox.Search) []string {
 		t.Helper()
 		var out []string
 		for lq.Skip = 0; ; lq.Skip += lq.Limit {
-			got, more, err := q.ListAllMessages(ctx, p.Subject(), p.Self(), lq, s)
+			got, more, err := mailbox.NewLists(q).AllMessages(ctx, p.Subject(), p.Self(), lq, s)
 			require.NoError(t, err)
-			want, wantMore, err := q.ListAllMessages(ctx, p.Subject(), p.Self(), classically(t, lq), s)
+			want, wantMore, err := mailbox.NewLists(q).AllMessages(ctx, p.Subject(), p.Self(), classically(t, lq), s)
 			require.NoError(t, err)
 			require.Equal(t, ids(summaries(want)), ids(summaries(got)), "skip %d", lq.Skip)
 			require.Equal(t, wantMore, more, "skip %d", lq.Skip)
@@ -149,7 +150,7 @@ func TestListAllMessagesSearchByMonth(t *testing.T) {
 			var err error
 			lq.OrderBy, err = odata.ParseOrderBy(order)
 			require.NoError(t, err)
-			sql, _, err := store.ListAllMessagesSQL(p.Subject(), p.Self(), lq, s)
+			sql, _, err := mailbox.ListAllMessagesSQL(p.Subject(), p.Self(), lq, s)
 			require.NoError(t, err)
 			assert.Contains(t, sql, "search_month_words", order)
 			assert.Equal(t, pages(t, store.ListQuery{Page: store.Page{Limit: 7}}, s), pages(t, lq, s), order)
@@ -202,9 +203,9 @@ func TestFrequentSearchWalksNewestFirst(t *testing.T) {
 	_, err := pool.Exec(ctx, "ANALYZE messages")
 	require.NoError(t, err)
 	for words, byMonth := range map[string]bool{"månedsvindu": false, "sjeldnest": true} {
-		s, err := q.ResolveSearch(ctx, search(t, words))
+		s, err := mailbox.ResolveSearch(ctx, q.DB(), search(t, words))
 		require.NoError(t, err)
-		sql, _, err := store.ListAllMessagesSQL(p.Subject(), p.Self(), store.ListQuery{Page: store.Page{Limit: 50}}, s)
+		sql, _, err := mailbox.ListAllMessagesSQL(p.Subject(), p.Self(), store.ListQuery{Page: store.Page{Limit: 50}}, s)
 		require.NoError(t, err)
 		assert.Equal(t, byMonth, strings.Contains(sql, "search_month_words"), words)
 		assert.Equal(t, perParty(t, q, p, s), ids(summaries(listEveryParty(t, q, p, store.ListQuery{Page: store.Page{Limit: 50}}, s))), words)

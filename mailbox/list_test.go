@@ -1,4 +1,4 @@
-package store_test
+package mailbox_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
@@ -33,7 +34,7 @@ func TestListTimeout(t *testing.T) {
 	lq := store.ListQuery{Page: store.Page{Limit: 50}}
 	bounded := store.New(conn).WithListTimeout(200 * time.Millisecond)
 	// Once first: statements are prepared (and the lock taken to parse them) before the batch runs.
-	_, _, err := bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
+	_, _, err := mailbox.NewLists(bounded).Messages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
 	require.NoError(t, err)
 
 	lock, err := pool.Begin(ctx)
@@ -42,7 +43,7 @@ func TestListTimeout(t *testing.T) {
 	_, err = lock.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
 	require.NoError(t, err)
 
-	_, _, err = bounded.ListMessages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
+	_, _, err = mailbox.NewLists(bounded).Messages(ctx, org, store.Visibility{All: true}, lq, search(t, "skatt"))
 	var broad *store.TooBroadError
 	require.ErrorAs(t, err, &broad)
 	assert.Equal(t, 200*time.Millisecond, broad.Timeout)
@@ -54,12 +55,12 @@ func TestListTimeout(t *testing.T) {
 
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, _, err = store.New(pool).WithListTimeout(time.Minute).ListMessages(short, org, store.Visibility{All: true}, lq, store.Search{})
+	_, _, err = mailbox.NewLists(store.New(pool).WithListTimeout(time.Minute)).Messages(short, org, store.Visibility{All: true}, lq, mailbox.Search{})
 	require.Error(t, err)
 	assert.NotErrorAs(t, err, &broad, "the request ended, the query was not too broad")
 
 	require.NoError(t, lock.Rollback(ctx))
-	page, _, err := store.New(conn).WithListTimeout(10*time.Second).ListMessages(ctx, org, store.Visibility{All: true}, lq, store.Search{})
+	page, _, err := mailbox.NewLists(store.New(conn).WithListTimeout(10*time.Second)).Messages(ctx, org, store.Visibility{All: true}, lq, mailbox.Search{})
 	require.NoError(t, err)
 	assert.Len(t, page, 50)
 }
@@ -77,13 +78,13 @@ func TestListStatementsGetCustomPlans(t *testing.T) {
 	words := search(t, "skatt")
 	for _, q := range []*store.Queries{store.New(conn), store.New(conn).WithListTimeout(time.Minute)} {
 		for range 7 {
-			_, _, err := q.ListMessages(ctx, org, store.Visibility{All: true}, lq, words)
+			_, _, err := mailbox.NewLists(q).Messages(ctx, org, store.Visibility{All: true}, lq, words)
 			require.NoError(t, err)
 		}
 	}
-	resolved, err := store.New(conn).ResolveSearch(ctx, words)
+	resolved, err := mailbox.ResolveSearch(ctx, conn, words)
 	require.NoError(t, err)
-	sql, _, err := store.ListMessagesSQL(org, store.Visibility{All: true}, lq, resolved)
+	sql, _, err := mailbox.ListMessagesSQL(org, store.Visibility{All: true}, lq, resolved)
 	require.NoError(t, err)
 	var generic, custom int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, sql).
