@@ -37,7 +37,7 @@ func (s *Service) RightHolder(ctx context.Context, n HolderName) (Holder, error)
 		if !store.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
 			return Holder{}, refuse(BadInput, "an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
-		l, err := store.New(s.pool).FindLogin(ctx, n.UserName)
+		l, err := identity.FindLogin(ctx, s.pool, n.UserName)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (l.Kind != "EnterpriseUser" || l.OrganizationNumber != n.OrganizationNumber)) {
 			return Holder{}, holderMismatch("user name and organization number")
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // the caller's rights for it in the Caller), or the login of its holder (Login).
 type Who struct {
 	Party store.Party
-	Login *store.Login
+	Login *identity.Login
 }
 
 // DeleteRole deletes the role roleRef (its RoleId as the client wrote it). Its holder may; anyone else

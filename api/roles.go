@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -151,7 +152,7 @@ func (h *authorizationHandlers) deleteUserRole(c *gin.Context) {
 		who    access.Who
 	)
 	if v, isLogin := c.Get(ctxWhoLogin); isLogin {
-		login := v.(store.Login)
+		login := v.(identity.Login)
 		caller = access.Caller{Actor: auditEntry(c, 0, "", time.Time{}), Principal: principalOf(c), Who: c.Param("who")}
 		who.Login = &login
 	} else {

@@ -70,12 +70,12 @@ func NewAuthenticator(q *store.Queries, tokens *TokenVerifier) (*Authenticator, 
 func (a *Authenticator) PasswordLogin(ctx context.Context, userName, pw string, forceEI bool, cert *x509.Certificate) (string, Session, error) {
 	now := a.now()
 	key := strings.ToLower(strings.TrimSpace(userName))
-	if until, err := a.q.LoginLockedUntil(ctx, key, now); err != nil {
+	if until, err := loginLockedUntil(ctx, a.q.DB(), key, now); err != nil {
 		return "", Session{}, err
 	} else if !until.IsZero() {
 		return "", Session{}, &ErrLocked{Until: until}
 	}
-	login, err := a.q.FindLogin(ctx, strings.TrimSpace(userName))
+	login, err := FindLogin(ctx, a.q.DB(), strings.TrimSpace(userName))
 	hash := login.PasswordHash
 	if errors.Is(err, store.ErrNotFound) {
 		hash = a.dummy
@@ -91,7 +91,7 @@ func (a *Authenticator) PasswordLogin(ctx context.Context, userName, pw string, 
 		wantKind = "EnterpriseUser"
 	}
 	if !ok || login.ID == 0 || login.Kind != wantKind {
-		if err := a.q.RecordLoginFailure(ctx, key, now, FailureWindow, MaxLoginFailures, LockDuration); err != nil {
+		if err := recordLoginFailure(ctx, a.q.DB(), key, now, FailureWindow, MaxLoginFailures, LockDuration); err != nil {
 			return "", Session{}, err
 		}
 		return "", Session{}, ErrBadCredentials
@@ -104,11 +104,11 @@ func (a *Authenticator) PasswordLogin(ctx context.Context, userName, pw string, 
 		}
 		s.SecurityLevel, s.EnterpriseOrg = 3, org
 	}
-	if err := a.q.ClearLoginFailures(ctx, key); err != nil {
+	if err := clearLoginFailures(ctx, a.q.DB(), key); err != nil {
 		return "", Session{}, err
 	}
 	// Logins are rare next to requests: a good moment to sweep sessions nobody can use any more.
-	if err := a.q.DeleteExpiredSessions(ctx, now); err != nil {
+	if err := deleteExpiredSessions(ctx, a.q.DB(), now); err != nil {
 		return "", Session{}, err
 	}
 	raw := make([]byte, 32)
@@ -118,28 +118,25 @@ func (a *Authenticator) PasswordLogin(ctx context.Context, userName, pw string, 
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	hashed := sha256.Sum256([]byte(token))
 	s.ExpiresAt, s.AbsoluteEnd = now.Add(SessionIdle), now.Add(SessionMax)
-	if err := a.q.CreateSession(ctx, hashed[:], store.Session(s)); err != nil {
+	if err := createSession(ctx, a.q.DB(), hashed[:], s); err != nil {
 		return "", Session{}, err
 	}
 	return token, s, nil
 }
-
-// Session is an open password session.
-type Session store.Session
 
 // FromSession returns the principal of a session cookie, sliding its expiry. An enterprise user's
 // session is only valid on a connection that still carries its organization's certificate.
 func (a *Authenticator) FromSession(ctx context.Context, token string, cert *x509.Certificate) (Principal, error) {
 	now := a.now()
 	hashed := sha256.Sum256([]byte(token))
-	s, err := a.q.TouchSession(ctx, hashed[:], now, now.Add(SessionIdle))
+	s, err := touchSession(ctx, a.q.DB(), hashed[:], now, now.Add(SessionIdle))
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, ErrNoSession
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	login, err := a.q.GetLogin(ctx, s.LoginID)
+	login, err := getLogin(ctx, a.q.DB(), s.LoginID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, ErrNoSession
 	}
@@ -161,7 +158,7 @@ func (a *Authenticator) FromSession(ctx context.Context, token string, cert *x50
 // error: logout is idempotent.
 func (a *Authenticator) Logout(ctx context.Context, token string) error {
 	hashed := sha256.Sum256([]byte(token))
-	return a.q.DeleteSession(ctx, hashed[:])
+	return deleteSession(ctx, a.q.DB(), hashed[:])
 }
 
 // FromBearer returns the principal of a bearer token.

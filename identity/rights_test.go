@@ -30,7 +30,7 @@ func person(t testing.TB, pool *pgxpool.Pool, ssn string) identity.Principal {
 
 func enterpriseUser(t testing.TB, pool *pgxpool.Pool) identity.Principal {
 	t.Helper()
-	l, err := store.New(pool).FindLogin(context.Background(), "NORDKYST_INTEGRASJON")
+	l, err := identity.FindLogin(context.Background(), pool, "NORDKYST_INTEGRASJON")
 	require.NoError(t, err)
 	return identity.Principal{Method: identity.MethodEnterpriseUser, LoginID: l.ID, OrganizationID: l.OrganizationID, SecurityLevel: 3}
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"regexp"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,107 +19,6 @@ type ServiceKey struct {
 type Subject struct {
 	PartyID int64
 	LoginID int64
-}
-
-// Login is a password identity: a person's own, or an enterprise user of an organization.
-type Login struct {
-	ID                 int64
-	Kind               string // Person or EnterpriseUser
-	UserName           string
-	PasswordHash       string
-	PersonID           int64 // Person logins
-	OrganizationID     int64 // EnterpriseUser logins
-	OrganizationNumber string
-	Name               string // the person's name, or the enterprise user's name
-}
-
-const loginSelect = `SELECT l.id, l.kind, l.user_name, l.password_hash, COALESCE(l.person_id, 0), COALESCE(l.organization_id, 0),
-	COALESCE(o.organization_number, ''), COALESCE(p.name, l.user_name)
-	FROM logins l LEFT JOIN parties p ON p.id = l.person_id LEFT JOIN parties o ON o.id = l.organization_id`
-
-func scanLogin(row pgx.Row) (Login, error) {
-	var l Login
-	err := row.Scan(&l.ID, &l.Kind, &l.UserName, &l.PasswordHash, &l.PersonID, &l.OrganizationID, &l.OrganizationNumber, &l.Name)
-	return l, NotFound(err)
-}
-
-// FindLogin finds a login by user name (any case) or by the person's national identity number.
-func (q *Queries) FindLogin(ctx context.Context, name string) (Login, error) {
-	return scanLogin(q.db.QueryRow(ctx, loginSelect+`
-		WHERE lower(l.user_name) = lower($1) OR (p.ssn = $1 AND p.ssn IS NOT NULL)
-		ORDER BY l.id LIMIT 1`, name))
-}
-
-// GetLogin returns a login by id.
-func (q *Queries) GetLogin(ctx context.Context, id int64) (Login, error) {
-	return scanLogin(q.db.QueryRow(ctx, loginSelect+` WHERE l.id = $1`, id))
-}
-
-// Session is a password login's server-side session.
-type Session struct {
-	LoginID       int64
-	SecurityLevel int
-	EnterpriseOrg string
-	ExpiresAt     time.Time
-	AbsoluteEnd   time.Time
-}
-
-// CreateSession stores a session under the hash of its token.
-func (q *Queries) CreateSession(ctx context.Context, tokenHash []byte, s Session) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO sessions (token_hash, login_id, security_level, enterprise_org, expires_at, absolute_end)
-		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6)`, tokenHash, s.LoginID, s.SecurityLevel, s.EnterpriseOrg, s.ExpiresAt, s.AbsoluteEnd)
-	return err
-}
-
-// TouchSession returns a live session and slides its expiry to newExpiry (capped at its absolute end).
-// Expired sessions are ErrNotFound.
-func (q *Queries) TouchSession(ctx context.Context, tokenHash []byte, now, newExpiry time.Time) (Session, error) {
-	var s Session
-	err := q.db.QueryRow(ctx, `UPDATE sessions SET expires_at = LEAST($3::timestamptz, absolute_end)
-		WHERE token_hash = $1 AND expires_at > $2
-		RETURNING login_id, security_level, COALESCE(enterprise_org, ''), expires_at, absolute_end`,
-		tokenHash, now, newExpiry).Scan(&s.LoginID, &s.SecurityLevel, &s.EnterpriseOrg, &s.ExpiresAt, &s.AbsoluteEnd)
-	return s, NotFound(err)
-}
-
-// DeleteSession ends the session stored under the hash of its token; an unknown one is no error.
-func (q *Queries) DeleteSession(ctx context.Context, tokenHash []byte) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
-	return err
-}
-
-// DeleteExpiredSessions removes sessions past their expiry.
-func (q *Queries) DeleteExpiredSessions(ctx context.Context, now time.Time) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, now)
-	return err
-}
-
-// LoginLockedUntil tells until when a user name is locked after failed logins (zero when it is not).
-func (q *Queries) LoginLockedUntil(ctx context.Context, userKey string, now time.Time) (time.Time, error) {
-	var until *time.Time
-	err := q.db.QueryRow(ctx, `SELECT locked_until FROM login_failures WHERE user_key = $1 AND locked_until > $2`, userKey, now).Scan(&until)
-	if err == pgx.ErrNoRows || until == nil {
-		return time.Time{}, nil
-	}
-	return *until, err
-}
-
-// RecordLoginFailure counts a failed login within window; at maxFailures the user name is locked for lockFor.
-func (q *Queries) RecordLoginFailure(ctx context.Context, userKey string, now time.Time, window time.Duration, maxFailures int, lockFor time.Duration) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO login_failures AS f (user_key, failures, first_failed) VALUES ($1, 1, $2)
-		ON CONFLICT (user_key) DO UPDATE SET
-			failures = CASE WHEN f.first_failed < $2 - $3::interval THEN 1 ELSE f.failures + 1 END,
-			first_failed = CASE WHEN f.first_failed < $2 - $3::interval THEN $2 ELSE f.first_failed END,
-			locked_until = CASE WHEN f.first_failed >= $2 - $3::interval AND f.failures + 1 >= $4 THEN $2 + $5::interval
-				ELSE f.locked_until END`,
-		userKey, now, window, maxFailures, lockFor)
-	return err
-}
-
-// ClearLoginFailures forgets the failures of a user name after a successful login.
-func (q *Queries) ClearLoginFailures(ctx context.Context, userKey string) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM login_failures WHERE user_key = $1`, userKey)
-	return err
 }
 
 // OrganizationNumberPattern matches an organization number: nine digits.
