@@ -38,8 +38,8 @@ func New(pool *pgxpool.Pool, rights Rights, parties *identity.Parties, eb events
 
 // Change runs fn, a change with its audit entries and events, in one transaction and, once it has
 // committed, empties the rights cache so that the next request sees it.
-func (s *Service) Change(ctx context.Context, fn func(q *store.Queries) error) error {
-	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(store.New(tx)) })
+func (s *Service) Change(ctx context.Context, fn func(q Store) error) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(NewStore(store.New(tx))) })
 	if err == nil {
 		s.rights.Invalidate()
 	}
@@ -92,12 +92,12 @@ func RoleLabel(id int, code, name string) string {
 }
 
 // RightLabel names a right in details and the audit log: "Read on 4711/2".
-func RightLabel(r store.Right) string {
+func RightLabel(r Right) string {
 	return fmt.Sprintf("%s on %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)
 }
 
 // RoleDeleted is the event of deleting role r.
-func RoleDeleted(eb events.Builder, r store.DelegatedRole) store.Event {
+func RoleDeleted(eb events.Builder, r DelegatedRole) store.Event {
 	return eb.RoleEvent(events.RoleDeleted, events.Role{RoleID: r.RoleID, RoleDefinitionID: r.RoleDefinitionID,
 		ReporteeID: r.ReporteeID, HolderPartyID: r.HolderPartyID, HolderUserName: r.HolderUserName})
 }
@@ -106,7 +106,7 @@ func RoleDeleted(eb events.Builder, r store.DelegatedRole) store.Event {
 type LocalRole struct {
 	Name        string
 	Description string
-	Rights      []store.RightSpec
+	Rights      []RightSpec
 }
 
 func (l LocalRole) summary() string {
@@ -119,13 +119,13 @@ func (l LocalRole) summary() string {
 
 // Precondition checks a role definition as it is, locked, before it is changed (the caller's If-Match);
 // nil when the caller set none.
-type Precondition func(store.RoleDefinition) error
+type Precondition func(RoleDefinition) error
 
 // CreateLocalRole makes local role l of the reportee, audited as actor (an entry without action), and
 // returns its id.
 func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, l LocalRole) (int, error) {
 	var id int
-	err := s.saveLocalRole(ctx, actor, reporteeID, store.AuditCreateRoleDefinition, events.RoleDefinitionCreated, l, func(q *store.Queries) (string, error) {
+	err := s.saveLocalRole(ctx, actor, reporteeID, AuditCreateRoleDefinition, events.RoleDefinitionCreated, l, func(q Store) (string, error) {
 		var err error
 		id, err = q.CreateLocalRole(ctx, reporteeID, l.Name, l.Description, l.Rights)
 		return "created local role " + l.summary(), err
@@ -135,7 +135,7 @@ func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, report
 
 // UpdateLocalRole replaces local role id of the reportee with l, once pre holds.
 func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, id int, l LocalRole, pre Precondition) error {
-	return s.saveLocalRole(ctx, actor, reporteeID, store.AuditUpdateRoleDefinition, events.RoleDefinitionChanged, l, func(q *store.Queries) (string, error) {
+	return s.saveLocalRole(ctx, actor, reporteeID, AuditUpdateRoleDefinition, events.RoleDefinitionChanged, l, func(q Store) (string, error) {
 		if err := check(ctx, q, id, pre); err != nil {
 			return "", err
 		}
@@ -146,8 +146,8 @@ func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, report
 // saveLocalRole runs save, which writes local role *id and says what it did, with its audit entry and
 // event, in one change.
 func (s *Service) saveLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, action, eventType string, l LocalRole,
-	save func(q *store.Queries) (string, error), id *int) error {
-	err := s.Change(ctx, func(q *store.Queries) error {
+	save func(q Store) (string, error), id *int) error {
+	err := s.Change(ctx, func(q Store) error {
 		summary, err := save(q)
 		if err != nil {
 			return err
@@ -159,7 +159,7 @@ func (s *Service) saveLocalRole(ctx context.Context, actor audit.Entry, reportee
 		}
 		return q.AppendEvents(ctx, s.events.RoleDefinitionEvent(eventType, events.RoleDefinition{RoleDefinitionID: *id, ReporteeID: reporteeID, Name: l.Name}))
 	})
-	if errors.Is(err, store.ErrRoleNameTaken) {
+	if errors.Is(err, ErrRoleNameTaken) {
 		return refuse(NameTaken, "this reportee already has a local role named %q", l.Name)
 	}
 	return err
@@ -167,8 +167,8 @@ func (s *Service) saveLocalRole(ctx context.Context, actor audit.Entry, reportee
 
 // DeleteLocalRole deletes local role d of the reportee once pre holds and, with it, every delegation of
 // it, each recorded in the audit log of its own reportee and with its event.
-func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, d store.RoleDefinition, pre Precondition) error {
-	return s.Change(ctx, func(q *store.Queries) error {
+func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, d RoleDefinition, pre Precondition) error {
+	return s.Change(ctx, func(q Store) error {
 		if err := check(ctx, q, d.ID, pre); err != nil {
 			return err
 		}
@@ -180,14 +180,14 @@ func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, report
 		for _, r := range held {
 			evs = append(evs, RoleDeleted(s.events, r))
 			e := actor
-			e.ReporteeID, e.Action, e.RoleID, e.RoleDefinitionID, e.RightHolder = r.ReporteeID, store.AuditDeleteRole, r.RoleID, d.ID, r.HolderName
+			e.ReporteeID, e.Action, e.RoleID, e.RoleDefinitionID, e.RightHolder = r.ReporteeID, AuditDeleteRole, r.RoleID, d.ID, r.HolderName
 			e.Summary = fmt.Sprintf("deleted role %s held by %s, with its local role definition", RoleLabel(d.ID, "", d.Name), r.HolderName)
 			if err := q.AppendAudit(ctx, e); err != nil {
 				return err
 			}
 		}
 		e := actor
-		e.ReporteeID, e.Action, e.RoleDefinitionID = reporteeID, store.AuditDeleteRoleDefinition, d.ID
+		e.ReporteeID, e.Action, e.RoleDefinitionID = reporteeID, AuditDeleteRoleDefinition, d.ID
 		e.Summary = fmt.Sprintf("deleted local role %s", RoleLabel(d.ID, "", d.Name))
 		if err := q.AppendAudit(ctx, e); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, report
 }
 
 // check locks role definition id and checks pre on it, when there is one.
-func check(ctx context.Context, q *store.Queries, id int, pre Precondition) error {
+func check(ctx context.Context, q Store, id int, pre Precondition) error {
 	if pre == nil {
 		return nil
 	}

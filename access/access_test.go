@@ -44,7 +44,7 @@ func TestLocalRoleChanges(t *testing.T) {
 	}
 	auditBefore, eventsBefore := count(`SELECT count(*) FROM authorization_audit`), count(`SELECT count(*) FROM events`)
 
-	role := access.LocalRole{Name: "Lønn", Description: "lønnsrapportering", Rights: []store.RightSpec{{ServiceCode: "4711", ServiceEdition: 2, Action: "Read"}}}
+	role := access.LocalRole{Name: "Lønn", Description: "lønnsrapportering", Rights: []access.RightSpec{{ServiceCode: "4711", ServiceEdition: 2, Action: "Read"}}}
 	id, err := s.CreateLocalRole(ctx, actor, reportee, role)
 	require.NoError(t, err)
 	assert.Equal(t, 1, cache.n)
@@ -56,18 +56,18 @@ func TestLocalRoleChanges(t *testing.T) {
 	assert.Equal(t, 1, cache.n, "a refused change empties nothing")
 
 	stale := errors.New("stale")
-	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(store.RoleDefinition) error { return stale })
+	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return stale })
 	assert.ErrorIs(t, err, stale, "the precondition is checked on the locked row")
 	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, id, access.LocalRole{Name: "Lønn og a-melding", Rights: role.Rights},
-		func(d store.RoleDefinition) error {
+		func(d access.RoleDefinition) error {
 			assert.Equal(t, "Lønn", d.Name)
 			return nil
 		}))
 	assert.Equal(t, 2, cache.n)
 
-	d := store.RoleDefinition{ID: id, Name: "Lønn og a-melding"}
+	d := access.RoleDefinition{ID: id, Name: "Lønn og a-melding"}
 	require.NoError(t, s.DeleteLocalRole(ctx, actor, reportee, d, nil))
-	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(store.RoleDefinition) error { return nil })
+	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return nil })
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, access.Gone, refused.Kind)
 	assert.Equal(t, 3, cache.n)
@@ -85,12 +85,12 @@ func TestDelegateRoles(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE kind = 'Person' AND id <> $1 AND NOT EXISTS
 		(SELECT FROM roles r WHERE r.holder_party_id = parties.id AND r.reportee_id = $1) LIMIT 1`, reportee).Scan(&holder))
-	var defs []store.RoleDefinition
+	var defs []access.RoleDefinition
 	rows, err := pool.Query(ctx, `SELECT id, COALESCE(role_definition_code, ''), role_name FROM role_definitions
 		WHERE role_definition_code IN ('REGNA', 'UTINN') ORDER BY id`)
 	require.NoError(t, err)
 	for rows.Next() {
-		var d store.RoleDefinition
+		var d access.RoleDefinition
 		require.NoError(t, rows.Scan(&d.ID, &d.Code, &d.Name))
 		defs = append(defs, d)
 	}
@@ -125,11 +125,11 @@ func TestDeleteRole(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE kind = 'Person' AND id <> $1 AND NOT EXISTS
 		(SELECT FROM roles r WHERE r.holder_party_id = parties.id AND r.reportee_id = $1) LIMIT 1`, reportee).Scan(&holder))
-	var def store.RoleDefinition
+	var def access.RoleDefinition
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM role_definitions WHERE role_definition_code = 'REGNA'`).Scan(&def.ID))
 	s := access.New(pool, &invalidations{}, nil, events.NewBuilder("http://postbox.test"))
 	actor := audit.Entry{ReporteeID: reportee, ActorName: "Tester", ActorMethod: "test", RequestID: "r"}
-	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: []store.RoleDefinition{def}})
+	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: []access.RoleDefinition{def}})
 	require.NoError(t, err)
 	role := strconv.FormatInt(ids[0], 10)
 
@@ -150,7 +150,7 @@ func TestDeleteRole(t *testing.T) {
 	audited := func() int {
 		var n int
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM authorization_audit WHERE role_id = $1 AND action = $2`,
-			ids[0], store.AuditDeleteRole).Scan(&n))
+			ids[0], access.AuditDeleteRole).Scan(&n))
 		return n
 	}
 	require.NoError(t, s.DeleteRole(ctx, manager, who, role))

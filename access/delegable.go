@@ -15,12 +15,12 @@ import (
 
 // Delegate gives holder the role definitions roleIDs and the single rights for the caller's reportee, on
 // the terms above; it returns the new roles' ids as DelegateRoles does.
-func (s *Service) Delegate(ctx context.Context, c Caller, holder Holder, roleIDs []int, rights []store.RightSpec) ([]int64, error) {
+func (s *Service) Delegate(ctx context.Context, c Caller, holder Holder, roleIDs []int, rights []RightSpec) ([]int64, error) {
 	reportee := c.Actor.ReporteeID
 	if holder.PartyID == reportee {
 		return nil, refuse(BadInput, "a party cannot hold roles for itself")
 	}
-	q := store.New(s.pool)
+	q := NewStore(store.New(s.pool))
 	defs, err := s.delegableRoles(ctx, q, c, roleIDs)
 	if err != nil {
 		return nil, err
@@ -29,18 +29,18 @@ func (s *Service) Delegate(ctx context.Context, c Caller, holder Holder, roleIDs
 		return nil, err
 	}
 	return s.DelegateRoles(ctx, c.entry(reportee, ""), reportee, holder,
-		Grant{Roles: defs, Rights: rights, MayDelegateRight: func(q *store.Queries, def store.RoleDefinition) error {
+		Grant{Roles: defs, Rights: rights, MayDelegateRight: func(q Store, def RoleDefinition) error {
 			return mayDelegateRight(ctx, q, c, def)
 		}})
 }
 
 // delegableRoles loads the role definitions ids and checks the caller may delegate each.
-func (s *Service) delegableRoles(ctx context.Context, q *store.Queries, c Caller, ids []int) ([]store.RoleDefinition, error) {
-	defs := make([]store.RoleDefinition, 0, len(ids))
+func (s *Service) delegableRoles(ctx context.Context, q Store, c Caller, ids []int) ([]RoleDefinition, error) {
+	defs := make([]RoleDefinition, 0, len(ids))
 	for _, id := range ids {
 		d, err := q.GetRoleDefinition(ctx, id, "", "")
 		if errors.Is(err, store.ErrNotFound) || (err == nil && d.Local() && d.OwnerPartyID != c.Actor.ReporteeID) ||
-			(err == nil && d.RoleType == store.SingleRightRoleType) { // a single right is delegated as a right
+			(err == nil && d.RoleType == SingleRightRoleType) { // a single right is delegated as a right
 			return nil, refuse(BadInput, "there is no role definition %d that can be delegated for this reportee", id)
 		}
 		if err != nil {
@@ -59,7 +59,7 @@ func (s *Service) delegableRoles(ctx context.Context, q *store.Queries, c Caller
 }
 
 // knownServices refuses single rights on service editions that do not exist.
-func knownServices(ctx context.Context, q *store.Queries, rights []store.RightSpec) error {
+func knownServices(ctx context.Context, q Store, rights []RightSpec) error {
 	keys := make([]store.ServiceKey, len(rights))
 	for i, r := range rights {
 		keys[i] = store.ServiceKey{Code: r.ServiceCode, Edition: r.ServiceEdition}
@@ -72,7 +72,7 @@ func knownServices(ctx context.Context, q *store.Queries, rights []store.RightSp
 }
 
 // mayDelegate checks that the caller may delegate (or take away) the role definition id, named label.
-func (s *Service) mayDelegate(ctx context.Context, q *store.Queries, c Caller, id int, label string) error {
+func (s *Service) mayDelegate(ctx context.Context, q Store, c Caller, id int, label string) error {
 	if c.Rights.MainAdministrator() {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (s *Service) mayDelegate(ctx context.Context, q *store.Queries, c Caller, i
 }
 
 // mayDelegateRight checks that the caller may delegate the single right of def.
-func mayDelegateRight(ctx context.Context, q *store.Queries, c Caller, def store.RoleDefinition) error {
+func mayDelegateRight(ctx context.Context, q Store, c Caller, def RoleDefinition) error {
 	if c.Rights.MainAdministrator() {
 		return nil
 	}

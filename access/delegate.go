@@ -30,11 +30,11 @@ func (h Holder) UserName() string {
 // role that gives only it (store.SingleRightDefinition), so every view of roles and rights shows it, the
 // rights cache needs nothing new, and DELETE …/rights/{RightID} takes it (a role that gives only it).
 type Grant struct {
-	Roles  []store.RoleDefinition
-	Rights []store.RightSpec
+	Roles  []RoleDefinition
+	Rights []RightSpec
 	// MayDelegateRight refuses a single right the delegator may not give, by its definition; it runs inside
 	// the change, so a refusal leaves nothing.
-	MayDelegateRight func(q *store.Queries, def store.RoleDefinition) error
+	MayDelegateRight func(q Store, def RoleDefinition) error
 }
 
 // DelegateRoles gives holder the roles and single rights of g for the reportee, delegated by actor (an
@@ -43,7 +43,7 @@ type Grant struct {
 // refuses the whole delegation (AlreadyHeld).
 func (s *Service) DelegateRoles(ctx context.Context, actor audit.Entry, reporteeID int64, holder Holder, g Grant) ([]int64, error) {
 	ids := make([]int64, 0, len(g.Roles)+len(g.Rights))
-	err := s.Change(ctx, func(q *store.Queries) error {
+	err := s.Change(ctx, func(q Store) error {
 		defs := g.Roles
 		for _, r := range g.Rights {
 			d, err := q.SingleRightDefinition(ctx, r)
@@ -60,21 +60,21 @@ func (s *Service) DelegateRoles(ctx context.Context, actor audit.Entry, reportee
 			single := i >= len(g.Roles)
 			what := "role " + RoleLabel(d.ID, d.Code, d.Name)
 			if single {
-				what = "right " + RightLabel(store.Right{ServiceCode: g.Rights[i-len(g.Roles)].ServiceCode,
+				what = "right " + RightLabel(Right{ServiceCode: g.Rights[i-len(g.Roles)].ServiceCode,
 					ServiceEdition: g.Rights[i-len(g.Roles)].ServiceEdition, Action: g.Rights[i-len(g.Roles)].Action})
 			}
-			id, err := q.InsertRole(ctx, store.NewRole{HolderPartyID: holder.PartyID, HolderLoginID: holder.LoginID, ReporteeID: reporteeID,
+			id, err := q.InsertRole(ctx, NewRole{HolderPartyID: holder.PartyID, HolderLoginID: holder.LoginID, ReporteeID: reporteeID,
 				RoleDefinitionID: d.ID, Delegator: actor.ActorName, DelegatedTime: actor.At})
-			if errors.Is(err, store.ErrRoleHeld) {
+			if errors.Is(err, ErrRoleHeld) {
 				return refuse(AlreadyHeld, "the right holder already holds %s for this reportee", what)
 			}
 			if err != nil {
 				return err
 			}
 			e := actor
-			e.ReporteeID, e.Action, e.RoleID, e.RoleDefinitionID, e.RightHolder = reporteeID, store.AuditDelegateRole, id, d.ID, holder.Name
+			e.ReporteeID, e.Action, e.RoleID, e.RoleDefinitionID, e.RightHolder = reporteeID, AuditDelegateRole, id, d.ID, holder.Name
 			if single {
-				e.Action = store.AuditDelegateRight
+				e.Action = AuditDelegateRight
 			}
 			e.Summary = fmt.Sprintf("delegated %s to %s", what, holder.Name)
 			if err := q.AppendAudit(ctx, e); err != nil {

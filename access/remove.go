@@ -41,7 +41,7 @@ func (s *Service) DeleteRole(ctx context.Context, c Caller, who Who, roleRef str
 	if id == 0 {
 		return notThere()
 	}
-	role, err := store.New(s.pool).GetDelegatedRole(ctx, id)
+	role, err := NewStore(store.New(s.pool)).GetDelegatedRole(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return notThere()
 	}
@@ -91,15 +91,15 @@ func PositiveID(raw string) int64 {
 }
 
 // deleteRole deletes a role with its audit entry and event, when allowed (if not nil) lets the caller.
-func (s *Service) deleteRole(ctx context.Context, c Caller, role store.DelegatedRole, allowed func(q *store.Queries, label string) error) error {
+func (s *Service) deleteRole(ctx context.Context, c Caller, role DelegatedRole, allowed func(q Store, label string) error) error {
 	label := RoleLabel(role.RoleDefinitionID, role.RoleDefinitionCode, role.RoleName)
 	if role.RoleType == "External" {
 		return fromRegister(role.RoleID, label)
 	}
-	e := c.entry(role.ReporteeID, store.AuditDeleteRole)
+	e := c.entry(role.ReporteeID, AuditDeleteRole)
 	e.RoleID, e.RoleDefinitionID, e.RightHolder = role.RoleID, role.RoleDefinitionID, role.HolderName
 	e.Summary = fmt.Sprintf("deleted role %s held by %s", label, role.HolderName)
-	return s.Change(ctx, func(q *store.Queries) error {
+	return s.Change(ctx, func(q Store) error {
 		if allowed != nil {
 			if err := allowed(q, label); err != nil {
 				return err
@@ -114,7 +114,7 @@ func fromRegister(id int64, label string) *Error {
 }
 
 // deleteAudited runs a delete, its audit entry and its event.
-func deleteAudited(ctx context.Context, q *store.Queries, e audit.Entry, event store.Event, del func() error) error {
+func deleteAudited(ctx context.Context, q Store, e audit.Entry, event store.Event, del func() error) error {
 	if err := del(); err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func deleteAudited(ctx context.Context, q *store.Queries, e audit.Entry, event s
 func (s *Service) DeleteLocalRight(ctx context.Context, c Caller, rightRef string) error {
 	reportee := c.Actor.ReporteeID
 	id := PositiveID(rightRef)
-	r, err := store.New(s.pool).GetDefinedRight(ctx, id)
+	r, err := NewStore(store.New(s.pool)).GetDefinedRight(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || id == 0 || (err == nil && r.OwnerPartyID != 0 && r.OwnerPartyID != reportee) {
 		return refuse(NotFound, "there is no right %s for %q", rightRef, c.Who)
 	}
@@ -140,12 +140,12 @@ func (s *Service) DeleteLocalRight(ctx context.Context, c Caller, rightRef strin
 	if r.OwnerPartyID == 0 {
 		return refuse(PlatformRole, "right %d belongs to platform role %d (%s), which cannot be changed; delete the role instead", id, r.RoleDefinitionID, r.RoleName)
 	}
-	e := c.entry(reportee, store.AuditDeleteRight)
+	e := c.entry(reportee, AuditDeleteRight)
 	e.RightID, e.RoleDefinitionID = id, r.RoleDefinitionID
 	e.Summary = fmt.Sprintf("deleted right %s from local role %s", RightLabel(r.Right), RoleLabel(r.RoleDefinitionID, "", r.RoleName))
 	changed := s.events.RoleDefinitionEvent(events.RoleDefinitionChanged, events.RoleDefinition{RoleDefinitionID: r.RoleDefinitionID,
 		ReporteeID: reportee, Name: r.RoleName})
-	return s.Change(ctx, func(q *store.Queries) error {
+	return s.Change(ctx, func(q Store) error {
 		return deleteAudited(ctx, q, e, changed, func() error { return q.DeleteLocalRight(ctx, id) })
 	})
 }
@@ -159,14 +159,14 @@ type Receiver struct {
 
 // RemoveRole takes role roleRef from the receiver, on the same terms as it is delegated (MayDelegate).
 func (s *Service) RemoveRole(ctx context.Context, c Caller, receiver Receiver, roleRef string) error {
-	role, err := store.New(s.pool).GetDelegatedRole(ctx, PositiveID(roleRef))
+	role, err := NewStore(store.New(s.pool)).GetDelegatedRole(ctx, PositiveID(roleRef))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (receiver.Party.ID == 0 || role.ReporteeID != c.Actor.ReporteeID || role.HolderPartyID != receiver.Party.ID)) {
 		return refuse(NotFound, "%q holds no role %s for %q", receiver.Ref, roleRef, c.Who)
 	}
 	if err != nil {
 		return err
 	}
-	return s.deleteRole(ctx, c, role, func(q *store.Queries, label string) error {
+	return s.deleteRole(ctx, c, role, func(q Store, label string) error {
 		return s.mayDelegate(ctx, q, c, role.RoleDefinitionID, label)
 	})
 }
@@ -178,14 +178,14 @@ func (s *Service) RemoveRole(ctx context.Context, c Caller, receiver Receiver, r
 func (s *Service) RemoveRight(ctx context.Context, c Caller, receiver Receiver, rightRef string) error {
 	reportee := c.Actor.ReporteeID
 	notThere := refuse(NotFound, "%q holds no right %s for %q", receiver.Ref, rightRef, c.Who)
-	right, err := store.New(s.pool).GetDefinedRight(ctx, PositiveID(rightRef))
+	right, err := NewStore(store.New(s.pool)).GetDefinedRight(ctx, PositiveID(rightRef))
 	if errors.Is(err, store.ErrNotFound) || receiver.Party.ID == 0 {
 		return notThere
 	}
 	if err != nil {
 		return err
 	}
-	return s.Change(ctx, func(q *store.Queries) error {
+	return s.Change(ctx, func(q Store) error {
 		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.Party.ID}, reportee, right.Right)
 		if err != nil {
 			return err
@@ -212,7 +212,7 @@ func (s *Service) RemoveRight(ctx context.Context, c Caller, receiver Receiver, 
 				return err
 			}
 			deleted = append(deleted, RoleDeleted(s.events, r.DelegatedRole))
-			e := c.entry(reportee, store.AuditDeleteRight)
+			e := c.entry(reportee, AuditDeleteRight)
 			e.RightID, e.RoleID, e.RoleDefinitionID, e.RightHolder = right.RightID, r.RoleID, r.RoleDefinitionID, r.HolderName
 			e.Summary = fmt.Sprintf("deleted right %s of %s with role %s, which gave only it", RightLabel(right.Right), r.HolderName,
 				RoleLabel(r.RoleDefinitionID, r.RoleDefinitionCode, r.RoleName))

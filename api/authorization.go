@@ -20,6 +20,7 @@ import (
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
 	q        *store.Queries
+	roles    access.Store    // reads role definitions, delegations, holdings and the audit log
 	access   *access.Service // writes every change
 	rights   *identity.Rights
 	parties  *identity.Parties
@@ -117,9 +118,9 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]store.DelegatedRole, bool, error) {
-		return h.q.ListDelegations(c.Request.Context(), party.ID, f, lq)
-	}, func(r store.DelegatedRole) delegationResource {
+	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]access.DelegatedRole, bool, error) {
+		return h.roles.ListDelegations(c.Request.Context(), party.ID, f, lq)
+	}, func(r access.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOf(*r.DelegatedTime),
 			RightHolderType: r.HolderType, RightHolderName: r.HolderName, RightHolderOrganizationNumber: r.HolderOrganizationNumber,
@@ -138,9 +139,9 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 
 // delegationFilter reads the filters of the delegations list; receiverId as findReceiver reads it. A
 // receiver that does not exist narrows the list to nothing.
-func (h *authorizationHandlers) delegationFilter(c *gin.Context) (store.DelegationFilter, error) {
+func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.DelegationFilter, error) {
 	var (
-		f   store.DelegationFilter
+		f   access.DelegationFilter
 		err error
 	)
 	if f.Service, err = serviceFilterOf(c); err != nil {

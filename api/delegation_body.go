@@ -7,7 +7,6 @@ import (
 
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/store"
 )
 
 // The body of a delegation: one right holder and the role definitions and single rights to give it, in
@@ -18,7 +17,7 @@ import (
 type delegationRequest struct {
 	access.HolderName
 	RoleDefinitionIDs []int
-	Rights            []store.RightSpec
+	Rights            []access.RightSpec
 }
 
 // maxRolesPerDelegation bounds the roles and single rights of one delegation request together.
@@ -121,8 +120,8 @@ var delegatableActions = []identity.Action{identity.Read, identity.Write, identi
 // parseRights reads the single rights of a delegation: each a ServiceCode, a ServiceEditionCode and an
 // Action. Rights on one message (MessageID) or on a system resource (SystemResourceID) are not delegated
 // here.
-func parseRights(rights *xmlNode) ([]store.RightSpec, error) {
-	var out []store.RightSpec
+func parseRights(rights *xmlNode) ([]access.RightSpec, error) {
+	var out []access.RightSpec
 	for _, r := range rights.Children {
 		if strings.EqualFold(r.Name, "link") {
 			continue
@@ -151,7 +150,7 @@ func parseRights(rights *xmlNode) ([]store.RightSpec, error) {
 			}
 			fields[name] = f
 		}
-		var spec store.RightSpec
+		var spec access.RightSpec
 		for _, want := range []string{"servicecode", "serviceeditioncode", "action"} {
 			if fields[want] == nil {
 				return nil, xmlNodeError(r, "a right needs ServiceCode, ServiceEditionCode and Action")

@@ -38,15 +38,15 @@ type receiverResource struct {
 
 // receiverHolding resolves receiverId for an access manager of {who}: the receiver and what it holds
 // for {who} through its roles and, with self, as the person {who} itself (the automatic base role).
-func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (store.Party, store.Holding, bool) {
+func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (store.Party, access.Holding, bool) {
 	party, ok := managedReportee(c)
 	if !ok {
-		return store.Party{}, store.Holding{}, false
+		return store.Party{}, access.Holding{}, false
 	}
 	ctx := c.Request.Context()
 	raw := c.Param("receiverId")
 	receiver, err := h.findReceiver(ctx, raw)
-	holding := store.Holding{Holder: store.Subject{PartyID: receiver.ID}, ReporteeID: party.ID,
+	holding := access.Holding{Holder: store.Subject{PartyID: receiver.ID}, ReporteeID: party.ID,
 		Self: self && receiver.Kind == "Person" && receiver.ID == party.ID}
 	if err == nil && !holding.Self {
 		var holds bool
@@ -67,12 +67,12 @@ func (h *authorizationHandlers) showReceiver(c *gin.Context, effective bool) {
 		return
 	}
 	ctx := c.Request.Context()
-	roles, _, err := h.q.ListHeldRoles(ctx, holding, store.Unpaged, -1)
+	roles, _, err := h.roles.ListHeldRoles(ctx, holding, store.Unpaged, -1)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	rights, _, err := h.q.ListHeldRights(ctx, holding, store.Unpaged)
+	rights, _, err := h.roles.ListHeldRights(ctx, holding, store.Unpaged)
 	if err != nil {
 		abort(c, err)
 		return

@@ -29,7 +29,7 @@ type userRoleDefinition struct {
 	Links            render.Links     `json:"_links"`
 }
 
-func (h *authorizationHandlers) roleDefinitionResource(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
+func (h *authorizationHandlers) roleDefinitionResource(c *gin.Context, d access.RoleDefinition) userRoleDefinition {
 	r := userRoleDefinition{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description}
 	r.Links.Add("self", render.Link{Href: h.roleDefinitionURL(c, d.ID)})
 	return r
@@ -39,7 +39,7 @@ func (h *authorizationHandlers) roleDefinitionResource(c *gin.Context, d store.R
 // list of resources).
 func (h *authorizationHandlers) listUserRoleDefinitions(c *gin.Context) {
 	party, _ := reporteeOf(c)
-	defs, err := h.q.ListReporteeRoleDefinitions(c.Request.Context(), party.ID)
+	defs, err := h.roles.ListReporteeRoleDefinitions(c.Request.Context(), party.ID)
 	if err != nil {
 		abort(c, err)
 		return
@@ -53,7 +53,7 @@ func (h *authorizationHandlers) listUserRoleDefinitions(c *gin.Context) {
 
 // loadRoleDefinition reads the definition of the path: any platform role, or a local role of {who}. Local
 // roles of other reportees are answered like ones that do not exist.
-func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (store.RoleDefinition, bool) {
+func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (access.RoleDefinition, bool) {
 	raw := c.Param("roleDefinitionId")
 	notThere := func() *problem.Problem {
 		return problem.NotFound("there is no role definition %s for %q", raw, c.Param("who"))
@@ -61,10 +61,10 @@ func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (store.RoleDe
 	id, err := strconv.Atoi(raw)
 	if err != nil || id <= 0 {
 		abort(c, notThere())
-		return store.RoleDefinition{}, false
+		return access.RoleDefinition{}, false
 	}
 	party, _ := reporteeOf(c)
-	d, err := h.q.GetRoleDefinition(c.Request.Context(), id, "", "")
+	d, err := h.roles.GetRoleDefinition(c.Request.Context(), id, "", "")
 	if err == nil && d.Local() && d.OwnerPartyID != party.ID {
 		err = store.ErrNotFound
 	}
@@ -80,7 +80,7 @@ func (h *authorizationHandlers) getUserRoleDefinition(c *gin.Context) {
 }
 
 // roleDefinitionView is the single view of a role definition, with its rights.
-func (h *authorizationHandlers) roleDefinitionView(c *gin.Context, d store.RoleDefinition) userRoleDefinition {
+func (h *authorizationHandlers) roleDefinitionView(c *gin.Context, d access.RoleDefinition) userRoleDefinition {
 	r := h.roleDefinitionResource(c, d)
 	rights := rightResources(d.Rights)
 	r.Rights = &rights
@@ -94,7 +94,7 @@ func (h *authorizationHandlers) unchanged(c *gin.Context) access.Precondition {
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil
 	}
-	return func(d store.RoleDefinition) error {
+	return func(d access.RoleDefinition) error {
 		tag, err := resourceETag(c, h.roleDefinitionView(c, d))
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func (h *authorizationHandlers) readLocalRole(c *gin.Context) (access.LocalRole,
 	case len(rights) > maxLocalRoleRights:
 		errs = append(errs, fmt.Sprintf("_embedded.Rights holds more than %d rights", maxLocalRoleRights))
 	}
-	seen := map[store.RightSpec]bool{}
+	seen := map[access.RightSpec]bool{}
 	var keys []store.ServiceKey
 	var at []string
 	for i, r := range rights {
@@ -182,7 +182,7 @@ func (h *authorizationHandlers) readLocalRole(c *gin.Context) (access.LocalRole,
 		if !codeOK || !editionOK || !actionOK {
 			continue
 		}
-		spec := store.RightSpec{ServiceCode: code, ServiceEdition: edition, Action: action}
+		spec := access.RightSpec{ServiceCode: code, ServiceEdition: edition, Action: action}
 		if seen[spec] {
 			continue // the same right twice is the same right
 		}
@@ -192,7 +192,7 @@ func (h *authorizationHandlers) readLocalRole(c *gin.Context) (access.LocalRole,
 		at = append(at, where)
 	}
 	if len(keys) > 0 {
-		unknown, err := h.q.UnknownServices(c.Request.Context(), keys)
+		unknown, err := h.roles.UnknownServices(c.Request.Context(), keys)
 		if err != nil {
 			return l, err
 		}
@@ -234,9 +234,9 @@ func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 
 // changeableRole loads the local role of the path for a change by an access manager of {who}: platform
 // roles get 403.
-func (h *authorizationHandlers) changeableRole(c *gin.Context) (store.RoleDefinition, bool) {
+func (h *authorizationHandlers) changeableRole(c *gin.Context) (access.RoleDefinition, bool) {
 	if _, ok := managedReportee(c); !ok {
-		return store.RoleDefinition{}, false
+		return access.RoleDefinition{}, false
 	}
 	d, ok := h.loadRoleDefinition(c)
 	if !ok {

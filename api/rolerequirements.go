@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/store"
@@ -54,9 +55,9 @@ func (h *metadataHandlers) listRoleRequirements(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "rolerequirements", func(lq store.ListQuery) ([]store.RoleDefinition, bool, error) {
+	coll, ok := listPage(c, "rolerequirements", func(lq store.ListQuery) ([]access.RoleDefinition, bool, error) {
 		return h.catalog.RoleRequirements(c.Request.Context(), key, lq)
-	}, func(d store.RoleDefinition) roleRequirement {
+	}, func(d access.RoleDefinition) roleRequirement {
 		return roleRequirement{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleDefinitionCode: d.Code, RoleName: d.Name,
 			RoleDescription: d.Description, Rights: rightResources(d.Rights)}
 	})

@@ -36,7 +36,7 @@ type roleResource struct {
 
 // roleResourceOf renders a held role whose definition is at definitions + its id; code shows its
 // RoleDefinitionCode.
-func roleResourceOf(r store.HeldRole, definitions string, code bool) roleResource {
+func roleResourceOf(r access.HeldRole, definitions string, code bool) roleResource {
 	res := roleResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 		RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOrNull(r.DelegatedTime)}
 	if code {
@@ -57,12 +57,12 @@ type rightResource struct {
 	IsDelegatable      bool
 }
 
-func rightResourceOf(r store.Right) rightResource {
+func rightResourceOf(r access.Right) rightResource {
 	return rightResource{RightID: r.RightID, RightType: "Service", ServiceCode: r.ServiceCode, ServiceEditionCode: r.ServiceEdition,
 		Action: r.Action, RightSourceType: "RoleTypeRights", IsDelegatable: r.IsDelegatable}
 }
 
-func rightResources(rights []store.Right) []rightResource {
+func rightResources(rights []access.Right) []rightResource {
 	out := make([]rightResource, len(rights))
 	for i, r := range rights {
 		out[i] = rightResourceOf(r)
@@ -82,9 +82,9 @@ func (h *authorizationHandlers) roleDefinitionURL(c *gin.Context, id int) string
 }
 
 // userHolding is what the logged-in user holds for {who}.
-func userHolding(c *gin.Context) store.Holding {
+func userHolding(c *gin.Context) access.Holding {
 	party, rights := reporteeOf(c)
-	return store.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
+	return access.Holding{Holder: principalOf(c).Subject(), ReporteeID: party.ID, Self: rights.All}
 }
 
 // listUserRoles lists the roles the logged-in user holds for {who}, the automatic base role first.
@@ -94,20 +94,20 @@ func (h *authorizationHandlers) listUserRoles(c *gin.Context) { h.listHeldRoles(
 func (h *authorizationHandlers) listUserRights(c *gin.Context) { h.listHeldRights(c, userHolding(c)) }
 
 // listHeldRoles answers with a page of the roles of holding, the automatic base role first.
-func (h *authorizationHandlers) listHeldRoles(c *gin.Context, holding store.Holding) {
+func (h *authorizationHandlers) listHeldRoles(c *gin.Context, holding access.Holding) {
 	definitions := h.authorizationURL(c) + "/roledefinitions/"
-	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]store.HeldRole, bool, error) {
-		return h.q.ListHeldRoles(c.Request.Context(), holding, lq, -1)
-	}, func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
+	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]access.HeldRole, bool, error) {
+		return h.roles.ListHeldRoles(c.Request.Context(), holding, lq, -1)
+	}, func(r access.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
 	if ok {
 		respond(c, http.StatusOK, coll)
 	}
 }
 
 // listHeldRights answers with a page of the rights of holding.
-func (h *authorizationHandlers) listHeldRights(c *gin.Context, holding store.Holding) {
-	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]store.Right, bool, error) {
-		return h.q.ListHeldRights(c.Request.Context(), holding, lq)
+func (h *authorizationHandlers) listHeldRights(c *gin.Context, holding access.Holding) {
+	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]access.Right, bool, error) {
+		return h.roles.ListHeldRights(c.Request.Context(), holding, lq)
 	}, rightResourceOf)
 	if ok {
 		respond(c, http.StatusOK, coll)
@@ -201,7 +201,7 @@ func (h *authorizationHandlers) listAuditLog(c *gin.Context) {
 		return
 	}
 	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]audit.Entry, bool, error) {
-		return h.q.ListAudit(c.Request.Context(), party.ID, lq)
+		return h.roles.ListAudit(c.Request.Context(), party.ID, lq)
 	}, func(e audit.Entry) auditEntryResource {
 		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
 			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,

@@ -53,8 +53,8 @@ func (s *Server) routes() http.Handler {
 	mb := &mailboxHandlers{q: s.q, lists: mailbox.NewLists(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{q: s.q, access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
-	so := &serviceOwnerHandlers{q: s.q, owner: serviceowner.New(s.q, s.parties)}
+	az := &authorizationHandlers{q: s.q, roles: access.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
+	so := &serviceOwnerHandlers{q: s.q, roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(s.opts.Pool), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{q: s.q}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/serviceowner"
@@ -54,7 +55,7 @@ type soReporteeResource struct {
 	SocialSecurityNumber     string `json:",omitempty"`
 }
 
-func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d store.RoleDefinition) soRoleDefinitionResource {
+func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d access.RoleDefinition) soRoleDefinitionResource {
 	r := soRoleDefinitionResource{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleName: d.Name, RoleDescription: d.Description,
 		RoleDefinitionCode: d.Code}
 	r.Links.Add("self", render.Link{Href: h.soURL(c, "/roledefinitions/"+strconv.Itoa(d.ID))})
@@ -111,15 +112,15 @@ func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Pa
 	if pg.hasToken {
 		after = pg.after
 	}
-	roles, more, err := h.q.ListHeldRoles(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, holder, reportee), pg.ListQuery, after)
+	roles, more, err := h.roles.ListHeldRoles(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, holder, reportee), pg.ListQuery, after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	definitions := h.soURL(c, "/roledefinitions/")
 	renderSOPage(c, "roles", roles, pg, more,
-		func(r store.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
-		func(r store.HeldRole) int64 { return r.RoleID })
+		func(r access.HeldRole) roleResource { return roleResourceOf(r, definitions, true) },
+		func(r access.HeldRole) int64 { return r.RoleID })
 }
 
 // soAuthorizationRights shows the rights subject has for reportee on the caller's services. A person
@@ -129,7 +130,7 @@ func (h *serviceOwnerHandlers) soAuthorizationRights(c *gin.Context) {
 	if !ok {
 		return
 	}
-	granted, _, err := h.q.ListHeldRights(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, subject, reportee), store.Unpaged)
+	granted, _, err := h.roles.ListHeldRights(c.Request.Context(), serviceowner.Holding(serviceOwnerOf(c).Code, subject, reportee), store.Unpaged)
 	if err != nil {
 		abort(c, err)
 		return
@@ -149,14 +150,14 @@ func (h *serviceOwnerHandlers) soListRoleDefinitions(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	defs, more, err := h.q.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
+	defs, more, err := h.roles.ListRoleDefinitions(c.Request.Context(), pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	renderSOPage(c, "roledefinitions", defs, pg, more,
-		func(d store.RoleDefinition) soRoleDefinitionResource { return h.soRoleDefinitionResource(c, d) },
-		func(d store.RoleDefinition) int64 { return int64(d.ID) })
+		func(d access.RoleDefinition) soRoleDefinitionResource { return h.soRoleDefinitionResource(c, d) },
+		func(d access.RoleDefinition) int64 { return int64(d.ID) })
 }
 
 // soGetRoleDefinition shows a role definition with the rights it grants on the caller's services, with its

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/serviceowner"
@@ -16,6 +17,7 @@ import (
 // keyset paging are in serviceowner.go and lists.go.
 type serviceOwnerHandlers struct {
 	q     *store.Queries
+	roles access.Store
 	owner *serviceowner.Service
 }
 

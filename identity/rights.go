@@ -70,8 +70,12 @@ func (r RightSet) HoldsRole(code string) bool {
 	return slices.Contains(r.roleCodes, code)
 }
 
+// MainAdministratorCode is the role definition code of the main administrator, the automatic base role of
+// a party acting for itself.
+const MainAdministratorCode = "HADM"
+
 // MainAdministrator tells whether the subject is main administrator (HADM) for the reportee.
-func (r RightSet) MainAdministrator() bool { return r.All || r.HoldsRole(store.MainAdministratorCode) }
+func (r RightSet) MainAdministrator() bool { return r.All || r.HoldsRole(MainAdministratorCode) }
 
 // AccessManager tells whether the subject may manage access for the reportee (HADM or ADMAI).
 func (r RightSet) AccessManager() bool { return r.MainAdministrator() || r.HoldsRole("ADMAI") }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/store"
 )
@@ -78,8 +79,8 @@ func (c *Catalog) AttachmentRuleSchema(ctx context.Context, code string, edition
 
 // RoleRequirements lists, by id, the platform role definitions that grant a right on the service edition,
 // each with the rights it grants there.
-func (c *Catalog) RoleRequirements(ctx context.Context, service store.ServiceKey, lq store.ListQuery) ([]store.RoleDefinition, bool, error) {
-	return c.q.RoleRequirements(ctx, service, lq)
+func (c *Catalog) RoleRequirements(ctx context.Context, service store.ServiceKey, lq store.ListQuery) ([]access.RoleDefinition, bool, error) {
+	return access.NewStore(c.q).RoleRequirements(ctx, service, lq)
 }
 
 // CodeLists lists code lists, in one language when language is not zero.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/refusal"
 	"github.com/postbox/postbox/store"
@@ -98,7 +99,7 @@ func (s *Service) CheckService(ctx context.Context, owner string, f store.Servic
 // CheckRole refuses a list narrowed to a role definition (by id or by code) that does not exist, or that
 // grants no right on the owner's services (as for a service of another owner).
 func (s *Service) CheckRole(ctx context.Context, owner string, id int, code string) error {
-	d, err := s.q.GetRoleDefinition(ctx, id, code, owner)
+	d, err := access.NewStore(s.q).GetRoleDefinition(ctx, id, code, owner)
 	if errors.Is(err, store.ErrNotFound) {
 		name := code
 		if name == "" {
@@ -117,19 +118,19 @@ func (s *Service) CheckRole(ctx context.Context, owner string, id int, code stri
 
 // Holding asks for what holder holds for reportee on the owner's services; a person acting for themself
 // holds the automatic base role (main administrator).
-func Holding(owner string, holder, reportee store.Party) store.Holding {
-	return store.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
+func Holding(owner string, holder, reportee store.Party) access.Holding {
+	return access.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
 		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: owner}
 }
 
 // RoleDefinition is role definition ref (its id as the client wrote it) with the rights it grants on the
 // owner's services.
-func (s *Service) RoleDefinition(ctx context.Context, owner, ref string) (store.RoleDefinition, error) {
+func (s *Service) RoleDefinition(ctx context.Context, owner, ref string) (access.RoleDefinition, error) {
 	id, err := strconv.Atoi(ref)
 	if err != nil || id <= 0 {
-		return store.RoleDefinition{}, refusal.New(NotFound, "there is no role definition %s", ref)
+		return access.RoleDefinition{}, refusal.New(NotFound, "there is no role definition %s", ref)
 	}
-	d, err := s.q.GetRoleDefinition(ctx, id, "", owner)
+	d, err := access.NewStore(s.q).GetRoleDefinition(ctx, id, "", owner)
 	if errors.Is(err, store.ErrNotFound) {
 		return d, refusal.New(NotFound, "there is no role definition %d", id)
 	}

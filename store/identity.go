@@ -76,7 +76,7 @@ const roleRightsSQL = `SELECT d.id, COALESCE(d.role_definition_code, ''), COALES
 	FROM roles ro
 	JOIN role_definitions d ON d.id = ro.role_definition_id
 	LEFT JOIN role_definition_rights r ON r.role_definition_id = d.id
-	WHERE ` + heldBySubjectSQL
+	WHERE ` + HeldBySubjectSQL
 
 // RoleRights lists what the subject's roles for a reportee grant.
 func (q *Queries) RoleRights(ctx context.Context, s Subject, reporteeID int64) ([]RoleRight, error) {
@@ -106,7 +106,7 @@ func (q *Queries) ListReportees(ctx context.Context, s Subject, selfID int64, se
 	if service.Code != "" {
 		args = append(args, service.Code, service.Edition)
 		self = ` AND EXISTS (SELECT 1 FROM services WHERE service_code = $4 AND ($5 = 0 OR service_edition = $5))`
-		role = " AND " + grantsServiceSQL("ro.role_definition_id", 4)
+		role = " AND " + GrantsServiceSQL("ro.role_definition_id", 4)
 	}
 	where, tail, more, err := ListClauses(lq, ReporteeFields, ListOrder{ByDefault: "p.id = $3 DESC, p.name, p.id", TieBreaker: "p.id"}, len(args)+1)
 	if err != nil {

@@ -162,39 +162,3 @@ func (r AttachmentRule) AllowsFile(fileName string) bool {
 	}
 	return false
 }
-
-// RoleRequirements lists, by id, the platform role definitions that grant a right on the service edition,
-// each with the rights it grants on it. Local roles are their reportees' own and are not shown.
-func (q *Queries) RoleRequirements(ctx context.Context, service ServiceKey, lq ListQuery) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := ListClauses(lq, RoleDefinitionFields, ListOrder{ByDefault: "d.id", TieBreaker: "d.id"}, 3)
-	if err != nil {
-		return nil, false, err
-	}
-	defs, more, err := QueryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
-			AND x.service_code = $1 AND x.service_edition = $2) AND `+where+tail,
-		append([]any{service.Code, service.Edition}, args...), lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
-	if err != nil || len(defs) == 0 {
-		return defs, more, err
-	}
-	ids := make([]int32, len(defs))
-	at := make(map[int]int, len(defs))
-	for i, d := range defs {
-		ids[i], at[d.ID] = int32(d.ID), i
-	}
-	rows, err := q.db.Query(ctx, `SELECT x.role_definition_id, `+rightColumns+` FROM role_definition_rights x
-		WHERE x.role_definition_id = ANY($1) AND x.service_code = $2 AND x.service_edition = $3
-		ORDER BY x.role_definition_id, `+actionOrder, ids, service.Code, service.Edition)
-	if err != nil {
-		return nil, false, err
-	}
-	var (
-		id int
-		r  Right
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable}, func() error {
-		defs[at[id]].Rights = append(defs[at[id]].Rights, r)
-		return nil
-	})
-	return defs, more, err
-}

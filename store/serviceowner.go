@@ -94,22 +94,3 @@ func (q *Queries) GetOrganization(ctx context.Context, id int64) (Organization, 
 		WHERE p.id = $1 AND p.kind = 'Organization'`, id))
 	return o, NotFound(err)
 }
-
-// RoleDefinitionFields are the fields of a role definition that clients can filter and order on.
-var RoleDefinitionFields = odatasql.Fields{
-	"RoleType":           {Column: "d.role_type", Kind: odatasql.String},
-	"RoleDefinitionId":   {Column: "d.id", Kind: odatasql.Int},
-	"RoleDefinitionCode": {Column: "d.role_definition_code", Kind: odatasql.String},
-	"RoleName":           {Column: "d.role_name", Kind: odatasql.String},
-	"RoleDescription":    {Column: "d.role_description", Kind: odatasql.String},
-}
-
-// ListRoleDefinitions lists the platform's role definitions (not the local roles reportees made), by id.
-func (q *Queries) ListRoleDefinitions(ctx context.Context, lq ListQuery, after int64) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := ListClauses(lq, RoleDefinitionFields, Keyset("d.id", after), 1)
-	if err != nil {
-		return nil, false, err
-	}
-	return QueryPage(ctx, q, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
-}

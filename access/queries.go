@@ -1,4 +1,4 @@
-package store
+package access
 
 import (
 	"context"
@@ -11,18 +11,25 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postbox/postbox/audit"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 )
+
+// Store is the access room's SQL — role definitions and their rights, delegated roles, single rights,
+// what a subject holds, the audit log — over the connection of q, a pool or a transaction, beside the
+// shared statements of q itself (its events).
+type Store struct {
+	*store.Queries
+}
+
+// NewStore returns the access statements over q.
+func NewStore(q *store.Queries) Store { return Store{q} }
 
 // The user-facing authorization area: the roles and rights a subject holds for a reportee, delegations,
 // local role definitions, and the audit log of every change to them.
 
 // LocalRoleType is the RoleType of role definitions a reportee made for itself.
 const LocalRoleType = "Local"
-
-// MainAdministratorCode is the role definition code of the main administrator, the automatic base role of
-// a party acting for itself.
-const MainAdministratorCode = "HADM"
 
 // Errors of authorization changes; the api maps them to 409.
 var (
@@ -53,8 +60,8 @@ func scanRoleDefinition(row pgx.Row) (RoleDefinition, error) {
 }
 
 // ListReporteeRoleDefinitions lists the platform roles of type Altinn and the local roles of the reportee, by id.
-func (q *Queries) ListReporteeRoleDefinitions(ctx context.Context, reporteeID int64) ([]RoleDefinition, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+func (q Store) ListReporteeRoleDefinitions(ctx context.Context, reporteeID int64) ([]RoleDefinition, error) {
+	rows, err := q.DB().Query(ctx, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
 		WHERE (d.owner_party_id IS NULL AND d.role_type = 'Altinn') OR d.owner_party_id = $1
 		ORDER BY d.owner_party_id NULLS FIRST, d.id`, reporteeID)
 	if err != nil {
@@ -67,22 +74,22 @@ func (q *Queries) ListReporteeRoleDefinitions(ctx context.Context, reporteeID in
 // its rights. Without an owner it returns any definition with all its rights: callers decide who may see
 // local ones. With a service owner's code it returns only the rights on the owner's services, and a local
 // role only when it has such a right: the owner may see it held, so it may look it up.
-func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner string) (RoleDefinition, error) {
+func (q Store) GetRoleDefinition(ctx context.Context, id int, code, owner string) (RoleDefinition, error) {
 	sql, key := `SELECT `+roleDefinitionColumns+` FROM role_definitions d WHERE d.id = $1`, any(id)
 	if code != "" {
 		sql, key = `SELECT `+roleDefinitionColumns+` FROM role_definitions d WHERE d.role_definition_code = $1
 			AND d.owner_party_id IS NULL ORDER BY d.id LIMIT 1`, code
 	}
-	d, err := scanRoleDefinition(q.db.QueryRow(ctx, sql, key))
+	d, err := scanRoleDefinition(q.DB().QueryRow(ctx, sql, key))
 	if err != nil {
-		return d, NotFound(err)
+		return d, store.NotFound(err)
 	}
 	args, onOwnerServices := []any{d.ID}, ""
 	if owner != "" {
 		args, onOwnerServices = append(args, owner), ` AND EXISTS (SELECT 1 FROM services s WHERE s.service_code = x.service_code
 			AND s.service_edition = x.service_edition AND s.service_owner_code = $2)`
 	}
-	rows, err := q.db.Query(ctx, `SELECT `+rightColumns+`
+	rows, err := q.DB().Query(ctx, `SELECT `+rightColumns+`
 		FROM role_definition_rights x WHERE x.role_definition_id = $1`+onOwnerServices+`
 		ORDER BY x.service_code, x.service_edition, `+actionOrder, args...)
 	if err != nil {
@@ -92,17 +99,17 @@ func (q *Queries) GetRoleDefinition(ctx context.Context, id int, code, owner str
 		return d, err
 	}
 	if owner != "" && d.Local() && len(d.Rights) == 0 {
-		return RoleDefinition{}, ErrNotFound
+		return RoleDefinition{}, store.ErrNotFound
 	}
 	return d, nil
 }
 
 // LockRoleDefinition reads a role definition locked for the rest of the transaction (SELECT … FOR
 // UPDATE), so that a change can be checked against it as it is.
-func (q *Queries) LockRoleDefinition(ctx context.Context, id int) (RoleDefinition, error) {
+func (q Store) LockRoleDefinition(ctx context.Context, id int) (RoleDefinition, error) {
 	var locked int
-	if err := q.db.QueryRow(ctx, `SELECT id FROM role_definitions WHERE id = $1 FOR UPDATE`, id).Scan(&locked); err != nil {
-		return RoleDefinition{}, NotFound(err)
+	if err := q.DB().QueryRow(ctx, `SELECT id FROM role_definitions WHERE id = $1 FOR UPDATE`, id).Scan(&locked); err != nil {
+		return RoleDefinition{}, store.NotFound(err)
 	}
 	return q.GetRoleDefinition(ctx, id, "", "")
 }
@@ -115,20 +122,20 @@ type RightSpec struct {
 }
 
 // UnknownServices returns the service editions among keys that do not exist.
-func (q *Queries) UnknownServices(ctx context.Context, keys []ServiceKey) ([]ServiceKey, error) {
+func (q Store) UnknownServices(ctx context.Context, keys []store.ServiceKey) ([]store.ServiceKey, error) {
 	codes := make([]string, len(keys))
 	editions := make([]int32, len(keys))
 	for i, k := range keys {
 		codes[i], editions[i] = k.Code, int32(k.Edition)
 	}
-	rows, err := q.db.Query(ctx, `SELECT DISTINCT k.code, k.edition, k.ord FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k (code, edition, ord)
+	rows, err := q.DB().Query(ctx, `SELECT DISTINCT k.code, k.edition, k.ord FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k (code, edition, ord)
 		WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.service_code = k.code AND s.service_edition = k.edition)
 		ORDER BY k.ord`, codes, editions)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceKey, error) {
-		var k ServiceKey
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ServiceKey, error) {
+		var k store.ServiceKey
 		var ord int64
 		err := r.Scan(&k.Code, &k.Edition, &ord)
 		return k, err
@@ -137,9 +144,9 @@ func (q *Queries) UnknownServices(ctx context.Context, keys []ServiceKey) ([]Ser
 
 // CreateLocalRole stores a new local role of the owner with its rights and returns its id. Run it in a
 // transaction with its audit entry.
-func (q *Queries) CreateLocalRole(ctx context.Context, ownerID int64, name, description string, rights []RightSpec) (int, error) {
+func (q Store) CreateLocalRole(ctx context.Context, ownerID int64, name, description string, rights []RightSpec) (int, error) {
 	var id int
-	err := q.db.QueryRow(ctx, `INSERT INTO role_definitions (role_type, role_name, role_description, owner_party_id)
+	err := q.DB().QueryRow(ctx, `INSERT INTO role_definitions (role_type, role_name, role_description, owner_party_id)
 		VALUES ($1, $2, $3, $4) RETURNING id`, LocalRoleType, name, description, ownerID).Scan(&id)
 	if err != nil {
 		return 0, roleNameTaken(err)
@@ -149,17 +156,17 @@ func (q *Queries) CreateLocalRole(ctx context.Context, ownerID int64, name, desc
 
 // UpdateLocalRole replaces the name, description and rights of a local role; rights that stay keep their
 // RightID. Run it in a transaction with its audit entry.
-func (q *Queries) UpdateLocalRole(ctx context.Context, id int, name, description string, rights []RightSpec) error {
-	tag, err := q.db.Exec(ctx, `UPDATE role_definitions SET role_name = $2, role_description = $3
+func (q Store) UpdateLocalRole(ctx context.Context, id int, name, description string, rights []RightSpec) error {
+	tag, err := q.DB().Exec(ctx, `UPDATE role_definitions SET role_name = $2, role_description = $3
 		WHERE id = $1 AND owner_party_id IS NOT NULL`, id, name, description)
 	if err != nil {
 		return roleNameTaken(err)
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	codes, editions, actions := rightArrays(rights)
-	if _, err := q.db.Exec(ctx, `DELETE FROM role_definition_rights r WHERE r.role_definition_id = $1
+	if _, err := q.DB().Exec(ctx, `DELETE FROM role_definition_rights r WHERE r.role_definition_id = $1
 		AND (r.service_code, r.service_edition, r.action) NOT IN (SELECT * FROM unnest($2::text[], $3::int[], $4::text[]))`,
 		id, codes, editions, actions); err != nil {
 		return err
@@ -167,9 +174,9 @@ func (q *Queries) UpdateLocalRole(ctx context.Context, id int, name, description
 	return q.insertRights(ctx, id, rights)
 }
 
-func (q *Queries) insertRights(ctx context.Context, id int, rights []RightSpec) error {
+func (q Store) insertRights(ctx context.Context, id int, rights []RightSpec) error {
 	codes, editions, actions := rightArrays(rights)
-	_, err := q.db.Exec(ctx, `INSERT INTO role_definition_rights (role_definition_id, service_code, service_edition, action, is_delegatable)
+	_, err := q.DB().Exec(ctx, `INSERT INTO role_definition_rights (role_definition_id, service_code, service_edition, action, is_delegatable)
 		SELECT $1, k.code, k.edition, k.action, true FROM unnest($2::text[], $3::int[], $4::text[]) AS k (code, edition, action)
 		ON CONFLICT (role_definition_id, service_code, service_edition, action) DO NOTHING`, id, codes, editions, actions)
 	return err
@@ -193,8 +200,8 @@ func roleNameTaken(err error) error {
 
 // DeleteLocalRole deletes a local role with its rights and every delegation of it, and returns the
 // deleted delegations. Run it in a transaction with its audit entry.
-func (q *Queries) DeleteLocalRole(ctx context.Context, id int) ([]DelegatedRole, error) {
-	rows, err := q.db.Query(ctx, delegatedRoleSelect+` WHERE ro.role_definition_id = $1 ORDER BY ro.id FOR UPDATE OF ro`, id)
+func (q Store) DeleteLocalRole(ctx context.Context, id int) ([]DelegatedRole, error) {
+	rows, err := q.DB().Query(ctx, delegatedRoleSelect+` WHERE ro.role_definition_id = $1 ORDER BY ro.id FOR UPDATE OF ro`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -202,12 +209,12 @@ func (q *Queries) DeleteLocalRole(ctx context.Context, id int) ([]DelegatedRole,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := q.db.Exec(ctx, `DELETE FROM roles WHERE role_definition_id = $1`, id); err != nil {
+	if _, err := q.DB().Exec(ctx, `DELETE FROM roles WHERE role_definition_id = $1`, id); err != nil {
 		return nil, err
 	}
-	tag, err := q.db.Exec(ctx, `DELETE FROM role_definitions WHERE id = $1 AND owner_party_id IS NOT NULL`, id)
+	tag, err := q.DB().Exec(ctx, `DELETE FROM role_definitions WHERE id = $1 AND owner_party_id IS NOT NULL`, id)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
+		err = store.ErrNotFound
 	}
 	return held, err
 }
@@ -221,40 +228,40 @@ type DefinedRight struct {
 }
 
 // GetDefinedRight returns a right of a role definition by RightID.
-func (q *Queries) GetDefinedRight(ctx context.Context, id int64) (DefinedRight, error) {
+func (q Store) GetDefinedRight(ctx context.Context, id int64) (DefinedRight, error) {
 	var r DefinedRight
-	err := q.db.QueryRow(ctx, `SELECT `+rightColumns+`, d.id, d.role_name,
+	err := q.DB().QueryRow(ctx, `SELECT `+rightColumns+`, d.id, d.role_name,
 			COALESCE(d.owner_party_id, 0)
 		FROM role_definition_rights x JOIN role_definitions d ON d.id = x.role_definition_id WHERE x.id = $1`, id).
 		Scan(&r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable, &r.RoleDefinitionID, &r.RoleName, &r.OwnerPartyID)
-	return r, NotFound(err)
+	return r, store.NotFound(err)
 }
 
 // DeleteLocalRight removes a right from a local role. Run it in a transaction with its audit entry.
-func (q *Queries) DeleteLocalRight(ctx context.Context, id int64) error {
-	tag, err := q.db.Exec(ctx, `DELETE FROM role_definition_rights r USING role_definitions d
+func (q Store) DeleteLocalRight(ctx context.Context, id int64) error {
+	tag, err := q.DB().Exec(ctx, `DELETE FROM role_definition_rights r USING role_definitions d
 		WHERE r.id = $1 AND d.id = r.role_definition_id AND d.owner_party_id IS NOT NULL`, id)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
+		err = store.ErrNotFound
 	}
 	return err
 }
 
 // HoldsRoleDefinition tells whether s holds a role of the definition for the reportee.
-func (q *Queries) HoldsRoleDefinition(ctx context.Context, s Subject, reporteeID int64, definitionID int) (bool, error) {
+func (q Store) HoldsRoleDefinition(ctx context.Context, s store.Subject, reporteeID int64, definitionID int) (bool, error) {
 	var ok bool
-	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM roles WHERE reportee_id = $1 AND role_definition_id = $4
+	err := q.DB().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM roles WHERE reportee_id = $1 AND role_definition_id = $4
 		AND (holder_party_id = $2 OR holder_login_id = $3))`, reporteeID, s.PartyID, s.LoginID, definitionID).Scan(&ok)
 	return ok, err
 }
 
 // MissingDelegatableRights lists the rights of a definition that s does not hold, as a delegatable right,
 // for the reportee through its own roles: what stands in the way of s delegating the role.
-func (q *Queries) MissingDelegatableRights(ctx context.Context, s Subject, reporteeID int64, definitionID int) ([]Right, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+rightColumns+`
+func (q Store) MissingDelegatableRights(ctx context.Context, s store.Subject, reporteeID int64, definitionID int) ([]Right, error) {
+	rows, err := q.DB().Query(ctx, `SELECT `+rightColumns+`
 		FROM role_definition_rights x WHERE x.role_definition_id = $4 AND NOT EXISTS (
 			SELECT 1 FROM roles ro JOIN role_definition_rights h ON h.role_definition_id = ro.role_definition_id
-			WHERE `+heldBySubjectSQL+`
+			WHERE `+store.HeldBySubjectSQL+`
 			AND h.service_code = x.service_code AND h.service_edition = x.service_edition AND h.action = x.action AND h.is_delegatable)
 		ORDER BY x.service_code, x.service_edition, `+actionOrder, reporteeID, s.PartyID, s.LoginID, definitionID)
 	if err != nil {
@@ -300,16 +307,16 @@ func scanDelegatedRole(row pgx.Row, extra ...any) (DelegatedRole, error) {
 }
 
 // GetDelegatedRole returns a role by RoleId.
-func (q *Queries) GetDelegatedRole(ctx context.Context, id int64) (DelegatedRole, error) {
-	r, err := scanDelegatedRole(q.db.QueryRow(ctx, delegatedRoleSelect+` WHERE ro.id = $1`, id))
-	return r, NotFound(err)
+func (q Store) GetDelegatedRole(ctx context.Context, id int64) (DelegatedRole, error) {
+	r, err := scanDelegatedRole(q.DB().QueryRow(ctx, delegatedRoleSelect+` WHERE ro.id = $1`, id))
+	return r, store.NotFound(err)
 }
 
 // DeleteDelegatedRole deletes a role by RoleId. Run it in a transaction with its audit entry.
-func (q *Queries) DeleteDelegatedRole(ctx context.Context, id int64) error {
-	tag, err := q.db.Exec(ctx, `DELETE FROM roles WHERE id = $1`, id)
+func (q Store) DeleteDelegatedRole(ctx context.Context, id int64) error {
+	tag, err := q.DB().Exec(ctx, `DELETE FROM roles WHERE id = $1`, id)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
+		err = store.ErrNotFound
 	}
 	return err
 }
@@ -326,9 +333,9 @@ type NewRole struct {
 }
 
 // InsertRole stores a delegation and returns its RoleId; ErrRoleHeld when the holder already holds the role.
-func (q *Queries) InsertRole(ctx context.Context, r NewRole) (int64, error) {
+func (q Store) InsertRole(ctx context.Context, r NewRole) (int64, error) {
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO roles (holder_party_id, holder_login_id, reportee_id, role_definition_id, delegator, delegated_time)
+	err := q.DB().QueryRow(ctx, `INSERT INTO roles (holder_party_id, holder_login_id, reportee_id, role_definition_id, delegator, delegated_time)
 		VALUES (NULLIF($1, 0::bigint), NULLIF($2, 0::bigint), $3, $4, $5, $6) RETURNING id`,
 		r.HolderPartyID, r.HolderLoginID, r.ReporteeID, r.RoleDefinitionID, r.Delegator, r.DelegatedTime).Scan(&id)
 	var pg *pgconn.PgError
@@ -355,34 +362,27 @@ var DelegationFields = odatasql.Fields{
 // DelegationFilter narrows the delegations of a reportee to roles that grant a right on a service and to
 // one receiver (a party, by id); the zero value narrows nothing.
 type DelegationFilter struct {
-	Service         ServiceFilter
+	Service         store.ServiceFilter
 	ReceiverPartyID int64
 }
 
 // ListDelegations lists every role held by anyone for the reportee, newest first.
-func (q *Queries) ListDelegations(ctx context.Context, reporteeID int64, f DelegationFilter, lq ListQuery) ([]DelegatedRole, bool, error) {
+func (q Store) ListDelegations(ctx context.Context, reporteeID int64, f DelegationFilter, lq store.ListQuery) ([]DelegatedRole, bool, error) {
 	args := []any{reporteeID}
 	cond := ""
 	if f.Service.Code != "" {
 		args = append(args, f.Service.Code, f.Service.Edition)
-		cond += " AND " + grantsServiceSQL("ro.role_definition_id", len(args)-1)
+		cond += " AND " + store.GrantsServiceSQL("ro.role_definition_id", len(args)-1)
 	}
 	if f.ReceiverPartyID != 0 {
 		args = append(args, f.ReceiverPartyID)
 		cond += fmt.Sprintf(" AND ro.holder_party_id = $%d", len(args))
 	}
-	where, tail, more, err := ListClauses(lq, DelegationFields, ListOrder{ByDefault: "ro.delegated_time DESC, ro.id DESC", TieBreaker: "ro.id"}, len(args)+1)
+	where, tail, more, err := store.ListClauses(lq, DelegationFields, store.ListOrder{ByDefault: "ro.delegated_time DESC, ro.id DESC", TieBreaker: "ro.id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return QueryPage(ctx, q, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
-}
-
-// grantsServiceSQL is the condition that the role definition in column definition grants a right on the
-// service whose code is argument $codeArg and whose edition (0 for any) is the argument after it.
-func grantsServiceSQL(definition string, codeArg int) string {
-	return fmt.Sprintf(`EXISTS (SELECT 1 FROM role_definition_rights rr WHERE rr.role_definition_id = %s
-		AND rr.service_code = $%d AND ($%d = 0 OR rr.service_edition = $%[3]d))`, definition, codeArg, codeArg+1)
+	return store.QueryPage(ctx, q.Queries, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
 }
 
 // The actions the audit log records.
@@ -397,8 +397,8 @@ const (
 )
 
 // AppendAudit writes an entry; call it in the transaction of the change it records.
-func (q *Queries) AppendAudit(ctx context.Context, e audit.Entry) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO authorization_audit (occurred_at, reportee_id, actor_name, actor_party_id, actor_login_id,
+func (q Store) AppendAudit(ctx context.Context, e audit.Entry) error {
+	_, err := q.DB().Exec(ctx, `INSERT INTO authorization_audit (occurred_at, reportee_id, actor_name, actor_party_id, actor_login_id,
 			actor_method, api_key_name, request_id, action, role_id, role_definition_id, right_id, right_holder, summary)
 		VALUES ($1, $2, $3, NULLIF($4, 0::bigint), NULLIF($5, 0::bigint), $6, $7, $8, $9, NULLIF($10, 0::bigint),
 			NULLIF($11, 0::integer), NULLIF($12, 0::bigint), NULLIF($13, ''), $14)`,
@@ -422,13 +422,89 @@ var AuditFields = odatasql.Fields{
 }
 
 // ListAudit lists the audit entries of a reportee, newest first.
-func (q *Queries) ListAudit(ctx context.Context, reporteeID int64, lq ListQuery) ([]audit.Entry, bool, error) {
-	where, tail, args, err := ListClauses(lq, AuditFields, ListOrder{ByDefault: "a.occurred_at DESC, a.id DESC", TieBreaker: "a.id DESC"}, 2)
+func (q Store) ListAudit(ctx context.Context, reporteeID int64, lq store.ListQuery) ([]audit.Entry, bool, error) {
+	where, tail, args, err := store.ListClauses(lq, AuditFields, store.ListOrder{ByDefault: "a.occurred_at DESC, a.id DESC", TieBreaker: "a.id DESC"}, 2)
 	if err != nil {
 		return nil, false, err
 	}
-	return QueryPage(ctx, q, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
+	return store.QueryPage(ctx, q.Queries, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
 			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
 			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
 		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[audit.Entry])
+}
+
+// SingleRightRoleType is the role type of the role a single right is held as: it gives that right only.
+const SingleRightRoleType = "SingleRight"
+
+// SingleRightDefinition returns the definition of the role that gives only action r on its service edition,
+// made the first time it is asked for (with its right, not delegatable further).
+func (q Store) SingleRightDefinition(ctx context.Context, r RightSpec) (RoleDefinition, error) {
+	d := RoleDefinition{RoleType: SingleRightRoleType, Code: fmt.Sprintf("RIGHT/%s/%d/%s", r.ServiceCode, r.ServiceEdition, r.Action),
+		Name: fmt.Sprintf("Enkeltrettighet %s %s/%d", r.Action, r.ServiceCode, r.ServiceEdition)}
+	d.Description = fmt.Sprintf("A single right delegated on its own: %s on service %s edition %d", r.Action, r.ServiceCode, r.ServiceEdition)
+	err := q.DB().QueryRow(ctx, `INSERT INTO role_definitions (role_type, role_definition_code, role_name, role_description)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (role_definition_code) WHERE role_type = '`+SingleRightRoleType+`' DO UPDATE SET role_name = EXCLUDED.role_name
+		RETURNING id`, d.RoleType, d.Code, d.Name, d.Description).Scan(&d.ID)
+	if err != nil {
+		return d, err
+	}
+	_, err = q.DB().Exec(ctx, `INSERT INTO role_definition_rights (role_definition_id, service_code, service_edition, action, is_delegatable)
+		VALUES ($1, $2, $3, $4, false) ON CONFLICT DO NOTHING`, d.ID, r.ServiceCode, r.ServiceEdition, r.Action)
+	return d, err
+}
+
+// RoleRequirements lists, by id, the platform role definitions that grant a right on the service edition,
+// each with the rights it grants on it. Local roles are their reportees' own and are not shown.
+func (q Store) RoleRequirements(ctx context.Context, service store.ServiceKey, lq store.ListQuery) ([]RoleDefinition, bool, error) {
+	where, tail, args, err := store.ListClauses(lq, RoleDefinitionFields, store.ListOrder{ByDefault: "d.id", TieBreaker: "d.id"}, 3)
+	if err != nil {
+		return nil, false, err
+	}
+	defs, more, err := store.QueryPage(ctx, q.Queries, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
+			AND x.service_code = $1 AND x.service_edition = $2) AND `+where+tail,
+		append([]any{service.Code, service.Edition}, args...), lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
+	if err != nil || len(defs) == 0 {
+		return defs, more, err
+	}
+	ids := make([]int32, len(defs))
+	at := make(map[int]int, len(defs))
+	for i, d := range defs {
+		ids[i], at[d.ID] = int32(d.ID), i
+	}
+	rows, err := q.DB().Query(ctx, `SELECT x.role_definition_id, `+rightColumns+` FROM role_definition_rights x
+		WHERE x.role_definition_id = ANY($1) AND x.service_code = $2 AND x.service_edition = $3
+		ORDER BY x.role_definition_id, `+actionOrder, ids, service.Code, service.Edition)
+	if err != nil {
+		return nil, false, err
+	}
+	var (
+		id int
+		r  Right
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable}, func() error {
+		defs[at[id]].Rights = append(defs[at[id]].Rights, r)
+		return nil
+	})
+	return defs, more, err
+}
+
+// RoleDefinitionFields are the fields of a role definition that clients can filter and order on.
+var RoleDefinitionFields = odatasql.Fields{
+	"RoleType":           {Column: "d.role_type", Kind: odatasql.String},
+	"RoleDefinitionId":   {Column: "d.id", Kind: odatasql.Int},
+	"RoleDefinitionCode": {Column: "d.role_definition_code", Kind: odatasql.String},
+	"RoleName":           {Column: "d.role_name", Kind: odatasql.String},
+	"RoleDescription":    {Column: "d.role_description", Kind: odatasql.String},
+}
+
+// ListRoleDefinitions lists the platform's role definitions (not the local roles reportees made), by id.
+func (q Store) ListRoleDefinitions(ctx context.Context, lq store.ListQuery, after int64) ([]RoleDefinition, bool, error) {
+	where, tail, args, err := store.ListClauses(lq, RoleDefinitionFields, store.Keyset("d.id", after), 1)
+	if err != nil {
+		return nil, false, err
+	}
+	return store.QueryPage(ctx, q.Queries, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
+		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }

@@ -1,4 +1,4 @@
-package store
+package access
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 )
 
@@ -18,7 +20,7 @@ import (
 // itself. Owner, when set, narrows them to what concerns a service owner's services: the roles whose
 // definitions grant at least one right on them, and the rights on them.
 type Holding struct {
-	Holder     Subject
+	Holder     store.Subject
 	ReporteeID int64
 	Self       bool
 	Owner      string
@@ -26,11 +28,8 @@ type Holding struct {
 
 func (h Holding) args() []any { return []any{h.ReporteeID, h.Holder.PartyID, h.Holder.LoginID, h.Self} }
 
-// heldBySubjectSQL holds for the roles ro a subject (party $2 or login $3) holds for the reportee $1.
-const heldBySubjectSQL = `ro.reportee_id = $1 AND (ro.holder_party_id = $2 OR ro.holder_login_id = $3)`
-
 // baseRoleSQL selects the main administrator's definition id: the automatic base role of a party acting for itself.
-const baseRoleSQL = `(SELECT id FROM role_definitions WHERE role_definition_code = '` + MainAdministratorCode + `'
+const baseRoleSQL = `(SELECT id FROM role_definitions WHERE role_definition_code = '` + identity.MainAdministratorCode + `'
 	AND owner_party_id IS NULL ORDER BY id LIMIT 1)`
 
 // actionOrder sorts rights (as x) by action in the order the interface lists them.
@@ -75,7 +74,7 @@ var userRoleFields = func() odatasql.Fields {
 
 // ListHeldRoles lists the roles of h by RoleID, the base role first. A page starts after the RoleID after:
 // -1 starts at the beginning.
-func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, after int64) ([]HeldRole, bool, error) {
+func (q Store) ListHeldRoles(ctx context.Context, h Holding, lq store.ListQuery, after int64) ([]HeldRole, bool, error) {
 	args, fields, owner := h.args(), userRoleFields, ""
 	if h.Owner != "" {
 		args, fields = append(args, h.Owner), heldRoleFields
@@ -83,11 +82,11 @@ func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, af
 			JOIN services s ON s.service_code = rr.service_code AND s.service_edition = rr.service_edition
 			WHERE rr.role_definition_id = x.role_definition_id AND s.service_owner_code = $%d)`, len(args))
 	}
-	where, tail, more, err := ListClauses(lq, fields, Keyset("x.role_id", after), len(args)+1)
+	where, tail, more, err := store.ListClauses(lq, fields, store.Keyset("x.role_id", after), len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return QueryPage(ctx, q, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
+	return store.QueryPage(ctx, q.Queries, `SELECT x.role_id, x.role_definition_id, x.role_type, x.code, x.role_name, x.role_description,
 			COALESCE(x.delegator, ''), x.delegated_time
 		FROM (
 			SELECT 0::bigint AS role_id, d.id AS role_definition_id, d.role_type, COALESCE(d.role_definition_code, '') AS code,
@@ -96,7 +95,7 @@ func (q *Queries) ListHeldRoles(ctx context.Context, h Holding, lq ListQuery, af
 			UNION ALL
 			SELECT ro.id, d.id, d.role_type, COALESCE(d.role_definition_code, ''), d.role_name, d.role_description, ro.delegator, ro.delegated_time
 			FROM roles ro JOIN role_definitions d ON d.id = ro.role_definition_id
-			WHERE `+heldBySubjectSQL+`
+			WHERE `+store.HeldBySubjectSQL+`
 		) x WHERE `+where+owner+tail, append(args, more...), lq.Limit, pgx.RowToStructByPos[HeldRole])
 }
 
@@ -123,24 +122,54 @@ var rightFields = odatasql.Fields{
 
 // ListHeldRights lists the rights of h by service edition and action, one entry for each: the lowest
 // RightID of the definitions that grant it, delegatable when any of them lets it be delegated.
-func (q *Queries) ListHeldRights(ctx context.Context, h Holding, lq ListQuery) ([]Right, bool, error) {
+func (q Store) ListHeldRights(ctx context.Context, h Holding, lq store.ListQuery) ([]Right, bool, error) {
 	args, owner := h.args(), ""
 	if h.Owner != "" {
 		args = append(args, h.Owner)
 		owner = fmt.Sprintf(` AND EXISTS (SELECT 1 FROM services s WHERE s.service_code = r.service_code
 			AND s.service_edition = r.service_edition AND s.service_owner_code = $%d)`, len(args))
 	}
-	where, tail, more, err := ListClauses(lq, rightFields,
-		ListOrder{ByDefault: "x.service_code, x.service_edition, " + actionOrder, TieBreaker: "x.right_id"}, len(args)+1)
+	where, tail, more, err := store.ListClauses(lq, rightFields,
+		store.ListOrder{ByDefault: "x.service_code, x.service_edition, " + actionOrder, TieBreaker: "x.right_id"}, len(args)+1)
 	if err != nil {
 		return nil, false, err
 	}
-	return QueryPage(ctx, q, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
+	return store.QueryPage(ctx, q.Queries, `SELECT x.right_id, x.service_code, x.service_edition, x.action, x.is_delegatable FROM (
 			SELECT min(r.id) AS right_id, r.service_code, r.service_edition, r.action, bool_or(r.is_delegatable) AS is_delegatable
 			FROM role_definition_rights r
 			WHERE r.role_definition_id IN (
-				SELECT ro.role_definition_id FROM roles ro WHERE `+heldBySubjectSQL+`
+				SELECT ro.role_definition_id FROM roles ro WHERE `+store.HeldBySubjectSQL+`
 				UNION SELECT `+baseRoleSQL+` WHERE $4)`+owner+`
 			GROUP BY r.service_code, r.service_edition, r.action
 		) x WHERE `+where+tail, append(args, more...), lq.Limit, pgx.RowToStructByPos[Right])
+}
+
+// What one receiver of delegations holds for a reportee, as the reportee's access managers see and
+// remove it; the roles and rights themselves are listed by ListHeldRoles and ListHeldRights.
+
+// GrantingRole is a role a holder holds for a reportee whose definition grants a given right, with the
+// number of rights the definition grants in all.
+type GrantingRole struct {
+	DelegatedRole
+	Rights int
+}
+
+// RolesGranting lists, by RoleId, the roles holder holds for the reportee whose definitions grant right
+// r (its service edition and action, whichever definition's RightID it has), each locked (SELECT … FOR
+// UPDATE) for the rest of the transaction.
+func (q Store) RolesGranting(ctx context.Context, holder store.Subject, reporteeID int64, r Right) ([]GrantingRole, error) {
+	rows, err := q.DB().Query(ctx, `SELECT `+delegatedRoleColumns+`,
+			(SELECT count(*) FROM role_definition_rights a WHERE a.role_definition_id = ro.role_definition_id)`+delegatedRoleFrom+`
+		WHERE `+store.HeldBySubjectSQL+` AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = ro.role_definition_id
+			AND x.service_code = $4 AND x.service_edition = $5 AND x.action = $6)
+		ORDER BY ro.id FOR UPDATE OF ro`, reporteeID, holder.PartyID, holder.LoginID, r.ServiceCode, r.ServiceEdition, r.Action)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (GrantingRole, error) {
+		var g GrantingRole
+		var err error
+		g.DelegatedRole, err = scanDelegatedRole(row, &g.Rights)
+		return g, err
+	})
 }
