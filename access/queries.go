@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 )
@@ -385,54 +384,6 @@ func (q Store) ListDelegations(ctx context.Context, reporteeID int64, f Delegati
 	return store.QueryPage(ctx, q.Queries, delegatedRoleSelect+` WHERE ro.reportee_id = $1`+cond+` AND `+where+tail, append(args, more...), lq.Limit, func(r pgx.CollectableRow) (DelegatedRole, error) { return scanDelegatedRole(r) })
 }
 
-// The actions the audit log records.
-const (
-	AuditDelegateRole         = "DelegateRole"
-	AuditDelegateRight        = "DelegateRight" // a single right, held as a role that gives only it
-	AuditDeleteRole           = "DeleteRole"
-	AuditDeleteRight          = "DeleteRight"
-	AuditCreateRoleDefinition = "CreateRoleDefinition"
-	AuditUpdateRoleDefinition = "UpdateRoleDefinition"
-	AuditDeleteRoleDefinition = "DeleteRoleDefinition"
-)
-
-// AppendAudit writes an entry; call it in the transaction of the change it records.
-func (q Store) AppendAudit(ctx context.Context, e audit.Entry) error {
-	_, err := q.DB().Exec(ctx, `INSERT INTO authorization_audit (occurred_at, reportee_id, actor_name, actor_party_id, actor_login_id,
-			actor_method, api_key_name, request_id, action, role_id, role_definition_id, right_id, right_holder, summary)
-		VALUES ($1, $2, $3, NULLIF($4, 0::bigint), NULLIF($5, 0::bigint), $6, $7, $8, $9, NULLIF($10, 0::bigint),
-			NULLIF($11, 0::integer), NULLIF($12, 0::bigint), NULLIF($13, ''), $14)`,
-		e.At, e.ReporteeID, e.ActorName, e.ActorPartyID, e.ActorLoginID, e.ActorMethod, e.APIKeyName, e.RequestID, e.Action,
-		e.RoleID, e.RoleDefinitionID, e.RightID, e.RightHolder, e.Summary)
-	return err
-}
-
-// AuditFields are the fields of an audit entry that clients can filter and order on.
-var AuditFields = odatasql.Fields{
-	"AuditEntryId":     {Column: "a.id", Kind: odatasql.Int},
-	"Time":             {Column: "a.occurred_at", Kind: odatasql.DateTime},
-	"Action":           {Column: "a.action", Kind: odatasql.String},
-	"Actor":            {Column: "a.actor_name", Kind: odatasql.String},
-	"Authentication":   {Column: "a.actor_method", Kind: odatasql.String},
-	"ApiKey":           {Column: "a.api_key_name", Kind: odatasql.String},
-	"RoleId":           {Column: "a.role_id", Kind: odatasql.Int},
-	"RoleDefinitionId": {Column: "a.role_definition_id", Kind: odatasql.Int},
-	"RightID":          {Column: "a.right_id", Kind: odatasql.Int},
-	"RightHolder":      {Column: "a.right_holder", Kind: odatasql.String},
-}
-
-// ListAudit lists the audit entries of a reportee, newest first.
-func (q Store) ListAudit(ctx context.Context, reporteeID int64, lq store.ListQuery) ([]audit.Entry, bool, error) {
-	where, tail, args, err := store.ListClauses(lq, AuditFields, store.ListOrder{ByDefault: "a.occurred_at DESC, a.id DESC", TieBreaker: "a.id DESC"}, 2)
-	if err != nil {
-		return nil, false, err
-	}
-	return store.QueryPage(ctx, q.Queries, `SELECT a.id, a.occurred_at, a.reportee_id, a.actor_name, COALESCE(a.actor_party_id, 0),
-			COALESCE(a.actor_login_id, 0), a.actor_method, a.api_key_name, a.request_id, a.action, COALESCE(a.role_id, 0),
-			COALESCE(a.role_definition_id, 0), COALESCE(a.right_id, 0), COALESCE(a.right_holder, ''), a.summary
-		FROM authorization_audit a WHERE a.reportee_id = $1 AND `+where+tail, append([]any{reporteeID}, args...), lq.Limit, pgx.RowToStructByPos[audit.Entry])
-}
-
 // SingleRightRoleType is the role type of the role a single right is held as: it gives that right only.
 const SingleRightRoleType = "SingleRight"
 
@@ -452,59 +403,4 @@ func (q Store) SingleRightDefinition(ctx context.Context, r RightSpec) (RoleDefi
 	_, err = q.DB().Exec(ctx, `INSERT INTO role_definition_rights (role_definition_id, service_code, service_edition, action, is_delegatable)
 		VALUES ($1, $2, $3, $4, false) ON CONFLICT DO NOTHING`, d.ID, r.ServiceCode, r.ServiceEdition, r.Action)
 	return d, err
-}
-
-// RoleRequirements lists, by id, the platform role definitions that grant a right on the service edition,
-// each with the rights it grants on it. Local roles are their reportees' own and are not shown.
-func (q Store) RoleRequirements(ctx context.Context, service store.ServiceKey, lq store.ListQuery) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := store.ListClauses(lq, RoleDefinitionFields, store.ListOrder{ByDefault: "d.id", TieBreaker: "d.id"}, 3)
-	if err != nil {
-		return nil, false, err
-	}
-	defs, more, err := store.QueryPage(ctx, q.Queries, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND EXISTS (SELECT 1 FROM role_definition_rights x WHERE x.role_definition_id = d.id
-			AND x.service_code = $1 AND x.service_edition = $2) AND `+where+tail,
-		append([]any{service.Code, service.Edition}, args...), lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
-	if err != nil || len(defs) == 0 {
-		return defs, more, err
-	}
-	ids := make([]int32, len(defs))
-	at := make(map[int]int, len(defs))
-	for i, d := range defs {
-		ids[i], at[d.ID] = int32(d.ID), i
-	}
-	rows, err := q.DB().Query(ctx, `SELECT x.role_definition_id, `+rightColumns+` FROM role_definition_rights x
-		WHERE x.role_definition_id = ANY($1) AND x.service_code = $2 AND x.service_edition = $3
-		ORDER BY x.role_definition_id, `+actionOrder, ids, service.Code, service.Edition)
-	if err != nil {
-		return nil, false, err
-	}
-	var (
-		id int
-		r  Right
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &r.RightID, &r.ServiceCode, &r.ServiceEdition, &r.Action, &r.IsDelegatable}, func() error {
-		defs[at[id]].Rights = append(defs[at[id]].Rights, r)
-		return nil
-	})
-	return defs, more, err
-}
-
-// RoleDefinitionFields are the fields of a role definition that clients can filter and order on.
-var RoleDefinitionFields = odatasql.Fields{
-	"RoleType":           {Column: "d.role_type", Kind: odatasql.String},
-	"RoleDefinitionId":   {Column: "d.id", Kind: odatasql.Int},
-	"RoleDefinitionCode": {Column: "d.role_definition_code", Kind: odatasql.String},
-	"RoleName":           {Column: "d.role_name", Kind: odatasql.String},
-	"RoleDescription":    {Column: "d.role_description", Kind: odatasql.String},
-}
-
-// ListRoleDefinitions lists the platform's role definitions (not the local roles reportees made), by id.
-func (q Store) ListRoleDefinitions(ctx context.Context, lq store.ListQuery, after int64) ([]RoleDefinition, bool, error) {
-	where, tail, args, err := store.ListClauses(lq, RoleDefinitionFields, store.Keyset("d.id", after), 1)
-	if err != nil {
-		return nil, false, err
-	}
-	return store.QueryPage(ctx, q.Queries, `SELECT `+roleDefinitionColumns+` FROM role_definitions d
-		WHERE d.owner_party_id IS NULL AND d.role_type <> '`+SingleRightRoleType+`' AND `+where+tail, args, lq.Limit, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
