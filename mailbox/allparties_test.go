@@ -69,7 +69,7 @@ func listEveryParty(t *testing.T, q *store.Queries, p identity.Principal, lq sto
 }
 
 func person(t *testing.T, pool *pgxpool.Pool, ssn string) identity.Principal {
-	return identity.Principal{Method: identity.MethodPersonToken, PersonID: partyID(t, pool, ssn)}
+	return identity.Principal{Method: identity.MethodPersonToken, PersonID: storetest.PartyID(t, pool, ssn)}
 }
 
 // TestListAllMessagesFollowsEachPartysRights: persons who represent several parties with different
@@ -107,7 +107,7 @@ func TestListAllMessagesFollowsEachPartysRights(t *testing.T) {
 	}
 	t.Run("ReporteeId narrows to some parties", func(t *testing.T) {
 		p := principals["Ingrid (self, DAGL and HADM on O1, roles on O2 and O3)"]
-		org := partyID(t, pool, o1)
+		org := storetest.PartyID(t, pool, o1)
 		got := listEveryParty(t, q, p, filter(t, "ReporteeId eq 'r"+strconv.FormatInt(org, 10)+"' and Status eq 'Ulest'"), mailbox.Search{})
 		require.Len(t, got, 17)
 		for _, m := range got {

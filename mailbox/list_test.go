@@ -21,7 +21,7 @@ func connOfOwn(t *testing.T) (*pgxpool.Pool, int64, *pgx.Conn) {
 	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close(context.Background()) })
-	return pool, partyID(t, pool, o1), conn
+	return pool, storetest.PartyID(t, pool, o1), conn
 }
 
 // TestListTimeout: a list statement PostgreSQL cuts off at the list timeout is a *TooBroadError, the

@@ -2,15 +2,12 @@ package mailbox_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,46 +23,6 @@ const (
 	p1  = "12857812326" // Ingrid Fjellheim: HADM on O1, and her own mailbox
 	all = 135
 )
-
-// demoMessage is a message of the demo dataset as the file has it, the expectation the store is checked against.
-type demoMessage struct {
-	MessageID, Reportee, Type, ServiceCode, Subject, Status, ServiceOwnerCode string
-	ServiceEdition                                                            int
-	CreatedDate, LastChangedDateTime                                          string
-	LastChangedBy, MessageSender, Summary, Body                               string
-	ArchiveReference                                                          *string
-	ReplyOptions                                                              []store.ReplyOption
-	Forms                                                                     []struct {
-		Type, DataFormatID, Name, FormData string
-		DataFormatVersion                  int
-	}
-	Attachments []struct {
-		Name, FileName, AttachmentType            string
-		Encrypted, SigningLocked, SignedByDefault bool
-		Data                                      []byte // base64 in the file
-	}
-}
-
-func demoMessages(t *testing.T) map[string]demoMessage {
-	t.Helper()
-	raw, err := os.ReadFile(storetest.DemoDataset())
-	require.NoError(t, err)
-	var ds struct{ Messages []demoMessage }
-	require.NoError(t, json.Unmarshal(raw, &ds))
-	out := map[string]demoMessage{}
-	for _, m := range ds.Messages {
-		out[m.MessageID] = m
-	}
-	return out
-}
-
-func partyID(t *testing.T, pool *pgxpool.Pool, number string) int64 {
-	t.Helper()
-	var id int64
-	require.NoError(t, pool.QueryRow(context.Background(),
-		`SELECT id FROM parties WHERE organization_number = $1 OR ssn = $1`, number).Scan(&id))
-	return id
-}
 
 func filter(t *testing.T, s string) store.ListQuery {
 	t.Helper()
@@ -136,7 +93,7 @@ func TestListMessagesListView(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 
 	page, more, err := mailbox.NewLists(q).Messages(ctx, org, store.Visibility{All: true}, store.ListQuery{Page: store.Page{Limit: 50}}, mailbox.Search{})
 	require.NoError(t, err)
@@ -147,7 +104,7 @@ func TestListMessagesListView(t *testing.T) {
 		assert.False(t, page[i].CreatedDate.After(page[i-1].CreatedDate), "newest first")
 	}
 
-	demo := demoMessages(t)
+	demo := storetest.DemoMessages(t)
 	owners := map[string]string{"FJE": "Fjordetaten", "NSF": "Nordlys skatteforvaltning", "VSB": "Vidde statistikkbyrå"}
 	for _, id := range []string{"a3100808", "a3101102", "a3100150"} {
 		t.Run(id, func(t *testing.T) {
@@ -178,7 +135,7 @@ func TestListMessagesListView(t *testing.T) {
 func TestListMessagesPagesEachMessageOnce(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 
 	for _, orderBy := range []string{"", "Status", "ServiceOwner desc", "Subject", "CreatedDate", "CreatedDate desc",
 		"Type, LastChangedBy desc", "ServiceEdition, MessageSender"} {
@@ -207,7 +164,7 @@ func TestListMessagesPagesEachMessageOnce(t *testing.T) {
 func TestListMessagesVisibility(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 	archived := func(status string) bool { return status == "Sendt og arkivert" || status == "Arkivert" }
 
 	for _, tc := range []struct {
@@ -259,7 +216,7 @@ func TestListMessagesVisibility(t *testing.T) {
 func TestListMessagesFilters(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 
 	for _, tc := range []struct {
 		filter string
@@ -305,7 +262,7 @@ func TestListMessagesFilters(t *testing.T) {
 // countDemo counts O1's messages in the dataset for the filters whose count the README does not give.
 func countDemo(t *testing.T, f string) int {
 	n := 0
-	for _, m := range demoMessages(t) {
+	for _, m := range storetest.DemoMessages(t) {
 		if m.Reportee != o1 {
 			continue
 		}
@@ -329,7 +286,7 @@ func countDemo(t *testing.T, f string) int {
 func TestCountMessages(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org, self := partyID(t, pool, o1), partyID(t, pool, p1)
+	org, self := storetest.PartyID(t, pool, o1), storetest.PartyID(t, pool, p1)
 
 	counts := func(vis map[int64]store.Visibility) map[int64]map[string]int {
 		got, err := mailbox.NewLists(q).Count(context.Background(), vis)

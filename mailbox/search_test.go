@@ -54,7 +54,7 @@ func TestParseSearch(t *testing.T) {
 
 // demoSearchText is what a message of the dataset is searched in, written out independently of the
 // trigger: Subject, Summary, Body without tags, MessageSender and the owner's name, lowered.
-func demoSearchText(m demoMessage) string {
+func demoSearchText(m storetest.DemoMessage) string {
 	owners := map[string]string{"FJE": "Fjordetaten", "NSF": "Nordlys skatteforvaltning", "VSB": "Vidde statistikkbyrå"}
 	body := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m.Body, " ")
 	return strings.ToLower(strings.Join([]string{m.Subject, m.Summary, body, m.MessageSender, owners[m.ServiceOwnerCode]}, " "))
@@ -63,13 +63,13 @@ func demoSearchText(m demoMessage) string {
 func TestListMessagesSearchInTheDataset(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 	// Words that are their own stems, so the word-prefix match finds nothing the substring does not.
 	for _, s := range []string{"skatt", "SKATT", "årsoppgave", "Årsoppgave 2023", "lønnsstatistikk kvartal", "frist", "statistikkbyrå", "nordlys"} {
 		t.Run(s, func(t *testing.T) {
 			var want []string
 			words := strings.Fields(strings.ToLower(s))
-			for _, m := range demoMessages(t) {
+			for _, m := range storetest.DemoMessages(t) {
 				text := demoSearchText(m)
 				matches := m.Reportee == o1
 				for _, w := range words {
@@ -125,7 +125,7 @@ func searchFinder(t *testing.T, q *store.Queries, org int64) func(s string) []st
 func TestListMessagesSearchMatching(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 	searchMessage(t, pool, "a9000001", 1044, "Skattemeldingen for 2025", "<p>Meldingene om <b>lønn</b> er mottatt.</p>")
 	searchMessage(t, pool, "a9000002", 1033, "Tax return", "<p>The invoices made us happy &amp; were approved.</p>")
 	searchMessage(t, pool, "a9000003", 1044, "Tax return", "<p>The invoices made us happy &amp; were approved.</p>")
@@ -180,7 +180,7 @@ func inLexicon(t *testing.T, pool *pgxpool.Pool, word string) bool {
 func TestSearchLexiconFollowsTheMessages(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	found := searchFinder(t, q, partyID(t, pool, o1))
+	found := searchFinder(t, q, storetest.PartyID(t, pool, o1))
 	ctx := context.Background()
 
 	searchMessage(t, pool, "a9000011", 1044, "Kvartalsrapport om blåbærplukking", "<p>Sendt inn.</p>")
@@ -212,7 +212,7 @@ func TestSearchLexiconFollowsTheMessages(t *testing.T) {
 func TestSearchWordInsideTooManyWords(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 	var body strings.Builder
 	for i := range mailbox.MaxSearchTerms + 1 {
 		fmt.Fprintf(&body, "<p>zyx%04d</p>", i)

@@ -121,7 +121,7 @@ func TestListAllMessagesSearchByMonth(t *testing.T) {
 	}
 
 	t.Run("filters", func(t *testing.T) {
-		org := partyID(t, pool, o1)
+		org := storetest.PartyID(t, pool, o1)
 		for _, f := range []string{
 			"Status eq 'Arkivert' or Status eq 'Sendt og arkivert'",
 			"ReporteeId eq 'r" + strconv.FormatInt(org, 10) + "'",

@@ -17,8 +17,8 @@ func TestAttachmentsOfTheDataset(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	org := partyID(t, pool, o1)
-	demo := demoMessages(t)
+	org := storetest.PartyID(t, pool, o1)
+	demo := storetest.DemoMessages(t)
 	fs := storetest.Files(t, pool)
 
 	for _, id := range []string{"a3100808", "a3100150", "a3100304", "a3100486"} {
@@ -44,7 +44,7 @@ func TestAttachmentsOfTheDataset(t *testing.T) {
 		reportee  int64
 		messageID string
 	}{
-		{"another reportee", partyID(t, pool, p1), "a3100808"},
+		{"another reportee", storetest.PartyID(t, pool, p1), "a3100808"},
 		{"an attachment of another message", org, "a3100150"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

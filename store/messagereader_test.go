@@ -40,7 +40,7 @@ func TestMessageReaderAnswersEachReadAsGetMessage(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	o1, p1 := partyID(t, pool, o1), partyID(t, pool, p1)
+	o1, p1 := storetest.PartyID(t, pool, o1), storetest.PartyID(t, pool, p1)
 	require.NoError(t, q.MoveToTrashbin(ctx, "a3100150", "test", time.Now()))
 
 	type read struct {
@@ -167,7 +167,7 @@ func (r errRow) Scan(...any) error { return r.err }
 // read of a message of O1 running alone, held at the gate.
 func gatedReader(t *testing.T) (pool *pgxpool.Pool, org int64, g *gatedDB, reader *store.MessageReader, first chan result) {
 	pool = storetest.New(t)
-	org = partyID(t, pool, o1)
+	org = storetest.PartyID(t, pool, o1)
 	g = newGatedDB(pool)
 	reader = store.NewMessageReader(g, 1, nil)
 	first = goRead(context.Background(), reader, org, "a3100808")
@@ -295,7 +295,7 @@ func TestMessageReaderErrorReachesEveryRead(t *testing.T) {
 // other reads of the message keep the statements busy.
 func TestMessageReaderReadsAfterWrites(t *testing.T) {
 	pool := storetest.New(t)
-	o1 := partyID(t, pool, o1)
+	o1 := storetest.PartyID(t, pool, o1)
 	ctx := context.Background()
 	var b batches
 	reader := store.NewMessageReader(pool, 2, b.observe)

@@ -2,14 +2,11 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,46 +19,6 @@ const (
 	p1  = "12857812326" // Ingrid Fjellheim: HADM on O1, and her own mailbox
 	all = 135
 )
-
-// demoMessage is a message of the demo dataset as the file has it, the expectation the store is checked against.
-type demoMessage struct {
-	MessageID, Reportee, Type, ServiceCode, Subject, Status, ServiceOwnerCode string
-	ServiceEdition                                                            int
-	CreatedDate, LastChangedDateTime                                          string
-	LastChangedBy, MessageSender, Summary, Body                               string
-	ArchiveReference                                                          *string
-	ReplyOptions                                                              []store.ReplyOption
-	Forms                                                                     []struct {
-		Type, DataFormatID, Name, FormData string
-		DataFormatVersion                  int
-	}
-	Attachments []struct {
-		Name, FileName, AttachmentType            string
-		Encrypted, SigningLocked, SignedByDefault bool
-		Data                                      []byte // base64 in the file
-	}
-}
-
-func demoMessages(t *testing.T) map[string]demoMessage {
-	t.Helper()
-	raw, err := os.ReadFile(storetest.DemoDataset())
-	require.NoError(t, err)
-	var ds struct{ Messages []demoMessage }
-	require.NoError(t, json.Unmarshal(raw, &ds))
-	out := map[string]demoMessage{}
-	for _, m := range ds.Messages {
-		out[m.MessageID] = m
-	}
-	return out
-}
-
-func partyID(t *testing.T, pool *pgxpool.Pool, number string) int64 {
-	t.Helper()
-	var id int64
-	require.NoError(t, pool.QueryRow(context.Background(),
-		`SELECT id FROM parties WHERE organization_number = $1 OR ssn = $1`, number).Scan(&id))
-	return id
-}
 
 func ts(s string) time.Time {
 	t, err := time.Parse("2006-01-02T15:04:05", s)
@@ -147,7 +104,7 @@ func TestGetMessage(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	demo := demoMessages(t)
+	demo := storetest.DemoMessages(t)
 
 	for _, tc := range []struct{ id, reportee string }{
 		{"a3100808", o1}, // Correspondence, every kind of reply option, two attachments
@@ -158,7 +115,7 @@ func TestGetMessage(t *testing.T) {
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			want := demo[tc.id]
-			m, err := q.GetMessage(ctx, partyID(t, pool, tc.reportee), tc.id)
+			m, err := q.GetMessage(ctx, storetest.PartyID(t, pool, tc.reportee), tc.id)
 			require.NoError(t, err)
 			assert.Equal(t, want.Subject, m.Subject)
 			assert.Equal(t, want.Type, m.Type)
@@ -193,7 +150,7 @@ func TestGetMessage(t *testing.T) {
 				assert.EqualValues(t, len(a.Data), got.FileSize)
 				assert.Equal(t, store.ContentTypeOf(a.FileName), got.ContentType)
 				assert.Len(t, got.SHA256, 32)
-				meta, err := q.GetAttachment(ctx, partyID(t, pool, tc.reportee), tc.id, got.ID)
+				meta, err := q.GetAttachment(ctx, storetest.PartyID(t, pool, tc.reportee), tc.id, got.ID)
 				require.NoError(t, err)
 				assert.Equal(t, got, meta, "the single view and the attachment agree")
 			}
@@ -201,7 +158,7 @@ func TestGetMessage(t *testing.T) {
 	}
 
 	t.Run("archived correspondence", func(t *testing.T) {
-		m, err := q.GetMessage(ctx, partyID(t, pool, o1), "a3100115")
+		m, err := q.GetMessage(ctx, storetest.PartyID(t, pool, o1), "a3100115")
 		require.NoError(t, err)
 		assert.Equal(t, "Arkivert", m.Status)
 		assert.False(t, visP4.Allows(m.Service(), m.Status))
@@ -212,7 +169,7 @@ func TestGetMessage(t *testing.T) {
 		{"no such message", "a999", o1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := q.GetMessage(ctx, partyID(t, pool, tc.reportee), tc.id)
+			_, err := q.GetMessage(ctx, storetest.PartyID(t, pool, tc.reportee), tc.id)
 			assert.ErrorIs(t, err, store.ErrNotFound)
 		})
 	}
@@ -222,8 +179,8 @@ func TestGetFormAndFormData(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	demo := demoMessages(t)
-	org, self := partyID(t, pool, o1), partyID(t, pool, p1)
+	demo := storetest.DemoMessages(t)
+	org, self := storetest.PartyID(t, pool, o1), storetest.PartyID(t, pool, p1)
 
 	for _, tc := range []struct {
 		id       string
@@ -268,7 +225,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
 	ctx := context.Background()
-	org := partyID(t, pool, o1)
+	org := storetest.PartyID(t, pool, o1)
 	at := time.Date(2025, 4, 1, 12, 30, 15, 0, time.UTC)
 	read := store.Event{Type: "read", Source: "http://x/m", Subject: "/party/x", Data: []byte(`{}`), ReporteeID: org}
 	events := func() int {
@@ -307,7 +264,7 @@ func TestMarkCorrespondenceRead(t *testing.T) {
 	}
 
 	t.Run("another reportee's message", func(t *testing.T) {
-		_, err := q.MarkCorrespondenceRead(ctx, partyID(t, pool, p1), "a3100199", "x", at, read)
+		_, err := q.MarkCorrespondenceRead(ctx, storetest.PartyID(t, pool, p1), "a3100199", "x", at, read)
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		m, err := q.GetMessage(ctx, org, "a3100199")
 		require.NoError(t, err)
