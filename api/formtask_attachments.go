@@ -32,13 +32,13 @@ func (h *formTaskHandlers) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	att, err := formtask.RevisionAttachment(ft.svc, body.input(), "body")
+	att, err := formtask.RevisionAttachmentOf(ft.svc, body.input(), "body")
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.task, ft.caller, att,
-		messageAudit(c, store.AuditAddAttachment, "attachment %s (%s) added", att.FileName, att.AttachmentType))
+		messageAudit(c, formtask.AuditAddAttachment, "attachment %s (%s) added", att.FileName, att.AttachmentType))
 	if err != nil {
 		abort(c, err)
 		return
@@ -87,9 +87,9 @@ func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	att := store.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
+	att := formtask.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
 	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.task, ft.caller, att, body, rule.MaxFileSize,
-		messageAudit(c, store.AuditAddAttachment, "attachment %s (%s) added", name, typ))
+		messageAudit(c, formtask.AuditAddAttachment, "attachment %s (%s) added", name, typ))
 	if err != nil {
 		abort(c, err)
 		return
@@ -156,9 +156,9 @@ func (h *formTaskHandlers) replaceAttachment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	att := store.RevisionAttachment{Name: old.Name, FileName: name, AttachmentType: old.AttachmentType}
+	att := formtask.RevisionAttachment{Name: old.Name, FileName: name, AttachmentType: old.AttachmentType}
 	_, err = ft.tasks.ReplaceAttachment(c.Request.Context(), ft.task, ft.caller, old.ID, att, body, rule.MaxFileSize, expect,
-		messageAudit(c, store.AuditReplaceAttachment, "attachment %d (%s) replaced by %s", old.ID, old.FileName, name))
+		messageAudit(c, formtask.AuditReplaceAttachment, "attachment %d (%s) replaced by %s", old.ID, old.FileName, name))
 	if err != nil {
 		abort(c, err)
 		return
@@ -186,7 +186,7 @@ func replacementOf(c *gin.Context, svc store.ServiceDetail, old store.Attachment
 		b.FileName = jsonText(old.FileName)
 	}
 	b.AttachmentType = jsonText(old.AttachmentType)
-	att, err := formtask.RevisionAttachment(svc, b.input(), "body")
+	att, err := formtask.RevisionAttachmentOf(svc, b.input(), "body")
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -210,7 +210,7 @@ func (h *formTaskHandlers) deleteAttachment(c *gin.Context) {
 		return
 	}
 	_, err := ft.tasks.DeleteAttachment(c.Request.Context(), ft.task, ft.caller, att.ID, expect,
-		messageAudit(c, store.AuditDeleteAttachment, "attachment %d (%s) deleted", att.ID, att.FileName))
+		messageAudit(c, formtask.AuditDeleteAttachment, "attachment %d (%s) deleted", att.ID, att.FileName))
 	if err != nil {
 		abort(c, err)
 		return

@@ -18,7 +18,7 @@ func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf f
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil, true
 	}
-	rev, err := h.q.LastPromotedRevision(c.Request.Context(), ft.msg.MessageID)
+	rev, err := formtask.NewStore(h.q).LastPromotedRevision(c.Request.Context(), ft.msg.MessageID)
 	if err != nil {
 		abort(c, err)
 		return nil, false

@@ -92,20 +92,20 @@ func messageAudit(c *gin.Context, action, format string, args ...any) *store.Mes
 }
 
 // subFormOf reads the body of a sub-form change.
-func subFormOf(c *gin.Context, svc store.ServiceDetail) (store.RevisionForm, bool) {
+func subFormOf(c *gin.Context, svc store.ServiceDetail) (formtask.RevisionForm, bool) {
 	var body formBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
-		return store.RevisionForm{}, false
+		return formtask.RevisionForm{}, false
 	}
 	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
 		abort(c, v.Refusal(""))
-		return store.RevisionForm{}, false
+		return formtask.RevisionForm{}, false
 	}
-	form, err := formtask.RevisionForm(svc, body.input(), "body")
+	form, err := formtask.RevisionFormOf(svc, body.input(), "body")
 	if err != nil {
 		abort(c, err)
-		return store.RevisionForm{}, false
+		return formtask.RevisionForm{}, false
 	}
 	return form, true
 }
@@ -126,7 +126,7 @@ func (h *formTaskHandlers) postForm(c *gin.Context) {
 		return
 	}
 	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, 0, form, expect,
-		messageAudit(c, store.AuditPutSubForm, "sub-form %s/%d added", form.DataFormatID, form.DataFormatVersion))
+		messageAudit(c, formtask.AuditPutSubForm, "sub-form %s/%d added", form.DataFormatID, form.DataFormatVersion))
 	if err != nil {
 		abort(c, err)
 		return
@@ -169,7 +169,7 @@ func (h *formTaskHandlers) deleteForm(c *gin.Context) {
 		return
 	}
 	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.task, ft.caller, id, expect,
-		messageAudit(c, store.AuditDeleteForm, "sub-form %d (%s) deleted", id, form.Name))
+		messageAudit(c, formtask.AuditDeleteForm, "sub-form %d (%s) deleted", id, form.Name))
 	if err != nil {
 		abort(c, err)
 		return

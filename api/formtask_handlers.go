@@ -259,7 +259,7 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 		return
 	}
 	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form, expect,
-		messageAudit(c, store.AuditPutSubForm, "sub-form %s/%d written", form.DataFormatID, form.DataFormatVersion))
+		messageAudit(c, formtask.AuditPutSubForm, "sub-form %s/%d written", form.DataFormatID, form.DataFormatVersion))
 	if err != nil {
 		abort(c, err)
 		return

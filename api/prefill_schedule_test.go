@@ -78,7 +78,7 @@ func TestScheduledPrefilledFormTask(t *testing.T) {
 	out, err := acts.CreatePrefilled(context.Background(), id)
 	require.NoError(t, err)
 	assert.True(t, out.Created)
-	forms, err := json.Marshal([]store.RevisionForm{{Type: "MainForm", DataFormatID: "x", DataFormatVersion: 1, FormData: "<other/>"}})
+	forms, err := json.Marshal([]formtask.RevisionForm{{Type: "MainForm", DataFormatID: "x", DataFormatVersion: 1, FormData: "<other/>"}})
 	require.NoError(t, err)
 	_, err = pool.Exec(context.Background(), `INSERT INTO scheduled_prefills (message_id, service_owner_code, service_owner_name,
 			reportee_id, service_code, service_edition, subject, visible_at, forms, attachments, created_at)

@@ -10,7 +10,6 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/store"
 )
 
 // Signing by several (formtask/signing.go): a task's signees and signatures under the task's mailbox, and
@@ -31,7 +30,7 @@ type signeesResource struct {
 	Links           render.Links `json:"_links"`
 }
 
-func signeeEntries(list []store.TaskSignee) []signeeEntry {
+func signeeEntries(list []formtask.TaskSignee) []signeeEntry {
 	out := make([]signeeEntry, len(list))
 	for i, s := range list {
 		out[i] = signeeEntry{Type: s.Kind, Name: s.Name, ReporteeID: identity.ReporteeID(s.PartyID), OrganizationNumber: s.OrganizationNumber}

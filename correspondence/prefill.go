@@ -25,8 +25,8 @@ type Prefill struct {
 	// VisibleAt, when in the future, is when the task appears: until then it is not in the mailbox at all
 	// (its forms are validated at once, the task is created then; see PrefillWorkflow).
 	VisibleAt   *time.Time
-	Forms       []store.RevisionForm
-	Attachments []store.RevisionAttachment
+	Forms       []formtask.RevisionForm
+	Attachments []formtask.RevisionAttachment
 	// Notification, when set, tells the party once the task is in its mailbox (package notification).
 	Notification *notification.Order
 }
@@ -124,7 +124,7 @@ func ownerCaller(a Actor) formtask.Caller {
 // createPrefilled creates p's task in the reportee's mailbox as the owner of a, under id ("" for the next
 // message id), its forms validated by the task's workflow as any saved content is.
 func createPrefilled(ctx context.Context, tasks *formtask.Service, a Actor, reporteeID int64, p Prefill, id string) (string, error) {
-	id, _, err := tasks.CreateWith(ctx, reporteeID, p.Service, store.NewFormTask{ID: id, Subject: p.Subject, DueAt: p.DueAt},
+	id, _, err := tasks.CreateWith(ctx, reporteeID, p.Service, formtask.NewFormTask{ID: id, Subject: p.Subject, DueAt: p.DueAt},
 		ownerCaller(a), formtask.Submission{Forms: p.Forms, Attachments: p.Attachments})
 	return id, err
 }

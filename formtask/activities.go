@@ -93,7 +93,7 @@ func SchemaLoader(pool *pgxpool.Pool) xsd.Loader {
 		if err != nil {
 			return nil, fmt.Errorf("schema key %q: %w", key, err)
 		}
-		s, err := store.New(pool).XSDSchema(ctx, id, version)
+		s, err := NewStore(store.New(pool)).XSDSchema(ctx, id, version)
 		if err != nil {
 			return nil, loadError{err}
 		}
@@ -114,7 +114,7 @@ func permanent(kind string, err error) error {
 
 // revision returns the revision content refers to, checking that it belongs to the message and has the
 // digest the workflow carries: the workflow must apply exactly what the API stored.
-func (a *Activities) revision(ctx context.Context, q *store.Queries, c ContentRef) (store.Revision, error) {
+func (a *Activities) revision(ctx context.Context, q Store, c ContentRef) (Revision, error) {
 	r, err := q.GetRevision(ctx, c.Revision.ID)
 	if err != nil {
 		return r, revisionError(c, err)
@@ -123,8 +123,8 @@ func (a *Activities) revision(ctx context.Context, q *store.Queries, c ContentRe
 }
 
 // referenced checks that a revision is the one c refers to.
-func referenced(c ContentRef) func(store.Revision) error {
-	return func(r store.Revision) error {
+func referenced(c ContentRef) func(Revision) error {
+	return func(r Revision) error {
 		if r.MessageID != c.MessageID || r.DigestHex() != c.Revision.Digest {
 			return permanent(ErrRevisionDigest, fmt.Errorf("revision %d is not the one referenced for message %s", r.ID, c.MessageID))
 		}
@@ -145,18 +145,18 @@ func revisionError(c ContentRef, err error) error {
 // message, returns the first archive.
 func (a *Activities) archive(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
 	var (
-		ar      store.Archive
+		ar      Archive
 		created bool
 	)
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.NewTx(tx) // any error rolls it all back
+		q := NewStore(store.NewTx(tx)) // any error rolls it all back
 		changes, err := a.promote(ctx, q, in.Content, nil)
 		if err != nil {
 			return err
 		}
-		var header store.PrintHeader
+		var header PrintHeader
 		ar, created, err = q.ArchiveFormTask(ctx, in.Content.MessageID, in.By, clock.Local(in.At),
-			func(q *store.Queries, h store.PrintHeader, ar store.Archive) ([]byte, []byte, error) {
+			func(q Store, h PrintHeader, ar Archive) ([]byte, []byte, error) {
 				header = h
 				// The digest holds the ArchiveReference just drawn: no print of it is stored yet.
 				doc := document(h, ar.Forms, ar.Attachments, ar.Signatures)
@@ -193,7 +193,7 @@ func (a *Activities) archive(ctx context.Context, in ArchiveInput) (ArchiveResul
 
 // promotion is what promoting a revision did, for its events.
 type promotion struct {
-	attachments []store.AttachmentChange
+	attachments []AttachmentChange
 	formEvent   string // the event of the sub-form it wrote or deleted, "" for none
 	formID      int64
 }
@@ -201,7 +201,7 @@ type promotion struct {
 // promote makes content's revision, if it has one, the message's content (a no-op when it is already),
 // sets *ref to the form or attachment it wrote or removed and returns what it did (nothing when an earlier
 // attempt promoted it).
-func (a *Activities) promote(ctx context.Context, q *store.Queries, c ContentRef, ref *int64) (promotion, error) {
+func (a *Activities) promote(ctx context.Context, q Store, c ContentRef, ref *int64) (promotion, error) {
 	if c.Revision.ID == 0 {
 		return promotion{}, nil
 	}
@@ -209,10 +209,10 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c ContentRef
 	if errors.Is(err, store.ErrNotFound) {
 		return promotion{}, revisionError(c, err)
 	}
-	if errors.Is(err, store.ErrBadRevision) {
+	if errors.Is(err, ErrBadRevision) {
 		return promotion{}, permanent(ErrBadInput, err)
 	}
-	if errors.Is(err, store.ErrContentGone) {
+	if errors.Is(err, errContentGone) {
 		return promotion{}, permanent(ErrContentGone, err)
 	}
 	if err != nil {
@@ -224,11 +224,11 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c ContentRef
 	p := promotion{attachments: changes, formID: id}
 	switch {
 	case rev.Promoted:
-	case rev.Kind == store.RevisionKindSubForm && id != rev.TargetFormID:
+	case rev.Kind == RevisionKindSubForm && id != rev.TargetFormID:
 		p.formEvent = events.FormTaskFormAdded
-	case rev.Kind == store.RevisionKindSubForm:
+	case rev.Kind == RevisionKindSubForm:
 		p.formEvent = events.FormTaskFormChanged
-	case rev.Kind == store.RevisionKindDeleteForm:
+	case rev.Kind == RevisionKindDeleteForm:
 		p.formEvent = events.FormTaskFormDeleted
 	}
 	return p, nil
@@ -236,15 +236,15 @@ func (a *Activities) promote(ctx context.Context, q *store.Queries, c ContentRef
 
 // attachmentEventTypes are the event types of the changes to attachments a promotion makes.
 var attachmentEventTypes = map[string]string{
-	store.AttachmentAdded:    events.FormTaskAttachmentAdded,
-	store.AttachmentDeleted:  events.FormTaskAttachmentDeleted,
-	store.AttachmentReplaced: events.FormTaskAttachmentReplaced,
+	AttachmentAdded:    events.FormTaskAttachmentAdded,
+	AttachmentDeleted:  events.FormTaskAttachmentDeleted,
+	AttachmentReplaced: events.FormTaskAttachmentReplaced,
 }
 
 // appendTaskEvents writes the events of one projection of a form task: one per attachment changed, one of
 // the sub-form written or deleted, then, when statusChanged, the new status (with the ArchiveReference once
 // archived). Call it last in the projection's transaction, so the task is read as the projection left it.
-func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, messageID string, p promotion, statusChanged bool) error {
+func (a *Activities) appendTaskEvents(ctx context.Context, q Store, messageID string, p promotion, statusChanged bool) error {
 	if len(p.attachments) == 0 && p.formEvent == "" && !statusChanged {
 		return nil
 	}
@@ -260,7 +260,7 @@ func (a *Activities) appendTaskEvents(ctx context.Context, q *store.Queries, mes
 }
 
 // taskEvents writes the events of appendTaskEvents of task m as the projection left it.
-func (a *Activities) taskEvents(ctx context.Context, q *store.Queries, m events.Message, p promotion, statusChanged bool) error {
+func (a *Activities) taskEvents(ctx context.Context, q Store, m events.Message, p promotion, statusChanged bool) error {
 	if len(p.attachments) == 0 && p.formEvent == "" && !statusChanged {
 		return nil
 	}
@@ -283,7 +283,7 @@ func (a *Activities) taskEvents(ctx context.Context, q *store.Queries, m events.
 func (a *Activities) projectState(ctx context.Context, in ProjectInput) (ProjectResult, error) {
 	var res ProjectResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.NewTx(tx) // any error rolls it all back
+		q := NewStore(store.NewTx(tx)) // any error rolls it all back
 		changes, err := a.promote(ctx, q, in.Content, &res.Ref)
 		if err != nil {
 			return err
@@ -311,7 +311,7 @@ func (a *Activities) projectState(ctx context.Context, in ProjectInput) (Project
 
 // ReadTaskState reads a task's state from the read model, for a run that lost an update (UpdateResync).
 func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadModelState, error) {
-	t, err := store.New(a.Pool).GetFormTask(ctx, messageID)
+	t, err := NewStore(store.New(a.Pool)).GetFormTask(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {
 		return ReadModelState{}, nil
 	}
@@ -323,7 +323,7 @@ func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadM
 	if t.Status != taskstatus.Signing {
 		return rm, nil
 	}
-	q := store.New(a.Pool)
+	q := NewStore(store.New(a.Pool))
 	if rm.CallOrder, err = callOrder(ctx, q, messageID); err != nil {
 		return rm, err
 	}
@@ -338,7 +338,7 @@ func (a *Activities) ReadTaskState(ctx context.Context, messageID string) (ReadM
 
 // DiscardRevision deletes a revision that will not be applied; a promoted one stays.
 func (a *Activities) DiscardRevision(ctx context.Context, c ContentRef) error {
-	return store.New(a.Pool).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
+	return NewStore(store.New(a.Pool)).DeleteRevision(ctx, c.MessageID, c.Revision.ID)
 }
 
 // CheckAndProject runs the checks of an update's content and, when they find no error, its projection
@@ -409,7 +409,7 @@ func (a *Activities) check(ctx context.Context, in CheckAndProjectInput) (Findin
 	var found Findings
 	// The checks read the revision, its content and the service once; the service is the task's, as the
 	// workflow knows it (a task's service never changes).
-	r := newReads(store.New(a.Pool), in.Content)
+	r := newReads(NewStore(store.New(a.Pool)), in.Content)
 	if in.Content.Revision.ID != 0 && (in.Forms || in.Attachments) {
 		if err := r.prefetch(ctx, in.ServiceCode, in.ServiceEdition); err != nil || r.rev.Promoted {
 			return found, err

@@ -16,25 +16,25 @@ import (
 // reads are what the checks of one content read from the store, each read once: validateForms and
 // checkAttachments of one CheckAndProject share them.
 type reads struct {
-	q          *store.Queries
+	q          Store
 	c          ContentRef
-	rev        *store.Revision
+	rev        *Revision
 	revContent *content
 	msgContent *content
 	services   map[[2]any]store.ServiceDetail
 }
 
 type content struct {
-	forms []store.FormContent
-	atts  []store.AttachmentInfo
+	forms []FormContent
+	atts  []AttachmentInfo
 }
 
-func newReads(q *store.Queries, c ContentRef) *reads {
+func newReads(q Store, c ContentRef) *reads {
 	return &reads{q: q, c: c, services: map[[2]any]store.ServiceDetail{}}
 }
 
 // revision is the revision c refers to, checked (Activities.revision).
-func (r *reads) revision(ctx context.Context, a *Activities) (store.Revision, error) {
+func (r *reads) revision(ctx context.Context, a *Activities) (Revision, error) {
 	if r.rev == nil {
 		rev, err := a.revision(ctx, r.q, r.c)
 		if err != nil {
@@ -45,7 +45,7 @@ func (r *reads) revision(ctx context.Context, a *Activities) (store.Revision, er
 	return *r.rev, nil
 }
 
-func (r *reads) revisionContent(ctx context.Context) ([]store.FormContent, []store.AttachmentInfo, error) {
+func (r *reads) revisionContent(ctx context.Context) ([]FormContent, []AttachmentInfo, error) {
 	if r.revContent == nil {
 		forms, atts, err := r.q.RevisionContent(ctx, r.c.Revision.ID)
 		if err != nil {
@@ -56,7 +56,7 @@ func (r *reads) revisionContent(ctx context.Context) ([]store.FormContent, []sto
 	return r.revContent.forms, r.revContent.atts, nil
 }
 
-func (r *reads) messageContent(ctx context.Context) ([]store.FormContent, []store.AttachmentInfo, error) {
+func (r *reads) messageContent(ctx context.Context) ([]FormContent, []AttachmentInfo, error) {
 	if r.msgContent == nil {
 		forms, atts, err := r.q.MessageContent(ctx, r.c.MessageID)
 		if err != nil {
@@ -100,9 +100,9 @@ func (r *reads) service(ctx context.Context, code string, edition int) (store.Se
 // forms of the service with one MainForm.
 func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode string, serviceEdition int) (Findings, error) {
 	var (
-		forms []store.FormContent
-		kind  = store.RevisionKindReplace // the current content is a whole form set too
-		rev   store.Revision
+		forms []FormContent
+		kind  = RevisionKindReplace // the current content is a whole form set too
+		rev   Revision
 		err   error
 		c     = r.c
 	)
@@ -125,7 +125,7 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 
 	var f Findings
 	fail := func(v *Violation) { f = f.Join(findings(v)) }
-	if kind == store.RevisionKindReplace {
+	if kind == RevisionKindReplace {
 		types := make([]string, 0, len(forms))
 		for _, form := range forms {
 			types = append(types, form.Type)
@@ -134,7 +134,7 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 			fail(v)
 		}
 	}
-	if kind == store.RevisionKindSubForm && rev.TargetFormID != 0 {
+	if kind == RevisionKindSubForm && rev.TargetFormID != 0 {
 		current, _, err := r.messageContent(ctx)
 		if err != nil {
 			return Findings{}, err
@@ -152,7 +152,7 @@ func (a *Activities) validateForms(ctx context.Context, r *reads, serviceCode st
 }
 
 // validateEach checks that each of forms is a form of svc, and validates it against its schema.
-func (a *Activities) validateEach(ctx context.Context, svc store.ServiceDetail, forms []store.FormContent) (Findings, error) {
+func (a *Activities) validateEach(ctx context.Context, svc store.ServiceDetail, forms []FormContent) (Findings, error) {
 	var f Findings
 	for _, form := range forms {
 		if _, v := FormOf(svc, form.Type, form.DataFormatID, form.DataFormatVersion); v != nil {
@@ -171,13 +171,13 @@ func (a *Activities) validateEach(ctx context.Context, svc store.ServiceDetail, 
 // CheckForms validates forms, the whole form set of a form task of svc that is not stored as a revision
 // (a pre-fill waiting for its VisibleDateTime), as a submission's forms are validated: one MainForm, each
 // a form of the service, each valid against its schema.
-func (a *Activities) CheckForms(ctx context.Context, svc store.ServiceDetail, forms []store.RevisionForm) (Findings, error) {
+func (a *Activities) CheckForms(ctx context.Context, svc store.ServiceDetail, forms []RevisionForm) (Findings, error) {
 	var f Findings
 	types := make([]string, len(forms))
-	contents := make([]store.FormContent, len(forms))
+	contents := make([]FormContent, len(forms))
 	for i, fm := range forms {
 		types[i] = fm.Type
-		contents[i] = store.FormContent{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion,
+		contents[i] = FormContent{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion,
 			Name: fm.Name, FormData: fm.FormData}
 	}
 	if v := CheckMainForms(types); v != nil {
@@ -196,7 +196,7 @@ func findings(vs ...*Violation) Findings {
 	return f
 }
 
-func (a *Activities) validateForm(ctx context.Context, form store.FormContent) (Findings, error) {
+func (a *Activities) validateForm(ctx context.Context, form FormContent) (Findings, error) {
 	key := form.DataFormatID + "/" + strconv.Itoa(form.DataFormatVersion)
 	f, err := a.validateXML(ctx, key, []byte(form.FormData), func(is xsd.Issue) string {
 		if is.FieldXPath != "" { // the path says where
@@ -249,9 +249,9 @@ func (a *Activities) validateXML(ctx context.Context, key string, doc []byte, me
 // be XML valid against the rule's schema.
 func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAttachmentsInput) (Findings, error) {
 	var (
-		atts  []store.AttachmentInfo
-		added []store.AttachmentInfo // of the revision, by ordinal
-		rev   store.Revision
+		atts  []AttachmentInfo
+		added []AttachmentInfo // of the revision, by ordinal
+		rev   Revision
 		err   error
 	)
 	if in.Content.Revision.ID != 0 {
@@ -259,13 +259,13 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAtt
 			return Findings{}, err
 		}
 		switch rev.Kind {
-		case store.RevisionKindSubForm, store.RevisionKindDeleteForm, store.RevisionKindDeleteAttachment:
+		case RevisionKindSubForm, RevisionKindDeleteForm, RevisionKindDeleteAttachment:
 			return Findings{}, nil
-		case store.RevisionKindAttachment, store.RevisionKindReplaceAttachment: // beside those the message has
+		case RevisionKindAttachment, RevisionKindReplaceAttachment: // beside those the message has
 			if _, atts, err = r.messageContent(ctx); err != nil {
 				return Findings{}, err
 			}
-			atts = slices.DeleteFunc(slices.Clone(atts), func(att store.AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
+			atts = slices.DeleteFunc(slices.Clone(atts), func(att AttachmentInfo) bool { return att.ID == rev.TargetAttachmentID })
 		}
 		if _, added, err = r.revisionContent(ctx); err != nil {
 			return Findings{}, err
@@ -298,7 +298,7 @@ func (a *Activities) checkAttachments(ctx context.Context, r *reads, in CheckAtt
 
 // validateAttachmentXML validates an attachment of a revision against the schema of its rule.
 func (a *Activities) validateAttachmentXML(ctx context.Context, svc store.ServiceDetail, rule store.AttachmentRule,
-	att store.AttachmentInfo) (Findings, error) {
+	att AttachmentInfo) (Findings, error) {
 	r, err := a.Files.Open(ctx, att.SHA256, 0, xsd.DefaultMaxBytes+1) // more is refused as too large
 	if err != nil {
 		return Findings{}, err

@@ -22,7 +22,7 @@ import (
 func (a *Activities) ChangePlace(ctx context.Context, in ChangePlaceInput) (ChangePlaceResult, error) {
 	var res ChangePlaceResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
+		q := NewStore(store.New(tx))
 		m, err := q.LockMessage(ctx, in.Audit.ReporteeID, in.MessageID)
 		if errors.Is(err, store.ErrNotFound) {
 			res.Gone = true
@@ -75,7 +75,7 @@ func (a *Activities) purgeDueTasks(ctx context.Context, before time.Time, actor 
 	if a.FormTasks == nil {
 		return 0, nil
 	}
-	q := store.New(a.Pool)
+	q := NewStore(store.New(a.Pool))
 	purged, after := 0, ""
 	for {
 		due, err := q.DueTasksInTrashbin(ctx, before, after, purgeBatch)

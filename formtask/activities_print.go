@@ -30,7 +30,7 @@ func documentDigest(doc printpdf.Document) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-func document(h store.PrintHeader, forms []store.FormContent, atts []store.AttachmentInfo, sigs []store.ArchivedSignature) printpdf.Document {
+func document(h PrintHeader, forms []FormContent, atts []AttachmentInfo, sigs []ArchivedSignature) printpdf.Document {
 	doc := printpdf.Document{
 		ServiceName: h.ServiceName, ServiceCode: h.ServiceCode, ServiceEdition: h.ServiceEdition,
 		ServiceOwner: h.ServiceOwner, Reportee: h.Reportee, Submitter: h.LastChangedBy, Status: h.Status,
@@ -49,7 +49,7 @@ func document(h store.PrintHeader, forms []store.FormContent, atts []store.Attac
 }
 
 // render returns the digest of doc's print and, unless it is stored already, the PDF.
-func (a *Activities) render(ctx context.Context, q *store.Queries, doc printpdf.Document) (digest, pdf []byte, err error) {
+func (a *Activities) render(ctx context.Context, q Store, doc printpdf.Document) (digest, pdf []byte, err error) {
 	if digest, err = documentDigest(doc); err != nil {
 		return nil, nil, err
 	}
@@ -76,7 +76,7 @@ func (a *Activities) renderPDF(doc printpdf.Document) ([]byte, error) {
 // RenderPrint stores the print of a message's current content and returns its digest (hex). The same
 // content is rendered once.
 func (a *Activities) RenderPrint(ctx context.Context, messageID string) (PrintResult, error) {
-	return a.renderContent(ctx, messageID, func(forms []store.FormContent, atts []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error) {
+	return a.renderContent(ctx, messageID, func(forms []FormContent, atts []AttachmentInfo) ([]FormContent, []AttachmentInfo, error) {
 		return forms, atts, nil
 	})
 }
@@ -84,9 +84,9 @@ func (a *Activities) RenderPrint(ctx context.Context, messageID string) (PrintRe
 // renderContent stores the print of what pick takes of a message's current forms and attachments and
 // returns its digest (hex).
 func (a *Activities) renderContent(ctx context.Context, messageID string,
-	pick func([]store.FormContent, []store.AttachmentInfo) ([]store.FormContent, []store.AttachmentInfo, error)) (PrintResult, error) {
+	pick func([]FormContent, []AttachmentInfo) ([]FormContent, []AttachmentInfo, error)) (PrintResult, error) {
 	defer heartbeat.Start(ctx)()
-	q := store.New(a.Pool)
+	q := NewStore(store.New(a.Pool))
 	h, err := q.GetPrintHeader(ctx, messageID)
 	if errors.Is(err, store.ErrNotFound) {
 		return PrintResult{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", messageID))

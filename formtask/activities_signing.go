@@ -17,7 +17,7 @@ import (
 )
 
 // taskMessage is task t as the events of its changes name it.
-func taskMessage(t store.FormTask) (events.Message, error) {
+func taskMessage(t Task) (events.Message, error) {
 	reportee, err := strconv.ParseInt(strings.TrimPrefix(t.ReporteeID, "r"), 10, 64)
 	return events.Message{MessageID: t.MessageID, ReporteeID: reportee, Type: store.TypeFormTask, ServiceCode: t.ServiceCode,
 		ServiceEdition: t.ServiceEdition, Status: t.Status, ArchiveReference: t.ArchiveReference}, err
@@ -25,14 +25,14 @@ func taskMessage(t store.FormTask) (events.Message, error) {
 
 // signing is what the signing of one task is decided from, read in its transaction.
 type signing struct {
-	task    store.FormTask
+	task    Task
 	message events.Message
 	steps   []store.SigningStep
-	signees []store.TaskSignee
-	active  []store.Signature // not voided
+	signees []TaskSignee
+	active  []Signature // not voided
 }
 
-func readSigning(ctx context.Context, q *store.Queries, messageID string) (signing, error) {
+func readSigning(ctx context.Context, q Store, messageID string) (signing, error) {
 	var s signing
 	var err error
 	if s.task, err = q.GetFormTask(ctx, messageID); err != nil {
@@ -61,7 +61,7 @@ func readSigning(ctx context.Context, q *store.Queries, messageID string) (signi
 // planSigning reads the signing of a task being completed or signed at at: nil for a task signed once, as
 // always (one query finds that); else its steps and deadline, and why it cannot be completed yet.
 func (a *Activities) planSigning(ctx context.Context, messageID string, at time.Time) (*SigningPlan, error) {
-	q := store.New(a.Pool)
+	q := NewStore(store.New(a.Pool))
 	if several, err := q.SignedBySeveral(ctx, messageID); err != nil || !several {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (a *Activities) planSigning(ctx context.Context, messageID string, at time.
 // Signering (its revision promoted, as a projection does), a Refusal or content sent while in Signering
 // (locked there) discards the revision, and a signature of the task as it is changes nothing here.
 func (a *Activities) toSigning(ctx context.Context, in ArchiveInput, plan *SigningPlan) error {
-	t, err := store.New(a.Pool).GetFormTask(ctx, in.Content.MessageID)
+	t, err := NewStore(store.New(a.Pool)).GetFormTask(ctx, in.Content.MessageID)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (a *Activities) toSigning(ctx context.Context, in ArchiveInput, plan *Signi
 
 // promotedAlready tells whether c's revision is promoted: an attempt retried after its projection committed.
 func (a *Activities) promotedAlready(ctx context.Context, c ContentRef) bool {
-	rev, err := store.New(a.Pool).GetRevision(ctx, c.Revision.ID)
+	rev, err := NewStore(store.New(a.Pool)).GetRevision(ctx, c.Revision.ID)
 	return err == nil && rev.Promoted
 }
 
@@ -140,7 +140,7 @@ func (a *Activities) discard(ctx context.Context, c ContentRef) error {
 func (a *Activities) RecordSignature(ctx context.Context, in RecordSignatureInput) (RecordSignatureResult, error) {
 	var res RecordSignatureResult
 	err := store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.NewTx(tx)
+		q := NewStore(store.NewTx(tx))
 		s, err := readSigning(ctx, q, in.MessageID)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (a *Activities) RecordSignature(ctx context.Context, in RecordSignatureInpu
 			res = RecordSignatureResult{Decision: SignatureRefused, Detail: why}
 			return nil
 		}
-		sig := store.Signature{Step: cur + 1, SignerPartyID: in.Signer.PartyID, SignerName: in.Signer.Name, OnBehalfOfPartyID: onBehalf,
+		sig := Signature{Step: cur + 1, SignerPartyID: in.Signer.PartyID, SignerName: in.Signer.Name, OnBehalfOfPartyID: onBehalf,
 			SignedAt: clock.Local(in.At), ContentDigest: digest}
 		if sig.ID, err = q.InsertSignature(ctx, in.MessageID, sig); err != nil || sig.ID == 0 {
 			res = RecordSignatureResult{Decision: SignatureRepeated}
@@ -206,7 +206,7 @@ func (a *Activities) RecordSignature(ctx context.Context, in RecordSignatureInpu
 // (each with FormTaskSignatureVoided) and its status set (with FormTaskStatusChanged).
 func (a *Activities) ReturnToFilling(ctx context.Context, in ReturnToFillingInput) error {
 	return store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.NewTx(tx)
+		q := NewStore(store.NewTx(tx))
 		voided, err := q.VoidSignatures(ctx, in.MessageID, clock.Local(in.At))
 		if err != nil {
 			return err
@@ -247,13 +247,13 @@ type WriteSigneesInput struct {
 
 // WriteSignees makes in.PartyIDs the task's signees, with in.Deadline.
 func (a *Activities) WriteSignees(ctx context.Context, in WriteSigneesInput) error {
-	return store.New(a.Pool).ReplaceTaskSignees(ctx, in.MessageID, in.PartyIDs, in.Deadline)
+	return NewStore(store.New(a.Pool)).ReplaceTaskSignees(ctx, in.MessageID, in.PartyIDs, in.Deadline)
 }
 
 // MarkSigningOverdue writes FormTaskSigningOverdue for a task still in Signering at its deadline, once.
 func (a *Activities) MarkSigningOverdue(ctx context.Context, in SigningOverdueInput) error {
 	return store.InTx(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := store.NewTx(tx)
+		q := NewStore(store.NewTx(tx))
 		t, err := q.GetFormTask(ctx, in.MessageID)
 		if err != nil || t.Status != taskstatus.Signing {
 			return err

@@ -24,7 +24,7 @@ type fixture struct {
 	pool *pgxpool.Pool
 	acts *formtask.Activities
 	env  *testsuite.TestActivityEnvironment
-	q    *store.Queries
+	q    formtask.Store
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -36,7 +36,7 @@ func newFixture(t *testing.T) *fixture {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
-	return &fixture{pool: pool, acts: acts, env: env, q: store.New(pool)}
+	return &fixture{pool: pool, acts: acts, env: env, q: formtask.NewStore(store.New(pool))}
 }
 
 // run executes an activity through the SDK's activity environment and decodes its result into out.
@@ -53,7 +53,7 @@ func (f *fixture) run(t *testing.T, out any, fn any, args ...any) error {
 }
 
 // revision stores nr as the service does: its attachments' bytes in the object store first.
-func (f *fixture) revision(t *testing.T, nr store.NewRevision) formtask.ContentRef {
+func (f *fixture) revision(t *testing.T, nr formtask.NewRevision) formtask.ContentRef {
 	t.Helper()
 	for i, a := range nr.Attachments {
 		saved, err := f.acts.Files.SaveBytes(context.Background(), a.Data, "")
@@ -65,13 +65,13 @@ func (f *fixture) revision(t *testing.T, nr store.NewRevision) formtask.ContentR
 	return formtask.ContentRef{MessageID: nr.MessageID, Revision: formtask.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
 }
 
-func (f *fixture) currentForms(t *testing.T, messageID string) []store.RevisionForm {
+func (f *fixture) currentForms(t *testing.T, messageID string) []formtask.RevisionForm {
 	t.Helper()
 	forms, _, err := f.q.MessageContent(context.Background(), messageID)
 	require.NoError(t, err)
-	var out []store.RevisionForm
+	var out []formtask.RevisionForm
 	for _, fm := range forms {
-		out = append(out, store.RevisionForm{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion, Name: fm.Name, FormData: fm.FormData})
+		out = append(out, formtask.RevisionForm{Type: fm.Type, DataFormatID: fm.DataFormatID, DataFormatVersion: fm.DataFormatVersion, Name: fm.Name, FormData: fm.FormData})
 	}
 	return out
 }
@@ -98,8 +98,8 @@ func TestValidateForms(t *testing.T) {
 
 	// A revision: the main form twice and a form the service does not have.
 	forms := f.currentForms(t, "a3101109")
-	forms = append(forms, forms[0], store.RevisionForm{Type: "SubForm", DataFormatID: "9999", DataFormatVersion: 1, Name: "x", FormData: "<x/>"})
-	ref := f.revision(t, store.NewRevision{MessageID: "a3101109", Kind: store.RevisionKindReplace, Forms: forms})
+	forms = append(forms, forms[0], formtask.RevisionForm{Type: "SubForm", DataFormatID: "9999", DataFormatVersion: 1, Name: "x", FormData: "<x/>"})
+	ref := f.revision(t, formtask.NewRevision{MessageID: "a3101109", Kind: formtask.RevisionKindReplace, Forms: forms})
 	var rev formtask.Findings
 	require.NoError(t, f.run(t, &rev, f.acts.ValidateForms, ref))
 	var names []string
@@ -116,7 +116,7 @@ func TestValidateForms(t *testing.T) {
 	malformed[0].FormData = "<Skjema>\n<Innsender>\n</Skjema>"
 	var broken formtask.Findings
 	require.NoError(t, f.run(t, &broken, f.acts.ValidateForms,
-		f.revision(t, store.NewRevision{MessageID: "a3101109", Kind: store.RevisionKindReplace, Forms: malformed})))
+		f.revision(t, formtask.NewRevision{MessageID: "a3101109", Kind: formtask.RevisionKindReplace, Forms: malformed})))
 	require.NotEmpty(t, broken.Errors)
 	assert.Equal(t, fmt.Sprintf("MainForm %s version %d, line 3: Opening and ending tag mismatch: Innsender line 2 and Skjema",
 		malformed[0].DataFormatID, malformed[0].DataFormatVersion), broken.Errors[0].ErrorMessage)
@@ -142,23 +142,23 @@ func TestCheckAttachmentsActivity(t *testing.T) {
 	in := func(ref formtask.ContentRef) formtask.CheckAttachmentsInput {
 		return formtask.CheckAttachmentsInput{Content: ref, ServiceCode: "6120", ServiceEdition: 1, Final: true}
 	}
-	png := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte(pngBytes)}}})
+	png := f.revision(t, formtask.NewRevision{MessageID: "a3101067", Kind: formtask.RevisionKindAttachment,
+		Attachments: []formtask.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.PNG", AttachmentType: "Bilde", Data: []byte(pngBytes)}}})
 	var ok formtask.Findings
 	require.NoError(t, f.run(t, &ok, f.acts.CheckAttachments, in(png)))
 	assert.Empty(t, ok.Errors)
 
 	// The content is re-checked from what was stored: an executable named as a picture is refused.
-	exe := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.png", AttachmentType: "Bilde", Data: []byte("MZ\x90\x00\x03")}}})
+	exe := f.revision(t, formtask.NewRevision{MessageID: "a3101067", Kind: formtask.RevisionKindAttachment,
+		Attachments: []formtask.RevisionAttachment{{Name: "Bilde", FileName: "kvittering.png", AttachmentType: "Bilde", Data: []byte("MZ\x90\x00\x03")}}})
 	var disguised formtask.Findings
 	require.NoError(t, f.run(t, &disguised, f.acts.CheckAttachments, in(exe)))
 	require.Len(t, disguised.Errors, 1)
 	assert.Equal(t, "kvittering.png", disguised.Errors[0].FieldName)
 	assert.Contains(t, disguised.Errors[0].ErrorMessage, "executable")
 
-	big := f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: append([]byte("\xff\xd8\xff"), make([]byte, 1<<20)...)}}})
+	big := f.revision(t, formtask.NewRevision{MessageID: "a3101067", Kind: formtask.RevisionKindAttachment,
+		Attachments: []formtask.RevisionAttachment{{Name: "Bilde", FileName: "stort.jpg", AttachmentType: "Bilde", Data: append([]byte("\xff\xd8\xff"), make([]byte, 1<<20)...)}}})
 	var tooBig formtask.Findings
 	require.NoError(t, f.run(t, &tooBig, f.acts.CheckAttachments, in(big)))
 	require.Len(t, tooBig.Errors, 1)
@@ -167,8 +167,8 @@ func TestCheckAttachmentsActivity(t *testing.T) {
 
 	// Three pictures on the message already: a fourth is one too many.
 	for range 3 {
-		_, _, err := f.q.PromoteRevision(context.Background(), f.revision(t, store.NewRevision{MessageID: "a3101067", Kind: store.RevisionKindAttachment,
-			Attachments: []store.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte(pngBytes)}}}).Revision.ID)
+		_, _, err := f.q.PromoteRevision(context.Background(), f.revision(t, formtask.NewRevision{MessageID: "a3101067", Kind: formtask.RevisionKindAttachment,
+			Attachments: []formtask.RevisionAttachment{{Name: "Bilde", FileName: "b.png", AttachmentType: "Bilde", Data: []byte(pngBytes)}}}).Revision.ID)
 		require.NoError(t, err)
 	}
 	var fourth formtask.Findings
@@ -220,8 +220,8 @@ func TestProjectStateAndArchiveOnce(t *testing.T) {
 	at := time.Date(2025, 6, 2, 8, 15, 0, 0, time.UTC) // 10:15 in Oslo (summer time)
 
 	forms := f.currentForms(t, "a3101151")
-	ref := f.revision(t, store.NewRevision{MessageID: "a3101151", Kind: store.RevisionKindReplace, Forms: forms,
-		Attachments: []store.RevisionAttachment{{Name: "Revisjonsberetning", FileName: "revisjon.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4 beretning")}}})
+	ref := f.revision(t, formtask.NewRevision{MessageID: "a3101151", Kind: formtask.RevisionKindReplace, Forms: forms,
+		Attachments: []formtask.RevisionAttachment{{Name: "Revisjonsberetning", FileName: "revisjon.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF-1.4 beretning")}}})
 	in := formtask.ProjectInput{Content: ref, Status: taskstatus.Filling, By: "Ingrid Fjellheim", At: at}
 	for range 2 { // retried
 		require.NoError(t, f.run(t, nil, f.acts.ProjectState, in))
@@ -308,7 +308,7 @@ func (f *fixture) reportee(t *testing.T, messageID string) string {
 
 func TestDiscardRevision(t *testing.T) {
 	f := newFixture(t)
-	ref := f.revision(t, store.NewRevision{MessageID: "a3101179", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101179")})
+	ref := f.revision(t, formtask.NewRevision{MessageID: "a3101179", Kind: formtask.RevisionKindReplace, Forms: f.currentForms(t, "a3101179")})
 	other := ref
 	other.MessageID = "a3101186"
 	require.NoError(t, f.run(t, nil, f.acts.DiscardRevision, other))
@@ -323,8 +323,8 @@ func TestDiscardRevision(t *testing.T) {
 func TestArchiveWithRevision(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	ref := f.revision(t, store.NewRevision{MessageID: "a3101263", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101263"),
-		Attachments: []store.RevisionAttachment{{Name: "R", FileName: "r.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF")}}})
+	ref := f.revision(t, formtask.NewRevision{MessageID: "a3101263", Kind: formtask.RevisionKindReplace, Forms: f.currentForms(t, "a3101263"),
+		Attachments: []formtask.RevisionAttachment{{Name: "R", FileName: "r.pdf", AttachmentType: "Revisjonsberetning", Data: []byte("%PDF")}}})
 	in := formtask.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()}
 	var first, again formtask.ArchiveResult
 	require.NoError(t, f.run(t, &first, f.acts.Archive, in))
@@ -346,7 +346,7 @@ func TestCheckAndProjectAgainAfterItsProjection(t *testing.T) {
 	ctx := context.Background()
 	task, err := f.q.GetFormTask(ctx, "a3101102")
 	require.NoError(t, err)
-	ref := f.revision(t, store.NewRevision{MessageID: "a3101102", Kind: store.RevisionKindReplace, Forms: f.currentForms(t, "a3101102")})
+	ref := f.revision(t, formtask.NewRevision{MessageID: "a3101102", Kind: formtask.RevisionKindReplace, Forms: f.currentForms(t, "a3101102")})
 	in := formtask.CheckAndProjectInput{Content: ref, Forms: true, Attachments: true, ServiceCode: task.ServiceCode,
 		ServiceEdition: task.ServiceEdition, Project: &formtask.ProjectInput{Content: ref, Status: taskstatus.Filling, By: "Ingrid Fjellheim", At: time.Now()}}
 	var first, again formtask.CheckAndProjectResult
@@ -371,7 +371,7 @@ func TestCheckAndArchive(t *testing.T) {
 	in := func(messageID string) formtask.CheckAndArchiveInput {
 		task, err := f.q.GetFormTask(ctx, messageID)
 		require.NoError(t, err)
-		ref := f.revision(t, store.NewRevision{MessageID: messageID, Kind: store.RevisionKindReplace, Forms: f.currentForms(t, messageID)})
+		ref := f.revision(t, formtask.NewRevision{MessageID: messageID, Kind: formtask.RevisionKindReplace, Forms: f.currentForms(t, messageID)})
 		return formtask.CheckAndArchiveInput{Archive: formtask.ArchiveInput{Content: ref, By: "Ingrid Fjellheim", At: time.Now()},
 			ServiceCode: task.ServiceCode, ServiceEdition: task.ServiceEdition}
 	}

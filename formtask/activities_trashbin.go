@@ -36,7 +36,7 @@ func (a *Activities) PurgeTrashbin(ctx context.Context, in PurgeTrashbinActivity
 		APIKeyName: "", RequestID: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID}
 	total := 0
 	for {
-		n, err := store.New(a.Pool).PurgeTrashbin(ctx, in.Before, purgeBatch, actor, a.purgedEvent)
+		n, err := NewStore(store.New(a.Pool)).PurgeTrashbin(ctx, in.Before, purgeBatch, actor, a.purgedEvent)
 		total += n
 		if err != nil {
 			return total, err

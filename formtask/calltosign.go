@@ -27,7 +27,7 @@ var callToSignOrder = notification.Order{
 // its correspondence.created event, and orders their notification (an order of the service's owner, made
 // by Postbox), all in the transaction of the status. It returns the order's workflow input for the task's
 // run to start, nil for a task that names no signees.
-func (a *Activities) callSignees(ctx context.Context, tx pgx.Tx, q *store.Queries, messageID string, at time.Time) (*notification.WorkflowInput, error) {
+func (a *Activities) callSignees(ctx context.Context, tx pgx.Tx, q Store, messageID string, at time.Time) (*notification.WorkflowInput, error) {
 	calls, err := q.CreateCallsToSign(ctx, messageID, a.PublicURL, at)
 	if err != nil || len(calls.Calls) == 0 {
 		return nil, err
@@ -56,7 +56,7 @@ func (a *Activities) callSignees(ctx context.Context, tx pgx.Tx, q *store.Querie
 
 // callOrder is the workflow input of the order of a task's calls to sign, nil for a task that called no
 // one: what a run taking Signering from the read model starts (StartOrder counts a started one as started).
-func callOrder(ctx context.Context, q *store.Queries, messageID string) (*notification.WorkflowInput, error) {
+func callOrder(ctx context.Context, q Store, messageID string) (*notification.WorkflowInput, error) {
 	order, recipients, found, err := q.CallOrder(ctx, messageID)
 	if err != nil || !found {
 		return nil, err

@@ -15,27 +15,27 @@ import (
 // DeleteForm deletes the sub-form formID; the result's FormID is that form.
 func (s *Service) DeleteForm(ctx context.Context, task Task, caller Caller, formID int64,
 	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
-	return s.changeContent(ctx, task, caller, store.NewRevision{Kind: store.RevisionKindDeleteForm, TargetFormID: formID},
+	return s.changeContent(ctx, task, caller, NewRevision{Kind: RevisionKindDeleteForm, TargetFormID: formID},
 		ContentChangeInput{Change: ChangeDeleteForm, Expect: expect}, audit)
 }
 
 // DeleteAttachment deletes the attachment attachmentID; the result's AttachmentID is that attachment.
 func (s *Service) DeleteAttachment(ctx context.Context, task Task, caller Caller, attachmentID int64,
 	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
-	return s.changeContent(ctx, task, caller, store.NewRevision{Kind: store.RevisionKindDeleteAttachment, TargetAttachmentID: attachmentID},
+	return s.changeContent(ctx, task, caller, NewRevision{Kind: RevisionKindDeleteAttachment, TargetAttachmentID: attachmentID},
 		ContentChangeInput{Change: ChangeDeleteAttachment, Expect: expect}, audit)
 }
 
 // ReplaceAttachment gives the attachment attachmentID the name of a and the bytes streamed from body (past
 // maxSize bytes it fails with TooLarge and keeps nothing); the attachment keeps its id and its type. The
 // result's AttachmentID is that attachment.
-func (s *Service) ReplaceAttachment(ctx context.Context, task Task, caller Caller, attachmentID int64, a store.RevisionAttachment,
+func (s *Service) ReplaceAttachment(ctx context.Context, task Task, caller Caller, attachmentID int64, a RevisionAttachment,
 	body io.Reader, maxSize int64, expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
-	rev, ref, err := s.streamAttachment(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindReplaceAttachment,
-		TargetAttachmentID: attachmentID, Attachments: []store.RevisionAttachment{a}, Audit: audit}, body, maxSize)
+	rev, ref, err := s.streamAttachment(ctx, NewRevision{MessageID: task.MessageID, Kind: RevisionKindReplaceAttachment,
+		TargetAttachmentID: attachmentID, Attachments: []RevisionAttachment{a}, Audit: audit}, body, maxSize)
 	if err != nil {
 		return Result{}, err
 	}
@@ -45,7 +45,7 @@ func (s *Service) ReplaceAttachment(ctx context.Context, task Task, caller Calle
 }
 
 // changeContent stores the revision of a removal and sends it to the task's workflow.
-func (s *Service) changeContent(ctx context.Context, task Task, caller Caller, nr store.NewRevision,
+func (s *Service) changeContent(ctx context.Context, task Task, caller Caller, nr NewRevision,
 	in ContentChangeInput, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err

@@ -3,7 +3,7 @@
 //
 // One workflow runs per form task (id "formtask/<MessageId>"). It holds the task's status and carries
 // revision ids and SHA-256 digests, never form data or attachment bytes: the API stores a submission's
-// payloads first (store.CreateRevision) and then sends an Update with the reference.
+// payloads first (Store.CreateRevision) and then sends an Update with the reference.
 //
 // Changing the workflow's code: running workflows replay their history against the new code, so a change
 // in the commands it issues (activities, timers, their order) is guarded with a workflow.GetVersion patch

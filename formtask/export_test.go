@@ -13,7 +13,7 @@ import (
 
 // ValidateForms validates the forms of a revision, or the message's current forms, of the task's service.
 func (a *Activities) ValidateForms(ctx context.Context, c ContentRef) (Findings, error) {
-	q := store.New(a.Pool)
+	q := NewStore(store.New(a.Pool))
 	task, err := q.GetFormTask(ctx, c.MessageID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Findings{}, permanent(ErrNotFormTask, fmt.Errorf("message %s is not a form task", c.MessageID))
@@ -26,7 +26,7 @@ func (a *Activities) ValidateForms(ctx context.Context, c ContentRef) (Findings,
 
 // CheckAttachments checks the attachments the content would leave on the message.
 func (a *Activities) CheckAttachments(ctx context.Context, in CheckAttachmentsInput) (Findings, error) {
-	return a.checkAttachments(ctx, newReads(store.New(a.Pool), in.Content), in)
+	return a.checkAttachments(ctx, newReads(NewStore(store.New(a.Pool)), in.Content), in)
 }
 
 // ProjectState writes the read model.

@@ -29,9 +29,6 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Task is a form task as the caller loaded it.
-type Task = store.FormTask
-
 // TaskOf is the task of a form-task message the caller loaded, with its service and reportee.
 func TaskOf(m store.Message, svc store.ServiceDetail, reporteeID int64) Task {
 	level := 0
@@ -49,7 +46,7 @@ func TaskOf(m store.Message, svc store.ServiceDetail, reporteeID int64) Task {
 // task (UpdateWithStart), so every existing form task can be changed.
 type Service struct {
 	temporal client.Client
-	store    *store.Queries
+	store    Store
 	opts     Options
 	events   events.Builder
 }
@@ -78,7 +75,7 @@ func New(c client.Client, q *store.Queries, opts Options) *Service {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
-	return &Service{temporal: c, store: q, opts: opts, events: events.NewBuilder(opts.PublicURL)}
+	return &Service{temporal: c, store: NewStore(q), opts: opts, events: events.NewBuilder(opts.PublicURL)}
 }
 
 // CheckHealth says whether Temporal answers.
@@ -104,8 +101,8 @@ func (s *Service) Load(ctx context.Context, messageID string) (Task, error) {
 type Submission struct {
 	Complete    bool
 	Sign        bool
-	Forms       []store.RevisionForm
-	Attachments []store.RevisionAttachment
+	Forms       []RevisionForm
+	Attachments []RevisionAttachment
 	// Expect, when set, makes the workflow refuse the submission (PreconditionFailed) unless the task is
 	// as expected, checked in the same step as the change.
 	Expect *Expectation
@@ -150,8 +147,8 @@ func (s *Service) submit(ctx context.Context, task Task, caller Caller, sub Subm
 	if err != nil {
 		return Result{}, err
 	}
-	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindReplace, Forms: sub.Forms, Attachments: atts,
+	rev, err := s.store.CreateRevision(ctx, NewRevision{
+		MessageID: task.MessageID, Kind: RevisionKindReplace, Forms: sub.Forms, Attachments: atts,
 	})
 	if err != nil {
 		return Result{}, err
@@ -192,7 +189,7 @@ func (s *Service) repeatedSigning(ctx context.Context, task Task, caller Caller,
 }
 
 // sameContent reports whether forms and atts are exactly the forms and attachments of sub, in their order.
-func sameContent(forms []store.FormContent, atts []store.AttachmentInfo, sub Submission) bool {
+func sameContent(forms []FormContent, atts []AttachmentInfo, sub Submission) bool {
 	if len(forms) != len(sub.Forms) || len(atts) != len(sub.Attachments) {
 		return false
 	}
@@ -219,12 +216,12 @@ func sameContent(forms []store.FormContent, atts []store.AttachmentInfo, sub Sub
 // takes the new task away again: it never existed for the client. It returns the new task's message id and
 // the submission's result.
 func (s *Service) Create(ctx context.Context, reporteeID int64, svc store.ServiceDetail, caller Caller, sub Submission) (string, Result, error) {
-	return s.CreateWith(ctx, reporteeID, svc, store.NewFormTask{}, caller, sub)
+	return s.CreateWith(ctx, reporteeID, svc, NewFormTask{}, caller, sub)
 }
 
 // CreateWith is Create of a task that starts as task says (a subject of its own, a due date): a service
 // owner's pre-filled task.
-func (s *Service) CreateWith(ctx context.Context, reporteeID int64, svc store.ServiceDetail, task store.NewFormTask, caller Caller,
+func (s *Service) CreateWith(ctx context.Context, reporteeID int64, svc store.ServiceDetail, task NewFormTask, caller Caller,
 	sub Submission) (string, Result, error) {
 	sub.Sign = sub.Sign && sub.Complete
 	t := TaskOf(store.Message{MessageSummary: store.MessageSummary{Subject: cmp.Or(task.Subject, svc.ServiceName),
@@ -271,7 +268,7 @@ func (s *Service) CreateWith(ctx context.Context, reporteeID int64, svc store.Se
 
 // PutSubForm adds a sub-form to a form task in Utfylling, or changes the sub-form formID; the result's
 // FormID is the form written. The audit entry, if any, is written with the change.
-func (s *Service) PutSubForm(ctx context.Context, task Task, caller Caller, formID int64, form store.RevisionForm,
+func (s *Service) PutSubForm(ctx context.Context, task Task, caller Caller, formID int64, form RevisionForm,
 	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
 	if v := CheckSubFormType(form.Type); v != nil {
 		return Result{}, v.Refusal("")
@@ -279,8 +276,8 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller Caller, form
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
-	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindSubForm, TargetFormID: formID, Forms: []store.RevisionForm{form}, Audit: audit,
+	rev, err := s.store.CreateRevision(ctx, NewRevision{
+		MessageID: task.MessageID, Kind: RevisionKindSubForm, TargetFormID: formID, Forms: []RevisionForm{form}, Audit: audit,
 	})
 	if err != nil {
 		return Result{}, err
@@ -292,17 +289,17 @@ func (s *Service) PutSubForm(ctx context.Context, task Task, caller Caller, form
 
 // AddAttachment adds an attachment to a form task in Utfylling; the result's AttachmentID is the new
 // attachment. The audit entry, if any, is written with the change.
-func (s *Service) AddAttachment(ctx context.Context, task Task, caller Caller, a store.RevisionAttachment, audit *store.MessageAuditEntry) (Result, error) {
+func (s *Service) AddAttachment(ctx context.Context, task Task, caller Caller, a RevisionAttachment, audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
-	saved, err := s.saveAttachments(ctx, []store.RevisionAttachment{a})
+	saved, err := s.saveAttachments(ctx, []RevisionAttachment{a})
 	if err != nil {
 		return Result{}, err
 	}
 	a = saved[0]
-	rev, err := s.store.CreateRevision(ctx, store.NewRevision{
-		MessageID: task.MessageID, Kind: store.RevisionKindAttachment, Attachments: saved, Audit: audit,
+	rev, err := s.store.CreateRevision(ctx, NewRevision{
+		MessageID: task.MessageID, Kind: RevisionKindAttachment, Attachments: saved, Audit: audit,
 	})
 	if err != nil {
 		return Result{}, err
@@ -315,13 +312,13 @@ func (s *Service) AddAttachment(ctx context.Context, task Task, caller Caller, a
 // AddStreamedAttachment adds an attachment whose bytes stream from body straight into the store, so memory
 // does not grow with the file; past maxSize bytes it fails with TooLarge and keeps nothing. The audit
 // entry, if any, is written with the change.
-func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller Caller, a store.RevisionAttachment, body io.Reader, maxSize int64,
+func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller Caller, a RevisionAttachment, body io.Reader, maxSize int64,
 	audit *store.MessageAuditEntry) (Result, error) {
 	if err := refusal(ctx, task, caller); err != nil {
 		return Result{}, err
 	}
-	rev, ref, err := s.streamAttachment(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindAttachment,
-		Attachments: []store.RevisionAttachment{a}, Audit: audit}, body, maxSize)
+	rev, ref, err := s.streamAttachment(ctx, NewRevision{MessageID: task.MessageID, Kind: RevisionKindAttachment,
+		Attachments: []RevisionAttachment{a}, Audit: audit}, body, maxSize)
 	if err != nil {
 		return Result{}, err
 	}
@@ -333,21 +330,21 @@ func (s *Service) AddStreamedAttachment(ctx context.Context, task Task, caller C
 // streamAttachment streams the bytes of one attachment from body into the object store (TooLarge past
 // maxSize, keeping nothing), then stores the revision that names them, and returns it with the
 // attachment's reference. No database transaction is open while the bytes arrive.
-func (s *Service) streamAttachment(ctx context.Context, nr store.NewRevision, body io.Reader, maxSize int64) (store.Revision, AttachmentRef, error) {
+func (s *Service) streamAttachment(ctx context.Context, nr NewRevision, body io.Reader, maxSize int64) (Revision, AttachmentRef, error) {
 	f, err := s.opts.Files.Save(ctx, body, maxSize, "")
 	var v *Violation
 	switch {
 	case errors.Is(err, files.ErrTooLarge):
-		return store.Revision{}, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
+		return Revision{}, AttachmentRef{}, refuse(TooLarge, "the attachment is larger than the %d bytes its type allows", maxSize)
 	case errors.As(err, &v): // the content's check (NewCheckedReader) refused it
-		return store.Revision{}, AttachmentRef{}, v.Refusal("")
+		return Revision{}, AttachmentRef{}, v.Refusal("")
 	}
 	if err != nil {
-		return store.Revision{}, AttachmentRef{}, err
+		return Revision{}, AttachmentRef{}, err
 	}
 	a := nr.Attachments[0]
 	a.SHA256, a.Size = f.SHA256, f.Size
-	nr.Attachments = []store.RevisionAttachment{a}
+	nr.Attachments = []RevisionAttachment{a}
 	rev, err := s.store.CreateRevision(ctx, nr)
 	return rev, attachmentRef(a), err
 }
@@ -387,23 +384,23 @@ func withLevel(c Caller, t Task) Caller {
 	return c
 }
 
-func revisionRef(r store.Revision) RevisionRef {
+func revisionRef(r Revision) RevisionRef {
 	return RevisionRef{ID: r.ID, Digest: r.DigestHex()}
 }
 
-func formRef(f store.RevisionForm) FormRef {
+func formRef(f RevisionForm) FormRef {
 	return FormRef{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion}
 }
 
 // attachmentRef describes a saved attachment (saveAttachments) to the workflow.
-func attachmentRef(a store.RevisionAttachment) AttachmentRef {
+func attachmentRef(a RevisionAttachment) AttachmentRef {
 	return AttachmentRef{FileName: a.FileName, AttachmentType: a.AttachmentType, Size: a.Size}
 }
 
 // saveAttachments saves the bytes of attachments that came in a request body in the object store and
 // returns them named by their blobs, ready for a revision.
-func (s *Service) saveAttachments(ctx context.Context, atts []store.RevisionAttachment) ([]store.RevisionAttachment, error) {
-	saved := make([]store.RevisionAttachment, len(atts))
+func (s *Service) saveAttachments(ctx context.Context, atts []RevisionAttachment) ([]RevisionAttachment, error) {
+	saved := make([]RevisionAttachment, len(atts))
 	for i, a := range atts {
 		f, err := s.opts.Files.SaveBytes(ctx, a.Data, "")
 		if err != nil {

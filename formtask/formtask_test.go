@@ -41,7 +41,7 @@ func TestTemporalUnreachable(t *testing.T) {
 	task, err := ft.Load(ctx, "a3101102")
 	require.NoError(t, err)
 	_, err = ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: false, Sign: true,
-		Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
+		Forms: []formtask.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
 	assert.Equal(t, formtask.Unavailable, kindOf(t, err))
 	assert.Equal(t, 5*time.Second, formtask.RetryAfter)
 
@@ -71,7 +71,7 @@ func TestNamespaceMissingIsUnavailable(t *testing.T) {
 	task, err := ft.Load(ctx, "a3101102")
 	require.NoError(t, err)
 	_, err = ft.Submit(ctx, task, ingrid, formtask.Submission{Complete: false, Sign: true,
-		Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
+		Forms: []formtask.RevisionForm{{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, Name: "x", FormData: "<Skjema/>"}}})
 	assert.Equal(t, formtask.Unavailable, kindOf(t, err))
 
 	var n int
@@ -85,15 +85,15 @@ func TestRefusedBeforeStoring(t *testing.T) {
 	ft := formtask.New(nil, nil, formtask.Options{})
 	ctx := context.Background()
 	task := formtask.Task{MessageID: "a3101263", Status: taskstatus.Filling}
-	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
-	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
+	main := formtask.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
+	sub := formtask.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
 
 	cases := []struct {
 		name  string
-		forms []store.RevisionForm
+		forms []formtask.RevisionForm
 	}{
-		{"two MainForms", []store.RevisionForm{main, main}},
-		{"no MainForm", []store.RevisionForm{sub}},
+		{"two MainForms", []formtask.RevisionForm{main, main}},
+		{"no MainForm", []formtask.RevisionForm{sub}},
 		{"no content in Utfylling", nil},
 	}
 	for _, tc := range cases {
@@ -118,13 +118,13 @@ func TestArchivedTaskRefusedBeforeStoring(t *testing.T) {
 	ctx := context.Background()
 	task := formtask.Task{MessageID: "a3101263", ServiceCode: "4711", ServiceEdition: 2,
 		Status: taskstatus.Archived, ArchiveReference: "AR7000001"}
-	main := store.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
-	sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
-	pdf := store.RevisionAttachment{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Data: []byte("%PDF-1.4")}
+	main := formtask.RevisionForm{Type: "MainForm", DataFormatID: "3106", DataFormatVersion: 21845, FormData: "<Skjema/>"}
+	sub := formtask.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, FormData: "<Skjema/>"}
+	pdf := formtask.RevisionAttachment{FileName: "a.pdf", AttachmentType: "Dokumentasjon", Data: []byte("%PDF-1.4")}
 
 	changes := map[string]func(formtask.Caller) error{}
 	for _, params := range []struct{ complete, sign bool }{{true, true}, {true, false}, {false, false}} {
-		for name, forms := range map[string][]store.RevisionForm{"no content": nil, "content": {main}} {
+		for name, forms := range map[string][]formtask.RevisionForm{"no content": nil, "content": {main}} {
 			changes[fmt.Sprintf("submit complete=%t sign=%t, %s", params.complete, params.sign, name)] = func(c formtask.Caller) error {
 				_, err := ft.Submit(ctx, task, c, formtask.Submission{Complete: params.complete, Sign: params.sign, Forms: forms})
 				return err

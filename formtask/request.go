@@ -36,7 +36,7 @@ type AttachmentBody struct {
 }
 
 // RevisionContent checks content against the service and turns it into what the store keeps.
-func RevisionContent(svc store.ServiceDetail, c Content) ([]store.RevisionForm, []store.RevisionAttachment, error) {
+func RevisionContent(svc store.ServiceDetail, c Content) ([]RevisionForm, []RevisionAttachment, error) {
 	if c.Type != "" && c.Type != "FormTask" {
 		return nil, nil, refuse(BadInput, "Type must be FormTask, not %q", c.Type)
 	}
@@ -46,17 +46,17 @@ func RevisionContent(svc store.ServiceDetail, c Content) ([]store.RevisionForm, 
 	if c.ServiceEdition != nil && *c.ServiceEdition != svc.ServiceEdition {
 		return nil, nil, refuse(BadInput, "ServiceEdition %d is not this form task's edition %d", *c.ServiceEdition, svc.ServiceEdition)
 	}
-	forms := make([]store.RevisionForm, 0, len(c.Forms))
+	forms := make([]RevisionForm, 0, len(c.Forms))
 	for i, f := range c.Forms {
-		form, err := RevisionForm(svc, f, fmt.Sprintf("_embedded.forms[%d]", i))
+		form, err := RevisionFormOf(svc, f, fmt.Sprintf("_embedded.forms[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}
 		forms = append(forms, form)
 	}
-	attachments := make([]store.RevisionAttachment, 0, len(c.Attachments))
+	attachments := make([]RevisionAttachment, 0, len(c.Attachments))
 	for i, a := range c.Attachments {
-		att, err := RevisionAttachment(svc, a, fmt.Sprintf("_embedded.attachments[%d]", i))
+		att, err := RevisionAttachmentOf(svc, a, fmt.Sprintf("_embedded.attachments[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -65,48 +65,48 @@ func RevisionContent(svc store.ServiceDetail, c Content) ([]store.RevisionForm, 
 	return forms, attachments, nil
 }
 
-// RevisionForm checks form f, at where in the request, against the service.
-func RevisionForm(svc store.ServiceDetail, f FormBody, where string) (store.RevisionForm, error) {
+// RevisionFormOf checks form f, at where in the request, against the service.
+func RevisionFormOf(svc store.ServiceDetail, f FormBody, where string) (RevisionForm, error) {
 	if v := CheckFormType(f.Type); v != nil {
-		return store.RevisionForm{}, v.Refusal(where)
+		return RevisionForm{}, v.Refusal(where)
 	}
 	if strings.TrimSpace(f.FormData) == "" {
-		return store.RevisionForm{}, refuse(BadInput, "%s.FormData is empty", where)
+		return RevisionForm{}, refuse(BadInput, "%s.FormData is empty", where)
 	}
 	meta, v := FormOf(svc, f.Type, f.DataFormatID, f.DataFormatVersion)
 	if v != nil {
-		return store.RevisionForm{}, v.Refusal(where)
+		return RevisionForm{}, v.Refusal(where)
 	}
-	return store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
+	return RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion,
 		Name: meta.FormName, FormData: f.FormData}, nil
 }
 
-// RevisionAttachment checks attachment a, at where in the request, against the service: a plain file
+// RevisionAttachmentOf checks attachment a, at where in the request, against the service: a plain file
 // name, base64 data whose content is what the name says, and the checksum if one was sent.
-func RevisionAttachment(svc store.ServiceDetail, a AttachmentBody, where string) (store.RevisionAttachment, error) {
+func RevisionAttachmentOf(svc store.ServiceDetail, a AttachmentBody, where string) (RevisionAttachment, error) {
 	if v := CheckFileName(a.FileName); v != nil {
-		return store.RevisionAttachment{}, v.Refusal(where + ".FileName")
+		return RevisionAttachment{}, v.Refusal(where + ".FileName")
 	}
 	if strings.TrimSpace(a.AttachmentType) == "" {
-		return store.RevisionAttachment{}, refuse(BadInput, "%s.AttachmentType is required", where)
+		return RevisionAttachment{}, refuse(BadInput, "%s.AttachmentType is required", where)
 	}
 	data, err := base64.StdEncoding.DecodeString(a.Data)
 	if err != nil {
-		return store.RevisionAttachment{}, refuse(BadInput, "%s.Data is not valid base64", where)
+		return RevisionAttachment{}, refuse(BadInput, "%s.Data is not valid base64", where)
 	}
 	if v := CheckFileContent(a.FileName, data, int64(len(data))); v != nil {
-		return store.RevisionAttachment{}, v.Refusal(where + ".Data")
+		return RevisionAttachment{}, v.Refusal(where + ".Data")
 	}
 	if a.CheckSum != "" {
 		want, err := hex.DecodeString(a.CheckSum)
 		if err != nil || len(want) != sha256.Size {
-			return store.RevisionAttachment{}, refuse(BadChecksum, "%s.CheckSum must be the SHA-256 of the data in hex (64 hexadecimal digits)", where)
+			return RevisionAttachment{}, refuse(BadChecksum, "%s.CheckSum must be the SHA-256 of the data in hex (64 hexadecimal digits)", where)
 		}
 		if err := CheckDigest(svc, a.AttachmentType, want, sha256.Sum256(data), where+".CheckSum"); err != nil {
-			return store.RevisionAttachment{}, err
+			return RevisionAttachment{}, err
 		}
 	}
-	return store.RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
+	return RevisionAttachment{Name: a.FileName, FileName: a.FileName, AttachmentType: a.AttachmentType, Data: data}, nil
 }
 
 // CheckDigest verifies the SHA-256 a client sent with an attachment of a type, named where in the

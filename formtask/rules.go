@@ -130,7 +130,7 @@ func CheckAttachmentCount(rule store.AttachmentRule, n int, final bool) *Violati
 }
 
 // CheckAttachments applies the service's attachment rules to the attachments a task would have.
-func CheckAttachments(svc store.ServiceDetail, atts []store.AttachmentInfo, final bool) []*Violation {
+func CheckAttachments(svc store.ServiceDetail, atts []AttachmentInfo, final bool) []*Violation {
 	var out []*Violation
 	counts := map[string]int{}
 	for _, att := range atts {

@@ -19,27 +19,27 @@ func TestCheckAttachments(t *testing.T) {
 		{AttachmentTypeName: "Bilde", AllowedFileTypes: "*.png; *.JPG", MaxAttachmentCount: 3, MaxFileSize: 10},
 	}
 	heads := map[string]string{"pdf": "%PDF-1.7\n", "png": "\x89PNG\r\n\x1a\n", "jpg": "\xff\xd8\xff\xe0", "xml": "<a/>", "gif": "GIF89a"}
-	att := func(name, typ string, size int64) store.AttachmentInfo {
+	att := func(name, typ string, size int64) formtask.AttachmentInfo {
 		ext := strings.ToLower(name[strings.LastIndexByte(name, '.')+1:])
-		return store.AttachmentInfo{FileName: name, AttachmentType: typ, FileSize: size, Head: []byte(heads[ext])}
+		return formtask.AttachmentInfo{FileName: name, AttachmentType: typ, FileSize: size, Head: []byte(heads[ext])}
 	}
 	cases := []struct {
 		name  string
-		atts  []store.AttachmentInfo
+		atts  []formtask.AttachmentInfo
 		final bool
 		want  []string // FieldNames of the errors
 	}{
-		{"allowed, any case", []store.AttachmentInfo{att("Rapport.PDF", "Dokumentasjon", 100), att("scan.jpg", "Bilde", 10), att("A.Png", "Bilde", 1)}, true, nil},
-		{"extension must be the suffix", []store.AttachmentInfo{att("rapport.pdf.exe", "Dokumentasjon", 1), att("pdf", "Dokumentasjon", 1)}, false, []string{"rapport.pdf.exe", "pdf"}},
-		{"glob", []store.AttachmentInfo{att("bilde.gif", "Bilde", 1)}, false, []string{"bilde.gif"}},
-		{"too large", []store.AttachmentInfo{att("a.pdf", "Dokumentasjon", 101)}, false, []string{"a.pdf"}},
-		{"unknown type", []store.AttachmentInfo{att("a.pdf", "Vedlegg", 1)}, false, []string{"a.pdf"}},
-		{"too many", []store.AttachmentInfo{att("a.pdf", "Dokumentasjon", 1), att("b.pdf", "Dokumentasjon", 1), att("c.xml", "Dokumentasjon", 1)}, false, []string{"Dokumentasjon"}},
+		{"allowed, any case", []formtask.AttachmentInfo{att("Rapport.PDF", "Dokumentasjon", 100), att("scan.jpg", "Bilde", 10), att("A.Png", "Bilde", 1)}, true, nil},
+		{"extension must be the suffix", []formtask.AttachmentInfo{att("rapport.pdf.exe", "Dokumentasjon", 1), att("pdf", "Dokumentasjon", 1)}, false, []string{"rapport.pdf.exe", "pdf"}},
+		{"glob", []formtask.AttachmentInfo{att("bilde.gif", "Bilde", 1)}, false, []string{"bilde.gif"}},
+		{"too large", []formtask.AttachmentInfo{att("a.pdf", "Dokumentasjon", 101)}, false, []string{"a.pdf"}},
+		{"unknown type", []formtask.AttachmentInfo{att("a.pdf", "Vedlegg", 1)}, false, []string{"a.pdf"}},
+		{"too many", []formtask.AttachmentInfo{att("a.pdf", "Dokumentasjon", 1), att("b.pdf", "Dokumentasjon", 1), att("c.xml", "Dokumentasjon", 1)}, false, []string{"Dokumentasjon"}},
 		{"too few, only when final", nil, false, nil},
 		{"too few", nil, true, []string{"Dokumentasjon"}},
-		{"content not what the name says", []store.AttachmentInfo{{FileName: "a.pdf", AttachmentType: "Dokumentasjon", FileSize: 9, Head: []byte("MZ\x90\x00\x03")}}, false, []string{"a.pdf"}},
-		{"empty", []store.AttachmentInfo{{FileName: "a.xml", AttachmentType: "Dokumentasjon"}}, false, []string{"a.xml"}},
-		{"file name", []store.AttachmentInfo{att("CON.pdf", "Dokumentasjon", 9)}, false, []string{"CON.pdf"}},
+		{"content not what the name says", []formtask.AttachmentInfo{{FileName: "a.pdf", AttachmentType: "Dokumentasjon", FileSize: 9, Head: []byte("MZ\x90\x00\x03")}}, false, []string{"a.pdf"}},
+		{"empty", []formtask.AttachmentInfo{{FileName: "a.xml", AttachmentType: "Dokumentasjon"}}, false, []string{"a.xml"}},
+		{"file name", []formtask.AttachmentInfo{att("CON.pdf", "Dokumentasjon", 9)}, false, []string{"CON.pdf"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

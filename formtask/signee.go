@@ -44,7 +44,7 @@ func (s Signee) SignsFor(svc store.ServiceKey) bool {
 }
 
 // TasksToSign lists the tasks in Signering that name the signee's party and that it signs for.
-func (s *Service) TasksToSign(ctx context.Context, signee Signee) ([]store.SigningTask, error) {
+func (s *Service) TasksToSign(ctx context.Context, signee Signee) ([]SigningTask, error) {
 	list, err := s.store.SigningTasksOf(ctx, signee.Party)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (s *Service) TaskToSign(ctx context.Context, signee Signee, id string, read
 type SigningView struct {
 	Task         Task
 	Signing      SigningState
-	Forms        []store.FormContent
+	Forms        []FormContent
 	ReporteeName string
 }
 

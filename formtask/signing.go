@@ -24,7 +24,7 @@ type SigneeName struct {
 }
 
 // Signees returns the signees a task names.
-func (s *Service) Signees(ctx context.Context, task Task) ([]store.TaskSignee, error) {
+func (s *Service) Signees(ctx context.Context, task Task) ([]TaskSignee, error) {
 	return s.store.ListTaskSignees(ctx, task.MessageID)
 }
 
@@ -114,8 +114,8 @@ var ssnPattern = regexp.MustCompile(`^[0-9]{11}$`)
 type SigningState struct {
 	Steps         []StepState
 	CurrentStep   int // 1-based; 0 when every step is signed or the task has none
-	Signatures    []store.Signature
-	Signees       []store.TaskSignee
+	Signatures    []Signature
+	Signees       []TaskSignee
 	ContentDigest string
 }
 
@@ -141,7 +141,7 @@ func (s *Service) Signing(ctx context.Context, task Task) (SigningState, error) 
 	if st.ContentDigest, err = s.store.ContentDigest(ctx, task.MessageID); err != nil {
 		return st, err
 	}
-	var active []store.Signature
+	var active []Signature
 	for _, sig := range st.Signatures {
 		if sig.VoidedAt == nil {
 			active = append(active, sig)
@@ -184,7 +184,7 @@ func (s *Service) Sign(ctx context.Context, task Task, signer Signer, expect str
 
 // signedBy tells whether s has a signature among signatures not voided: for the signee s signs for, or
 // any when s names none. The one rule of a repeated signature, for Sign and RecordSignature.
-func signedBy(signatures []store.Signature, s Signer) bool {
+func signedBy(signatures []Signature, s Signer) bool {
 	for _, sig := range signatures {
 		if sig.VoidedAt == nil && sig.SignerPartyID == s.PartyID && (s.OnBehalfOf == 0 || sig.OnBehalfOfPartyID == s.OnBehalfOf) {
 			return true

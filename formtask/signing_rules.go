@@ -45,7 +45,7 @@ func needed(st store.SigningStep, signees int) int {
 
 // currentStep is the index of the first step whose signatures are not all there (signatures are the
 // task's signatures not voided), len(steps) when every step is signed.
-func currentStep(steps []store.SigningStep, signees int, signatures []store.Signature) int {
+func currentStep(steps []store.SigningStep, signees int, signatures []Signature) int {
 	for i, st := range steps {
 		n := 0
 		for _, s := range signatures {
@@ -69,7 +69,7 @@ type stepFacts struct {
 
 // admit decides whether signer may sign in step st (index i) of a task of party taskParty: it returns the
 // party the signature is on behalf of, or why not.
-func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []store.TaskSignee, facts stepFacts) (int64, string) {
+func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []TaskSignee, facts stepFacts) (int64, string) {
 	switch st.Signees {
 	case store.SigneesOrganization:
 		if s.OnBehalfOf != 0 && s.OnBehalfOf == facts.organization {
@@ -78,7 +78,7 @@ func admit(i int, st store.SigningStep, s Signer, taskParty int64, signees []sto
 		return 0, fmt.Sprintf("signing step %d is signed for organization %s, and you do not sign for it", i+1, st.OrganizationNumber)
 	case store.SigneesOfTask:
 		named := func(id int64) bool {
-			return slices.ContainsFunc(signees, func(t store.TaskSignee) bool { return t.PartyID == id })
+			return slices.ContainsFunc(signees, func(t TaskSignee) bool { return t.PartyID == id })
 		}
 		switch {
 		case s.OnBehalfOf != 0 && named(s.OnBehalfOf):

@@ -43,7 +43,7 @@ var messageIDPattern = regexp.MustCompile(`^a[0-9]+$`)
 // ago, take their state from the read model (UpdateResync), which ends them, and confirms each
 // archive whose workflow now runs no more. It returns how many workflows it told. An archive whose workflow
 // it cannot reach stays unconfirmed for the next sweep.
-func ConfirmArchives(ctx context.Context, c client.Client, q *store.Queries, minAge time.Duration, log *slog.Logger) (told int, err error) {
+func ConfirmArchives(ctx context.Context, c client.Client, q Store, minAge time.Duration, log *slog.Logger) (told int, err error) {
 	for {
 		batch, err := q.UnconfirmedArchives(ctx, minAge, archiveConfirmBatch)
 		if err != nil || len(batch) == 0 {
@@ -139,7 +139,7 @@ func resync(ctx context.Context, c client.Client, messageID string) (bool, error
 // workers run it.
 func SweepArchives(ctx context.Context, c client.Client, pool *pgxpool.Pool, log *slog.Logger) {
 	every.Tick(ctx, ArchiveConfirmSweep, func() bool {
-		told, err := ConfirmArchives(ctx, c, store.New(pool), ArchiveConfirmAge, log)
+		told, err := ConfirmArchives(ctx, c, NewStore(store.New(pool)), ArchiveConfirmAge, log)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("confirming archives failed; trying again at the next sweep", "err", err)
 		}

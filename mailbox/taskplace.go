@@ -39,7 +39,7 @@ var placeChanges = map[string]struct {
 // message, nor for a task archived meanwhile, whose workflow has ended: the plain change then runs.
 func (l *Lifecycle) taskPlace(ctx context.Context, reporteeID int64, id string, a Actor, unchanged Unchanged, change string) (bool, error) {
 	q := store.New(l.pool)
-	task, err := q.GetFormTask(ctx, id)
+	task, err := formtask.NewStore(q).GetFormTask(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return false, nil

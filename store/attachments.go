@@ -66,3 +66,7 @@ func SeekOffset(off, size, offset int64, whence int) (int64, error) {
 	}
 	return offset, nil
 }
+
+// AttachmentHeadBytes is how many leading bytes of an attachment a form task's AttachmentInfo carries, for the checks
+// of its content.
+const AttachmentHeadBytes = 512

@@ -172,7 +172,7 @@ type PurgedMessage struct {
 // round, and form tasks in progress to their workflows (DueTasksInTrashbin). It returns how many it purged.
 func (q *Queries) PurgeTrashbin(ctx context.Context, before time.Time, limit int, actor audit.Entry, purged func(PurgedMessage) Event) (int, error) {
 	n := 0
-	err := q.inTx(ctx, func(q *Queries) error {
+	err := q.InTx(ctx, func(q *Queries) error {
 		rows, err := q.db.Query(ctx, `SELECT id, reportee_id, type, service_code, service_edition, status, deleted_at FROM messages
 			WHERE deleted_at < $1 AND NOT `+taskInProgress+` ORDER BY deleted_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, before, limit)
 		if err != nil {

@@ -166,7 +166,7 @@ func (q *Queries) GetFormData(ctx context.Context, reporteeID int64, messageID s
 // UPDATE, which re-checks it on the locked row. A message that is read, archived or a form task is left
 // alone; ErrNotFound when the reportee has no such message.
 func (q *Queries) MarkCorrespondenceRead(ctx context.Context, reporteeID int64, messageID, by string, at time.Time, read Event) (changed bool, err error) {
-	err = q.inTx(ctx, func(q *Queries) error {
+	err = q.InTx(ctx, func(q *Queries) error {
 		var exists bool
 		err := q.db.QueryRow(ctx, `WITH marked AS (
 				UPDATE messages SET status = 'Lest', read_at = $4, last_changed = $4, last_changed_by = $3

@@ -101,8 +101,8 @@ func ScanService(row pgx.Row, s *Service, extra ...any) error {
 		&s.ServiceEdition, &s.ValidFrom, &s.ValidTo, &s.ServiceType}, extra...)...)
 }
 
-// serviceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
-const serviceDetailSQL = `SELECT ` + ServiceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
+// ServiceDetailSQL reads a service edition with its steps, forms and attachment rules in one round trip.
+const ServiceDetailSQL = `SELECT ` + ServiceColumns + `, s.rest_enabled, s.eus_enabled, s.enterprise_user_enabled,
 	COALESCE((SELECT json_agg(json_build_object('Name', p.name, 'SecurityLevel', p.security_level) ORDER BY p.ordinal)
 		FROM process_steps p WHERE p.service_code = s.service_code AND p.service_edition = s.service_edition), '[]'),
 	COALESCE((SELECT json_agg(json_build_object('FormID', f.form_id, 'FormName', f.form_name,
@@ -123,12 +123,12 @@ const serviceDetailSQL = `SELECT ` + ServiceColumns + `, s.rest_enabled, s.eus_e
 // GetService returns one service edition with its details, or ErrNotFound.
 func (q *Queries) GetService(ctx context.Context, code string, edition int) (ServiceDetail, error) {
 	var d ServiceDetail
-	err := scanServiceDetail(q.db.QueryRow(ctx, serviceDetailSQL, code, edition), &d)
+	err := ScanServiceDetail(q.db.QueryRow(ctx, ServiceDetailSQL, code, edition), &d)
 	return d, err
 }
 
-// scanServiceDetail scans a row of serviceDetailSQL; ErrNotFound for none.
-func scanServiceDetail(row pgx.Row, d *ServiceDetail) error {
+// ScanServiceDetail scans a row of ServiceDetailSQL; ErrNotFound for none.
+func ScanServiceDetail(row pgx.Row, d *ServiceDetail) error {
 	return NotFound(ScanService(row, &d.Service,
 		&d.RestEnabled, &d.EUSEnabled, &d.EnterpriseUserEnabled, &d.ProcessSteps, &d.Forms, &d.AttachmentRules, &d.SigningTexts,
 		&d.SigningSteps, &d.SigningDeadlineDays))

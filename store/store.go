@@ -239,9 +239,9 @@ func runTx(ctx context.Context, b beginner, fn func(tx pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// inTx runs fn in a transaction on q's connection: a new one on a pool or connection, a savepoint inside a
+// InTx runs fn in a transaction on q's connection: a new one on a pool or connection, a savepoint inside a
 // transaction, and the caller's transaction itself for NewTx's queries.
-func (q *Queries) inTx(ctx context.Context, fn func(*Queries) error) error {
+func (q *Queries) InTx(ctx context.Context, fn func(*Queries) error) error {
 	if q.flat {
 		return fn(q)
 	}

@@ -1,7 +1,7 @@
 // Package submission is the agency's receiving room: the download queue of the archived form tasks of a
 // service owner's services, their parts byte for byte as archived (form data, attachments, the print, the
 // whole as one ZIP), the owner's confirmation that it has received one, and the log of every download and
-// confirmation. An archive enters the queue in its own transaction (store.ArchiveFormTask), so the queue
+// confirmation. An archive enters the queue in its own transaction (formtask.Store.ArchiveFormTask), so the queue
 // holds every archive exactly once; this package only reads it and records confirmations.
 package submission
 
@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/postbox/postbox/store"
+	"github.com/postbox/postbox/formtask"
 )
 
 // Submission is an archived form task as the owner of its service receives it.
@@ -30,7 +30,7 @@ type Submission struct {
 	Print       Print
 	// Signatures are every signature of a task signed by several, as its archive keeps them; none for a
 	// task signed once (SignedBy).
-	Signatures   []store.ArchivedSignature
+	Signatures   []formtask.ArchivedSignature
 	Confirmation *Confirmation // nil until the owner confirms it
 	seq          int64         // the queue's keyset key: the reference's number
 }

@@ -49,7 +49,7 @@ func noop(context.Context) error { return nil }
 // benchSetup gives a benchmark a database, a client of the bench namespace, a worker there that also runs
 // the bare workflow, the form-task service and the forms of a3101102; the client's RPCs and the pool's
 // statements are counted in the calls it returns.
-func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, []store.RevisionForm, *calls) {
+func benchSetup(b *testing.B) (*pgxpool.Pool, client.Client, *formtask.Service, []formtask.RevisionForm, *calls) {
 	counted := newCalls()
 	url, _ := storetest.NewDatabase(b)
 	pool, err := store.Open(context.Background(), url, store.WithTracer(counted))
@@ -243,7 +243,7 @@ func BenchmarkSubmitEndToEnd(b *testing.B) {
 		// The sweep that confirms each archive to its workflow (ConfirmArchives) is part of a submission's
 		// cost: here all of them at once, in the time and CPU measured.
 		sweep := time.Now()
-		told, err := formtask.ConfirmArchives(ctx, c, store.New(pool), 0, slog.New(slog.DiscardHandler))
+		told, err := formtask.ConfirmArchives(ctx, c, formtask.NewStore(store.New(pool)), 0, slog.New(slog.DiscardHandler))
 		require.NoError(b, err)
 		require.Zero(b, told, "every workflow recorded its archive")
 		wall += time.Since(sweep)

@@ -42,7 +42,7 @@ func lose(t *testing.T, out any, activity func(*formtask.Activities) any, arg an
 
 // savedTask is a copy of a3101102 (batch) saved once through formtask, so its workflow runs, as the read
 // model has it.
-func savedTask(t *testing.T, batch int) store.FormTask {
+func savedTask(t *testing.T, batch int) formtask.Task {
 	t.Helper()
 	id := copyMessages(t, shared.pool, batch, 1)[0]
 	res, err := shared.tasks.Submit(context.Background(), load(t, shared.tasks, id), writer, submission(t, shared.pool, id, false, false))
@@ -53,10 +53,10 @@ func savedTask(t *testing.T, batch int) store.FormTask {
 
 // loseProjection stores a new revision of a task's current forms and loses the update that checked it
 // and projected it with status (CheckAndProject outside the workflow); it returns the revision's id.
-func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
+func loseProjection(t *testing.T, task formtask.Task, status string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	rev, err := store.New(shared.pool).CreateRevision(ctx, store.NewRevision{MessageID: task.MessageID, Kind: store.RevisionKindReplace,
+	rev, err := formtask.NewStore(store.New(shared.pool)).CreateRevision(ctx, formtask.NewRevision{MessageID: task.MessageID, Kind: formtask.RevisionKindReplace,
 		Forms: formsOf(t, shared.pool, task.MessageID)})
 	require.NoError(t, err)
 	content := formtask.ContentRef{MessageID: task.MessageID, Revision: formtask.RevisionRef{ID: rev.ID, Digest: rev.DigestHex()}}
@@ -70,7 +70,7 @@ func loseProjection(t *testing.T, task store.FormTask, status string) int64 {
 
 // loseArchive loses the update that signed a task as it is (CheckAndArchive outside the workflow) and
 // returns the archive's reference.
-func loseArchive(t *testing.T, task store.FormTask) string {
+func loseArchive(t *testing.T, task formtask.Task) string {
 	t.Helper()
 	var out formtask.CheckAndArchiveResult
 	lose(t, &out, func(a *formtask.Activities) any { return a.CheckAndArchive }, formtask.CheckAndArchiveInput{
@@ -95,7 +95,7 @@ func unconfirmed(t *testing.T, messageID string) bool {
 // its workflow.
 func TestConfirmArchivesResyncsAWorkflowThatLostItsArchive(t *testing.T) {
 	ctx := context.Background()
-	c, q := devServer.Client(), store.New(shared.pool)
+	c, q := devServer.Client(), formtask.NewStore(store.New(shared.pool))
 	ids := copyMessages(t, shared.pool, 902, 2)
 	lost, recorded := ids[0], ids[1]
 

@@ -32,13 +32,13 @@ var (
 	writer = formtask.Caller{Name: "Sigrid Haugland", ID: "login-3", Write: true, SecurityLevel: 1}
 )
 
-func formsOf(t testing.TB, pool *pgxpool.Pool, messageID string) []store.RevisionForm {
+func formsOf(t testing.TB, pool *pgxpool.Pool, messageID string) []formtask.RevisionForm {
 	t.Helper()
-	forms, _, err := store.New(pool).MessageContent(context.Background(), messageID)
+	forms, _, err := formtask.NewStore(store.New(pool)).MessageContent(context.Background(), messageID)
 	require.NoError(t, err)
-	var out []store.RevisionForm
+	var out []formtask.RevisionForm
 	for _, f := range forms {
-		out = append(out, store.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, Name: f.Name, FormData: f.FormData})
+		out = append(out, formtask.RevisionForm{Type: f.Type, DataFormatID: f.DataFormatID, DataFormatVersion: f.DataFormatVersion, Name: f.Name, FormData: f.FormData})
 	}
 	return out
 }
@@ -63,9 +63,9 @@ func load(t testing.TB, ft *formtask.Service, messageID string) formtask.Task {
 	return task
 }
 
-func readModel(t *testing.T, pool *pgxpool.Pool, messageID string) store.FormTask {
+func readModel(t *testing.T, pool *pgxpool.Pool, messageID string) formtask.Task {
 	t.Helper()
-	task, err := store.New(pool).GetFormTask(context.Background(), messageID)
+	task, err := formtask.NewStore(store.New(pool)).GetFormTask(context.Background(), messageID)
 	require.NoError(t, err)
 	return task
 }
@@ -96,7 +96,7 @@ func TestSubmitSignsAndArchives(t *testing.T) {
 	task := readModel(t, pool, "a3101102")
 	assert.Equal(t, taskstatus.Archived, task.Status)
 	assert.Equal(t, res.ArchiveReference, task.ArchiveReference)
-	h, err := store.New(pool).GetPrintHeader(ctx, "a3101102")
+	h, err := formtask.NewStore(store.New(pool)).GetPrintHeader(ctx, "a3101102")
 	require.NoError(t, err)
 	assert.Equal(t, "Ingrid Fjellheim", h.LastChangedBy)
 	pdf, err := ft.Print(ctx, load(t, ft, "a3101102"), signer)
@@ -139,7 +139,7 @@ func TestSigning(t *testing.T) {
 	res, err = ft.Submit(ctx, load(t, ft, "a3100941"), signer, submission(t, pool, "a3100941", true, true))
 	require.NoError(t, err)
 	assert.Equal(t, formtask.OutcomeArchived, res.Outcome)
-	ar, err := store.New(pool).GetArchive(ctx, "a3100941")
+	ar, err := formtask.NewStore(store.New(pool)).GetArchive(ctx, "a3100941")
 	require.NoError(t, err)
 	assert.Len(t, ar.Forms, 2)
 }
@@ -208,24 +208,24 @@ func TestAttachmentsAndSubForms(t *testing.T) {
 	ctx := context.Background()
 	pool, ft := shared.pool, shared.tasks
 
-	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG\r\n\x1a\n")}, nil)
+	res, err := ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, formtask.RevisionAttachment{Name: "Bilde", FileName: "Kvittering.PNG", AttachmentType: "Bilde", Data: []byte("\x89PNG\r\n\x1a\n")}, nil)
 	require.NoError(t, err)
 	require.NotZero(t, res.AttachmentID)
-	_, atts, err := store.New(pool).MessageContent(ctx, "a3101067")
+	_, atts, err := formtask.NewStore(store.New(pool)).MessageContent(ctx, "a3101067")
 	require.NoError(t, err)
 	require.Len(t, atts, 1)
 	assert.Equal(t, res.AttachmentID, atts[0].ID)
 
-	res, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")}, nil)
+	res, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, formtask.RevisionAttachment{Name: "Bilde", FileName: "anim.gif", AttachmentType: "Bilde", Data: []byte("GIF89a")}, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err))
 	assert.Equal(t, "anim.gif", res.Validation.ValidationErrors[0].FieldName)
-	_, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, store.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")}, nil)
+	_, err = ft.AddAttachment(ctx, load(t, ft, "a3101067"), writer, formtask.RevisionAttachment{Name: "X", FileName: "x.pdf", AttachmentType: "Ukjent", Data: []byte("%PDF")}, nil)
 	assert.Equal(t, formtask.Invalid, kind(t, err), "unknown attachment type")
 
 	// P1's own 5302/1: change the sub-form, then add another.
-	forms, _, err := store.New(pool).MessageContent(ctx, "a3101116")
+	forms, _, err := formtask.NewStore(store.New(pool)).MessageContent(ctx, "a3101116")
 	require.NoError(t, err)
-	sub := store.RevisionForm{Type: "SubForm", DataFormatID: forms[1].DataFormatID, DataFormatVersion: forms[1].DataFormatVersion, Name: forms[1].Name, FormData: forms[1].FormData}
+	sub := formtask.RevisionForm{Type: "SubForm", DataFormatID: forms[1].DataFormatID, DataFormatVersion: forms[1].DataFormatVersion, Name: forms[1].Name, FormData: forms[1].FormData}
 	res, err = ft.PutSubForm(ctx, load(t, ft, "a3101116"), signer, forms[1].ID, sub, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, forms[1].ID, res.FormID)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 	"github.com/postbox/postbox/worker"
@@ -20,17 +21,17 @@ import (
 func TestWorkerSweepsStaleRevisions(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
-	q := store.New(pool)
-	revision := func(messageID string) store.Revision {
-		rev, err := q.CreateRevision(ctx, store.NewRevision{MessageID: messageID, Kind: store.RevisionKindReplace, Forms: formsOf(t, pool, messageID)})
+	q := formtask.NewStore(store.New(pool))
+	revision := func(messageID string) formtask.Revision {
+		rev, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: messageID, Kind: formtask.RevisionKindReplace, Forms: formsOf(t, pool, messageID)})
 		require.NoError(t, err)
 		return rev
 	}
-	age := func(r store.Revision, by time.Duration) {
+	age := func(r formtask.Revision, by time.Duration) {
 		_, err := pool.Exec(ctx, `UPDATE form_revisions SET created_at = now() - $2::interval WHERE id = $1`, r.ID, by)
 		require.NoError(t, err)
 	}
-	exists := func(r store.Revision) bool {
+	exists := func(r formtask.Revision) bool {
 		_, err := q.GetRevision(ctx, r.ID)
 		if err != nil {
 			require.ErrorIs(t, err, store.ErrNotFound)

@@ -385,7 +385,7 @@ func Run(ctx context.Context, ws *Workers, pool *pgxpool.Pool, log *slog.Logger)
 	tick := time.NewTicker(StaleRevisionSweep)
 	defer tick.Stop()
 	for {
-		n, err := store.New(pool).DeleteStaleRevisions(ctx, StaleRevisionAge)
+		n, err := formtask.NewStore(store.New(pool)).DeleteStaleRevisions(ctx, StaleRevisionAge)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("deleting stale revisions failed", "err", err)
 		} else if n > 0 {

@@ -1,4 +1,4 @@
-package store
+package formtask
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Revisions of a form task: the payloads of one PUT or POST, stored before the workflow is asked to take
@@ -63,7 +65,7 @@ type NewRevision struct {
 	Attachments        []RevisionAttachment
 	// Audit, when set, is written to the message audit log when the revision is promoted, in that
 	// transaction and at that time.
-	Audit *MessageAuditEntry
+	Audit *store.MessageAuditEntry
 }
 
 // Revision is a stored revision without its payload.
@@ -86,7 +88,7 @@ func (r Revision) DigestHex() string { return hex.EncodeToString(r.Digest) }
 var ErrBadRevision = errors.New("bad revision")
 
 // CreateRevision stores a revision's payloads in one transaction and returns its id and digest.
-func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision, error) {
+func (q Store) CreateRevision(ctx context.Context, nr NewRevision) (Revision, error) {
 	switch {
 	case nr.Kind == RevisionKindReplace:
 	case nr.Kind == RevisionKindSubForm && len(nr.Forms) == 1 && len(nr.Attachments) == 0:
@@ -111,19 +113,19 @@ func (q *Queries) CreateRevision(ctx context.Context, nr NewRevision) (Revision,
 		r.ID, err = q.insertFormsRevision(ctx, nr, r.Digest)
 		return r, err
 	}
-	err := q.inTx(ctx, func(q *Queries) error {
+	err := q.inTx(ctx, func(q Store) error {
 		var err error
 		if r.ID, err = q.insertRevision(ctx, nr, r.Digest); err != nil {
 			return err
 		}
 		for i, f := range nr.Forms {
-			if _, err := q.db.Exec(ctx, `INSERT INTO revision_forms (revision_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+			if _, err := q.DB().Exec(ctx, `INSERT INTO revision_forms (revision_id, ordinal, type, data_format_id, data_format_version, name, form_data)
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, i, f.Type, f.DataFormatID, f.DataFormatVersion, f.Name, f.FormData); err != nil {
 				return fmt.Errorf("form %d: %w", i, err)
 			}
 		}
 		for i, a := range nr.Attachments {
-			if _, err := q.db.Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
+			if _, err := q.DB().Exec(ctx, `INSERT INTO revision_attachments (revision_id, ordinal, name, file_name, attachment_type, file_size, sha256)
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, i, a.Name, a.FileName, a.AttachmentType, a.Size, a.SHA256); err != nil {
 				return fmt.Errorf("attachment %d: %w", i, err)
 			}
@@ -167,7 +169,7 @@ func revisionDigest(nr NewRevision, sums [][]byte) []byte {
 }
 
 // insertFormsRevision writes a revision without attachments and its forms in one statement.
-func (q *Queries) insertFormsRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
+func (q Store) insertFormsRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
 	n := len(nr.Forms)
 	types, ids, names, data := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	versions := make([]int32, n)
@@ -175,7 +177,7 @@ func (q *Queries) insertFormsRevision(ctx context.Context, nr NewRevision, diges
 		types[i], ids[i], versions[i], names[i], data[i] = f.Type, f.DataFormatID, int32(f.DataFormatVersion), f.Name, f.FormData
 	}
 	var id int64
-	err := q.db.QueryRow(ctx, `WITH r AS (
+	err := q.DB().QueryRow(ctx, `WITH r AS (
 			INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
 			VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id),
 		forms AS (
@@ -188,22 +190,22 @@ func (q *Queries) insertFormsRevision(ctx context.Context, nr NewRevision, diges
 	return id, revisionInsertError(err)
 }
 
-// revisionInsertError is ErrNotFound when the message (or the form or attachment the revision names) was
+// revisionInsertError is store.ErrNotFound when the message (or the form or attachment the revision names) was
 // deleted since the caller read it: a change racing a delete for good.
 func revisionInsertError(err error) error {
 	if pg := (*pgconn.PgError)(nil); errors.As(err, &pg) && pg.Code == "23503" {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return err
 }
 
 // insertRevision writes the row of a revision (its digest may follow, as the streamed one's does).
-func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
+func (q Store) insertRevision(ctx context.Context, nr NewRevision, digest []byte) (int64, error) {
 	if digest == nil {
 		digest = []byte{}
 	}
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
+	err := q.DB().QueryRow(ctx, `INSERT INTO form_revisions (message_id, kind, target_form_id, target_attachment_id, digest, audit)
 		VALUES ($1, $2, NULLIF($3, 0), NULLIF($4, 0), $5, $6) RETURNING id`,
 		nr.MessageID, nr.Kind, nr.TargetFormID, nr.TargetAttachmentID, digest, nr.Audit).Scan(&id)
 	if err = revisionInsertError(err); err != nil {
@@ -212,9 +214,9 @@ func (q *Queries) insertRevision(ctx context.Context, nr NewRevision, digest []b
 	return id, nil
 }
 
-// GetRevision returns a revision without its payload, or ErrNotFound.
-func (q *Queries) GetRevision(ctx context.Context, id int64) (Revision, error) {
-	return scanRevision(q.db.QueryRow(ctx, getRevisionSQL, id))
+// GetRevision returns a revision without its payload, or store.ErrNotFound.
+func (q Store) GetRevision(ctx context.Context, id int64) (Revision, error) {
+	return scanRevision(q.DB().QueryRow(ctx, getRevisionSQL, id))
 }
 
 const getRevisionSQL = `SELECT id, message_id, kind, COALESCE(target_form_id, 0), COALESCE(target_attachment_id, 0), digest,
@@ -224,28 +226,28 @@ const getRevisionSQL = `SELECT id, message_id, kind, COALESCE(target_form_id, 0)
 func scanRevision(row pgx.Row) (Revision, error) {
 	var r Revision
 	err := row.Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef)
-	return r, NotFound(err)
+	return r, store.NotFound(err)
 }
 
 // RevisionForChecks is what the checks of a revision read: the revision, its forms and attachments, and
-// the service edition of its task (ServiceErr the error of that lookup, ErrNotFound for none).
+// the service edition of its task (ServiceErr the error of that lookup, store.ErrNotFound for none).
 type RevisionForChecks struct {
 	Revision    Revision
 	Forms       []FormContent
 	Attachments []AttachmentInfo
-	Service     ServiceDetail
+	Service     store.ServiceDetail
 	ServiceErr  error
 }
 
 // ReadRevisionForChecks reads what the checks of revision id need in one round trip instead of four: GetRevision (its error is returned), RevisionContent and GetService.
-func (q *Queries) ReadRevisionForChecks(ctx context.Context, id int64, serviceCode string, serviceEdition int) (RevisionForChecks, error) {
+func (q Store) ReadRevisionForChecks(ctx context.Context, id int64, serviceCode string, serviceEdition int) (RevisionForChecks, error) {
 	var rc RevisionForChecks
 	b := &pgx.Batch{}
 	b.Queue(getRevisionSQL, id)
 	b.Queue(revisionFormsSQL, id)
-	b.Queue(revisionAttachmentsSQL, id, AttachmentHeadBytes)
-	b.Queue(serviceDetailSQL, serviceCode, serviceEdition)
-	results := q.db.SendBatch(ctx, b)
+	b.Queue(revisionAttachmentsSQL, id, store.AttachmentHeadBytes)
+	b.Queue(store.ServiceDetailSQL, serviceCode, serviceEdition)
+	results := q.DB().SendBatch(ctx, b)
 	defer results.Close()
 	var err error
 	if rc.Revision, err = scanRevision(results.QueryRow()); err != nil {
@@ -254,7 +256,7 @@ func (q *Queries) ReadRevisionForChecks(ctx context.Context, id int64, serviceCo
 	if rc.Forms, rc.Attachments, err = collectContent(results.Query); err != nil {
 		return rc, err
 	}
-	rc.ServiceErr = scanServiceDetail(results.QueryRow(), &rc.Service)
+	rc.ServiceErr = store.ScanServiceDetail(results.QueryRow(), &rc.Service)
 	return rc, results.Close()
 }
 
@@ -278,15 +280,15 @@ func collectContent(query func() (pgx.Rows, error)) ([]FormContent, []Attachment
 
 // DeleteRevision removes a revision of a message that was not promoted; a promoted one stays as the record
 // of its promotion.
-func (q *Queries) DeleteRevision(ctx context.Context, messageID string, id int64) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE id = $1 AND message_id = $2 AND promoted_at IS NULL`, id, messageID)
+func (q Store) DeleteRevision(ctx context.Context, messageID string, id int64) error {
+	_, err := q.DB().Exec(ctx, `DELETE FROM form_revisions WHERE id = $1 AND message_id = $2 AND promoted_at IS NULL`, id, messageID)
 	return err
 }
 
 // DeleteStaleRevisions removes revisions that were never promoted and are older than age: their update
 // never reached a workflow, or was refused.
-func (q *Queries) DeleteStaleRevisions(ctx context.Context, age time.Duration) (int64, error) {
-	tag, err := q.db.Exec(ctx, `DELETE FROM form_revisions WHERE promoted_at IS NULL AND created_at < now() - $1::interval`, age)
+func (q Store) DeleteStaleRevisions(ctx context.Context, age time.Duration) (int64, error) {
+	tag, err := q.DB().Exec(ctx, `DELETE FROM form_revisions WHERE promoted_at IS NULL AND created_at < now() - $1::interval`, age)
 	return tag.RowsAffected(), err
 }
 
@@ -300,10 +302,6 @@ type FormContent struct {
 	FormData          string
 }
 
-// AttachmentHeadBytes is how many leading bytes of an attachment AttachmentInfo carries, for the checks
-// of its content.
-const AttachmentHeadBytes = 512
-
 // AttachmentInfo describes an attachment with only its first bytes.
 type AttachmentInfo struct {
 	ID             int64 // 0 for a revision's attachment
@@ -312,11 +310,11 @@ type AttachmentInfo struct {
 	AttachmentType string
 	FileSize       int64
 	SHA256         []byte
-	Head           []byte `json:"-"` // the first AttachmentHeadBytes bytes (fewer for a smaller file)
+	Head           []byte `json:"-"` // the first store.AttachmentHeadBytes bytes (fewer for a smaller file)
 }
 
 // MessageContent returns the current forms and attachments of a message, in order.
-func (q *Queries) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
+func (q Store) MessageContent(ctx context.Context, messageID string) ([]FormContent, []AttachmentInfo, error) {
 	return q.content(ctx, messageFormsSQL, messageAttachmentsSQL, messageID)
 }
 
@@ -334,15 +332,15 @@ const (
 )
 
 // RevisionContent returns the forms and attachments of a revision, in order.
-func (q *Queries) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
+func (q Store) RevisionContent(ctx context.Context, revisionID int64) ([]FormContent, []AttachmentInfo, error) {
 	return q.content(ctx, revisionFormsSQL, revisionAttachmentsSQL, revisionID)
 }
 
-func (q *Queries) content(ctx context.Context, formsSQL, attachmentsSQL string, key any) ([]FormContent, []AttachmentInfo, error) {
-	sqls, args := []string{formsSQL, attachmentsSQL}, [][]any{{key}, {key, AttachmentHeadBytes}}
+func (q Store) content(ctx context.Context, formsSQL, attachmentsSQL string, key any) ([]FormContent, []AttachmentInfo, error) {
+	sqls, args := []string{formsSQL, attachmentsSQL}, [][]any{{key}, {key, store.AttachmentHeadBytes}}
 	return collectContent(func() (pgx.Rows, error) {
 		sql, a := sqls[0], args[0]
 		sqls, args = sqls[1:], args[1:]
-		return q.db.Query(ctx, sql, a...)
+		return q.DB().Query(ctx, sql, a...)
 	})
 }

@@ -1,4 +1,4 @@
-package store_test
+package formtask_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
@@ -18,10 +19,10 @@ const mainXML = `<Skjema dataFormatProvider="SERES" dataFormatId="5570" dataForm
 func TestFormTaskRevisions(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
-	q := store.New(pool)
+	q := formtask.NewStore(store.New(pool))
 	fs := storetest.Files(t, pool)
 	// saved is an attachment with its bytes in the object store, as package formtask hands it over.
-	saved := func(a store.RevisionAttachment) store.RevisionAttachment {
+	saved := func(a formtask.RevisionAttachment) formtask.RevisionAttachment {
 		f, err := fs.SaveBytes(ctx, a.Data, "")
 		require.NoError(t, err)
 		a.Data, a.SHA256, a.Size = nil, f.SHA256, f.Size
@@ -35,15 +36,15 @@ func TestFormTaskRevisions(t *testing.T) {
 	assert.Regexp(t, `^r\d+$`, task.ReporteeID)
 	_, err = q.GetFormTask(ctx, "a3100150") // correspondence
 	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a0000000", Kind: store.RevisionKindReplace})
+	_, err = q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a0000000", Kind: formtask.RevisionKindReplace})
 	require.ErrorIs(t, err, store.ErrNotFound, "a change of a message deleted for good meanwhile")
 
 	t.Run("replace", func(t *testing.T) {
-		nr := store.NewRevision{MessageID: "a3101116", Kind: store.RevisionKindReplace,
-			Forms: []store.RevisionForm{{Type: "MainForm", DataFormatID: "5570", DataFormatVersion: 41233, Name: "Hoved", FormData: mainXML}},
-			Attachments: []store.RevisionAttachment{
-				saved(store.RevisionAttachment{Name: "Stor", FileName: "stor.pdf", AttachmentType: "X", Data: make([]byte, 300_000)}),
-				saved(store.RevisionAttachment{Name: "Tom", FileName: "tom.txt", AttachmentType: "X", Data: nil}),
+		nr := formtask.NewRevision{MessageID: "a3101116", Kind: formtask.RevisionKindReplace,
+			Forms: []formtask.RevisionForm{{Type: "MainForm", DataFormatID: "5570", DataFormatVersion: 41233, Name: "Hoved", FormData: mainXML}},
+			Attachments: []formtask.RevisionAttachment{
+				saved(formtask.RevisionAttachment{Name: "Stor", FileName: "stor.pdf", AttachmentType: "X", Data: make([]byte, 300_000)}),
+				saved(formtask.RevisionAttachment{Name: "Tom", FileName: "tom.txt", AttachmentType: "X", Data: nil}),
 			}}
 		rev, err := q.CreateRevision(ctx, nr)
 		require.NoError(t, err)
@@ -63,7 +64,7 @@ func TestFormTaskRevisions(t *testing.T) {
 			require.NoError(t, err)
 			if i == 0 {
 				require.Len(t, added, 2, "a whole set adds its attachments (the task had none)")
-				assert.Equal(t, store.AttachmentAdded, added[0].Change)
+				assert.Equal(t, formtask.AttachmentAdded, added[0].Change)
 				assert.Equal(t, atts[0].AttachmentType, added[0].AttachmentType)
 			} else {
 				assert.Empty(t, added, "a retried promotion adds nothing")
@@ -96,16 +97,16 @@ func TestFormTaskRevisions(t *testing.T) {
 		forms, _, err := q.MessageContent(ctx, "a3101144")
 		require.NoError(t, err)
 		require.Len(t, forms, 2)
-		sub := store.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, Name: "Budsjett", FormData: "<x/>"}
+		sub := formtask.RevisionForm{Type: "SubForm", DataFormatID: "5571", DataFormatVersion: 41234, Name: "Budsjett", FormData: "<x/>"}
 
-		changed, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[1].ID, Forms: []store.RevisionForm{sub}})
+		changed, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindSubForm, TargetFormID: forms[1].ID, Forms: []formtask.RevisionForm{sub}})
 		require.NoError(t, err)
 		ref, addedAtts, err := q.PromoteRevision(ctx, changed.ID)
 		require.NoError(t, err)
 		assert.Equal(t, forms[1].ID, ref)
 		assert.Empty(t, addedAtts, "a sub-form adds no attachment")
 
-		added, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, Forms: []store.RevisionForm{sub}})
+		added, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindSubForm, Forms: []formtask.RevisionForm{sub}})
 		require.NoError(t, err)
 		ref, _, err = q.PromoteRevision(ctx, added.ID)
 		require.NoError(t, err)
@@ -119,13 +120,13 @@ func TestFormTaskRevisions(t *testing.T) {
 		assert.Equal(t, "<x/>", now[1].FormData)
 		assert.Equal(t, ref, now[2].ID)
 
-		onMain, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindSubForm, TargetFormID: forms[0].ID, Forms: []store.RevisionForm{sub}})
+		onMain, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindSubForm, TargetFormID: forms[0].ID, Forms: []formtask.RevisionForm{sub}})
 		require.NoError(t, err)
 		_, _, err = q.PromoteRevision(ctx, onMain.ID)
-		require.ErrorIs(t, err, store.ErrBadRevision)
+		require.ErrorIs(t, err, formtask.ErrBadRevision)
 
-		att, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
-			Attachments: []store.RevisionAttachment{saved(store.RevisionAttachment{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")})}})
+		att, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindAttachment,
+			Attachments: []formtask.RevisionAttachment{saved(formtask.RevisionAttachment{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")})}})
 		require.NoError(t, err)
 		attID, addedAtts, err := q.PromoteRevision(ctx, att.ID)
 		require.NoError(t, err)
@@ -134,18 +135,18 @@ func TestFormTaskRevisions(t *testing.T) {
 		require.Len(t, atts, 1)
 		assert.Equal(t, attID, atts[0].ID)
 		require.Len(t, addedAtts, 1)
-		assert.Equal(t, store.AttachmentChange{Change: store.AttachmentAdded, AttachmentInfo: store.AttachmentInfo{ID: attID, Name: "B",
+		assert.Equal(t, formtask.AttachmentChange{Change: formtask.AttachmentAdded, AttachmentInfo: formtask.AttachmentInfo{ID: attID, Name: "B",
 			FileName: "b.pdf", AttachmentType: "Dok", FileSize: 4, SHA256: atts[0].SHA256}}, addedAtts[0])
 
-		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment})
-		require.ErrorIs(t, err, store.ErrBadRevision)
-		_, err = q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101144", Kind: store.RevisionKindAttachment,
-			Attachments: []store.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
-		require.ErrorIs(t, err, store.ErrBadRevision, "an attachment not in the object store")
+		_, err = q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindAttachment})
+		require.ErrorIs(t, err, formtask.ErrBadRevision)
+		_, err = q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101144", Kind: formtask.RevisionKindAttachment,
+			Attachments: []formtask.RevisionAttachment{{Name: "B", FileName: "b.pdf", AttachmentType: "Dok", Data: []byte("%PDF")}}})
+		require.ErrorIs(t, err, formtask.ErrBadRevision, "an attachment not in the object store")
 	})
 
 	t.Run("stale", func(t *testing.T) {
-		rev, err := q.CreateRevision(ctx, store.NewRevision{MessageID: "a3101200", Kind: store.RevisionKindReplace})
+		rev, err := q.CreateRevision(ctx, formtask.NewRevision{MessageID: "a3101200", Kind: formtask.RevisionKindReplace})
 		require.NoError(t, err)
 		n, err := q.DeleteStaleRevisions(ctx, time.Hour)
 		require.NoError(t, err)
@@ -161,13 +162,13 @@ func TestFormTaskRevisions(t *testing.T) {
 func TestArchiveFormTaskOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.New(t)
-	q := store.New(pool)
+	q := formtask.NewStore(store.New(pool))
 	at := time.Date(2025, 4, 1, 10, 30, 0, 0, time.UTC)
 	pdf, err := storetest.Files(t, pool).SaveBytes(ctx, []byte("%PDF-1.4"), "application/pdf")
 	require.NoError(t, err)
 
 	renders := 0
-	render := func(_ *store.Queries, h store.PrintHeader, a store.Archive) ([]byte, []byte, error) {
+	render := func(_ formtask.Store, h formtask.PrintHeader, a formtask.Archive) ([]byte, []byte, error) {
 		renders++
 		assert.Equal(t, taskstatus.Archived, h.Status)
 		assert.Equal(t, a.ArchiveReference, h.ArchiveReference)
@@ -210,7 +211,7 @@ func TestArchiveFormTaskOnce(t *testing.T) {
 
 func TestSetFormTaskStateTellsWhetherTheStatusChanged(t *testing.T) {
 	pool := storetest.New(t)
-	q := store.New(pool)
+	q := formtask.NewStore(store.New(pool))
 	ctx := context.Background()
 	at := time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC)
 	for _, step := range []struct {

@@ -1,4 +1,4 @@
-package store
+package formtask
 
 import (
 	"context"
@@ -8,10 +8,27 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/store"
 )
 
-// FormTask is what a form-task workflow is started from: everything it needs is in the message.
-type FormTask struct {
+// Store is the form task room's SQL — tasks, revisions and their promotion, signing, the archive and its
+// prints — over the connection of q, a pool or a transaction, beside the shared statements of q itself
+// (the message's audit entries and events).
+type Store struct {
+	*store.Queries
+}
+
+// NewStore returns the form task statements over q.
+func NewStore(q *store.Queries) Store { return Store{q} }
+
+// inTx runs fn in a transaction on q's connection (a savepoint inside a transaction; the caller's own for
+// queries over store.NewTx).
+func (q Store) inTx(ctx context.Context, fn func(Store) error) error {
+	return q.InTx(ctx, func(tq *store.Queries) error { return fn(Store{tq}) })
+}
+
+// Task is a form task as the caller loaded it, and what its workflow is started from: everything it needs is in the message.
+type Task struct {
 	MessageID        string
 	ReporteeID       string // "r" + party id, never an identity number
 	ServiceCode      string
@@ -27,10 +44,10 @@ type FormTask struct {
 	InTrashbin bool
 }
 
-// GetFormTask returns a form-task message, or ErrNotFound (also for correspondence).
-func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, error) {
-	var t FormTask
-	err := q.db.QueryRow(ctx, `SELECT m.id, 'r' || m.reportee_id, m.service_code, m.service_edition, m.subject, m.status,
+// GetFormTask returns a form-task message, or store.ErrNotFound (also for correspondence).
+func (q Store) GetFormTask(ctx context.Context, messageID string) (Task, error) {
+	var t Task
+	err := q.DB().QueryRow(ctx, `SELECT m.id, 'r' || m.reportee_id, m.service_code, m.service_edition, m.subject, m.status,
 			COALESCE(m.archive_reference, ''),
 			COALESCE((SELECT max(p.security_level) FROM process_steps p
 				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0),
@@ -38,7 +55,7 @@ func (q *Queries) GetFormTask(ctx context.Context, messageID string) (FormTask, 
 		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
 		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
 			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision, &t.InTrashbin)
-	return t, NotFound(err)
+	return t, store.NotFound(err)
 }
 
 // lastPromotedRevision is the revision promoted last into message m, 0 for none: promotions of a task
@@ -48,17 +65,17 @@ const lastPromotedRevision = `COALESCE((SELECT r.id FROM form_revisions r WHERE 
 
 // LastPromotedRevision is the revision last promoted into a message, 0 for none: with the status, what a
 // change made under If-Match expects of the task's workflow.
-func (q *Queries) LastPromotedRevision(ctx context.Context, messageID string) (int64, error) {
+func (q Store) LastPromotedRevision(ctx context.Context, messageID string) (int64, error) {
 	var id int64
-	err := q.db.QueryRow(ctx, `SELECT `+lastPromotedRevision+` FROM messages m WHERE m.id = $1`, messageID).Scan(&id)
-	return id, NotFound(err)
+	err := q.DB().QueryRow(ctx, `SELECT `+lastPromotedRevision+` FROM messages m WHERE m.id = $1`, messageID).Scan(&id)
+	return id, store.NotFound(err)
 }
 
 // SetFormTaskState records a form task's status and who changed it when, and tells whether the status
 // changed (a retried projection, or a save in Utfylling, does not). An archived task is never changed.
-func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by string, at time.Time) (changed bool, err error) {
+func (q Store) SetFormTaskState(ctx context.Context, messageID, status, by string, at time.Time) (changed bool, err error) {
 	var before string
-	err = q.db.QueryRow(ctx, `WITH before AS (SELECT id, status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE)
+	err = q.DB().QueryRow(ctx, `WITH before AS (SELECT id, status FROM messages WHERE id = $1 AND type = 'FormTask' FOR UPDATE)
 		UPDATE messages m SET status = $2, last_changed_by = $3, last_changed = $4
 		FROM before WHERE m.id = before.id AND before.status <> $5 RETURNING before.status`,
 		messageID, status, by, at, taskstatus.Archived).Scan(&before)
@@ -68,12 +85,12 @@ func (q *Queries) SetFormTaskState(ctx context.Context, messageID, status, by st
 	return err == nil && before != status, err
 }
 
-// XSDSchema returns the schema of a data format version, or ErrNotFound.
-func (q *Queries) XSDSchema(ctx context.Context, dataFormatID string, version int) (string, error) {
+// XSDSchema returns the schema of a data format version, or store.ErrNotFound.
+func (q Store) XSDSchema(ctx context.Context, dataFormatID string, version int) (string, error) {
 	var s string
-	err := q.db.QueryRow(ctx, `SELECT content FROM xsd_schemas WHERE data_format_id = $1 AND data_format_version = $2`,
+	err := q.DB().QueryRow(ctx, `SELECT content FROM xsd_schemas WHERE data_format_id = $1 AND data_format_version = $2`,
 		dataFormatID, version).Scan(&s)
-	return s, NotFound(err)
+	return s, store.NotFound(err)
 }
 
 // NewFormTask is what a new form task starts with besides its service: its Subject (the service's name
@@ -88,15 +105,15 @@ type NewFormTask struct {
 
 // CreateFormTaskMessage creates an empty form task of svc in the reportee's mailbox and returns its id, with
 // the event created makes of that id, in one transaction.
-func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc Service, task NewFormTask, by string, at time.Time,
-	created func(messageID string) Event) (string, error) {
+func (q Store) CreateFormTaskMessage(ctx context.Context, reporteeID int64, svc store.Service, task NewFormTask, by string, at time.Time,
+	created func(messageID string) store.Event) (string, error) {
 	var id string
 	subject := task.Subject
 	if subject == "" {
 		subject = svc.ServiceName
 	}
-	err := q.inTx(ctx, func(q *Queries) error {
-		err := q.db.QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
+	err := q.inTx(ctx, func(q Store) error {
+		err := q.DB().QueryRow(ctx, `INSERT INTO messages (id, reportee_id, type, service_code, service_edition, subject, status,
 				created_date, last_changed, last_changed_by, due_at)
 			VALUES (COALESCE(NULLIF($8, ''), 'a' || nextval('message_id_seq')), $1, 'FormTask', $2, $3, $4, '`+taskstatus.Filling+`', $5, $5, $6, $7)
 			RETURNING id`, reporteeID, svc.ServiceCode, svc.ServiceEdition, subject, at, by, task.DueAt, task.ID).Scan(&id)
@@ -110,9 +127,9 @@ func (q *Queries) CreateFormTaskMessage(ctx context.Context, reporteeID int64, s
 
 // DeleteNewFormTask removes a form task created moments ago whose first content was refused, with the
 // event removed, in one transaction.
-func (q *Queries) DeleteNewFormTask(ctx context.Context, messageID string, removed Event) error {
-	return q.inTx(ctx, func(q *Queries) error {
-		tag, err := q.db.Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+taskstatus.Filling+`'`, messageID)
+func (q Store) DeleteNewFormTask(ctx context.Context, messageID string, removed store.Event) error {
+	return q.inTx(ctx, func(q Store) error {
+		tag, err := q.DB().Exec(ctx, `DELETE FROM messages WHERE id = $1 AND type = 'FormTask' AND status = '`+taskstatus.Filling+`'`, messageID)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

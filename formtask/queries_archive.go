@@ -1,4 +1,4 @@
-package store
+package formtask
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/store"
 )
 
 // The archive: the immutable record a form task leaves when it is sent.
@@ -39,19 +40,19 @@ const archivedSignaturesSQL = `SELECT COALESCE(json_agg(json_build_object('Step'
 		'OnBehalfOf', b.name, 'SignedAt', to_char(s.signed_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'ContentDigest', s.content_digest) ORDER BY s.id), '[]')
 	FROM task_signatures s JOIN parties b ON b.id = s.on_behalf_of_party_id WHERE s.message_id = $1 AND s.voided_at IS NULL`
 
-// GetArchive returns the archive of a message, or ErrNotFound.
-func (q *Queries) GetArchive(ctx context.Context, messageID string) (Archive, error) {
+// GetArchive returns the archive of a message, or store.ErrNotFound.
+func (q Store) GetArchive(ctx context.Context, messageID string) (Archive, error) {
 	var a Archive
-	err := q.db.QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures
+	err := q.DB().QueryRow(ctx, `SELECT archive_reference, message_id, archived_at, archived_by, forms, attachments, print_digest, signatures
 		FROM archives WHERE message_id = $1`, messageID).
 		Scan(&a.ArchiveReference, &a.MessageID, &a.ArchivedAt, &a.ArchivedBy, &a.Forms, &a.Attachments, &a.PrintDigest, &a.Signatures)
-	return a, NotFound(err)
+	return a, store.NotFound(err)
 }
 
 // ActiveSignatures are the signatures (not voided) of a message, as an archive would keep them now.
-func (q *Queries) ActiveSignatures(ctx context.Context, messageID string) ([]ArchivedSignature, error) {
+func (q Store) ActiveSignatures(ctx context.Context, messageID string) ([]ArchivedSignature, error) {
 	var sigs []ArchivedSignature
-	err := q.db.QueryRow(ctx, archivedSignaturesSQL, messageID).Scan(&sigs)
+	err := q.DB().QueryRow(ctx, archivedSignaturesSQL, messageID).Scan(&sigs)
 	return sigs, err
 }
 
@@ -59,7 +60,7 @@ func (q *Queries) ActiveSignatures(ctx context.Context, messageID string) ([]Arc
 // transaction, and returns the digest of its document and the SHA-256 of the PDF (nil when the print of
 // that document is stored already). q is the archive's transaction: asking the pool for another
 // connection while holding one could exhaust it.
-type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdfSHA256 []byte, err error)
+type PrintFunc func(q Store, header PrintHeader, a Archive) (digest, pdfSHA256 []byte, err error)
 
 // ArchiveFormTask archives a form task exactly once: in one transaction it snapshots the message's content,
 // takes an ArchiveReference from the sequence, stores the print made by render, marks the message `Sendt og
@@ -67,8 +68,8 @@ type PrintFunc func(q *Queries, header PrintHeader, a Archive) (digest, pdfSHA25
 // as unconfirmed to its workflow (UnconfirmedArchives). When the message is archived
 // already it returns the existing archive and created false. It sends three round trips: the lock, which
 // reads an existing archive; the content with the header and the reference; the writes.
-func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
-	err = q.inTx(ctx, func(q *Queries) error {
+func (q Store) ArchiveFormTask(ctx context.Context, messageID, by string, at time.Time, render PrintFunc) (a Archive, created bool, err error) {
+	err = q.inTx(ctx, func(q Store) error {
 		// The message lock makes concurrent attempts wait for the first one and then find its archive.
 		var (
 			ref        *string
@@ -76,12 +77,12 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 			archivedBy *string
 			existing   = Archive{MessageID: messageID}
 		)
-		if err := q.db.QueryRow(ctx, `SELECT a.archive_reference, a.archived_at, a.archived_by, a.forms, a.attachments, a.print_digest,
+		if err := q.DB().QueryRow(ctx, `SELECT a.archive_reference, a.archived_at, a.archived_by, a.forms, a.attachments, a.print_digest,
 				COALESCE(a.signatures, '[]')
 			FROM messages m LEFT JOIN archives a ON a.message_id = m.id
 			WHERE m.id = $1 AND m.type = 'FormTask' FOR UPDATE OF m`, messageID).
 			Scan(&ref, &archivedAt, &archivedBy, &existing.Forms, &existing.Attachments, &existing.PrintDigest, &existing.Signatures); err != nil {
-			return NotFound(err)
+			return store.NotFound(err)
 		}
 		if ref != nil {
 			existing.ArchiveReference, existing.ArchivedAt, existing.ArchivedBy = *ref, *archivedAt, *archivedBy
@@ -95,10 +96,10 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		)
 		reads := &pgx.Batch{}
 		reads.Queue(messageFormsSQL, messageID)
-		reads.Queue(messageAttachmentsSQL, messageID, AttachmentHeadBytes)
+		reads.Queue(messageAttachmentsSQL, messageID, store.AttachmentHeadBytes)
 		reads.Queue(`SELECT nextval('archive_reference_seq'),`+printHeaderSQL, messageID)
 		reads.Queue(archivedSignaturesSQL, messageID)
-		results := q.db.SendBatch(ctx, reads)
+		results := q.DB().SendBatch(ctx, reads)
 		var err error
 		if a.Forms, a.Attachments, err = collectContent(results.Query); err != nil {
 			_ = results.Close()
@@ -106,7 +107,7 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 		}
 		if err := results.QueryRow().Scan(append([]any{&seq}, header.scan()...)...); err != nil {
 			_ = results.Close()
-			return NotFound(err)
+			return store.NotFound(err)
 		}
 		if err := results.QueryRow().Scan(&a.Signatures); err != nil {
 			_ = results.Close()
@@ -152,14 +153,14 @@ func (q *Queries) ArchiveFormTask(ctx context.Context, messageID, by string, at 
 }
 
 // execBatch runs statements that return no rows in one round trip and returns the first error.
-func (q *Queries) execBatch(ctx context.Context, b *pgx.Batch) error {
-	return q.db.SendBatch(ctx, b).Close()
+func (q Store) execBatch(ctx context.Context, b *pgx.Batch) error {
+	return q.DB().SendBatch(ctx, b).Close()
 }
 
 // UnconfirmedArchives returns the messages of up to limit archives committed at least minAge ago that are
 // not yet confirmed (ConfirmArchives), oldest first.
-func (q *Queries) UnconfirmedArchives(ctx context.Context, minAge time.Duration, limit int) ([]string, error) {
-	rows, err := q.db.Query(ctx, `SELECT message_id FROM unconfirmed_archives
+func (q Store) UnconfirmedArchives(ctx context.Context, minAge time.Duration, limit int) ([]string, error) {
+	rows, err := q.DB().Query(ctx, `SELECT message_id FROM unconfirmed_archives
 		WHERE archived_at <= now() - make_interval(secs => $1)
 		ORDER BY archived_at, message_id LIMIT $2`, minAge.Seconds(), limit)
 	if err != nil {
@@ -169,7 +170,7 @@ func (q *Queries) UnconfirmedArchives(ctx context.Context, minAge time.Duration,
 }
 
 // ConfirmArchives forgets the unconfirmed archives of messageIDs: their workflows know of them.
-func (q *Queries) ConfirmArchives(ctx context.Context, messageIDs []string) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM unconfirmed_archives WHERE message_id = ANY($1)`, messageIDs)
+func (q Store) ConfirmArchives(ctx context.Context, messageIDs []string) error {
+	_, err := q.DB().Exec(ctx, `DELETE FROM unconfirmed_archives WHERE message_id = ANY($1)`, messageIDs)
 	return err
 }

@@ -1,8 +1,10 @@
-package store
+package formtask
 
 import (
 	"context"
 	"time"
+
+	"github.com/postbox/postbox/store"
 )
 
 // Prints of form tasks: the header a print shows and the stored PDFs, by the digest of their document.
@@ -39,23 +41,23 @@ func (h *PrintHeader) scan() []any {
 }
 
 // GetPrintHeader returns the header of a form task's print.
-func (q *Queries) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
+func (q Store) GetPrintHeader(ctx context.Context, messageID string) (PrintHeader, error) {
 	var h PrintHeader
-	err := q.db.QueryRow(ctx, `SELECT`+printHeaderSQL, messageID).Scan(h.scan()...)
-	return h, NotFound(err)
+	err := q.DB().QueryRow(ctx, `SELECT`+printHeaderSQL, messageID).Scan(h.scan()...)
+	return h, store.NotFound(err)
 }
 
 // GetPrint returns the SHA-256 of the PDF printed from a document (its blob, package files) by the
-// digest of the document, or ErrNotFound.
-func (q *Queries) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
+// digest of the document, or store.ErrNotFound.
+func (q Store) GetPrint(ctx context.Context, digest []byte) ([]byte, error) {
 	var pdf []byte
-	err := q.db.QueryRow(ctx, `SELECT pdf_sha256 FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
-	return pdf, NotFound(err)
+	err := q.DB().QueryRow(ctx, `SELECT pdf_sha256 FROM prints WHERE document_digest = $1`, digest).Scan(&pdf)
+	return pdf, store.NotFound(err)
 }
 
 // PutPrint names the PDF (a blob, by its SHA-256) printed from a document; the first one named stays.
-func (q *Queries) PutPrint(ctx context.Context, digest, pdfSHA256 []byte) error {
-	_, err := q.db.Exec(ctx, putPrintSQL, digest, pdfSHA256)
+func (q Store) PutPrint(ctx context.Context, digest, pdfSHA256 []byte) error {
+	_, err := q.DB().Exec(ctx, putPrintSQL, digest, pdfSHA256)
 	return err
 }
 

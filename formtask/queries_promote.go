@@ -1,7 +1,4 @@
-// Promoting a revision: its content becomes the message's, replacing it whole or changing one form or
-// attachment, with what changed for the events.
-
-package store
+package formtask
 
 import (
 	"context"
@@ -11,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/clock"
+	"github.com/postbox/postbox/store"
 )
 
 // The changes a promotion makes to a form task's attachments, as AttachmentChange.Change.
@@ -29,7 +27,7 @@ type AttachmentChange struct {
 // PromoteRevision makes a revision the message's content in one transaction and returns the id of the form
 // or attachment it wrote (0 for a whole form set) and what it did to the message's attachments (nothing
 // when the revision was promoted before). Promoting a promoted revision returns the same id again.
-func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentChange, error) {
+func (q Store) PromoteRevision(ctx context.Context, id int64) (int64, []AttachmentChange, error) {
 	_, ref, changes, err := q.PromoteCheckedRevision(ctx, id, func(Revision) error { return nil })
 	return ref, changes, err
 }
@@ -37,21 +35,21 @@ func (q *Queries) PromoteRevision(ctx context.Context, id int64) (int64, []Attac
 // PromoteCheckedRevision is PromoteRevision once check accepts the revision as it locks it (check's error
 // is returned as it is, and nothing is written), and returns that revision too: the lookup of GetRevision
 // and the promotion in one statement less.
-func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check func(Revision) error) (Revision, int64, []AttachmentChange, error) {
+func (q Store) PromoteCheckedRevision(ctx context.Context, id int64, check func(Revision) error) (Revision, int64, []AttachmentChange, error) {
 	var (
 		r       Revision
 		ref     int64
 		changes []AttachmentChange
 	)
-	err := q.inTx(ctx, func(q *Queries) error {
-		var audit *MessageAuditEntry
+	err := q.inTx(ctx, func(q Store) error {
+		var audit *store.MessageAuditEntry
 		// The lock orders promotions of one revision; the message lock orders writers of one message.
-		err := q.db.QueryRow(ctx, `SELECT r.id, r.message_id, r.kind, COALESCE(r.target_form_id, 0), COALESCE(r.target_attachment_id, 0),
+		err := q.DB().QueryRow(ctx, `SELECT r.id, r.message_id, r.kind, COALESCE(r.target_form_id, 0), COALESCE(r.target_attachment_id, 0),
 				r.digest, r.promoted_at IS NOT NULL, COALESCE(r.promoted_ref, 0), r.audit
 			FROM form_revisions r JOIN messages m ON m.id = r.message_id WHERE r.id = $1 FOR UPDATE`, id).
 			Scan(&r.ID, &r.MessageID, &r.Kind, &r.TargetFormID, &r.TargetAttachmentID, &r.Digest, &r.Promoted, &r.PromotedRef, &audit)
 		if err != nil {
-			return NotFound(err)
+			return store.NotFound(err)
 		}
 		if err := check(r); err != nil {
 			return err
@@ -87,7 +85,7 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 				return err
 			}
 		}
-		_, err = q.db.Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
+		_, err = q.DB().Exec(ctx, `UPDATE form_revisions SET promoted_at = now(), promoted_ref = NULLIF($2, 0) WHERE id = $1`, id, ref)
 		return err
 	})
 	return r, ref, changes, err
@@ -95,7 +93,7 @@ func (q *Queries) PromoteCheckedRevision(ctx context.Context, id int64, check fu
 
 // replaceContent makes a Replace revision the message's forms and attachments and returns what it did to
 // the attachments: the message's deleted, the revision's added.
-func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentChange, error) {
+func (q Store) replaceContent(ctx context.Context, revisionID int64, messageID string) ([]AttachmentChange, error) {
 	// One round trip for the forms and the list of attachments to copy.
 	b := &pgx.Batch{}
 	b.Queue(`DELETE FROM forms WHERE message_id = $1`, messageID)
@@ -104,7 +102,7 @@ func (q *Queries) replaceContent(ctx context.Context, revisionID int64, messageI
 		SELECT $2, ordinal, type, data_format_id, data_format_version, name, form_data FROM revision_forms WHERE revision_id = $1`,
 		revisionID, messageID)
 	b.Queue(`SELECT ordinal FROM revision_attachments WHERE revision_id = $1 ORDER BY ordinal`, revisionID)
-	results := q.db.SendBatch(ctx, b)
+	results := q.DB().SendBatch(ctx, b)
 	defer results.Close()
 	if _, err := results.Exec(); err != nil {
 		return nil, err
@@ -153,15 +151,15 @@ func scanChangedAttachment(row pgx.CollectableRow) (AttachmentInfo, error) {
 	return a, row.Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
 }
 
-func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
+func (q Store) putSubForm(ctx context.Context, revisionID int64, messageID string, target int64) (int64, error) {
 	if target != 0 {
 		var typ string
-		err := q.db.QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, target, messageID).Scan(&typ)
+		err := q.DB().QueryRow(ctx, `SELECT type FROM forms WHERE id = $1 AND message_id = $2`, target, messageID).Scan(&typ)
 		switch {
 		case err == nil && typ != "SubForm":
 			return 0, fmt.Errorf("%w: form %d is a %s", ErrBadRevision, target, typ)
 		case err == nil:
-			_, err = q.db.Exec(ctx, `UPDATE forms f SET data_format_id = r.data_format_id, data_format_version = r.data_format_version,
+			_, err = q.DB().Exec(ctx, `UPDATE forms f SET data_format_id = r.data_format_id, data_format_version = r.data_format_version,
 					name = r.name, form_data = r.form_data, validation_status = 'NotValidated'
 				FROM revision_forms r WHERE r.revision_id = $1 AND f.id = $2`, revisionID, target)
 			return target, err
@@ -170,7 +168,7 @@ func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID st
 		}
 	}
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
+	err := q.DB().QueryRow(ctx, `INSERT INTO forms (message_id, ordinal, type, data_format_id, data_format_version, name, form_data)
 		SELECT $2, (SELECT COALESCE(max(ordinal) + 1, 0) FROM forms WHERE message_id = $2), type, data_format_id, data_format_version, name, form_data
 		FROM revision_forms WHERE revision_id = $1 RETURNING id`, revisionID, messageID).Scan(&id)
 	return id, err
@@ -178,18 +176,18 @@ func (q *Queries) putSubForm(ctx context.Context, revisionID int64, messageID st
 
 // appendAttachment copies one attachment of a revision (by its ordinal there) to the end of the message's
 // attachments and returns it (without its head); it refers to the same blob, so no byte is copied.
-func (q *Queries) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (AttachmentInfo, error) {
+func (q Store) appendAttachment(ctx context.Context, revisionID int64, ordinal int, messageID string) (AttachmentInfo, error) {
 	var a AttachmentInfo
-	err := q.db.QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
+	err := q.DB().QueryRow(ctx, `SELECT file_name FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2`,
 		revisionID, ordinal).Scan(&a.FileName)
 	if err != nil {
-		return a, NotFound(err)
+		return a, store.NotFound(err)
 	}
-	err = q.db.QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
+	err = q.DB().QueryRow(ctx, `INSERT INTO attachments (message_id, ordinal, name, file_name, attachment_type, content_type,
 			encrypted, signing_locked, signed_by_default, file_size, sha256)
 		SELECT $3, (SELECT COALESCE(max(ordinal) + 1, 0) FROM attachments WHERE message_id = $3),
 			name, file_name, attachment_type, $4, false, false, false, file_size, sha256
 		FROM revision_attachments WHERE revision_id = $1 AND ordinal = $2 RETURNING `+changedAttachmentColumns,
-		revisionID, ordinal, messageID, ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
+		revisionID, ordinal, messageID, store.ContentTypeOf(a.FileName)).Scan(&a.ID, &a.Name, &a.FileName, &a.AttachmentType, &a.FileSize, &a.SHA256)
 	return a, err
 }
