@@ -42,6 +42,12 @@ func (q Store) deleteSubForm(ctx context.Context, messageID string, formID int64
 func (q Store) deleteAttachment(ctx context.Context, messageID string, attachmentID int64) (AttachmentInfo, error) {
 	rows, err := q.DB().Query(ctx, `DELETE FROM attachments WHERE id = $1 AND message_id = $2 RETURNING `+changedAttachmentColumns,
 		attachmentID, messageID)
+	return changedAttachment(rows, err, attachmentID)
+}
+
+// changedAttachment reads the attachment a DELETE or UPDATE … RETURNING changed: none means another change
+// removed it first (errContentGone).
+func changedAttachment(rows pgx.Rows, err error, attachmentID int64) (AttachmentInfo, error) {
 	if err != nil {
 		return AttachmentInfo{}, err
 	}
@@ -65,14 +71,7 @@ func (q Store) replaceAttachment(ctx context.Context, revisionID int64, messageI
 		FROM revision_attachments r WHERE r.revision_id = $1 AND r.ordinal = 0 AND a.id = $3 AND a.message_id = $2
 		RETURNING a.id, a.name, a.file_name, a.attachment_type, a.file_size, a.sha256`,
 		revisionID, messageID, attachmentID, store.ContentTypeOf(fileName))
-	if err != nil {
-		return AttachmentInfo{}, err
-	}
-	a, err := pgx.CollectExactlyOneRow(rows, scanChangedAttachment)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a, fmt.Errorf("%w: attachment %d", errContentGone, attachmentID)
-	}
-	return a, err
+	return changedAttachment(rows, err, attachmentID)
 }
 
 // The actions of the message audit log that change the content of a form task.
