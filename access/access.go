@@ -102,7 +102,7 @@ func RoleDeleted(eb events.Builder, r DelegatedRole) store.Event {
 		ReporteeID: r.ReporteeID, HolderPartyID: r.HolderPartyID, HolderUserName: r.HolderUserName})
 }
 
-// LocalRole is a local role definition as its reportee writes it.
+// LocalRole is a local role definition as it is stored, checked (localRoleOf).
 type LocalRole struct {
 	Name        string
 	Description string
@@ -121,11 +121,16 @@ func (l LocalRole) summary() string {
 // nil when the caller set none.
 type Precondition func(RoleDefinition) error
 
-// CreateLocalRole makes local role l of the reportee, audited as actor (an entry without action), and
+// CreateLocalRole checks local role r (every problem found in one BadInput refusal) and makes it a local
+// role of the reportee, audited as actor (an entry without action), and
 // returns its id.
-func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, l LocalRole) (int, error) {
+func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, r LocalRoleRequest) (int, error) {
+	l, err := localRoleOf(ctx, NewStore(store.New(s.pool)), r)
+	if err != nil {
+		return 0, err
+	}
 	var id int
-	err := s.saveLocalRole(ctx, actor, reporteeID, AuditCreateRoleDefinition, events.RoleDefinitionCreated, l, func(q Store) (string, error) {
+	err = s.saveLocalRole(ctx, actor, reporteeID, AuditCreateRoleDefinition, events.RoleDefinitionCreated, l, func(q Store) (string, error) {
 		var err error
 		id, err = q.CreateLocalRole(ctx, reporteeID, l.Name, l.Description, l.Rights)
 		return "created local role " + l.summary(), err
@@ -133,8 +138,13 @@ func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, report
 	return id, err
 }
 
-// UpdateLocalRole replaces local role id of the reportee with l, once pre holds.
-func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, id int, l LocalRole, pre Precondition) error {
+// UpdateLocalRole checks local role r as CreateLocalRole does and replaces local role id of the reportee
+// with it, once pre holds.
+func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, id int, r LocalRoleRequest, pre Precondition) error {
+	l, err := localRoleOf(ctx, NewStore(store.New(s.pool)), r)
+	if err != nil {
+		return err
+	}
 	return s.saveLocalRole(ctx, actor, reporteeID, AuditUpdateRoleDefinition, events.RoleDefinitionChanged, l, func(q Store) (string, error) {
 		if err := check(ctx, q, id, pre); err != nil {
 			return "", err

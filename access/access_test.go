@@ -44,13 +44,30 @@ func TestLocalRoleChanges(t *testing.T) {
 	}
 	auditBefore, eventsBefore := count(`SELECT count(*) FROM authorization_audit`), count(`SELECT count(*) FROM events`)
 
-	role := access.LocalRole{Name: "Lønn", Description: "lønnsrapportering", Rights: []access.RightSpec{{ServiceCode: "4711", ServiceEdition: 2, Action: "Read"}}}
+	name, description, renamed := "Lønn", "lønnsrapportering", "Lønn og a-melding"
+	role := access.LocalRoleRequest{Name: &name, Description: &description, RightsAt: "Rights",
+		Rights: []access.RightRequest{{ServiceCode: "4711", ServiceEditionCode: "2", Action: "read"}}}
+
+	// Every problem of a request is named at once, before anything is written.
+	blank, unknown := "", access.LocalRoleRequest{Name: &name, RightsAt: "Rights", Rights: []access.RightRequest{
+		{ServiceCode: "4711", ServiceEditionCode: "99", Action: "Read"}, {ServiceCode: "4711", ServiceEditionCode: "x", Action: "Fly"}}}
+	_, err := s.CreateLocalRole(ctx, actor, reportee, access.LocalRoleRequest{Name: &blank, RightsAt: "Rights"})
+	var refused *access.Error
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, access.BadInput, refused.Kind)
+	assert.Len(t, refused.Items, 2, "no name, no rights: %v", refused.Items)
+	_, err = s.CreateLocalRole(ctx, actor, reportee, unknown)
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, []string{"Rights[1].ServiceEditionCode must be a positive integer",
+		`Rights[1].Action "Fly" is not one of Read, Write, Delete, Sign, ReadArchive, DeleteArchive`,
+		"Rights[0]: there is no service 4711 edition 99"}, refused.Items)
+	assert.Zero(t, cache.n, "a refused request changes nothing")
+
 	id, err := s.CreateLocalRole(ctx, actor, reportee, role)
 	require.NoError(t, err)
 	assert.Equal(t, 1, cache.n)
 
 	_, err = s.CreateLocalRole(ctx, actor, reportee, role)
-	var refused *access.Error
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, access.NameTaken, refused.Kind)
 	assert.Equal(t, 1, cache.n, "a refused change empties nothing")
@@ -58,14 +75,14 @@ func TestLocalRoleChanges(t *testing.T) {
 	stale := errors.New("stale")
 	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return stale })
 	assert.ErrorIs(t, err, stale, "the precondition is checked on the locked row")
-	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, id, access.LocalRole{Name: "Lønn og a-melding", Rights: role.Rights},
+	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, id, access.LocalRoleRequest{Name: &renamed, Rights: role.Rights, RightsAt: "Rights"},
 		func(d access.RoleDefinition) error {
 			assert.Equal(t, "Lønn", d.Name)
 			return nil
 		}))
 	assert.Equal(t, 2, cache.n)
 
-	d := access.RoleDefinition{ID: id, Name: "Lønn og a-melding"}
+	d := access.RoleDefinition{ID: id, Name: renamed}
 	require.NoError(t, s.DeleteLocalRole(ctx, actor, reportee, d, nil))
 	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return nil })
 	require.ErrorAs(t, err, &refused)

@@ -1,10 +1,8 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -121,96 +119,23 @@ type localRightBody struct {
 	Action             jsonText
 }
 
-// localRoleActions maps the actions of role creation (and, for a client that sends back what it read, the
-// names rights are shown with) to the stored action.
-var localRoleActions = map[string]string{
-	"read": "Read", "write": "Write", "delete": "Delete", "sign": "Sign",
-	"readarchive": "ArchiveRead", "deletearchive": "ArchiveDelete",
-	"archiveread": "ArchiveRead", "archivedelete": "ArchiveDelete",
-}
-
-// maxLocalRoleRights bounds the rights of a local role; its texts are held to the field limits (inputs.go).
-const maxLocalRoleRights = 200
-
-// readLocalRole binds and checks a local role body, answering 400 with every problem found.
-func (h *authorizationHandlers) readLocalRole(c *gin.Context) (access.LocalRole, error) {
+// localRoleRequest binds a local role body; access checks it.
+func localRoleRequest(c *gin.Context) (access.LocalRoleRequest, error) {
 	var b localRoleBody
 	if err := bindJSON(c, &b); err != nil {
-		return access.LocalRole{}, err
+		return access.LocalRoleRequest{}, err
 	}
-	var (
-		l    access.LocalRole
-		errs []string
-	)
-	if b.RoleName == nil || strings.TrimSpace(string(*b.RoleName)) == "" {
-		errs = append(errs, "RoleName is required")
-	} else {
-		l.Name = strings.TrimSpace(string(*b.RoleName))
-	}
-	if b.RoleDescription != nil {
-		l.Description = strings.TrimSpace(string(*b.RoleDescription))
-	}
-	rights, field := b.Rights, "Rights"
+	r := access.LocalRoleRequest{Name: (*string)(b.RoleName), Description: (*string)(b.RoleDescription), RightsAt: "Rights"}
+	rights := b.Rights
 	if b.Embedded != nil {
-		rights, field = b.Embedded.Rights, "_embedded.Rights"
+		rights, r.RightsAt = b.Embedded.Rights, "_embedded.Rights"
 	}
-	switch {
-	case len(rights) == 0:
-		errs = append(errs, "_embedded.Rights must hold at least one right {ServiceCode, ServiceEditionCode, Action}")
-	case len(rights) > maxLocalRoleRights:
-		errs = append(errs, fmt.Sprintf("_embedded.Rights holds more than %d rights", maxLocalRoleRights))
+	r.Rights = make([]access.RightRequest, len(rights))
+	for i, right := range rights {
+		r.Rights[i] = access.RightRequest{ServiceCode: string(right.ServiceCode), ServiceEditionCode: string(right.ServiceEditionCode),
+			Action: string(right.Action)}
 	}
-	seen := map[access.RightSpec]bool{}
-	var keys []store.ServiceKey
-	var at []string
-	for i, r := range rights {
-		where := fmt.Sprintf("%s[%d]", field, i)
-		code := strings.TrimSpace(string(r.ServiceCode))
-		codeOK := code != "" && len(code) <= 64
-		edition, err := strconv.Atoi(strings.TrimSpace(string(r.ServiceEditionCode)))
-		editionOK := err == nil && edition > 0
-		action, actionOK := localRoleActions[strings.ToLower(strings.TrimSpace(string(r.Action)))]
-		if !codeOK {
-			errs = append(errs, where+".ServiceCode is required")
-		}
-		if !editionOK {
-			errs = append(errs, where+".ServiceEditionCode must be a positive integer")
-		}
-		if !actionOK {
-			errs = append(errs, fmt.Sprintf("%s.Action %q is not one of Read, Write, Delete, Sign, ReadArchive, DeleteArchive", where, r.Action))
-		}
-		if !codeOK || !editionOK || !actionOK {
-			continue
-		}
-		spec := access.RightSpec{ServiceCode: code, ServiceEdition: edition, Action: action}
-		if seen[spec] {
-			continue // the same right twice is the same right
-		}
-		seen[spec] = true
-		l.Rights = append(l.Rights, spec)
-		keys = append(keys, store.ServiceKey{Code: code, Edition: edition})
-		at = append(at, where)
-	}
-	if len(keys) > 0 {
-		unknown, err := h.roles.UnknownServices(c.Request.Context(), keys)
-		if err != nil {
-			return l, err
-		}
-		for _, u := range unknown {
-			for i, k := range keys {
-				if k == u {
-					errs = append(errs, fmt.Sprintf("%s: there is no service %s edition %d", at[i], u.Code, u.Edition))
-					break
-				}
-			}
-		}
-	}
-	if len(errs) > 0 {
-		p := problem.BadRequest("the role definition is not valid: %s", strings.Join(errs, "; "))
-		p.Errors = errs
-		return l, p
-	}
-	return l, nil
+	return r, nil
 }
 
 func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
@@ -218,12 +143,12 @@ func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	l, err := h.readLocalRole(c)
+	r, err := localRoleRequest(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	id, err := h.access.CreateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, l)
+	id, err := h.access.CreateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, r)
 	if err != nil {
 		abort(c, err)
 		return
@@ -255,13 +180,13 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 	if !ok {
 		return
 	}
-	l, err := h.readLocalRole(c)
+	r, err := localRoleRequest(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	party, _ := reporteeOf(c)
-	if err := h.access.UpdateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d.ID, l, h.unchanged(c)); err != nil {
+	if err := h.access.UpdateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d.ID, r, h.unchanged(c)); err != nil {
 		abort(c, err)
 		return
 	}
