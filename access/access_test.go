@@ -14,7 +14,6 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
 
@@ -153,7 +152,7 @@ func TestDeleteRole(t *testing.T) {
 	stranger := access.Caller{Actor: actor, Principal: identity.Principal{PersonID: -1}, Who: "310123455"}
 	manager := stranger
 	manager.Rights = identity.RightSet{All: true}
-	who := access.Who{Party: store.Party{ID: reportee}}
+	who := access.Who{Party: identity.Party{ID: reportee}}
 	kind := func(err error) access.Kind {
 		var refused *access.Error
 		require.ErrorAs(t, err, &refused)

@@ -30,11 +30,11 @@ func (s *Service) RightHolder(ctx context.Context, n HolderName) (Holder, error)
 		if n.LastName == "" {
 			return Holder{}, refuse(BadInput, "LastName is required with SocialSecurityNumber")
 		}
-		p, err := s.namedParty(ctx, n.SocialSecurityNumber, "Person", func(p store.Party) bool { return identity.SameName(p.LastName, n.LastName) },
+		p, err := s.namedParty(ctx, n.SocialSecurityNumber, "Person", func(p identity.Party) bool { return identity.SameName(p.LastName, n.LastName) },
 			"national identity number and last name")
 		return Holder{PartyID: p.ID, Name: p.Name}, err
 	case n.UserName != "":
-		if !store.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
+		if !identity.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
 			return Holder{}, refuse(BadInput, "an enterprise user is named by UserName and OrganizationNumber (9 digits)")
 		}
 		l, err := identity.FindLogin(ctx, s.pool, n.UserName)
@@ -43,13 +43,13 @@ func (s *Service) RightHolder(ctx context.Context, n HolderName) (Holder, error)
 		}
 		return Holder{LoginID: l.ID, Name: l.UserName}, err
 	case n.OrganizationNumber != "":
-		if !store.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
+		if !identity.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
 			return Holder{}, refuse(BadInput, "OrganizationNumber must be 9 digits")
 		}
 		if n.Name == "" {
 			return Holder{}, refuse(BadInput, "Name is required with OrganizationNumber")
 		}
-		p, err := s.namedParty(ctx, n.OrganizationNumber, "Organization", func(p store.Party) bool { return identity.SameName(p.Name, n.Name) },
+		p, err := s.namedParty(ctx, n.OrganizationNumber, "Organization", func(p identity.Party) bool { return identity.SameName(p.Name, n.Name) },
 			"organization number and name")
 		if err == nil && p.Status != "" && p.Status != "Active" {
 			return Holder{}, refuse(BadInput, "organization %s is not active and cannot receive roles", p.OrganizationNumber)
@@ -61,10 +61,10 @@ func (s *Service) RightHolder(ctx context.Context, n HolderName) (Holder, error)
 
 // namedParty finds the party of kind identified by number whose name matches; what names the pair of
 // fields in the answer when they do not identify one together.
-func (s *Service) namedParty(ctx context.Context, number, kind string, matches func(store.Party) bool, what string) (store.Party, error) {
+func (s *Service) namedParty(ctx context.Context, number, kind string, matches func(identity.Party) bool, what string) (identity.Party, error) {
 	p, err := s.parties.Find(ctx, number)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != kind || !matches(p))) {
-		return store.Party{}, holderMismatch(what)
+		return identity.Party{}, holderMismatch(what)
 	}
 	return p, err
 }

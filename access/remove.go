@@ -18,7 +18,7 @@ import (
 // Who is the {who} of a role's deletion by the user: the party the role is held for or by (Party, with
 // the caller's rights for it in the Caller), or the login of its holder (Login).
 type Who struct {
-	Party store.Party
+	Party identity.Party
 	Login *identity.Login
 }
 
@@ -153,7 +153,7 @@ func (s *Service) DeleteLocalRight(ctx context.Context, c Caller, rightRef strin
 // Receiver is a party that receives the reportee's delegations, with its receiverId as the client wrote
 // it, for details; Party is zero when no party has that id.
 type Receiver struct {
-	Party store.Party
+	Party identity.Party
 	Ref   string
 }
 

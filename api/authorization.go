@@ -21,6 +21,7 @@ import (
 type authorizationHandlers struct {
 	q        *store.Queries
 	roles    access.Store    // reads role definitions, delegations, holdings and the audit log
+	who      identity.Store  // whom a caller may represent
 	access   *access.Service // writes every change
 	rights   *identity.Rights
 	parties  *identity.Parties
@@ -164,9 +165,9 @@ func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.Delegat
 // findReceiver finds the party a receiverId names: a reportee id (r…) or an organization number. A
 // national identity number is refused, since the answers show persons by name and would tell whose
 // number it is.
-func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (store.Party, error) {
-	if !identity.ReporteeIDPattern.MatchString(raw) && !store.OrganizationNumberPattern.MatchString(raw) {
-		return store.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
+func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (identity.Party, error) {
+	if !identity.ReporteeIDPattern.MatchString(raw) && !identity.OrganizationNumberPattern.MatchString(raw) {
+		return identity.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
 	}
 	return h.parties.Find(ctx, raw)
 }

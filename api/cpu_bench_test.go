@@ -45,10 +45,10 @@ func BenchmarkReadCPU(b *testing.B) {
 	require.NoError(b, err)
 	token := personTokenTB(b, ssnP3)
 	q := store.New(pool)
-	party, err := q.FindParty(ctx, orgO1)
+	party, err := identity.NewStore(q).FindParty(ctx, orgO1)
 	require.NoError(b, err)
 	org := party.ID
-	person, err := q.FindParty(ctx, ssnP3)
+	person, err := identity.NewStore(q).FindParty(ctx, ssnP3)
 	require.NoError(b, err)
 	set, err := rights.For(ctx, identity.Principal{Method: identity.MethodPersonToken, PersonID: person.ID}, org)
 	require.NoError(b, err)

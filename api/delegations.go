@@ -38,10 +38,10 @@ type receiverResource struct {
 
 // receiverHolding resolves receiverId for an access manager of {who}: the receiver and what it holds
 // for {who} through its roles and, with self, as the person {who} itself (the automatic base role).
-func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (store.Party, access.Holding, bool) {
+func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (identity.Party, access.Holding, bool) {
 	party, ok := managedReportee(c)
 	if !ok {
-		return store.Party{}, access.Holding{}, false
+		return identity.Party{}, access.Holding{}, false
 	}
 	ctx := c.Request.Context()
 	raw := c.Param("receiverId")
@@ -50,7 +50,7 @@ func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (stor
 		Self: self && receiver.Kind == "Person" && receiver.ID == party.ID}
 	if err == nil && !holding.Self {
 		var holds bool
-		if holds, err = h.q.HoldsRoleFor(ctx, holding.Holder, party.ID); err == nil && !holds {
+		if holds, err = h.who.HoldsRoleFor(ctx, holding.Holder, party.ID); err == nil && !holds {
 			err = store.ErrNotFound
 		}
 	}

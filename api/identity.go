@@ -31,10 +31,10 @@ func principalOf(c *gin.Context) identity.Principal {
 }
 
 // reporteeOf returns the party {who} named and the caller's rights for it; only set behind resolveWho.
-func reporteeOf(c *gin.Context) (store.Party, identity.RightSet) {
+func reporteeOf(c *gin.Context) (identity.Party, identity.RightSet) {
 	p, _ := c.Get(ctxReportee)
 	r, _ := c.Get(ctxRights)
-	return p.(store.Party), r.(identity.RightSet)
+	return p.(identity.Party), r.(identity.RightSet)
 }
 
 // clientCertificate is the verified enterprise certificate of the TLS connection, or the one a trusted

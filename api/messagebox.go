@@ -36,7 +36,7 @@ func (h *mailboxHandlers) getMessagebox(c *gin.Context) {
 	}
 	p := principalOf(c)
 	ctx := c.Request.Context()
-	parties, more, err := h.q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, lq)
+	parties, more, err := h.who.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, lq)
 	if err != nil {
 		abort(c, err)
 		return

@@ -22,6 +22,7 @@ import (
 type mailboxHandlers struct {
 	q     *store.Queries
 	lists *mailbox.Lists
+	who   identity.Store // whom a caller may represent
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.
 	messages  *mailbox.Messages
 	rights    *identity.Rights

@@ -28,7 +28,7 @@ func organizationResourceOf(c *gin.Context, o store.Organization) soOrganization
 func (h *identityHandlers) listOrganizations(c *gin.Context) {
 	p := principalOf(c)
 	coll, ok := listPage(c, "organizations", func(lq store.ListQuery) ([]store.Organization, bool, error) {
-		return h.q.ListRepresentedOrganizations(c.Request.Context(), p.Subject(), p.Self(), lq)
+		return h.who.ListRepresentedOrganizations(c.Request.Context(), p.Subject(), p.Self(), lq)
 	}, func(o store.Organization) soOrganizationResource { return organizationResourceOf(c, o) })
 	if !ok {
 		return
@@ -43,7 +43,7 @@ func (h *identityHandlers) listOrganizations(c *gin.Context) {
 func (h *identityHandlers) getOrganization(c *gin.Context) {
 	number := c.Param("organizationNumber")
 	notThere := problem.NotFound("there is no organization %q you may represent", number)
-	if !store.OrganizationNumberPattern.MatchString(number) {
+	if !identity.OrganizationNumberPattern.MatchString(number) {
 		abort(c, notThere)
 		return
 	}

@@ -16,6 +16,7 @@ import (
 // the reportees.
 type identityHandlers struct {
 	q       *store.Queries
+	who     identity.Store // whom a caller may represent
 	auth    *identity.Authenticator
 	rights  *identity.Rights
 	parties *identity.Parties
@@ -31,7 +32,7 @@ type reporteeResource struct {
 	Links                render.Links `json:"_links"`
 }
 
-func reporteeResourceOf(c *gin.Context, p store.Party) reporteeResource {
+func reporteeResourceOf(c *gin.Context, p identity.Party) reporteeResource {
 	base := baseURL(c)
 	id := identity.ReporteeID(p.ID)
 	r := reporteeResource{ReporteeID: id, Name: p.Name, Type: "Person", SocialSecurityNumber: p.SSN}
@@ -52,9 +53,9 @@ func (h *identityHandlers) listReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]store.Party, bool, error) {
-		return h.q.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
-	}, func(party store.Party) reporteeResource { return reporteeResourceOf(c, party) })
+	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]identity.Party, bool, error) {
+		return h.who.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
+	}, func(party identity.Party) reporteeResource { return reporteeResourceOf(c, party) })
 	if !ok {
 		return
 	}

@@ -115,7 +115,7 @@ func (h *authorizationHandlers) listHeldRights(c *gin.Context, holding access.Ho
 }
 
 // managedReportee is the party {who} when the caller is its access manager; to anyone else it answers 403.
-func managedReportee(c *gin.Context) (store.Party, bool) {
+func managedReportee(c *gin.Context) (identity.Party, bool) {
 	party, rights := reporteeOf(c)
 	if !rights.AccessManager() {
 		abort(c, notAccessManager(c))

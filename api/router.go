@@ -11,6 +11,7 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/notification"
@@ -47,13 +48,13 @@ func (s *Server) routes() http.Handler {
 	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents, negotiateSubmission}}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{catalog: metadata.New(s.q)}
-	id := &identityHandlers{q: s.q, auth: s.auth, rights: s.rights, parties: s.parties}
+	id := &identityHandlers{q: s.q, who: identity.NewStore(s.q), auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
-	mb := &mailboxHandlers{q: s.q, lists: mailbox.NewLists(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
+	mb := &mailboxHandlers{q: s.q, lists: mailbox.NewLists(s.q), who: identity.NewStore(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
 	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{q: s.q, roles: access.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
+	az := &authorizationHandlers{q: s.q, roles: access.NewStore(s.q), who: identity.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(s.opts.Pool), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}

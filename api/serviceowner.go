@@ -131,7 +131,7 @@ func (s *Server) auditServiceOwner(c *gin.Context) {
 // (national identity numbers, e-mail addresses, phone numbers, and whatever a client sent that is none of
 // these), e.g. "hmac:3f1c2a9b0d4e5f61". The same value always gives the same pseudonym under one key.
 func pseudonymise(key []byte, v string) string {
-	if store.OrganizationNumberPattern.MatchString(v) || identity.ReporteeIDPattern.MatchString(v) {
+	if identity.OrganizationNumberPattern.MatchString(v) || identity.ReporteeIDPattern.MatchString(v) {
 		return v
 	}
 	m := hmac.New(sha256.New, key)

@@ -9,6 +9,7 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 )
@@ -76,7 +77,7 @@ func (h *serviceOwnerHandlers) soServiceFilter(c *gin.Context) (store.ServiceFil
 }
 
 // soParty resolves the required query parameter param naming a person or organization.
-func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Party, bool) {
+func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (identity.Party, bool) {
 	party, err := h.owner.Party(c.Request.Context(), param, c.Query(param))
 	if err != nil {
 		abort(c, err)
@@ -86,7 +87,7 @@ func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (store.Part
 }
 
 // soSubjectAndReportee resolves the required query parameters subject and reportee.
-func (h *serviceOwnerHandlers) soSubjectAndReportee(c *gin.Context) (subject, reportee store.Party, ok bool) {
+func (h *serviceOwnerHandlers) soSubjectAndReportee(c *gin.Context) (subject, reportee identity.Party, ok bool) {
 	if subject, ok = h.soParty(c, "subject"); ok {
 		reportee, ok = h.soParty(c, "reportee")
 	}
@@ -102,7 +103,7 @@ func (h *serviceOwnerHandlers) soAuthorizationRoles(c *gin.Context) {
 	h.soRoles(c, subject, reportee)
 }
 
-func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee store.Party) {
+func (h *serviceOwnerHandlers) soRoles(c *gin.Context, holder, reportee identity.Party) {
 	pg, err := parseSOListQuery(c, "roles")
 	if err != nil {
 		abort(c, err)
@@ -211,9 +212,9 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	renderSOPage(c, "reportees", parties, pg, more, func(p store.Party) soReporteeResource {
+	renderSOPage(c, "reportees", parties, pg, more, func(p identity.Party) soReporteeResource {
 		return soReporteeResource{Name: p.Name, Type: soType(p), OrganizationNumber: p.OrganizationNumber,
 			ParentOrganizationNumber: p.ParentOrganizationNumber, OrganizationForm: p.OrganizationForm, Status: p.Status,
 			SocialSecurityNumber: p.SSN}
-	}, func(p store.Party) int64 { return p.ID })
+	}, func(p identity.Party) int64 { return p.ID })
 }

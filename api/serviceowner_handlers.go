@@ -52,7 +52,7 @@ type soPersonalContactResource struct {
 }
 
 // soType is the service-owner Type of a party: Person, Business (a BEDR unit) or Enterprise.
-func soType(p store.Party) string {
+func soType(p identity.Party) string {
 	switch {
 	case p.Kind == "Person":
 		return "Person"
@@ -190,5 +190,5 @@ func (h *serviceOwnerHandlers) soPersonalContactRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	h.soRoles(c, person, store.Party{ID: org.ID})
+	h.soRoles(c, person, identity.Party{ID: org.ID})
 }

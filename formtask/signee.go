@@ -112,7 +112,7 @@ func (s *Service) ReadToSign(ctx context.Context, signee Signee, id string) (Sig
 		return v, err
 	}
 	partyID, _ := identity.ParseReporteeID(task.ReporteeID)
-	owner, err := s.store.GetParty(ctx, partyID)
+	owner, err := identity.NewStore(s.store.Queries).GetParty(ctx, partyID)
 	v.ReporteeName = owner.Name
 	return v, err
 }

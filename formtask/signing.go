@@ -11,6 +11,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask/taskstatus"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 )
 
@@ -82,16 +83,16 @@ func (s *Service) signee(ctx context.Context, n SigneeName) (int64, error) {
 		if !ssnPattern.MatchString(n.SocialSecurityNumber) || n.LastName == "" {
 			return 0, refuse(BadInput, "a person is named by SocialSecurityNumber (11 digits) and LastName")
 		}
-		p, err := s.store.FindParty(ctx, n.SocialSecurityNumber)
+		p, err := identity.NewStore(s.store.Queries).FindParty(ctx, n.SocialSecurityNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Person" || !strings.EqualFold(strings.TrimSpace(p.LastName), strings.TrimSpace(n.LastName)))) {
 			return 0, refuse(BadInput, "no person has this national identity number and last name")
 		}
 		return p.ID, err
 	case n.OrganizationNumber != "" && n.SocialSecurityNumber == "":
-		if !store.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
+		if !identity.OrganizationNumberPattern.MatchString(n.OrganizationNumber) {
 			return 0, refuse(BadInput, "an organization is named by OrganizationNumber (9 digits)")
 		}
-		p, err := s.store.FindParty(ctx, n.OrganizationNumber)
+		p, err := identity.NewStore(s.store.Queries).FindParty(ctx, n.OrganizationNumber)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (p.Kind != "Organization" ||
 			(n.Name != "" && !strings.EqualFold(strings.TrimSpace(p.Name), strings.TrimSpace(n.Name))))) {
 			return 0, refuse(BadInput, "no organization has this organization number and name")

@@ -186,7 +186,7 @@ func (a *Authenticator) bearerPrincipal(ctx context.Context, c Claims) (Principa
 	p := Principal{Scopes: strings.Fields(c.Scope), Scoped: true}
 	switch {
 	case c.PID != "":
-		person, err := a.q.FindParty(ctx, c.PID)
+		person, err := NewStore(a.q).FindParty(ctx, c.PID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
 			return Principal{}, &TokenError{Reason: "the token's person is not known to this service"}
 		}
@@ -227,10 +227,10 @@ type organization struct {
 // unknown organization acts with no party of its own (id 0): it represents nothing but may call the
 // service-owner area.
 func (a *Authenticator) organization(ctx context.Context, number string) (organization, error) {
-	if !store.OrganizationNumberPattern.MatchString(number) {
+	if !OrganizationNumberPattern.MatchString(number) {
 		return organization{}, &TokenError{Reason: "the caller's organization number is missing or malformed"}
 	}
-	p, err := a.q.FindParty(ctx, number)
+	p, err := NewStore(a.q).FindParty(ctx, number)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return organization{number: number, name: number}, nil
@@ -248,13 +248,13 @@ func OrganizationOf(cert *x509.Certificate) (string, error) {
 	if cert == nil {
 		return "", ErrCertificateRequired
 	}
-	if store.OrganizationNumberPattern.MatchString(cert.Subject.SerialNumber) {
+	if OrganizationNumberPattern.MatchString(cert.Subject.SerialNumber) {
 		return cert.Subject.SerialNumber, nil
 	}
 	for _, n := range cert.Subject.Names {
 		if n.Type.Equal(oidOrganizationIdentifier) {
 			if s, ok := n.Value.(string); ok {
-				if num, ok := strings.CutPrefix(s, "NTRNO-"); ok && store.OrganizationNumberPattern.MatchString(num) {
+				if num, ok := strings.CutPrefix(s, "NTRNO-"); ok && OrganizationNumberPattern.MatchString(num) {
 					return num, nil
 				}
 			}

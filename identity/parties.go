@@ -17,12 +17,12 @@ import (
 type Parties struct {
 	q      *store.Queries
 	rights *Rights
-	cache  *ttlcache.Cache[string, store.Party]
+	cache  *ttlcache.Cache[string, Party]
 }
 
 // NewParties returns the finder over q, keeping up to size parties for ttl.
 func NewParties(q *store.Queries, rights *Rights, ttl time.Duration, size int) *Parties {
-	return &Parties{q: q, rights: rights, cache: ttlcache.New[string, store.Party](ttl, size)}
+	return &Parties{q: q, rights: rights, cache: ttlcache.New[string, Party](ttl, size)}
 }
 
 // NotReportee is the refusal of a party the caller may not act for, or that does not exist: the two get
@@ -33,7 +33,7 @@ func (e *NotReportee) Error() string { return fmt.Sprintf("you may not act for %
 
 // Represented finds the party key names and p's rights for it; asWritten names it as the client did.
 // A party p may not represent is refused like one that does not exist (NotReportee).
-func (ps *Parties) Represented(ctx context.Context, p Principal, key, asWritten string) (store.Party, RightSet, error) {
+func (ps *Parties) Represented(ctx context.Context, p Principal, key, asWritten string) (Party, RightSet, error) {
 	party, err := ps.Find(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return party, RightSet{}, &NotReportee{AsWritten: asWritten}
@@ -52,21 +52,21 @@ func (ps *Parties) Represented(ctx context.Context, p Principal, key, asWritten 
 }
 
 // Find finds a party by reportee id ("r" + id), national identity number or organization number.
-func (ps *Parties) Find(ctx context.Context, key string) (store.Party, error) {
+func (ps *Parties) Find(ctx context.Context, key string) (Party, error) {
 	if p, ok := ps.cache.Get(key); ok {
 		return p, nil
 	}
 	var (
-		p   store.Party
+		p   Party
 		err error
 	)
 	if id, ok := ParseReporteeID(key); ok {
 		if id == 0 {
 			return p, store.ErrNotFound
 		}
-		p, err = ps.q.GetParty(ctx, id)
+		p, err = NewStore(ps.q).GetParty(ctx, id)
 	} else {
-		p, err = ps.q.FindParty(ctx, key)
+		p, err = NewStore(ps.q).FindParty(ctx, key)
 	}
 	if err == nil {
 		ps.cache.Set(key, p)
@@ -89,10 +89,10 @@ var ErrNoSuchPerson = errors.New("no person you may represent has this national 
 
 // PersonNamed is the person with national identity number ssn and lastName whom p may represent, or
 // ErrNoSuchPerson.
-func (ps *Parties) PersonNamed(ctx context.Context, p Principal, ssn, lastName string) (store.Party, error) {
+func (ps *Parties) PersonNamed(ctx context.Context, p Principal, ssn, lastName string) (Party, error) {
 	party, err := ps.Find(ctx, ssn)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (party.Kind != "Person" || !SameName(party.LastName, lastName))) {
-		return store.Party{}, ErrNoSuchPerson
+		return Party{}, ErrNoSuchPerson
 	}
 	if err != nil {
 		return party, err

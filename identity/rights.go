@@ -158,7 +158,7 @@ func (r *Rights) ForSubject(ctx context.Context, s store.Subject, reporteeID int
 		}
 	}
 	gen, readAt := r.gen.Load(), time.Now()
-	rows, err := r.q.RoleRights(ctx, s, reporteeID)
+	rows, err := NewStore(r.q).RoleRights(ctx, s, reporteeID)
 	if err != nil {
 		return RightSet{}, err
 	}

@@ -18,7 +18,7 @@ import (
 
 func party(t testing.TB, pool *pgxpool.Pool, key string) int64 {
 	t.Helper()
-	p, err := store.New(pool).FindParty(context.Background(), key)
+	p, err := identity.NewStore(store.New(pool)).FindParty(context.Background(), key)
 	require.NoError(t, err)
 	return p.ID
 }

@@ -24,7 +24,7 @@ func perParty(t *testing.T, q *store.Queries, p identity.Principal, search mailb
 	t.Helper()
 	ctx := context.Background()
 	rights := identity.NewRights(q, slog.New(slog.DiscardHandler))
-	parties, _, err := q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, store.Unpaged)
+	parties, _, err := identity.NewStore(q).ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, store.Unpaged)
 	require.NoError(t, err)
 	var all []store.MessageSummary
 	for _, party := range parties {

@@ -24,7 +24,7 @@ import (
 func monthMessages(t *testing.T, pool *pgxpool.Pool, q *store.Queries, p identity.Principal, n int) {
 	t.Helper()
 	ctx := context.Background()
-	parties, _, err := q.ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, store.Unpaged)
+	parties, _, err := identity.NewStore(q).ListReportees(ctx, p.Subject(), p.Self(), store.ServiceFilter{}, store.Unpaged)
 	require.NoError(t, err)
 	var ids []int64
 	for _, party := range parties {

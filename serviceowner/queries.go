@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/odatasql"
 )
@@ -186,7 +187,7 @@ func ReporteesSQL(rq ReporteeQuery, lq store.ListQuery, after int64) (string, []
 	if err != nil {
 		return "", nil, err
 	}
-	sql := store.PartySelect + `
+	sql := identity.PartySelect + `
 		JOIN (SELECT DISTINCT ro.reportee_id AS rid FROM roles ro
 				WHERE ro.holder_party_id = $1 AND ro.reportee_id > $2 AND ro.reportee_id <> $3` + cond + `
 			UNION ALL SELECT $3::bigint WHERE $3::bigint > $2) r ON r.rid = p.id
@@ -195,7 +196,7 @@ func ReporteesSQL(rq ReporteeQuery, lq store.ListQuery, after int64) (string, []
 }
 
 // Reportees lists the parties a subject can represent, by party id.
-func (s *Service) Reportees(ctx context.Context, rq ReporteeQuery, lq store.ListQuery, after int64) ([]store.Party, bool, error) {
-	return store.BuiltPage(ctx, s.q, lq.Limit, func(r pgx.CollectableRow) (store.Party, error) { return store.ScanParty(r) })(
+func (s *Service) Reportees(ctx context.Context, rq ReporteeQuery, lq store.ListQuery, after int64) ([]identity.Party, bool, error) {
+	return store.BuiltPage(ctx, s.q, lq.Limit, func(r pgx.CollectableRow) (identity.Party, error) { return identity.ScanParty(r) })(
 		ReporteesSQL(rq, lq, after))
 }

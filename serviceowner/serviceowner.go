@@ -47,7 +47,7 @@ type Error = refusal.Error[Kind]
 // Organization is the organization who names: an organization number or its reportee id.
 func (s *Service) Organization(ctx context.Context, who string) (store.Organization, error) {
 	missing := refusal.New(NotFound, "the organization does not exist")
-	if !store.OrganizationNumberPattern.MatchString(who) && !identity.ReporteeIDPattern.MatchString(who) {
+	if !identity.OrganizationNumberPattern.MatchString(who) && !identity.ReporteeIDPattern.MatchString(who) {
 		return store.Organization{}, missing
 	}
 	party, err := s.parties.Find(ctx, who)
@@ -66,12 +66,12 @@ func (s *Service) Organization(ctx context.Context, who string) (store.Organizat
 
 // Party is the person or organization that value names (a national identity number, an organization
 // number or a reportee id), for the required query parameter param.
-func (s *Service) Party(ctx context.Context, param, value string) (store.Party, error) {
+func (s *Service) Party(ctx context.Context, param, value string) (identity.Party, error) {
 	if value == "" {
-		return store.Party{}, refusal.New(BadInput, "%s is required", param)
+		return identity.Party{}, refusal.New(BadInput, "%s is required", param)
 	}
-	if !identity.SSNPattern.MatchString(value) && !store.OrganizationNumberPattern.MatchString(value) && !identity.ReporteeIDPattern.MatchString(value) {
-		return store.Party{}, refusal.New(BadInput, "%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param)
+	if !identity.SSNPattern.MatchString(value) && !identity.OrganizationNumberPattern.MatchString(value) && !identity.ReporteeIDPattern.MatchString(value) {
+		return identity.Party{}, refusal.New(BadInput, "%s must be a national identity number (11 digits), an organization number (9 digits) or a reportee id", param)
 	}
 	party, err := s.parties.Find(ctx, value)
 	if errors.Is(err, store.ErrNotFound) {
@@ -118,7 +118,7 @@ func (s *Service) CheckRole(ctx context.Context, owner string, id int, code stri
 
 // Holding asks for what holder holds for reportee on the owner's services; a person acting for themself
 // holds the automatic base role (main administrator).
-func Holding(owner string, holder, reportee store.Party) access.Holding {
+func Holding(owner string, holder, reportee identity.Party) access.Holding {
 	return access.Holding{Holder: store.Subject{PartyID: holder.ID}, ReporteeID: reportee.ID,
 		Self: holder.Kind == "Person" && holder.ID == reportee.ID, Owner: owner}
 }
@@ -139,10 +139,10 @@ func (s *Service) RoleDefinition(ctx context.Context, owner, ref string) (access
 
 // PersonalContact is the person personRef (a reportee id) among the organization's personal contacts:
 // one who holds a role for it.
-func (s *Service) PersonalContact(ctx context.Context, org store.Organization, personRef string) (store.Party, error) {
+func (s *Service) PersonalContact(ctx context.Context, org store.Organization, personRef string) (identity.Party, error) {
 	missing := refusal.New(NotFound, "the organization has no such personal contact")
 	if !identity.ReporteeIDPattern.MatchString(personRef) {
-		return store.Party{}, missing
+		return identity.Party{}, missing
 	}
 	person, err := s.parties.Find(ctx, personRef)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && person.Kind != "Person") {
@@ -151,7 +151,7 @@ func (s *Service) PersonalContact(ctx context.Context, org store.Organization, p
 	if err != nil {
 		return person, err
 	}
-	holds, err := s.q.HoldsRoleFor(ctx, store.Subject{PartyID: person.ID}, org.ID)
+	holds, err := identity.NewStore(s.q).HoldsRoleFor(ctx, store.Subject{PartyID: person.ID}, org.ID)
 	if err == nil && !holds {
 		err = missing
 	}
@@ -160,7 +160,7 @@ func (s *Service) PersonalContact(ctx context.Context, org store.Organization, p
 
 // ReporteeQuery reads the narrowing of a list of the parties subject can represent: to a service of the
 // owner, or to a role definition (roleDefinitionID, 0 for none) that grants a right on one.
-func (s *Service) ReporteeQuery(ctx context.Context, owner string, subject store.Party, service store.ServiceFilter, roleDefinitionID int) (ReporteeQuery, error) {
+func (s *Service) ReporteeQuery(ctx context.Context, owner string, subject identity.Party, service store.ServiceFilter, roleDefinitionID int) (ReporteeQuery, error) {
 	rq := ReporteeQuery{SubjectID: subject.ID, Service: service, RoleDefinitionID: roleDefinitionID}
 	if err := s.CheckService(ctx, owner, service); err != nil {
 		return rq, err

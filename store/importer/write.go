@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postbox/postbox/files"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/identity/password"
 	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/store"
@@ -299,7 +300,7 @@ func updateChanged(table, columns string) string {
 
 // validOrgNumber checks the nine digits and the mod-11 control digit of an organization number.
 func validOrgNumber(s string) bool {
-	if !store.OrganizationNumberPattern.MatchString(s) {
+	if !identity.OrganizationNumberPattern.MatchString(s) {
 		return false
 	}
 	return mod11(s[:8], []int{3, 2, 7, 6, 5, 4, 3, 2}) == int(s[8]-'0')

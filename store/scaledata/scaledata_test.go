@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/scaledata"
@@ -41,7 +42,7 @@ func TestGenerate(t *testing.T) {
 	assert.Equal(t, 30*6, res.Grants)
 
 	q := store.New(pool)
-	parties, _, err := q.ListReportees(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ServiceFilter{}, store.Unpaged)
+	parties, _, err := identity.NewStore(q).ListReportees(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ServiceFilter{}, store.Unpaged)
 	require.NoError(t, err)
 	assert.Len(t, parties, 31, "the person and every organization")
 	page, more, err := mailbox.NewLists(q).AllMessages(ctx, store.Subject{PartyID: res.PersonID}, res.PersonID, store.ListQuery{Page: store.Page{Limit: 50}}, mailbox.Search{})
