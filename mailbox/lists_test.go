@@ -70,25 +70,6 @@ func ids(ms []store.MessageSummary) []string {
 	return out
 }
 
-var (
-	svc4711v1 = store.ServiceKey{Code: "4711", Edition: 1}
-	svc4711v2 = store.ServiceKey{Code: "4711", Edition: 2}
-	svc5302   = store.ServiceKey{Code: "5302", Edition: 1}
-	svc6120   = store.ServiceKey{Code: "6120", Edition: 1}
-	svc7001   = store.ServiceKey{Code: "7001", Edition: 1}
-	svc7102   = store.ServiceKey{Code: "7102", Edition: 1}
-	// The rights of the demo's roles on O1, written out from RoleDefinitions.
-	visP1 = store.Visibility{ // DAGL + HADM
-		Read:        []store.ServiceKey{svc4711v1, svc4711v2, svc5302, svc6120, svc7001, svc7102},
-		ArchiveRead: []store.ServiceKey{svc4711v1, svc4711v2, svc5302, svc6120, svc7001, svc7102},
-	}
-	visP3 = store.Visibility{ // ADMAI (nothing) + REGNA
-		Read:        []store.ServiceKey{svc4711v1, svc4711v2, svc7001},
-		ArchiveRead: []store.ServiceKey{svc4711v1, svc4711v2},
-	}
-	visP4 = store.Visibility{Read: []store.ServiceKey{svc7102}} // INNSK
-)
-
 func TestListMessagesListView(t *testing.T) {
 	pool := storetest.New(t)
 	q := store.New(pool)
@@ -174,15 +155,15 @@ func TestListMessagesVisibility(t *testing.T) {
 		ok   func(m store.MessageSummary) bool
 	}{
 		{"self sees all", store.Visibility{All: true}, all, nil},
-		{"P1 as HADM sees all", visP1, all, nil},
-		{"P4 sees 7102 but not its archived", visP4, 19, func(m store.MessageSummary) bool {
+		{"P1 as HADM sees all", storetest.VisP1, all, nil},
+		{"P4 sees 7102 but not its archived", storetest.VisP4, 19, func(m store.MessageSummary) bool {
 			return m.ServiceCode == "7102" && m.Status != "Arkivert"
 		}},
-		{"P4 with ArchiveRead also the archived", store.Visibility{Read: visP4.Read, ArchiveRead: []store.ServiceKey{svc7102}}, 25,
+		{"P4 with ArchiveRead also the archived", store.Visibility{Read: storetest.VisP4.Read, ArchiveRead: []store.ServiceKey{storetest.Svc7102}}, 25,
 			func(m store.MessageSummary) bool { return m.ServiceCode == "7102" }},
-		{"ArchiveRead alone shows only the archived", store.Visibility{ArchiveRead: []store.ServiceKey{svc7102}}, 6,
+		{"ArchiveRead alone shows only the archived", store.Visibility{ArchiveRead: []store.ServiceKey{storetest.Svc7102}}, 6,
 			func(m store.MessageSummary) bool { return m.ServiceCode == "7102" && m.Status == "Arkivert" }},
-		{"P3 sees 4711 and unarchived 7001", visP3, 30 + 20, func(m store.MessageSummary) bool {
+		{"P3 sees 4711 and unarchived 7001", storetest.VisP3, 30 + 20, func(m store.MessageSummary) bool {
 			return m.ServiceCode == "4711" || m.ServiceCode == "7001" && !archived(m.Status)
 		}},
 		{"no rights, no messages", store.Visibility{}, 0, nil},
@@ -206,7 +187,7 @@ func TestListMessagesVisibility(t *testing.T) {
 	}
 
 	t.Run("counts and paging reflect visibility", func(t *testing.T) {
-		page, more, err := mailbox.NewLists(q).Messages(context.Background(), org, visP4, store.ListQuery{Page: store.Page{Skip: 10, Limit: 9}}, mailbox.Search{})
+		page, more, err := mailbox.NewLists(q).Messages(context.Background(), org, storetest.VisP4, store.ListQuery{Page: store.Page{Skip: 10, Limit: 9}}, mailbox.Search{})
 		require.NoError(t, err)
 		assert.Len(t, page, 9)
 		assert.False(t, more, "P4's 19 messages end on this page")
@@ -238,9 +219,9 @@ func TestListMessagesFilters(t *testing.T) {
 		{"MessageSender eq 'Nordlys skatteforvaltning'", store.Visibility{All: true}, 25},
 		{"startswith(Subject, 'Årsoppgave')", store.Visibility{All: true}, 0}, // counted below from the data
 		{"LastChangedDateTime ge DateTime'2025-01-01T00:00'", store.Visibility{All: true}, 0},
-		{"ServiceOwner eq 'Nordlys skatteforvaltning'", visP4, 19},
-		{"Status eq 'Arkivert'", visP4, 0},
-		{"ServiceOwner eq 'Fjordetaten'", visP4, 0},
+		{"ServiceOwner eq 'Nordlys skatteforvaltning'", storetest.VisP4, 19},
+		{"Status eq 'Arkivert'", storetest.VisP4, 0},
+		{"ServiceOwner eq 'Fjordetaten'", storetest.VisP4, 0},
 	} {
 		t.Run(tc.filter, func(t *testing.T) {
 			want := tc.want
@@ -309,9 +290,9 @@ func TestCountMessages(t *testing.T) {
 		want map[int64]map[string]int
 	}{
 		{"the organization as a whole", map[int64]store.Visibility{org: {All: true}}, map[int64]map[string]int{org: orgAll}},
-		{"P1 as HADM", map[int64]store.Visibility{org: visP1}, map[int64]map[string]int{org: orgAll}},
+		{"P1 as HADM", map[int64]store.Visibility{org: storetest.VisP1}, map[int64]map[string]int{org: orgAll}},
 		{"P1 for herself and P4's view of O1 in one call",
-			map[int64]store.Visibility{self: {All: true}, org: visP4},
+			map[int64]store.Visibility{self: {All: true}, org: storetest.VisP4},
 			map[int64]map[string]int{
 				self: {"FormTask/Utfylling": 4, "Correspondence/Ulest": 1, "Correspondence/Lest": 1, "Correspondence/Arkivert": 1},
 				org:  {"Correspondence/Ulest": 7, "Correspondence/Lest": 12},

@@ -89,11 +89,11 @@ func TestListMessagesSearchInTheDataset(t *testing.T) {
 	}
 	t.Run("with a filter and rights", func(t *testing.T) {
 		all := listFound(t, q, org, store.Visibility{All: true}, filter(t, "Type eq 'Correspondence'"), search(t, "skatt"))
-		seen := listFound(t, q, org, visP4, filter(t, "Type eq 'Correspondence'"), search(t, "skatt"))
+		seen := listFound(t, q, org, storetest.VisP4, filter(t, "Type eq 'Correspondence'"), search(t, "skatt"))
 		require.NotEmpty(t, seen)
 		assert.Less(t, len(seen), len(all))
 		for _, m := range seen {
-			assert.True(t, visP4.Allows(m.Service(), m.Status))
+			assert.True(t, storetest.VisP4.Allows(m.Service(), m.Status))
 		}
 	})
 }

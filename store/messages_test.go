@@ -28,25 +28,6 @@ func ts(s string) time.Time {
 	return t
 }
 
-var (
-	svc4711v1 = store.ServiceKey{Code: "4711", Edition: 1}
-	svc4711v2 = store.ServiceKey{Code: "4711", Edition: 2}
-	svc5302   = store.ServiceKey{Code: "5302", Edition: 1}
-	svc6120   = store.ServiceKey{Code: "6120", Edition: 1}
-	svc7001   = store.ServiceKey{Code: "7001", Edition: 1}
-	svc7102   = store.ServiceKey{Code: "7102", Edition: 1}
-	// The rights of the demo's roles on O1, written out from RoleDefinitions.
-	visP1 = store.Visibility{ // DAGL + HADM
-		Read:        []store.ServiceKey{svc4711v1, svc4711v2, svc5302, svc6120, svc7001, svc7102},
-		ArchiveRead: []store.ServiceKey{svc4711v1, svc4711v2, svc5302, svc6120, svc7001, svc7102},
-	}
-	visP3 = store.Visibility{ // ADMAI (nothing) + REGNA
-		Read:        []store.ServiceKey{svc4711v1, svc4711v2, svc7001},
-		ArchiveRead: []store.ServiceKey{svc4711v1, svc4711v2},
-	}
-	visP4 = store.Visibility{Read: []store.ServiceKey{svc7102}} // INNSK
-)
-
 // TestGrantArgsReadBackAsGiven holds the text form of the grant arrays to what PostgreSQL reads from it:
 // the codes, editions and archived flags in order, whatever characters a code holds.
 func TestGrantArgsReadBackAsGiven(t *testing.T) {
@@ -86,15 +67,15 @@ func TestVisibilityAllows(t *testing.T) {
 		status string
 		want   bool
 	}{
-		{store.Visibility{All: true}, svc7102, "Arkivert", true},
-		{visP4, svc7102, "Ulest", true},
-		{visP4, svc7102, "Arkivert", false},
-		{visP4, svc7001, "Ulest", false},
-		{visP3, svc4711v2, "Sendt og arkivert", true},
-		{visP3, svc4711v2, "Utfylling", true},
-		{visP3, svc7001, "Arkivert", false},
-		{store.Visibility{ArchiveRead: []store.ServiceKey{svc7001}}, svc7001, "Lest", false},
-		{store.Visibility{}, svc7001, "Lest", false},
+		{store.Visibility{All: true}, storetest.Svc7102, "Arkivert", true},
+		{storetest.VisP4, storetest.Svc7102, "Ulest", true},
+		{storetest.VisP4, storetest.Svc7102, "Arkivert", false},
+		{storetest.VisP4, storetest.Svc7001, "Ulest", false},
+		{storetest.VisP3, storetest.Svc4711v2, "Sendt og arkivert", true},
+		{storetest.VisP3, storetest.Svc4711v2, "Utfylling", true},
+		{storetest.VisP3, storetest.Svc7001, "Arkivert", false},
+		{store.Visibility{ArchiveRead: []store.ServiceKey{storetest.Svc7001}}, storetest.Svc7001, "Lest", false},
+		{store.Visibility{}, storetest.Svc7001, "Lest", false},
 	} {
 		assert.Equal(t, tc.want, tc.vis.Allows(tc.svc, tc.status), "%+v %v %s", tc.vis, tc.svc, tc.status)
 	}
@@ -161,7 +142,7 @@ func TestGetMessage(t *testing.T) {
 		m, err := q.GetMessage(ctx, storetest.PartyID(t, pool, o1), "a3100115")
 		require.NoError(t, err)
 		assert.Equal(t, "Arkivert", m.Status)
-		assert.False(t, visP4.Allows(m.Service(), m.Status))
+		assert.False(t, storetest.VisP4.Allows(m.Service(), m.Status))
 	})
 
 	for _, tc := range []struct{ name, id, reportee string }{

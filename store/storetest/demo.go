@@ -53,3 +53,23 @@ func PartyID(t testing.TB, pool *pgxpool.Pool, number string) int64 {
 		`SELECT id FROM parties WHERE organization_number = $1 OR ssn = $1`, number).Scan(&id))
 	return id
 }
+
+// The demo's service editions, for tests that read its messages.
+var (
+	Svc4711v1 = store.ServiceKey{Code: "4711", Edition: 1}
+	Svc4711v2 = store.ServiceKey{Code: "4711", Edition: 2}
+	Svc5302   = store.ServiceKey{Code: "5302", Edition: 1}
+	Svc6120   = store.ServiceKey{Code: "6120", Edition: 1}
+	Svc7001   = store.ServiceKey{Code: "7001", Edition: 1}
+	Svc7102   = store.ServiceKey{Code: "7102", Edition: 1}
+	// The rights of the demo's roles on O1, written out from RoleDefinitions.
+	VisP1 = store.Visibility{ // DAGL + HADM
+		Read:        []store.ServiceKey{Svc4711v1, Svc4711v2, Svc5302, Svc6120, Svc7001, Svc7102},
+		ArchiveRead: []store.ServiceKey{Svc4711v1, Svc4711v2, Svc5302, Svc6120, Svc7001, Svc7102},
+	}
+	VisP3 = store.Visibility{ // ADMAI (nothing) + REGNA
+		Read:        []store.ServiceKey{Svc4711v1, Svc4711v2, Svc7001},
+		ArchiveRead: []store.ServiceKey{Svc4711v1, Svc4711v2},
+	}
+	VisP4 = store.Visibility{Read: []store.ServiceKey{Svc7102}} // INNSK
+)
