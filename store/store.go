@@ -1,5 +1,8 @@
-// Package store is the PostgreSQL layer of Postbox: migrations, queries and transactions. The dataset
-// importer is its subpackage importer.
+// Package store is the PostgreSQL plumbing every room shares: the pool, DBTX and transactions,
+// migrations, the OData lists' helpers, the coalescing message reader, and the rows several rooms read (a
+// message, its place and audit, organizations, service definitions, the events outbox, API keys,
+// idempotency keys, rate counts). Each room's own SQL is in the room, over a Queries (its Store). The
+// dataset importer is its subpackage importer.
 package store
 
 import (
