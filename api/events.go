@@ -16,7 +16,7 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// The events feeds: the outbox (store.AppendEvents) read in sequence order. A client continues after the
+// The events feeds: the outbox (store.AppendEvents) read in sequence order (events.Feed). A client continues after the
 // last sequence it got (the next link), and never misses an event nor gets one twice: the outbox hands
 // out sequences in commit order, without gaps.
 //
@@ -27,7 +27,7 @@ import (
 
 // eventHandlers serve the events feeds.
 type eventHandlers struct {
-	q *store.Queries
+	feed events.Feed
 }
 
 // The size of a page of events, and the batch form of the CloudEvents JSON format the feeds also offer.
@@ -128,7 +128,7 @@ func (h *eventHandlers) listReporteeEvents(c *gin.Context) {
 		return
 	}
 	party, rights := reporteeOf(c)
-	page, _, err := h.q.ReporteeEvents(c.Request.Context(), party.ID, rights.Visibility(), rights.AccessManager(), p.after, p.size)
+	page, _, err := h.feed.ReporteeEvents(c.Request.Context(), party.ID, rights.Visibility(), rights.AccessManager(), p.after, p.size)
 	if err != nil {
 		abort(c, err)
 		return
@@ -143,7 +143,7 @@ func (h *eventHandlers) listServiceOwnerEvents(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	page, _, err := h.q.ServiceOwnerEvents(c.Request.Context(), serviceOwnerOf(c).Code, p.after, p.size)
+	page, _, err := h.feed.ServiceOwnerEvents(c.Request.Context(), serviceOwnerOf(c).Code, p.after, p.size)
 	if err != nil {
 		abort(c, err)
 		return

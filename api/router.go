@@ -10,6 +10,7 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/correspondence"
+	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
@@ -58,7 +59,7 @@ func (s *Server) routes() http.Handler {
 	so := &serviceOwnerHandlers{q: s.q, roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(s.opts.Pool), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
-	ev := &eventHandlers{q: s.q}
+	ev := &eventHandlers{feed: events.NewFeed(s.q)}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.opts.Files, s.events), downloads: downloads}
 	notices := &notificationHandlers{notices: s.opts.Notifications}
 	if notices.notices == nil {

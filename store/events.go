@@ -53,11 +53,12 @@ func (q *Queries) AppendEvents(ctx context.Context, events ...Event) error {
 	return err
 }
 
-// eventColumns are the columns of an Event, in scanEvent's order.
-const eventColumns = `e.seq, e.id::text, e.type, e.source, e.subject, e.time, e.datacontenttype, e.data, e.reportee_id,
+// EventColumns are the columns of an Event, in ScanEvent's order.
+const EventColumns = `e.seq, e.id::text, e.type, e.source, e.subject, e.time, e.datacontenttype, e.data, e.reportee_id,
 	COALESCE(e.message_id, ''), COALESCE(e.service_code, ''), COALESCE(e.service_edition, 0), e.archived`
 
-func scanEvent(row pgx.CollectableRow) (Event, error) {
+// ScanEvent reads a row of EventColumns.
+func ScanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
 	err := row.Scan(&e.Seq, &e.ID, &e.Type, &e.Source, &e.Subject, &e.Time, &e.DataContentType, &e.Data, &e.ReporteeID,
 		&e.MessageID, &e.Service.Code, &e.Service.Edition, &e.Archived)
@@ -68,32 +69,11 @@ func scanEvent(row pgx.CollectableRow) (Event, error) {
 // has all events of lower seqs committed before it, so a reader that continues after the last seq it got
 // misses none.
 func (q *Queries) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $2`, after, limit)
+	rows, err := q.db.Query(ctx, `SELECT `+EventColumns+` FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanEvent)
-}
-
-// ReporteeEvents returns a page of up to limit events of the reportee with a seq above after, oldest
-// first, and whether more follow: the events of messages that vis lets the caller see (Read, or
-// ArchiveRead once archived), and those of its roles and role definitions when roles is true.
-func (q *Queries) ReporteeEvents(ctx context.Context, reporteeID int64, vis Visibility, roles bool, after int64, limit int) ([]Event, bool, error) {
-	visible, args := grantsSQL(vis, "e.service_code, e.service_edition, e.archived", 5)
-	sql := `SELECT ` + eventColumns + ` FROM events e
-		WHERE e.reportee_id = $1 AND e.seq > $2 AND CASE WHEN e.service_code IS NULL THEN $3::bool ELSE ` + visible + ` END
-		ORDER BY e.seq LIMIT $4`
-	return QueryPage(ctx, q, sql, append([]any{reporteeID, after, roles, limit + 1}, args...), limit, scanEvent)
-}
-
-// ServiceOwnerEvents returns a page of up to limit events of the owner's services with a seq above after,
-// oldest first, and whether more follow.
-func (q *Queries) ServiceOwnerEvents(ctx context.Context, owner string, after int64, limit int) ([]Event, bool, error) {
-	sql := `SELECT ` + eventColumns + ` FROM events e
-		WHERE e.seq > $2 AND (e.service_code, e.service_edition) IN
-			(SELECT s.service_code, s.service_edition FROM services s WHERE s.service_owner_code = $1)
-		ORDER BY e.seq LIMIT $3`
-	return QueryPage(ctx, q, sql, []any{owner, after, limit + 1}, limit, scanEvent)
+	return pgx.CollectRows(rows, ScanEvent)
 }
 
 // LastEventSeq is the seq of the last committed event, 0 for none: every event up to it is committed.
@@ -101,18 +81,4 @@ func (q *Queries) LastEventSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	err := q.db.QueryRow(ctx, `SELECT last_seq FROM event_sequence`).Scan(&seq)
 	return seq, err
-}
-
-// EventsBySeq returns the events of seqs by their seq.
-func (q *Queries) EventsBySeq(ctx context.Context, seqs []int64) (map[int64]Event, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+eventColumns+` FROM events e WHERE e.seq = ANY($1)`, seqs)
-	if err != nil {
-		return nil, err
-	}
-	list, err := pgx.CollectRows(rows, scanEvent)
-	out := make(map[int64]Event, len(list))
-	for _, e := range list {
-		out[e.Seq] = e
-	}
-	return out, err
 }

@@ -2,7 +2,7 @@ package store
 
 // GrantArgs are the arguments of a visibility's condition, as its statements send them.
 func GrantArgs(vis Visibility) []any {
-	_, args := grantsSQL(vis, "", 1)
+	_, args := GrantsSQL(vis, "", 1)
 	return args
 }
 

@@ -15,7 +15,7 @@ type Visibility struct {
 	All         bool
 	Read        []ServiceKey
 	ArchiveRead []ServiceKey
-	// grants are the arguments of grantsSQL, made once by NewVisibility for a visibility that is kept
+	// grants are the arguments of GrantsSQL, made once by NewVisibility for a visibility that is kept
 	// (the cached rights of a caller); nil when made as a literal, and then made per statement.
 	grants []any
 }
@@ -54,12 +54,12 @@ const ArchivedSQL = `m.status IN ('` + taskstatus.Archived + `', 'Arkivert')`
 // number), so both rules are one semi-join: with few grants PostgreSQL drives it through
 // messages_mailbox_service, with many it filters the walk of messages_mailbox.
 func VisibilitySQL(vis Visibility, first int) (string, []any) {
-	return grantsSQL(vis, "m.service_code, m.service_edition, "+ArchivedSQL, first)
+	return GrantsSQL(vis, "m.service_code, m.service_edition, "+ArchivedSQL, first)
 }
 
-// grantsSQL is the condition of vis over a row whose service code, edition and archived flag are the
+// GrantsSQL is the condition of vis over a row whose service code, edition and archived flag are the
 // expressions of tuple, with its arguments, placeholders from $first.
-func grantsSQL(vis Visibility, tuple string, first int) (string, []any) {
+func GrantsSQL(vis Visibility, tuple string, first int) (string, []any) {
 	if vis.All {
 		return "TRUE", nil
 	}
@@ -71,7 +71,7 @@ func grantsSQL(vis Visibility, tuple string, first int) (string, []any) {
 		tuple, first, first+1, first+2), args
 }
 
-// grantArgs are the three parallel arrays of grantsSQL — service codes, editions, archived flags — in
+// grantArgs are the three parallel arrays of GrantsSQL — service codes, editions, archived flags — in
 // PostgreSQL's text form of an array, which pgx sends as it is: PostgreSQL reads it as fast as the binary
 // form (measured: the same backend CPU per statement for 200 services), and the client does no work per
 // element.

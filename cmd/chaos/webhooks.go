@@ -163,7 +163,7 @@ func (h *hooks) check(ctx context.Context, db *pgx.Conn, v *verdict, deadline ti
 	var visible []store.Event
 	for after, more := h.cursor0, true; more; {
 		var page []store.Event
-		page, more, err = q.ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), after, 1000)
+		page, more, err = events.NewFeed(q).ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), after, 1000)
 		if err != nil {
 			return err
 		}

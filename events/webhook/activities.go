@@ -169,13 +169,13 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (sub Subscription
 // of messages it may read in the mailbox, and those of roles and role definitions if it manages access.
 func (a *Activities) visibleEvents(ctx context.Context, sub Subscription) ([]store.Event, bool, error) {
 	if sub.ServiceOwnerCode != "" {
-		return a.q.ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
+		return events.NewFeed(a.q).ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
 	}
 	rights, err := a.rights.ForSubscriber(ctx, sub.Subscriber, sub.ReporteeID)
 	if err != nil {
 		return nil, false, err
 	}
-	return a.q.ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), sub.Cursor, BatchSize)
+	return events.NewFeed(a.q).ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), sub.Cursor, BatchSize)
 }
 
 // WebhookDeliverEvents sends the events in order (a failed event's further attempts) and stops at the
@@ -214,7 +214,7 @@ func (a *Activities) send(ctx context.Context, sub Subscription, refs []EventRef
 	for i, e := range refs {
 		seqs[i] = e.Seq
 	}
-	stored, err := a.q.EventsBySeq(ctx, seqs)
+	stored, err := events.NewFeed(a.q).EventsBySeq(ctx, seqs)
 	if err != nil {
 		return 0, nil, err
 	}
