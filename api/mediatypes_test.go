@@ -21,6 +21,7 @@ import (
 
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/store"
 )
 
 // halMediaTypes are the four media types every resource is rendered in.
@@ -84,7 +85,7 @@ func TestEveryResourceHasTheSameFieldsInEveryMediaType(t *testing.T) {
 	for _, sub := range []string{personSub, ownerSub} {
 		id, err := strconv.ParseInt(path.Base(sub), 10, 64)
 		require.NoError(t, err)
-		require.NoError(t, webhook.NewStore(pool).AddDeadLetter(context.Background(), id, webhook.DeadLetter{Seq: 1,
+		require.NoError(t, webhook.NewStore(store.New(pool)).AddDeadLetter(context.Background(), id, webhook.DeadLetter{Seq: 1,
 			EventID: "0b3d3c0e-5b0c-4c55-9a1f-2f1d8f9c1a11", Attempts: 11, Reason: "the endpoint answered 503 Service Unavailable"}))
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/postbox/postbox/metadata"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/serviceowner"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/submission"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) routes() http.Handler {
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{q: s.q, roles: access.NewStore(s.q), who: identity.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
 	so := &serviceOwnerHandlers{q: s.q, roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
-	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(s.opts.Pool), s.opts.Webhooks, s.opts.MaxSubscriptions,
+	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(store.New(s.opts.Pool)), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{feed: events.NewFeed(s.q)}
 	received := &submissionHandlers{subs: submission.New(s.opts.Pool, s.opts.Files, s.events), downloads: downloads}

@@ -496,7 +496,7 @@ func TestResealTakesSecretsToTheNewestKey(t *testing.T) {
 	demo := mustDemoKey(t)
 	sealer, err := webhook.NewSealer([]config.SealKey{newest, demo})
 	require.NoError(t, err)
-	n, err := webhook.Reseal(ctx, webhook.NewStore(pool), sealer)
+	n, err := webhook.Reseal(ctx, webhook.NewStore(store.New(pool)), sealer)
 	require.NoError(t, err)
 	assert.Positive(t, n)
 	var secret string
@@ -505,7 +505,7 @@ func TestResealTakesSecretsToTheNewestKey(t *testing.T) {
 	opened, err := sealer.Open(secret)
 	require.NoError(t, err)
 	assert.Equal(t, legacy, opened)
-	again, err := webhook.Reseal(ctx, webhook.NewStore(pool), sealer)
+	again, err := webhook.Reseal(ctx, webhook.NewStore(store.New(pool)), sealer)
 	require.NoError(t, err)
 	assert.Zero(t, again, "all are sealed with the newest key")
 
@@ -513,7 +513,7 @@ func TestResealTakesSecretsToTheNewestKey(t *testing.T) {
 	assert.ErrorContains(t, err, `key "k2"`, "the demo key alone does not open what k2 sealed")
 
 	// Back to the demo key for the other tests of this database.
-	n, err = webhook.Reseal(ctx, webhook.NewStore(pool), mustSealer(t, demo, newest))
+	n, err = webhook.Reseal(ctx, webhook.NewStore(store.New(pool)), mustSealer(t, demo, newest))
 	require.NoError(t, err)
 	assert.Positive(t, n)
 }

@@ -97,11 +97,11 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	var party int64
 	require.NoError(b, pool.QueryRow(ctx, `SELECT min(id) FROM parties`).Scan(&party))
 	secret := webhook.NewSecret()
-	sub, err := webhook.NewStore(pool).CreateSubscription(ctx, webhook.Subscription{ReporteeID: party, Subscriber: store.Subject{PartyID: party},
+	sub, err := webhook.NewStore(store.New(pool)).CreateSubscription(ctx, webhook.Subscription{ReporteeID: party, Subscriber: store.Subject{PartyID: party},
 		EndPoint: srv.URL, Secret: sealedSecret(b, secret)}, 0)
 	require.NoError(b, err)
 	require.Eventually(b, func() bool {
-		s, err := webhook.NewStore(pool).GetSubscription(ctx, sub.ID)
+		s, err := webhook.NewStore(store.New(pool)).GetSubscription(ctx, sub.ID)
 		return err == nil && s.Status == webhook.StatusActive
 	}, time.Minute, 10*time.Millisecond)
 

@@ -94,7 +94,7 @@ func TestIdleWebhookSubscriptionsWaitForTheDispatcher(t *testing.T) {
 		if i >= subscriptions {
 			p = other
 		}
-		sub, err := webhook.NewStore(pool).CreateSubscription(ctx, webhook.Subscription{ReporteeID: p, Subscriber: store.Subject{PartyID: p},
+		sub, err := webhook.NewStore(store.New(pool)).CreateSubscription(ctx, webhook.Subscription{ReporteeID: p, Subscriber: store.Subject{PartyID: p},
 			EndPoint: srv.URL, Secret: sealedSecret(t, webhook.NewSecret())}, 0)
 		require.NoError(t, err)
 		if p == party {
@@ -112,7 +112,7 @@ func TestIdleWebhookSubscriptionsWaitForTheDispatcher(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, id := range append(ids, otherIDs...) { // their workflows end at once, and none is left in the namespace
-			_ = webhook.NewStore(pool).EndSubscription(ctx, id)
+			_ = webhook.NewStore(store.New(pool)).EndSubscription(ctx, id)
 		}
 		stop()
 		<-ran

@@ -56,7 +56,7 @@ func TestUnannouncedSubscriptionStartsWhenTheListenerReconnects(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO webhook_subscriptions (reportee_id, subject_party_id, endpoint, secret, cursor)
 		VALUES ($1, $1, $2, $3, (SELECT last_seq FROM event_sequence)) RETURNING id`, party, srv.URL, webhook.NewSecret()).Scan(&id))
 	t.Cleanup(func() {
-		_ = webhook.NewStore(pool).EndSubscription(ctx, id) // its workflow ends at once, and none is left in the namespace
+		_ = webhook.NewStore(store.New(pool)).EndSubscription(ctx, id) // its workflow ends at once, and none is left in the namespace
 		stop()
 		<-ran
 	})

@@ -151,7 +151,7 @@ func (h *hooks) produce(ctx context.Context, st *stack, done <-chan struct{}) {
 // did not, and any delivery badly signed or a webhook-id repeated with another body.
 func (h *hooks) check(ctx context.Context, db *pgx.Conn, v *verdict, deadline time.Time) error {
 	q := store.New(db)
-	sub, err := webhook.NewStore(db).GetSubscription(ctx, h.subID)
+	sub, err := webhook.NewStore(store.New(db)).GetSubscription(ctx, h.subID)
 	if err != nil {
 		return err
 	}

@@ -138,7 +138,7 @@ func runReseal(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer pool.Close()
-	n, err := webhook.Reseal(ctx, webhook.NewStore(pool), webhooks.Sealer)
+	n, err := webhook.Reseal(ctx, webhook.NewStore(store.New(pool)), webhooks.Sealer)
 	if err == nil {
 		log.Info("webhook secrets sealed with the newest key", "count", n, "key", cfg.WebhookSealKeys[0].ID)
 	}

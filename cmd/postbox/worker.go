@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/events/webhook"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/retention"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/worker"
 )
 
@@ -52,7 +53,7 @@ func serveWorker(ctx context.Context, svc *services) error {
 	// The events workers, which open the secrets, seal anew those stored before they were sealed or under
 	// a key older than the newest.
 	if slices.Contains(cfg.WorkerQueues, config.QueueEvents) {
-		if n, err := webhook.Reseal(ctx, webhook.NewStore(svc.pool), webhooks.Sealer); err != nil {
+		if n, err := webhook.Reseal(ctx, webhook.NewStore(store.New(svc.pool)), webhooks.Sealer); err != nil {
 			return fmt.Errorf("sealing webhook secrets: %w", err)
 		} else if n > 0 {
 			svc.log.Info("sealed webhook secrets with the newest key", "count", n)

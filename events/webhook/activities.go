@@ -20,16 +20,15 @@ import (
 // Activities are the delivery workflow's activities, over the store, the sender and the sealer of the
 // subscriptions' secrets.
 type Activities struct {
-	q      *store.Queries // the events
-	st     *Store
+	st     Store
 	rights *identity.Rights
 	sender *Sender
 	sealer *Sealer
 }
 
 // NewActivities returns the activities.
-func NewActivities(q *store.Queries, st *Store, rights *identity.Rights, sender *Sender, sealer *Sealer) *Activities {
-	return &Activities{q: q, st: st, rights: rights, sender: sender, sealer: sealer}
+func NewActivities(st Store, rights *identity.Rights, sender *Sender, sealer *Sealer) *Activities {
+	return &Activities{st: st, rights: rights, sender: sender, sealer: sealer}
 }
 
 // signingSecrets opens the secrets that sign a subscription's deliveries now: its secret and, until its
@@ -140,7 +139,7 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (sub Subscription
 	}
 	// Everything up to the last committed seq is committed (seqs are given in commit order): what the
 	// subscription may not see up to there is passed over.
-	through, err := a.q.LastEventSeq(ctx)
+	through, err := a.st.LastEventSeq(ctx)
 	if err != nil || through <= sub.Cursor {
 		return sub, nil, false, err
 	}
@@ -169,13 +168,13 @@ func (a *Activities) nextEvents(ctx context.Context, id int64) (sub Subscription
 // of messages it may read in the mailbox, and those of roles and role definitions if it manages access.
 func (a *Activities) visibleEvents(ctx context.Context, sub Subscription) ([]store.Event, bool, error) {
 	if sub.ServiceOwnerCode != "" {
-		return events.NewFeed(a.q).ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
+		return events.NewFeed(a.st.Queries).ServiceOwnerEvents(ctx, sub.ServiceOwnerCode, sub.Cursor, BatchSize)
 	}
 	rights, err := a.rights.ForSubscriber(ctx, sub.Subscriber, sub.ReporteeID)
 	if err != nil {
 		return nil, false, err
 	}
-	return events.NewFeed(a.q).ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), sub.Cursor, BatchSize)
+	return events.NewFeed(a.st.Queries).ReporteeEvents(ctx, sub.ReporteeID, rights.Visibility(), rights.AccessManager(), sub.Cursor, BatchSize)
 }
 
 // WebhookDeliverEvents sends the events in order (a failed event's further attempts) and stops at the
@@ -214,7 +213,7 @@ func (a *Activities) send(ctx context.Context, sub Subscription, refs []EventRef
 	for i, e := range refs {
 		seqs[i] = e.Seq
 	}
-	stored, err := events.NewFeed(a.q).EventsBySeq(ctx, seqs)
+	stored, err := events.NewFeed(a.st.Queries).EventsBySeq(ctx, seqs)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -57,7 +57,7 @@ func NewDeliveries(pool *pgxpool.Pool, opts Options, log *slog.Logger) *Deliveri
 		opts.Listen = pool.Config().ConnConfig
 	}
 	return &Deliveries{pool: pool, listen: opts.Listen, policy: opts.Policy, listener: l,
-		activities: NewActivities(q, NewStore(pool), identity.NewRights(q, log), sender, opts.Sealer)}
+		activities: NewActivities(NewStore(q), identity.NewRights(q, log), sender, opts.Sealer)}
 }
 
 // Register registers the workflow and the activities on an events worker.
@@ -80,6 +80,6 @@ func (d *Deliveries) Run(ctx context.Context, c client.Client, log *slog.Logger)
 	var wg sync.WaitGroup
 	wg.Go(func() { d.listener.Run(ctx, d.pool, d.listen, log) })
 	wg.Go(func() { NewDispatcher(d.pool, c, log).Run(ctx, d.listener) })
-	wg.Go(func() { Supervise(ctx, c, NewStore(d.pool), d.listener, d.policy, log) })
+	wg.Go(func() { Supervise(ctx, c, NewStore(store.New(d.pool)), d.listener, d.policy, log) })
 	wg.Wait()
 }

@@ -66,12 +66,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context) error {
 	for {
 		var done bool
 		err := store.InTx(ctx, d.pool, func(tx pgx.Tx) error {
-			st := NewStore(tx)
+			st := NewStore(store.New(tx))
 			mark, err := st.LockDispatchMark(ctx)
 			if err != nil {
 				return err
 			}
-			head, err := store.New(tx).LastEventSeq(ctx)
+			head, err := st.LastEventSeq(ctx)
 			if err != nil || head <= mark {
 				done = true
 				return err

@@ -56,7 +56,7 @@ func (l *Listener) wake() {
 // Run listens and polls until ctx ends, reconnecting after failures.
 func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnConfig, log *slog.Logger) {
 	var wg sync.WaitGroup
-	wg.Go(func() { l.poll(ctx, NewStore(pool), log) })
+	wg.Go(func() { l.poll(ctx, NewStore(store.New(pool)), log) })
 	store.Listen(ctx, conn, []string{ChannelEvents, ChannelWebhooks}, store.ListenHandler{
 		Connected: func() { // anything committed before the LISTEN took effect
 			l.wake()
@@ -87,7 +87,7 @@ func (l *Listener) Run(ctx context.Context, pool *pgxpool.Pool, conn *pgx.ConnCo
 // poll is the fallback of the notifications: each FallbackPoll it reads the outbox's mark (one statement)
 // and tells the Dispatcher when it moved since the last look, also for what a notification announced
 // already, so a commit costs at most one dispatch pass more (one that finds nothing after its mark).
-func (l *Listener) poll(ctx context.Context, st *Store, log *slog.Logger) {
+func (l *Listener) poll(ctx context.Context, st Store, log *slog.Logger) {
 	var seen OutboxMark
 	failing := false
 	every.Tick(ctx, FallbackPoll, func() bool {

@@ -135,7 +135,7 @@ func (s *Sealer) Current(sealed string) bool {
 // Reseal seals every stored secret that is not sealed with the newest key (one in plaintext, from before
 // secrets were sealed, or one under an older key) with the newest, and returns how many it changed. The
 // API and the workers run it at start; `postbox reseal` runs it after a key rotation.
-func Reseal(ctx context.Context, st *Store, s *Sealer) (int, error) {
+func Reseal(ctx context.Context, st Store, s *Sealer) (int, error) {
 	stored, err := st.SubscriptionSecrets(ctx)
 	if err != nil {
 		return 0, err

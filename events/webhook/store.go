@@ -12,18 +12,19 @@ import (
 	"github.com/postbox/postbox/store"
 )
 
-// Store is the SQL of webhook subscriptions, their dead letters and the dispatcher's mark, over a pool or
-// a transaction (whose transactions of their own then run as savepoints).
+// Store is the SQL of webhook subscriptions, their dead letters and the dispatcher's mark, over the
+// connection of q, a pool or a transaction (whose transactions of their own then run as savepoints), beside
+// the shared statements of q itself (the outbox's last seq).
 type Store struct {
-	db store.TxDB
+	*store.Queries
 }
 
-// NewStore returns the queries over db.
-func NewStore(db store.TxDB) *Store { return &Store{db: db} }
+// NewStore returns the webhook statements over q.
+func NewStore(q *store.Queries) Store { return Store{q} }
 
 // inTx runs fn in one transaction.
-func (st *Store) inTx(ctx context.Context, fn func(*Store) error) error {
-	return store.InTx(ctx, st.db, func(tx pgx.Tx) error { return fn(&Store{db: tx}) })
+func (st Store) inTx(ctx context.Context, fn func(Store) error) error {
+	return st.InTx(ctx, func(q *store.Queries) error { return fn(Store{q}) })
 }
 
 // Subscription is a webhook subscription: of a reportee, made by a caller whose rights decide what it
@@ -78,8 +79,8 @@ type SubscriptionSecrets struct {
 }
 
 // SubscriptionSecrets lists the secrets of every subscription, for resealing them.
-func (st *Store) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets, error) {
-	rows, err := st.db.Query(ctx, `SELECT id, secret, COALESCE(previous_secret, '') FROM webhook_subscriptions ORDER BY id`)
+func (st Store) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets, error) {
+	rows, err := st.DB().Query(ctx, `SELECT id, secret, COALESCE(previous_secret, '') FROM webhook_subscriptions ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -88,16 +89,16 @@ func (st *Store) SubscriptionSecrets(ctx context.Context) ([]SubscriptionSecrets
 
 // ReplaceSubscriptionSecrets stores secret and previous (resealed) in place of what was, unless a change
 // came between (a rotation): then it tells false, and the change stands.
-func (st *Store) ReplaceSubscriptionSecrets(ctx context.Context, was SubscriptionSecrets, secret, previous string) (bool, error) {
-	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET secret = $4, previous_secret = NULLIF($5, '')
+func (st Store) ReplaceSubscriptionSecrets(ctx context.Context, was SubscriptionSecrets, secret, previous string) (bool, error) {
+	tag, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET secret = $4, previous_secret = NULLIF($5, '')
 		WHERE id = $1 AND secret = $2 AND COALESCE(previous_secret, '') = $3`, was.ID, was.Secret, was.PreviousSecret, secret, previous)
 	return tag.RowsAffected() == 1, err
 }
 
 // RotateSubscriptionSecret makes secret (sealed) the secret of subscription id, keeping the one it
 // replaces as the previous until until; store.ErrNotFound when there is no such subscription that has not ended.
-func (st *Store) RotateSubscriptionSecret(ctx context.Context, id int64, secret string, until time.Time) error {
-	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $3, secret = $2
+func (st Store) RotateSubscriptionSecret(ctx context.Context, id int64, secret string, until time.Time) error {
+	tag, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $3, secret = $2
 		WHERE id = $1 AND status <> 'ended'`, id, secret, until)
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.ErrNotFound
@@ -105,8 +106,8 @@ func (st *Store) RotateSubscriptionSecret(ctx context.Context, id int64, secret 
 	return err
 }
 
-func (st *Store) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
-	rows, err := st.db.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions s WHERE `+where+` ORDER BY s.id`, args...)
+func (st Store) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
+	rows, err := st.DB().Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions s WHERE `+where+` ORDER BY s.id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +115,8 @@ func (st *Store) subscriptions(ctx context.Context, where string, args ...any) (
 }
 
 // notifyWebhook tells the delivery workers that subscription id changed, when the transaction commits.
-func (st *Store) notifyWebhook(ctx context.Context, id int64) error {
-	_, err := st.db.Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelWebhooks, strconv.FormatInt(id, 10))
+func (st Store) notifyWebhook(ctx context.Context, id int64) error {
+	_, err := st.DB().Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelWebhooks, strconv.FormatInt(id, 10))
 	return err
 }
 
@@ -131,9 +132,9 @@ func (e *SubscriptionLimitError) Error() string {
 // CreateSubscription stores s as pending, to get the events committed from now on, and returns it as
 // stored; a *SubscriptionLimitError when its subscriber (a service owner; else the caller, for every
 // reportee) has limit subscriptions that have not ended already (0: no limit).
-func (st *Store) CreateSubscription(ctx context.Context, s Subscription, limit int) (Subscription, error) {
+func (st Store) CreateSubscription(ctx context.Context, s Subscription, limit int) (Subscription, error) {
 	var out Subscription
-	err := st.inTx(ctx, func(st *Store) error {
+	err := st.inTx(ctx, func(st Store) error {
 		var reportee *int64
 		var owner *string
 		if s.ServiceOwnerCode != "" {
@@ -147,7 +148,7 @@ func (st *Store) CreateSubscription(ctx context.Context, s Subscription, limit i
 			}
 		}
 		// The last committed seq: an event committed later gets a higher one (the counter is locked to commit).
-		rows, err := st.db.Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
+		rows, err := st.DB().Query(ctx, `INSERT INTO webhook_subscriptions AS s (reportee_id, subject_party_id, subject_login_id,
 				service_owner_code, endpoint, secret, types, cursor)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT last_seq FROM event_sequence))
 			RETURNING `+subscriptionColumns,
@@ -167,18 +168,18 @@ func (st *Store) CreateSubscription(ctx context.Context, s Subscription, limit i
 // of that subscriber held to the commit: concurrent creations of one subscriber count one after the
 // other, each seeing those committed before it (every statement of a transaction in read committed
 // takes a new snapshot), so no more than limit are made.
-func (st *Store) checkSubscriptionLimit(ctx context.Context, s Subscription, limit int) error {
+func (st Store) checkSubscriptionLimit(ctx context.Context, s Subscription, limit int) error {
 	mine := `service_owner_code = $1`
 	args := []any{s.ServiceOwnerCode}
 	if s.ServiceOwnerCode == "" {
 		mine, args = `service_owner_code IS NULL AND subject_party_id = $1 AND subject_login_id = $2`, []any{s.Subscriber.PartyID, s.Subscriber.LoginID}
 	}
 	key := fmt.Sprintf("webhook subscriber %s/%d/%d", s.ServiceOwnerCode, s.Subscriber.PartyID, s.Subscriber.LoginID)
-	if _, err := st.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+	if _, err := st.DB().Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return err
 	}
 	var n int
-	if err := st.db.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE `+mine+` AND status <> 'ended'`, args...).Scan(&n); err != nil {
+	if err := st.DB().QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE `+mine+` AND status <> 'ended'`, args...).Scan(&n); err != nil {
 		return err
 	}
 	if n >= limit {
@@ -188,7 +189,7 @@ func (st *Store) checkSubscriptionLimit(ctx context.Context, s Subscription, lim
 }
 
 // GetSubscription returns subscription id, store.ErrNotFound when there is none.
-func (st *Store) GetSubscription(ctx context.Context, id int64) (Subscription, error) {
+func (st Store) GetSubscription(ctx context.Context, id int64) (Subscription, error) {
 	subs, err := st.subscriptions(ctx, `s.id = $1`, id)
 	if err != nil {
 		return Subscription{}, err
@@ -200,19 +201,19 @@ func (st *Store) GetSubscription(ctx context.Context, id int64) (Subscription, e
 }
 
 // ReporteeSubscriptions lists the subscriptions subscriber made for reportee that have not ended.
-func (st *Store) ReporteeSubscriptions(ctx context.Context, reportee int64, subscriber store.Subject) ([]Subscription, error) {
+func (st Store) ReporteeSubscriptions(ctx context.Context, reportee int64, subscriber store.Subject) ([]Subscription, error) {
 	return st.subscriptions(ctx, `s.reportee_id = $1 AND s.subject_party_id = $2 AND s.subject_login_id = $3 AND s.status <> 'ended'`,
 		reportee, subscriber.PartyID, subscriber.LoginID)
 }
 
 // ServiceOwnerSubscriptions lists the subscriptions of a service owner that have not ended.
-func (st *Store) ServiceOwnerSubscriptions(ctx context.Context, owner string) ([]Subscription, error) {
+func (st Store) ServiceOwnerSubscriptions(ctx context.Context, owner string) ([]Subscription, error) {
 	return st.subscriptions(ctx, `s.service_owner_code = $1 AND s.status <> 'ended'`, owner)
 }
 
 // RunningSubscriptions lists the ids of the subscriptions whose workflow should run (pending or active).
-func (st *Store) RunningSubscriptions(ctx context.Context) ([]int64, error) {
-	rows, err := st.db.Query(ctx, `SELECT id FROM webhook_subscriptions WHERE status IN ('pending', 'active') ORDER BY id`)
+func (st Store) RunningSubscriptions(ctx context.Context) ([]int64, error) {
+	rows, err := st.DB().Query(ctx, `SELECT id FROM webhook_subscriptions WHERE status IN ('pending', 'active') ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -221,15 +222,15 @@ func (st *Store) RunningSubscriptions(ctx context.Context) ([]int64, error) {
 
 // LockDispatchMark locks the dispatcher's mark until the transaction ends and returns it: the seq through
 // which events have woken their subscriptions' workflows. Run it in a transaction.
-func (st *Store) LockDispatchMark(ctx context.Context) (int64, error) {
+func (st Store) LockDispatchMark(ctx context.Context) (int64, error) {
 	var seq int64
-	err := st.db.QueryRow(ctx, `SELECT seq FROM webhook_dispatch FOR UPDATE`).Scan(&seq)
+	err := st.DB().QueryRow(ctx, `SELECT seq FROM webhook_dispatch FOR UPDATE`).Scan(&seq)
 	return seq, err
 }
 
 // SetDispatchMark moves the dispatcher's mark to seq.
-func (st *Store) SetDispatchMark(ctx context.Context, seq int64) error {
-	_, err := st.db.Exec(ctx, `UPDATE webhook_dispatch SET seq = $1`, seq)
+func (st Store) SetDispatchMark(ctx context.Context, seq int64) error {
+	_, err := st.DB().Exec(ctx, `UPDATE webhook_dispatch SET seq = $1`, seq)
 	return err
 }
 
@@ -237,8 +238,8 @@ func (st *Store) SetDispatchMark(ctx context.Context, seq int64) error {
 // concern: a reportee's subscriptions of the events' reportees, a service owner's of its services' events.
 // A superset of what they may see (their rights and types are checked on delivery), found from the events
 // to the subscriptions by index, so it costs the events, not the subscriptions.
-func (st *Store) SubscriptionsWithEvents(ctx context.Context, after, through int64) ([]int64, error) {
-	rows, err := st.db.Query(ctx, `SELECT s.id FROM events e
+func (st Store) SubscriptionsWithEvents(ctx context.Context, after, through int64) ([]int64, error) {
+	rows, err := st.DB().Query(ctx, `SELECT s.id FROM events e
 			JOIN webhook_subscriptions s ON s.reportee_id = e.reportee_id
 			WHERE e.seq > $1 AND e.seq <= $2 AND s.status = 'active'
 		UNION
@@ -254,9 +255,9 @@ func (st *Store) SubscriptionsWithEvents(ctx context.Context, after, through int
 
 // EndSubscription ends subscription id (its workflow stops at its next step); ending an ended one is
 // no change. store.ErrNotFound when there is none.
-func (st *Store) EndSubscription(ctx context.Context, id int64) error {
-	return st.inTx(ctx, func(st *Store) error {
-		tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'ended', status_reason = '', ended = COALESCE(ended, now())
+func (st Store) EndSubscription(ctx context.Context, id int64) error {
+	return st.inTx(ctx, func(st Store) error {
+		tag, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET status = 'ended', status_reason = '', ended = COALESCE(ended, now())
 			WHERE id = $1`, id)
 		if err != nil {
 			return err
@@ -270,15 +271,15 @@ func (st *Store) EndSubscription(ctx context.Context, id int64) error {
 
 // SetSubscriptionStatus sets the status and reason of a subscription that has not ended, and tells
 // whether it has not.
-func (st *Store) SetSubscriptionStatus(ctx context.Context, id int64, status, reason string) (bool, error) {
-	tag, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = $2, status_reason = $3 WHERE id = $1 AND status <> 'ended'`,
+func (st Store) SetSubscriptionStatus(ctx context.Context, id int64, status, reason string) (bool, error) {
+	tag, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET status = $2, status_reason = $3 WHERE id = $1 AND status <> 'ended'`,
 		id, status, reason)
 	return tag.RowsAffected() == 1, err
 }
 
 // AdvanceSubscription moves the cursor of subscription id up to seq (never back).
-func (st *Store) AdvanceSubscription(ctx context.Context, id, seq int64) error {
-	_, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET cursor = GREATEST(cursor, $2) WHERE id = $1`, id, seq)
+func (st Store) AdvanceSubscription(ctx context.Context, id, seq int64) error {
+	_, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET cursor = GREATEST(cursor, $2) WHERE id = $1`, id, seq)
 	return err
 }
 
@@ -294,9 +295,9 @@ type DeadLetter struct {
 
 // AddDeadLetter puts the event seq aside for subscription id and moves the cursor past it, in one
 // transaction; a replayed one that failed again is updated.
-func (st *Store) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) error {
-	return st.inTx(ctx, func(st *Store) error {
-		if _, err := st.db.Exec(ctx, `INSERT INTO webhook_dead_letters (subscription_id, seq, event_id, attempts, reason)
+func (st Store) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) error {
+	return st.inTx(ctx, func(st Store) error {
+		if _, err := st.DB().Exec(ctx, `INSERT INTO webhook_dead_letters (subscription_id, seq, event_id, attempts, reason)
 			VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (subscription_id, seq) DO UPDATE SET attempts = webhook_dead_letters.attempts + EXCLUDED.attempts,
 				reason = EXCLUDED.reason, dead = now(), replay = false`, id, d.Seq, d.EventID, d.Attempts, d.Reason); err != nil {
@@ -307,17 +308,17 @@ func (st *Store) AddDeadLetter(ctx context.Context, id int64, d DeadLetter) erro
 }
 
 // DeadLetters lists the dead letters of subscription id, oldest event first.
-func (st *Store) DeadLetters(ctx context.Context, id int64) ([]DeadLetter, error) {
+func (st Store) DeadLetters(ctx context.Context, id int64) ([]DeadLetter, error) {
 	return st.deadLetters(ctx, `subscription_id = $1`, id)
 }
 
 // ReplaysAsked lists the dead letters of subscription id whose replay was asked for, oldest event first.
-func (st *Store) ReplaysAsked(ctx context.Context, id int64) ([]DeadLetter, error) {
+func (st Store) ReplaysAsked(ctx context.Context, id int64) ([]DeadLetter, error) {
 	return st.deadLetters(ctx, `subscription_id = $1 AND replay`, id)
 }
 
-func (st *Store) deadLetters(ctx context.Context, where string, args ...any) ([]DeadLetter, error) {
-	rows, err := st.db.Query(ctx, `SELECT seq, event_id, attempts, reason, dead, replay FROM webhook_dead_letters
+func (st Store) deadLetters(ctx context.Context, where string, args ...any) ([]DeadLetter, error) {
+	rows, err := st.DB().Query(ctx, `SELECT seq, event_id, attempts, reason, dead, replay FROM webhook_dead_letters
 		WHERE `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
@@ -330,11 +331,11 @@ var ErrSubscriptionEnded = errors.New("the subscription has ended")
 
 // AskReplay asks for the dead letters of subscription id to be sent again and resumes it if it was
 // paused; it returns how many there are.
-func (st *Store) AskReplay(ctx context.Context, id int64) (int, error) {
+func (st Store) AskReplay(ctx context.Context, id int64) (int, error) {
 	var n int
-	err := st.inTx(ctx, func(st *Store) error {
+	err := st.inTx(ctx, func(st Store) error {
 		var status string
-		if err := st.db.QueryRow(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
+		if err := st.DB().QueryRow(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return store.ErrNotFound
 			}
@@ -343,12 +344,12 @@ func (st *Store) AskReplay(ctx context.Context, id int64) (int, error) {
 		if status == "ended" {
 			return ErrSubscriptionEnded
 		}
-		tag, err := st.db.Exec(ctx, `UPDATE webhook_dead_letters SET replay = true WHERE subscription_id = $1`, id)
+		tag, err := st.DB().Exec(ctx, `UPDATE webhook_dead_letters SET replay = true WHERE subscription_id = $1`, id)
 		if err != nil {
 			return err
 		}
 		n = int(tag.RowsAffected())
-		if _, err := st.db.Exec(ctx, `UPDATE webhook_subscriptions SET status = 'pending', status_reason = 'resumed: waiting for the handshake'
+		if _, err := st.DB().Exec(ctx, `UPDATE webhook_subscriptions SET status = 'pending', status_reason = 'resumed: waiting for the handshake'
 			WHERE id = $1 AND status = 'paused'`, id); err != nil {
 			return err
 		}
@@ -358,8 +359,8 @@ func (st *Store) AskReplay(ctx context.Context, id int64) (int, error) {
 }
 
 // ReplayDelivered removes the dead letter seq of subscription id once its replay went through.
-func (st *Store) ReplayDelivered(ctx context.Context, id, seq int64) error {
-	_, err := st.db.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE subscription_id = $1 AND seq = $2`, id, seq)
+func (st Store) ReplayDelivered(ctx context.Context, id, seq int64) error {
+	_, err := st.DB().Exec(ctx, `DELETE FROM webhook_dead_letters WHERE subscription_id = $1 AND seq = $2`, id, seq)
 	return err
 }
 
@@ -371,9 +372,9 @@ type OutboxMark struct {
 }
 
 // CurrentOutboxMark reads the outbox's mark, in one statement.
-func (st *Store) CurrentOutboxMark(ctx context.Context) (OutboxMark, error) {
+func (st Store) CurrentOutboxMark(ctx context.Context) (OutboxMark, error) {
 	var m OutboxMark
-	err := st.db.QueryRow(ctx, `SELECT last_seq, (SELECT count(*) FROM webhook_dead_letters WHERE replay) FROM event_sequence`).
+	err := st.DB().QueryRow(ctx, `SELECT last_seq, (SELECT count(*) FROM webhook_dead_letters WHERE replay) FROM event_sequence`).
 		Scan(&m.LastSeq, &m.Replays)
 	return m, err
 }

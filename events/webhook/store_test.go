@@ -48,10 +48,10 @@ func TestSubscriptionsWithEvents(t *testing.T) {
 	head, err := q.LastEventSeq(ctx)
 	require.NoError(t, err)
 
-	ids, err := webhook.NewStore(pool).SubscriptionsWithEvents(ctx, mark, head)
+	ids, err := webhook.NewStore(store.New(pool)).SubscriptionsWithEvents(ctx, mark, head)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []int64{ofA, ofOwner}, ids, "the reportee's and the owner's; not %d of another reportee", ofB)
-	ids, err = webhook.NewStore(pool).SubscriptionsWithEvents(ctx, head, head)
+	ids, err = webhook.NewStore(store.New(pool)).SubscriptionsWithEvents(ctx, head, head)
 	require.NoError(t, err)
 	assert.Empty(t, ids, "no events in the range, no subscription")
 }

@@ -16,7 +16,7 @@ import (
 // a service owner sees only its own, secrets are stored sealed and shown once, and dead letters are
 // replayed on request.
 type Subscriptions struct {
-	st      *Store
+	st      Store
 	guard   Guard
 	limit   int           // the most subscriptions a subscriber may have in an area; 0: no limit
 	sealer  *Sealer       // secrets are stored sealed, never in plaintext
@@ -24,7 +24,7 @@ type Subscriptions struct {
 }
 
 // NewSubscriptions returns the service over st.
-func NewSubscriptions(st *Store, guard Guard, limit int, sealer *Sealer, overlap time.Duration) *Subscriptions {
+func NewSubscriptions(st Store, guard Guard, limit int, sealer *Sealer, overlap time.Duration) *Subscriptions {
 	return &Subscriptions{st: st, guard: guard, limit: limit, sealer: sealer, overlap: overlap}
 }
 

@@ -32,7 +32,7 @@ const startConcurrency = 8
 // away; every events worker supervises, and a start of a workflow that runs is no change. A subscription
 // the listener names (made, ended, or asked to replay) is started, or woken, at once; a sweep's start also
 // wakes a workflow that runs.
-func Supervise(ctx context.Context, c client.Client, st *Store, l *Listener, policy Policy, log *slog.Logger) {
+func Supervise(ctx context.Context, c client.Client, st Store, l *Listener, policy Policy, log *slog.Logger) {
 	options := func(id int64) client.StartWorkflowOptions {
 		return client.StartWorkflowOptions{ID: SubscriptionWorkflowID(id), TaskQueue: TaskQueue,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
