@@ -11,30 +11,22 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/postbox/postbox/internal/freeport"
+	"github.com/postbox/postbox/internal/testserver"
 )
 
 // BinaryPath is the Mailpit the tests run.
-func BinaryPath() string {
-	if p := os.Getenv("POSTBOX_MAILPIT"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "mailpit")
-}
+func BinaryPath() string { return testserver.BinaryPath("POSTBOX_MAILPIT", "mailpit") }
 
 // Server is a running Mailpit.
 type Server struct {
 	SMTPAddr string // host:port of its SMTP server (no TLS, no auth)
 	APIURL   string // base of its HTTP API and web UI
-	cmd      *exec.Cmd
+	proc     *testserver.Process
 	dir      string
 }
 
@@ -65,35 +57,26 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.IgnoreDuplicateIDs {
 		args = append(args, "--ignore-duplicate-ids")
 	}
-	s.cmd = exec.Command(BinaryPath(), args...)
-	// A test binary that panics skips its TestMain's Stop: the kernel ends Mailpit with it.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
+	s.proc, err = testserver.Start(ctx, BinaryPath(), args, func() bool {
+		if _, err := s.Count(ctx); err != nil {
+			return false
+		}
+		c, err := net.DialTimeout("tcp", s.SMTPAddr, time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	})
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start mailpit (make bin/mailpit builds it): %w", err)
+		return nil, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := s.Count(ctx); err == nil {
-			if c, err := net.DialTimeout("tcp", s.SMTPAddr, time.Second); err == nil {
-				_ = c.Close()
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.Stop()
-			return nil, fmt.Errorf("mailpit did not answer at %s", s.APIURL)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return s, nil
 }
 
 // Stop stops Mailpit and removes its database.
 func (s *Server) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	}
+	s.proc.Stop()
 	_ = os.RemoveAll(s.dir)
 }
 

@@ -5,18 +5,14 @@ package s3test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/postbox/postbox/files"
 	"github.com/postbox/postbox/internal/freeport"
+	"github.com/postbox/postbox/internal/testserver"
 )
 
 // The credentials of every server this package starts.
@@ -27,20 +23,14 @@ const (
 )
 
 // BinaryPath is the versitygw the tests run.
-func BinaryPath() string {
-	if p := os.Getenv("POSTBOX_VERSITYGW"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "versitygw")
-}
+func BinaryPath() string { return testserver.BinaryPath("POSTBOX_VERSITYGW", "versitygw") }
 
 // Server is a running versitygw over a folder of its own.
 type Server struct {
 	Addr string // host:port of its S3 API
 	Dir  string // the folder it serves: one subfolder per bucket, one file per object
 	root string // Dir and the objects' metadata beside it
-	cmd  *exec.Cmd
+	proc *testserver.Process
 	own  bool
 }
 
@@ -69,27 +59,21 @@ func Start(ctx context.Context, root string) (*Server, error) {
 	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
 	// --sidecar keeps the objects' metadata in files of their own, so the folder needs no extended
 	// attributes (tmpfs and some overlays have none).
-	s.cmd = exec.Command(BinaryPath(), "--access", AccessKey, "--secret", SecretKey, "--region", Region,
-		"--port", s.Addr, "--quiet", "--health", "/health", "posix", "--sidecar", meta, s.Dir)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
+	args := []string{"--access", AccessKey, "--secret", SecretKey, "--region", Region,
+		"--port", s.Addr, "--quiet", "--health", "/health", "posix", "--sidecar", meta, s.Dir}
+	s.proc, err = testserver.Start(ctx, BinaryPath(), args, func() bool {
+		resp, err := http.Get("http://" + s.Addr + "/health")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if err != nil {
 		s.Stop()
-		return nil, fmt.Errorf("start versitygw (make bin/versitygw builds it): %w", err)
+		return nil, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + s.Addr + "/health"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.Stop()
-			return nil, fmt.Errorf("versitygw did not answer at %s", s.Addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return s, nil
 }
 
 // Config is a files configuration for bucket on this server.
@@ -99,10 +83,7 @@ func (s *Server) Config(bucket string) files.Config {
 
 // Stop stops the server, and removes its folder if Start made it.
 func (s *Server) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	}
+	s.proc.Stop()
 	if s.own {
 		_ = os.RemoveAll(s.root)
 	}

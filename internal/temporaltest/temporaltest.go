@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -19,16 +17,12 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/postbox/postbox/internal/testserver"
 )
 
 // CLIPath is the Temporal CLI the tests run.
-func CLIPath() string {
-	if p := os.Getenv("POSTBOX_TEMPORAL_CLI"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "temporal")
-}
+func CLIPath() string { return testserver.BinaryPath("POSTBOX_TEMPORAL_CLI", "temporal") }
 
 // QuietLogger logs only the SDK's errors.
 func QuietLogger() tlog.Logger {
