@@ -171,6 +171,12 @@ func (b Builder) MessageEvent(eventType string, m Message) store.Event {
 	return b.onMessage(b.event(eventType, b.messageSource(m), m.ReporteeID, data), m)
 }
 
+// partEvent is the event eventType of a part (forms, attachments, signatures) of message m, with data.
+func (b Builder) partEvent(eventType string, m Message, part string, id int64, data any) store.Event {
+	source := fmt.Sprintf("%s/%s/%d", b.messageSource(m), part, id)
+	return b.onMessage(b.event(eventType, source, m.ReporteeID, data), m)
+}
+
 // SubmissionEvent is the SubmissionConfirmed event of the archived form task m: it is seen in the owner's
 // feed and, by those who may read the archive, in the party's.
 func (b Builder) SubmissionEvent(m Message) store.Event {
@@ -180,12 +186,10 @@ func (b Builder) SubmissionEvent(m Message) store.Event {
 // AttachmentEvent is the event eventType (FormTaskAttachmentAdded, …Deleted or …Replaced) of attachment a of
 // form task a.Message.
 func (b Builder) AttachmentEvent(eventType string, a Attachment) store.Event {
-	source := fmt.Sprintf("%s/attachments/%d", b.messageSource(a.Message), a.AttachmentID)
-	data := struct {
+	return b.partEvent(eventType, a.Message, "attachments", a.AttachmentID, struct {
 		Attachment
 		ReporteeID string `json:"ReporteeId"`
-	}{a, identity.ReporteeID(a.ReporteeID)}
-	return b.onMessage(b.event(eventType, source, a.ReporteeID, data), a.Message)
+	}{a, identity.ReporteeID(a.ReporteeID)})
 }
 
 // Signature is the data of FormTaskSigned and FormTaskSignatureVoided: who signed (their reportee id, never
@@ -200,14 +204,12 @@ type Signature struct {
 
 // SignatureEvent is the event eventType (FormTaskSigned, FormTaskSignatureVoided) of signature s.
 func (b Builder) SignatureEvent(eventType string, s Signature) store.Event {
-	source := fmt.Sprintf("%s/signatures/%d", b.messageSource(s.Message), s.SignatureID)
-	data := struct {
+	return b.partEvent(eventType, s.Message, "signatures", s.SignatureID, struct {
 		Signature
 		ReporteeID string `json:"ReporteeId"`
 		Signer     string `json:"SignerReporteeId"`
 		OnBehalfOf string `json:"OnBehalfOfReporteeId"`
-	}{s, identity.ReporteeID(s.ReporteeID), identity.ReporteeID(s.Signer), identity.ReporteeID(s.OnBehalfOf)}
-	return b.onMessage(b.event(eventType, source, s.ReporteeID, data), s.Message)
+	}{s, identity.ReporteeID(s.ReporteeID), identity.ReporteeID(s.Signer), identity.ReporteeID(s.OnBehalfOf)})
 }
 
 // Form is the data of FormTaskFormAdded, …Changed and …Deleted: a sub-form of a form task.
@@ -219,12 +221,10 @@ type Form struct {
 // FormEvent is the event eventType (FormTaskFormAdded, …Changed or …Deleted) of form f of form task
 // f.Message.
 func (b Builder) FormEvent(eventType string, f Form) store.Event {
-	source := fmt.Sprintf("%s/forms/%d", b.messageSource(f.Message), f.FormID)
-	data := struct {
+	return b.partEvent(eventType, f.Message, "forms", f.FormID, struct {
 		Form
 		ReporteeID string `json:"ReporteeId"`
-	}{f, identity.ReporteeID(f.ReporteeID)}
-	return b.onMessage(b.event(eventType, source, f.ReporteeID, data), f.Message)
+	}{f, identity.ReporteeID(f.ReporteeID)})
 }
 
 // Notification is the data of NotificationSent and NotificationFailed: a round of an order's notice about
