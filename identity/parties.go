@@ -74,6 +74,42 @@ func (ps *Parties) Find(ctx context.Context, key string) (Party, error) {
 	return p, err
 }
 
+// NoSuchOrganization is the one answer to an organization number that does not name an organization the
+// caller may represent: one that does not exist and one the caller may not represent are told apart by
+// nothing, so the answer never tells which organization numbers exist.
+type NoSuchOrganization struct{ Number string }
+
+func (e *NoSuchOrganization) Error() string {
+	return fmt.Sprintf("there is no organization %q you may represent", e.Number)
+}
+
+// RepresentedOrganization is the organization of number that p may represent, or NoSuchOrganization.
+func (ps *Parties) RepresentedOrganization(ctx context.Context, p Principal, number string) (store.Organization, error) {
+	notThere := &NoSuchOrganization{Number: number}
+	if !OrganizationNumberPattern.MatchString(number) {
+		return store.Organization{}, notThere
+	}
+	party, err := ps.Find(ctx, number)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && party.Kind != "Organization") {
+		return store.Organization{}, notThere
+	}
+	if err != nil {
+		return store.Organization{}, err
+	}
+	rights, err := ps.rights.For(ctx, p, party.ID)
+	if err != nil {
+		return store.Organization{}, err
+	}
+	if !rights.Represents() {
+		return store.Organization{}, notThere
+	}
+	org, err := ps.q.GetOrganization(ctx, party.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return org, notThere
+	}
+	return org, err
+}
+
 // SSNPattern is the shape of a national identity number.
 var SSNPattern = regexp.MustCompile(`^[0-9]{11}$`)
 

@@ -25,7 +25,7 @@ var OrganizationNumberPattern = regexp.MustCompile(`^[0-9]{9}$`)
 // Party is a person or an organization.
 type Party struct {
 	ID                       int64
-	Kind                     string // Person or store.Organization
+	Kind                     string // Person or Organization
 	SSN                      string
 	OrganizationNumber       string
 	Name                     string

@@ -161,6 +161,7 @@ func From(err error) (p *Problem, internal bool) {
 		orderRefused  *notification.Error
 		subRefused    *webhook.Error
 		notReportee   *identity.NotReportee
+		noOrg         *identity.NoSuchOrganization
 		ownerRefused  *serviceowner.Error
 		catalog       *metadata.Error
 	)
@@ -181,6 +182,8 @@ func From(err error) (p *Problem, internal bool) {
 		return ofKind(serviceOwnerKinds, ownerRefused.Kind, ownerRefused.Detail), false
 	case errors.Is(err, identity.ErrNoSuchPerson):
 		return New(http.StatusBadRequest, "no-such-reportee", "%s", err.Error()), false
+	case errors.As(err, &noOrg):
+		return NotFound("%s", noOrg.Error()), false
 	case errors.As(err, &notReportee):
 		return New(http.StatusForbidden, "not-a-reportee", "%s", notReportee.Error()), false
 	case errors.As(err, &subRefused):
