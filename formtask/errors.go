@@ -38,6 +38,7 @@ const (
 	BadChecksum                         // a checksum that is not a SHA-256 as the request must write it
 	ChecksumNotAllowed                  // a checksum for an attachment type without IsCheckSumAllowed
 	ChecksumMismatch                    // the bytes received do not have the checksum sent
+	NotAFormTask                        // what only a form task has or does, asked of a correspondence
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.
@@ -69,47 +70,41 @@ func ErrUnavailable() *Error {
 	return refuse(Unavailable, "form tasks cannot be changed right now; try again shortly")
 }
 
+// rejections are the kinds of the workflow's rejections (their error types), each refused with its message.
+var rejections = map[string]Kind{
+	ErrBadInput:      BadInput,
+	ErrForbidden:     Forbidden,
+	ErrSecurityLevel: Forbidden,
+	ErrTaskArchived:  Conflict,
+	ErrPrecondition:  PreconditionFailed,
+	ErrNotSignee:     NotSignee,
+	ErrContentGone:   NotFound,
+	ErrWrongState:    Conflict,
+	ErrInTrashbin:    InTrashbin,
+	ErrNotInTrashbin: NotInTrashbin,
+	ErrPurged:        NotFound,
+}
+
 // updateError maps a failed or rejected update to a typed error; other errors are returned as they are.
 func updateError(ctx context.Context, task Task, err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		switch appErr.Type() {
-		case ErrBadInput:
-			return refuse(BadInput, "%s", appErr.Message())
-		case ErrForbidden, ErrSecurityLevel:
-			return refuse(Forbidden, "%s", appErr.Message())
-		case ErrTaskArchived:
-			e := refuse(Conflict, "%s", appErr.Message())
-			e.Status, e.ArchiveReference = taskstatus.Archived, task.ArchiveReference
-			var ref string // the workflow's own, should the task have been archived after it was loaded
-			if appErr.HasDetails() && appErr.Details(&ref) == nil && ref != "" {
-				e.ArchiveReference = ref
-			}
-			return e
-		case ErrPrecondition:
-			return refuse(PreconditionFailed, "%s", appErr.Message())
-		case ErrNotSignee:
-			return refuse(NotSignee, "%s", appErr.Message())
-		case ErrContentGone:
-			return refuse(NotFound, "%s; another change removed it", appErr.Message())
-		case ErrWrongState, ErrInTrashbin:
-			kind := Conflict
-			if appErr.Type() == ErrInTrashbin {
-				kind = InTrashbin
-			}
-			e := refuse(kind, "%s", appErr.Message())
-			e.Status = task.Status
-			var status string // the workflow's own, which may be ahead of the task as it was loaded
-			if appErr.HasDetails() && appErr.Details(&status) == nil && status != "" {
-				e.Status = status
-			}
-			return e
-		case ErrNotInTrashbin:
-			return refuse(NotInTrashbin, "%s", appErr.Message())
-		case ErrPurged:
-			return refuse(NotFound, "%s", appErr.Message())
+		kind, ok := rejections[appErr.Type()]
+		if !ok {
+			return err
 		}
-		return err
+		e := refuse(kind, "%s", appErr.Message())
+		switch appErr.Type() {
+		case ErrTaskArchived:
+			// The archive reference is the workflow's own, should the task have been archived after it was loaded.
+			e.Status, e.ArchiveReference = taskstatus.Archived, detailOr(appErr, task.ArchiveReference)
+		case ErrContentGone:
+			e.Detail += "; another change removed it"
+		case ErrWrongState, ErrInTrashbin:
+			// The status is the workflow's own, which may be ahead of the task as it was loaded.
+			e.Status = detailOr(appErr, task.Status)
+		}
+		return e
 	}
 	cause := context.Cause(ctx)
 	if ctx.Err() == nil && !unreachable(err) {
@@ -121,6 +116,15 @@ func updateError(ctx context.Context, task Task, err error) error {
 	e := ErrUnavailable()
 	e.Err = errors.Join(err, cause)
 	return e
+}
+
+// detailOr is the string a rejection carries as its detail, or otherwise.
+func detailOr(appErr *temporal.ApplicationError, otherwise string) string {
+	var s string
+	if appErr.HasDetails() && appErr.Details(&s) == nil && s != "" {
+		return s
+	}
+	return otherwise
 }
 
 // unreachable tells whether err says Temporal did not answer, as opposed to answering with a refusal. A
