@@ -32,18 +32,18 @@ func (h *formTaskHandlers) postAttachment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	att, err := formtask.RevisionAttachmentOf(ft.svc, body.input(), "body")
+	att, err := formtask.RevisionAttachmentOf(ft.Service, body.input(), "body")
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.task, ft.caller, att,
+	res, err := ft.tasks.AddAttachment(c.Request.Context(), ft.Task, ft.Caller, att,
 		messageAudit(c, formtask.AuditAddAttachment, "attachment %s (%s) added", att.FileName, att.AttachmentType))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.msg.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.Message.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -64,14 +64,14 @@ func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
 	v := formtask.CheckFileName(name)
 	var rule store.AttachmentRule
 	if v == nil {
-		rule, v = formtask.AttachmentRuleOf(ft.svc, typ)
+		rule, v = formtask.AttachmentRuleOf(ft.Service, typ)
 	}
 	if v == nil {
 		v = formtask.StreamChecks(rule, name, c.Request.ContentLength)
 	}
 	if v == nil {
 		count := 0
-		for _, a := range ft.msg.Attachments {
+		for _, a := range ft.Message.Attachments {
 			if a.AttachmentType == rule.AttachmentTypeName {
 				count++
 			}
@@ -82,19 +82,19 @@ func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
 		abort(c, v.Refusal(""))
 		return
 	}
-	body, err := newCheckedBody(c, ft.svc, name, typ)
+	body, err := newCheckedBody(c, ft.Service, name, typ)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	att := formtask.RevisionAttachment{Name: name, FileName: name, AttachmentType: typ}
-	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.task, ft.caller, att, body, rule.MaxFileSize,
+	res, err := ft.tasks.AddStreamedAttachment(c.Request.Context(), ft.Task, ft.Caller, att, body, rule.MaxFileSize,
 		messageAudit(c, formtask.AuditAddAttachment, "attachment %s (%s) added", name, typ))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.msg.MessageID, res.AttachmentID))
+	c.Header("Location", fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), ft.Message.MessageID, res.AttachmentID))
 	c.Status(http.StatusCreated)
 }
 
@@ -104,12 +104,12 @@ func taskAttachment(c *gin.Context, ft formTaskCall) (store.Attachment, bool) {
 	if !ok {
 		return store.Attachment{}, false
 	}
-	for _, a := range ft.msg.Attachments {
+	for _, a := range ft.Message.Attachments {
 		if a.ID == id {
 			return a, true
 		}
 	}
-	abort(c, problem.NotFound("there is no attachment %d on message %s", id, ft.msg.MessageID))
+	abort(c, problem.NotFound("there is no attachment %d on message %s", id, ft.Message.MessageID))
 	return store.Attachment{}, false
 }
 
@@ -138,12 +138,12 @@ func (h *formTaskHandlers) replaceAttachment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rule, v := formtask.AttachmentRuleOf(ft.svc, old.AttachmentType)
+	rule, v := formtask.AttachmentRuleOf(ft.Service, old.AttachmentType)
 	if v != nil {
 		abort(c, v.Refusal(""))
 		return
 	}
-	name, body, size, err := replacementOf(c, ft.svc, old)
+	name, body, size, err := replacementOf(c, ft.Service, old)
 	if err != nil {
 		abort(c, err)
 		return
@@ -152,12 +152,12 @@ func (h *formTaskHandlers) replaceAttachment(c *gin.Context) {
 		abort(c, v.Refusal(""))
 		return
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return attachmentETag(m, old.ID), nil })
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return attachmentETag(m, old.ID), nil })
 	if !ok {
 		return
 	}
 	att := formtask.RevisionAttachment{Name: old.Name, FileName: name, AttachmentType: old.AttachmentType}
-	_, err = ft.tasks.ReplaceAttachment(c.Request.Context(), ft.task, ft.caller, old.ID, att, body, rule.MaxFileSize, expect,
+	_, err = ft.tasks.ReplaceAttachment(c.Request.Context(), ft.Task, ft.Caller, old.ID, att, body, rule.MaxFileSize, expect,
 		messageAudit(c, formtask.AuditReplaceAttachment, "attachment %d (%s) replaced by %s", old.ID, old.FileName, name))
 	if err != nil {
 		abort(c, err)
@@ -205,11 +205,11 @@ func (h *formTaskHandlers) deleteAttachment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return attachmentETag(m, att.ID), nil })
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return attachmentETag(m, att.ID), nil })
 	if !ok {
 		return
 	}
-	_, err := ft.tasks.DeleteAttachment(c.Request.Context(), ft.task, ft.caller, att.ID, expect,
+	_, err := ft.tasks.DeleteAttachment(c.Request.Context(), ft.Task, ft.Caller, att.ID, expect,
 		messageAudit(c, formtask.AuditDeleteAttachment, "attachment %d (%s) deleted", att.ID, att.FileName))
 	if err != nil {
 		abort(c, err)

@@ -11,23 +11,13 @@ import (
 )
 
 // expectation turns the If-Match of a change into what the task's workflow must find when it makes the
-// change (nil without If-Match), after checking the ETag against the resource as it is now (tagOf the
-// message read again; 412 at once when stale). The revision is read before the message: a change between
-// the two reads makes the workflow's check fail, never pass.
-func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf func(store.Message) (string, error)) (*formtask.Expectation, bool) {
-	if _, ok := c.Request.Header["If-Match"]; !ok {
+// change (nil without If-Match), after checking the ETag against the resource as beginFormTask read it
+// (tagOf the message; 412 at once when stale).
+func expectation(c *gin.Context, ft formTaskCall, tagOf func(store.Message) (string, error)) (*formtask.Expectation, bool) {
+	if !ft.Conditional {
 		return nil, true
 	}
-	rev, err := formtask.NewStore(h.q).LastPromotedRevision(c.Request.Context(), ft.msg.MessageID)
-	if err != nil {
-		abort(c, err)
-		return nil, false
-	}
-	m, ok := h.mailbox.loadMessage(c)
-	if !ok {
-		return nil, false
-	}
-	tag, err := tagOf(m)
+	tag, err := tagOf(ft.Message)
 	if err == nil {
 		err = checkIfMatch(c, tag)
 	}
@@ -35,10 +25,7 @@ func (h *formTaskHandlers) expectation(c *gin.Context, ft *formTaskCall, tagOf f
 		abort(c, err)
 		return nil, false
 	}
-	party, _ := reporteeOf(c)
-	ft.msg, ft.task = m, formtask.TaskOf(m, ft.svc, party.ID)
-	ft.task.Revision = rev // the state a workflow started now begins with
-	return &formtask.Expectation{Revision: rev, Status: m.Status}, true
+	return ft.Expectation(), true
 }
 
 // formETag is the ETag a GET of the form gives with the request's Accept, "" when the message has no

@@ -57,8 +57,8 @@ func (h *mailboxHandlers) listForms(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if m.Type != store.TypeFormTask {
-		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s: only a form task has forms", m.MessageID, m.Type))
+	if err := formtask.OnlyFormTask(m, ": only a form task has forms"); err != nil {
+		abort(c, err)
 		return
 	}
 	respondTagged(c, formsOf(c, m))
@@ -91,41 +91,41 @@ func messageAudit(c *gin.Context, action, format string, args ...any) *store.Mes
 	return &e
 }
 
-// subFormOf reads the body of a sub-form change.
-func subFormOf(c *gin.Context, svc store.ServiceDetail) (formtask.RevisionForm, bool) {
+// beginSubForm is beginFormTask for a sub-form change, with the sub-form of its body.
+func (h *formTaskHandlers) beginSubForm(c *gin.Context) (formTaskCall, formtask.RevisionForm, bool) {
+	ft, ok := h.beginFormTask(c)
+	if !ok {
+		return ft, formtask.RevisionForm{}, false
+	}
 	var body formBody
 	if err := bindJSON(c, &body); err != nil {
 		abort(c, err)
-		return formtask.RevisionForm{}, false
+		return ft, formtask.RevisionForm{}, false
 	}
 	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
 		abort(c, v.Refusal(""))
-		return formtask.RevisionForm{}, false
+		return ft, formtask.RevisionForm{}, false
 	}
-	form, err := formtask.RevisionFormOf(svc, body.input(), "body")
+	form, err := formtask.RevisionFormOf(ft.Service, body.input(), "body")
 	if err != nil {
 		abort(c, err)
-		return formtask.RevisionForm{}, false
+		return ft, formtask.RevisionForm{}, false
 	}
-	return form, true
+	return ft, form, true
 }
 
 // postForm is POST …/forms: a new sub-form (201, Location of the form). If-Match names the forms
 // collection as it was read.
 func (h *formTaskHandlers) postForm(c *gin.Context) {
-	ft, ok := h.beginFormTask(c)
+	ft, form, ok := h.beginSubForm(c)
 	if !ok {
 		return
 	}
-	form, ok := subFormOf(c, ft.svc)
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return resourceETag(c, formsOf(c, m)) })
 	if !ok {
 		return
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return resourceETag(c, formsOf(c, m)) })
-	if !ok {
-		return
-	}
-	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, 0, form, expect,
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.Task, ft.Caller, 0, form, expect,
 		messageAudit(c, formtask.AuditPutSubForm, "sub-form %s/%d added", form.DataFormatID, form.DataFormatVersion))
 	if err != nil {
 		abort(c, err)
@@ -145,12 +145,12 @@ func (h *formTaskHandlers) beginForm(c *gin.Context) (formTaskCall, store.Form, 
 	if !ok {
 		return ft, store.Form{}, false
 	}
-	i := slices.IndexFunc(ft.msg.Forms, func(f store.Form) bool { return f.ID == id })
+	i := slices.IndexFunc(ft.Message.Forms, func(f store.Form) bool { return f.ID == id })
 	if i < 0 {
-		abort(c, problem.NotFound("there is no form %d on message %s", id, ft.msg.MessageID))
+		abort(c, problem.NotFound("there is no form %d on message %s", id, ft.Message.MessageID))
 		return ft, store.Form{}, false
 	}
-	return ft, ft.msg.Forms[i], true
+	return ft, ft.Message.Forms[i], true
 }
 
 // deleteForm is DELETE …/forms/{formId}: a sub-form leaves the form task (204); the main form cannot (409).
@@ -161,14 +161,14 @@ func (h *formTaskHandlers) deleteForm(c *gin.Context) {
 	}
 	id := form.ID
 	if form.Type != formtask.SubForm {
-		abort(c, problem.New(http.StatusConflict, "main-form", "form %d is the %s of message %s; only a sub-form can be deleted", id, form.Type, ft.msg.MessageID))
+		abort(c, problem.New(http.StatusConflict, "main-form", "form %d is the %s of message %s; only a sub-form can be deleted", id, form.Type, ft.Message.MessageID))
 		return
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) { return h.formETag(c, m, id) })
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return h.formETag(c, m, id) })
 	if !ok {
 		return
 	}
-	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.task, ft.caller, id, expect,
+	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.Task, ft.Caller, id, expect,
 		messageAudit(c, formtask.AuditDeleteForm, "sub-form %d (%s) deleted", id, form.Name))
 	if err != nil {
 		abort(c, err)
@@ -184,12 +184,12 @@ func (h *formTaskHandlers) getFormPrint(c *gin.Context) {
 		return
 	}
 	id := form.ID
-	pdf, err := ft.tasks.PrintForm(c.Request.Context(), ft.task, ft.caller, id)
+	pdf, err := ft.tasks.PrintForm(c.Request.Context(), ft.Task, ft.Caller, id)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	name := fmt.Sprintf("%s-%d.pdf", ft.msg.MessageID, id)
+	name := fmt.Sprintf("%s-%d.pdf", ft.Message.MessageID, id)
 	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s"`, name))
-	serveContent(c, name, ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
+	serveContent(c, name, ft.Message.LastChangedDateTime, bytes.NewReader(pdf))
 }

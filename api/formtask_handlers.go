@@ -15,7 +15,6 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
@@ -38,13 +37,10 @@ func (h *formTaskHandlers) formTasksOrUnavailable(c *gin.Context) (*formtask.Ser
 	return h.formTasks, true
 }
 
-// formTaskCall is what every change of an existing form task starts from.
+// formTaskCall is what every change of an existing form task starts from, with the service that carries it.
 type formTaskCall struct {
-	tasks  *formtask.Service
-	msg    store.Message
-	svc    store.ServiceDetail
-	task   formtask.Task
-	caller formtask.Caller
+	formtask.Call
+	tasks *formtask.Service
 }
 
 // beginFormTask loads the form task of the path, its service and the caller's facts, or answers the
@@ -56,24 +52,19 @@ func (h *formTaskHandlers) beginFormTask(c *gin.Context) (formTaskCall, bool) {
 	}
 	party, rights := reporteeOf(c)
 	id := c.Param("messageId")
-	m, err := h.mailbox.messages.Visible(c.Request.Context(), party.ID, rights, id)
-	if errors.Is(err, store.ErrNotFound) && c.Request.Method != http.MethodGet { // a read finds nothing there
-		err = tasks.TrashedTask(c.Request.Context(), party.ID, rights, id)
-	}
+	_, conditional := c.Request.Header["If-Match"]
+	call, err := tasks.Begin(c.Request.Context(), party.ID, principalOf(c), rights, id, conditional && c.Request.Method != http.MethodGet,
+		func(ctx context.Context) (store.Message, error) {
+			m, err := h.mailbox.messages.Visible(ctx, party.ID, rights, id)
+			if errors.Is(err, store.ErrNotFound) && c.Request.Method != http.MethodGet { // a read finds nothing there
+				err = tasks.TrashedTask(ctx, party.ID, rights, id)
+			}
+			return m, err
+		})
 	if !found(c, err, func() *problem.Problem { return problem.NotFound("there is no message %s in this mailbox", id) }) {
 		return formTaskCall{}, false
 	}
-	if m.Type != "FormTask" {
-		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s, not a form task", m.MessageID, m.Type))
-		return formTaskCall{}, false
-	}
-	svc, err := h.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
-	if err != nil {
-		abort(c, err)
-		return formTaskCall{}, false
-	}
-	return formTaskCall{tasks: tasks, msg: m, svc: svc, task: formtask.TaskOf(m, svc, party.ID),
-		caller: formtask.CallerOf(principalOf(c), rights, m.Service())}, true
+	return formTaskCall{Call: call, tasks: tasks}, true
 }
 
 // putFormTask is PUT /api/{who}/messages/{id}?complete=&sign=: replace the forms and attachments and move
@@ -93,18 +84,18 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	forms, attachments, err := formtask.RevisionContent(ft.svc, body.content())
+	forms, attachments, err := formtask.RevisionContent(ft.Service, body.content())
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) {
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) {
 		return resourceETag(c, h.mailbox.singleMessage(c, m))
 	})
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.Submit(c.Request.Context(), ft.task, ft.caller,
+	res, err := ft.tasks.Submit(c.Request.Context(), ft.Task, ft.Caller,
 		formtask.Submission{Complete: complete, Sign: sign, Forms: forms, Attachments: attachments, Expect: expect,
 			Signer: formtask.PersonSigner(principalOf(c))})
 	var refused *formtask.Error
@@ -115,7 +106,7 @@ func (h *formTaskHandlers) putFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	h.renderChanged(c, http.StatusOK, ft.msg, res)
+	h.renderChanged(c, http.StatusOK, ft.Message, res)
 }
 
 // postFormTask is POST /api/{who}/messages?complete=&sign=: a new form task of a service, empty or with
@@ -137,44 +128,14 @@ func (h *formTaskHandlers) postFormTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if body.ServiceCode == "" || body.ServiceEdition == nil {
-		abort(c, problem.BadRequest("ServiceCode and ServiceEdition are required"))
-		return
-	}
-	ctx := c.Request.Context()
-	svc, err := h.q.GetService(ctx, string(body.ServiceCode), body.ServiceEdition.n)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && svc.ServiceType != "FormTask") {
-		abort(c, problem.BadRequest("there is no form task service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	now := clock.Now()
-	if err := formtask.ServiceOpen(svc, now); err != nil {
-		abort(c, err)
-		return
-	}
-	forms, attachments, err := formtask.RevisionContent(svc, body.content())
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	party, rights := reporteeOf(c)
-	p := principalOf(c)
-	who := formtask.CallerOf(p, rights, store.ServiceKey{Code: svc.ServiceCode, Edition: svc.ServiceEdition})
-	id, res, err := tasks.Create(ctx, party.ID, svc, who, formtask.Submission{Complete: complete, Sign: sign, Forms: forms,
-		Attachments: attachments, Signer: formtask.PersonSigner(principalOf(c))})
+	created, res, err := tasks.Start(c.Request.Context(), party.ID, principalOf(c), rights, body.content(), complete, sign)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: id})
-	c.Header("Location", messagesURL(c)+"/"+id)
-	created := store.Message{MessageSummary: store.MessageSummary{MessageID: id, Subject: svc.ServiceName, Type: "FormTask",
-		ServiceOwner: svc.ServiceOwnerName, ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition,
-		CreatedDate: clock.Local(now), LastChangedDateTime: clock.Local(now)}}
+	c.Params = append(c.Params, gin.Param{Key: "messageId", Value: created.MessageID})
+	c.Header("Location", messagesURL(c)+"/"+created.MessageID)
 	h.renderChanged(c, http.StatusCreated, created, res)
 }
 
@@ -230,17 +191,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // putSubForm is PUT .../forms/{formId}: change that sub-form, or add one when formId names none.
 func (h *formTaskHandlers) putSubForm(c *gin.Context) {
-	ft, ok := h.beginFormTask(c)
-	if !ok {
-		return
-	}
-	form, ok := subFormOf(c, ft.svc)
+	ft, form, ok := h.beginSubForm(c)
 	if !ok {
 		return
 	}
 	target, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
 	exists := false
-	for _, f := range ft.msg.Forms {
+	for _, f := range ft.Message.Forms {
 		if f.ID == target {
 			if v := formtask.CheckSubFormTarget(f.ID, f.Type); v != nil {
 				abort(c, v.Refusal(""))
@@ -252,19 +209,19 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 	if !exists {
 		target = 0
 	}
-	expect, ok := h.expectation(c, &ft, func(m store.Message) (string, error) {
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) {
 		return h.formETag(c, m, target)
 	})
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.task, ft.caller, target, form, expect,
+	res, err := ft.tasks.PutSubForm(c.Request.Context(), ft.Task, ft.Caller, target, form, expect,
 		messageAudit(c, formtask.AuditPutSubForm, "sub-form %s/%d written", form.DataFormatID, form.DataFormatVersion))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", messagesURL(c), ft.msg.MessageID, res.FormID))
+	c.Header("Location", fmt.Sprintf("%s/%s/forms/%d", messagesURL(c), ft.Message.MessageID, res.FormID))
 	status := http.StatusOK
 	if !exists {
 		status = http.StatusCreated
@@ -283,14 +240,14 @@ func (h *formTaskHandlers) validateFormTask(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.Validate(c.Request.Context(), ft.task, ft.caller)
+	res, err := ft.tasks.Validate(c.Request.Context(), ft.Task, ft.Caller)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	r := validationResource{ValidationResult: res}
-	r.Links.Add("self", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID) + "/validate"})
-	r.Links.Add("message", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.msg.MessageID)})
+	r.Links.Add("self", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.Message.MessageID) + "/validate"})
+	r.Links.Add("message", render.Link{Href: messagesURL(c) + "/" + url.PathEscape(ft.Message.MessageID)})
 	respond(c, http.StatusOK, r)
 }
 
@@ -300,11 +257,11 @@ func (h *formTaskHandlers) getPrint(c *gin.Context) {
 	if !ok {
 		return
 	}
-	pdf, err := ft.tasks.Print(c.Request.Context(), ft.task, ft.caller)
+	pdf, err := ft.tasks.Print(c.Request.Context(), ft.Task, ft.Caller)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, ft.msg.MessageID))
-	serveContent(c, ft.msg.MessageID+".pdf", ft.msg.LastChangedDateTime, bytes.NewReader(pdf))
+	c.Header("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, ft.Message.MessageID))
+	serveContent(c, ft.Message.MessageID+".pdf", ft.Message.LastChangedDateTime, bytes.NewReader(pdf))
 }

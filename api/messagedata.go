@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/store"
 )
 
@@ -27,8 +27,8 @@ func (h *mailboxHandlers) getSigningText(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if m.Type != store.TypeFormTask {
-		abort(c, problem.New(http.StatusConflict, "not-a-form-task", "message %s is a %s: only a form task is signed", m.MessageID, m.Type))
+	if err := formtask.OnlyFormTask(m, ": only a form task is signed"); err != nil {
+		abort(c, err)
 		return
 	}
 	svc, err := h.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)

@@ -61,12 +61,12 @@ func (h *formTaskHandlers) getSignees(c *gin.Context) {
 // renderSignees answers the task's signees and signing deadline.
 func (h *formTaskHandlers) renderSignees(c *gin.Context, ft formTaskCall) {
 	ctx := c.Request.Context()
-	list, err := ft.tasks.Signees(ctx, ft.task)
+	list, err := ft.tasks.Signees(ctx, ft.Task)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	deadline, err := ft.tasks.SigningDeadline(ctx, ft.task)
+	deadline, err := ft.tasks.SigningDeadline(ctx, ft.Task)
 	if err != nil {
 		abort(c, err)
 		return
@@ -96,7 +96,7 @@ func (h *formTaskHandlers) putSignees(c *gin.Context) {
 		names[i] = formtask.SigneeName{SocialSecurityNumber: string(s.SocialSecurityNumber), LastName: string(s.LastName),
 			OrganizationNumber: string(s.OrganizationNumber), Name: string(s.Name)}
 	}
-	if _, err := ft.tasks.PutSignees(c.Request.Context(), ft.task, ft.caller, names, body.SigningDeadline.time()); err != nil {
+	if _, err := ft.tasks.PutSignees(c.Request.Context(), ft.Task, ft.Caller, names, body.SigningDeadline.time()); err != nil {
 		abort(c, err)
 		return
 	}
@@ -154,14 +154,14 @@ func (h *formTaskHandlers) getSignatures(c *gin.Context) {
 	if !ok {
 		return
 	}
-	st, err := ft.tasks.Signing(c.Request.Context(), ft.task)
+	st, err := ft.tasks.Signing(c.Request.Context(), ft.Task)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	r := signaturesOf(ft.task, st)
-	r.Links.Add("self", render.Link{Href: fmt.Sprintf("%s/%s/signatures", messagesURL(c), ft.msg.MessageID)})
-	r.Links.Add("message", render.Link{Href: fmt.Sprintf("%s/%s", messagesURL(c), ft.msg.MessageID)})
+	r := signaturesOf(ft.Task, st)
+	r.Links.Add("self", render.Link{Href: fmt.Sprintf("%s/%s/signatures", messagesURL(c), ft.Message.MessageID)})
+	r.Links.Add("message", render.Link{Href: fmt.Sprintf("%s/%s", messagesURL(c), ft.Message.MessageID)})
 	respond(c, http.StatusOK, r)
 }
 
@@ -171,12 +171,12 @@ func (h *formTaskHandlers) deleteSignatures(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := ft.tasks.ReturnToFilling(c.Request.Context(), ft.task, ft.caller)
+	res, err := ft.tasks.ReturnToFilling(c.Request.Context(), ft.Task, ft.Caller)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	h.renderChanged(c, http.StatusOK, ft.msg, res)
+	h.renderChanged(c, http.StatusOK, ft.Message, res)
 }
 
 // signingEntry is a task a signee is asked to sign.

@@ -263,6 +263,7 @@ var formTaskKinds = map[formtask.Kind]problemKind{
 	formtask.BadChecksum:         {http.StatusBadRequest, "bad-checksum"},
 	formtask.ChecksumNotAllowed:  {http.StatusBadRequest, "checksum-not-allowed"},
 	formtask.ChecksumMismatch:    {http.StatusBadRequest, "checksum-mismatch"},
+	formtask.NotAFormTask:        {http.StatusConflict, "not-a-form-task"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
