@@ -119,7 +119,7 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "delegations", func(lq store.ListQuery) ([]access.DelegatedRole, bool, error) {
+	respondList(c, "delegations", func(lq store.ListQuery) ([]access.DelegatedRole, bool, error) {
 		return h.roles.ListDelegations(c.Request.Context(), party.ID, f, lq)
 	}, func(r access.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
@@ -132,10 +132,7 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 			d.Links.Add("receiver", render.Link{Href: h.authorizationURL(c) + "/delegations/" + d.RightHolderID})
 		}
 		return d
-	})
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, nil)
 }
 
 // delegationFilter reads the filters of the delegations list; receiverId as findReceiver reads it. A

@@ -237,12 +237,7 @@ func (h *correspondenceHandlers) getShipment(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]recipientStatusResource, len(list))
-	var last int64
-	for i, r := range list {
-		items[i], last = recipientStatusOf(r), int64(r.Ordinal)
-	}
-	page := keysetCollection(c, "recipients", items, more, last)
+	page := keysetCollection(c, "recipients", list, recipientStatusOf, correspondence.RecipientStatus.Key, more)
 	if sh.NotificationOrderID != "" {
 		page.Links.Add("notification", render.Link{Href: notificationURL(c, sh.NotificationOrderID)})
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -58,8 +59,17 @@ func (h *lifecycleHandlers) checkUnchanged(c *gin.Context, q *store.Queries, par
 	return checkIfMatch(c, tag)
 }
 
-// answer renders the message a change left, or its refusal.
-func (h *lifecycleHandlers) answer(c *gin.Context, m store.Message, err error) {
+// A change is one of the lifecycle's changes of message id of a reportee, by an actor, held to unchanged;
+// a changeLeaving also returns the message it left.
+type (
+	change        func(ctx context.Context, reportee int64, id string, a mailbox.Actor, unchanged mailbox.Unchanged) error
+	changeLeaving func(ctx context.Context, reportee int64, id string, a mailbox.Actor, unchanged mailbox.Unchanged) (store.Message, error)
+)
+
+// answer makes the change of the message of the path and renders the message it left, or its refusal.
+func (h *lifecycleHandlers) answer(c *gin.Context, change changeLeaving) {
+	party, _ := reporteeOf(c)
+	m, err := change(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c))
 	if err != nil {
 		h.refused(c, err)
 		return
@@ -67,9 +77,10 @@ func (h *lifecycleHandlers) answer(c *gin.Context, m store.Message, err error) {
 	respond(c, http.StatusOK, h.mailbox.singleMessage(c, m))
 }
 
-// answerEmpty answers 204 to a change that completed, else its refusal.
-func (h *lifecycleHandlers) answerEmpty(c *gin.Context, err error) {
-	if err != nil {
+// answerEmpty makes the change of the message of the path and answers 204, or its refusal.
+func (h *lifecycleHandlers) answerEmpty(c *gin.Context, change change) {
+	party, _ := reporteeOf(c)
+	if err := change(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)); err != nil {
 		h.refused(c, err)
 		return
 	}
@@ -86,38 +97,16 @@ func (h *lifecycleHandlers) refused(c *gin.Context, err error) {
 	abort(c, err)
 }
 
-// archiveMessage files a correspondence away (Arkivert).
-func (h *lifecycleHandlers) archiveMessage(c *gin.Context) {
-	party, _ := reporteeOf(c)
-	m, err := h.lifecycle.Archive(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c))
-	h.answer(c, m, err)
-}
+// The handlers of the lifecycle's changes of the message of the path: archive files a correspondence away
+// (Arkivert); confirm confirms one that asks for it, and so marks it read; restore puts a message of the
+// trashbin back into the mailbox, in the status it had (each answered with the message as it is left);
+// trash moves a message to the trashbin and purge deletes one of the trashbin for good (each answered 204).
 
-// confirmMessage confirms a correspondence that asks for it, and so marks it read.
-func (h *lifecycleHandlers) confirmMessage(c *gin.Context) {
-	party, _ := reporteeOf(c)
-	m, err := h.lifecycle.Confirm(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c))
-	h.answer(c, m, err)
-}
-
-// deleteMessage moves a message to the reportee's trashbin.
-func (h *lifecycleHandlers) deleteMessage(c *gin.Context) {
-	party, _ := reporteeOf(c)
-	h.answerEmpty(c, h.lifecycle.Trash(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)))
-}
-
-// restoreMessage puts a message of the trashbin back into the mailbox, in the status it had.
-func (h *lifecycleHandlers) restoreMessage(c *gin.Context) {
-	party, _ := reporteeOf(c)
-	m, err := h.lifecycle.Restore(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c))
-	h.answer(c, m, err)
-}
-
-// purgeMessage deletes a message of the trashbin for good.
-func (h *lifecycleHandlers) purgeMessage(c *gin.Context) {
-	party, _ := reporteeOf(c)
-	h.answerEmpty(c, h.lifecycle.Purge(c.Request.Context(), party.ID, c.Param("messageId"), actor(c), h.unchanged(c)))
-}
+func (h *lifecycleHandlers) archiveMessage(c *gin.Context) { h.answer(c, h.lifecycle.Archive) }
+func (h *lifecycleHandlers) confirmMessage(c *gin.Context) { h.answer(c, h.lifecycle.Confirm) }
+func (h *lifecycleHandlers) restoreMessage(c *gin.Context) { h.answer(c, h.lifecycle.Restore) }
+func (h *lifecycleHandlers) deleteMessage(c *gin.Context)  { h.answerEmpty(c, h.lifecycle.Trash) }
+func (h *lifecycleHandlers) purgeMessage(c *gin.Context)   { h.answerEmpty(c, h.lifecycle.Purge) }
 
 // inTrashbin turns a message's resource into its trashbin form: when and by whom it was deleted, its self
 // link in the trashbin and the link that restores it. Its print, portal view, forms and attachments belong
@@ -136,16 +125,11 @@ func (h *lifecycleHandlers) inTrashbin(c *gin.Context, r messageResource, id str
 // listTrashbin lists the reportee's trashbin, newest deletion first, with the OData options of the mailbox.
 func (h *lifecycleHandlers) listTrashbin(c *gin.Context) {
 	party, rights := reporteeOf(c)
-	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]mailbox.TrashedMessage, bool, error) {
+	respondList(c, "messages", func(lq store.ListQuery) ([]mailbox.TrashedMessage, bool, error) {
 		return h.mailbox.lists.Trashbin(c.Request.Context(), party.ID, rights.Visibility(), lq)
 	}, func(m mailbox.TrashedMessage) messageResource {
 		return h.inTrashbin(c, h.mailbox.messageResource(baseURL(c), messagesURL(c), m.MessageSummary, nil), m.MessageID, m.DeletedAt, m.DeletedBy)
-	})
-	if !ok {
-		return
-	}
-	coll.Links.Add("find", render.Link{Href: messagesURL(c) + "/trashbin/{MessageId}", IsTemplated: true})
-	respond(c, http.StatusOK, coll)
+	}, findLink(messagesURL(c)+"/trashbin/{MessageId}"))
 }
 
 // getTrashedMessage is the single view of a message of the trashbin; reading it there does not mark it read.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -108,13 +109,13 @@ func encodeQuery(q url.Values) string {
 	return string(out)
 }
 
-// listPage answers the common shape of a list endpoint: the OData options of the request, one page from
-// load, and each row as a resource. It returns false when it answered with an error.
-func listPage[T, R any](c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R) (render.Collection, bool) {
+// respondList answers the common shape of a list endpoint: the OData options of the request, one page from
+// load, each row as a resource, and the page's own links with links (a find template, …) added.
+func respondList[T, R any](c *gin.Context, name string, load func(store.ListQuery) ([]T, bool, error), resource func(T) R, links render.Links) {
 	lq, err := parseListQuery(c)
 	if err != nil {
 		abort(c, err)
-		return render.Collection{}, false
+		return
 	}
 	rows, more, err := load(lq)
 	var broad *store.TooBroadError
@@ -123,13 +124,22 @@ func listPage[T, R any](c *gin.Context, name string, load func(store.ListQuery) 
 	}
 	if err != nil {
 		abort(c, err)
-		return render.Collection{}, false
+		return
 	}
 	items := make([]R, len(rows))
 	for i, r := range rows {
 		items[i] = resource(r)
 	}
-	return collection(c, name, items, lq, more), true
+	coll := collection(c, name, items, lq, more)
+	maps.Copy(coll.Links, links)
+	respond(c, http.StatusOK, coll)
+}
+
+// findLink is the link of a list to one of its items, from the template of the item's address.
+func findLink(template string) render.Links {
+	var l render.Links
+	l.Add("find", render.Link{Href: template, IsTemplated: true})
+	return l
 }
 
 // givenOptions names the options of a list request that decide how much the database must look at.

@@ -112,14 +112,9 @@ func (h *mailboxHandlers) listMessages(c *gin.Context) {
 		return
 	}
 	base, mailbox, slab := baseURL(c), messagesURL(c), pageLinks()
-	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
+	respondList(c, "messages", func(lq store.ListQuery) ([]store.MessageSummary, bool, error) {
 		return h.lists.Messages(c.Request.Context(), party.ID, rights.Visibility(), lq, search)
-	}, func(m store.MessageSummary) messageResource { return h.messageResource(base, mailbox, m, slab) })
-	if !ok {
-		return
-	}
-	coll.Links.Add("find", render.Link{Href: mailbox + "/{MessageId}", IsTemplated: true})
-	respond(c, http.StatusOK, coll)
+	}, func(m store.MessageSummary) messageResource { return h.messageResource(base, mailbox, m, slab) }, findLink(mailbox+"/{MessageId}"))
 }
 
 // listAllMessages lists the messages of every party the caller may represent, itself included, each as
@@ -133,19 +128,14 @@ func (h *mailboxHandlers) listAllMessages(c *gin.Context) {
 		return
 	}
 	base, slab := baseURL(c), pageLinks()
-	coll, ok := listPage(c, "messages", func(lq store.ListQuery) ([]mailbox.PartyMessage, bool, error) {
+	respondList(c, "messages", func(lq store.ListQuery) ([]mailbox.PartyMessage, bool, error) {
 		return h.lists.AllMessages(c.Request.Context(), p.Subject(), p.Self(), lq, search)
 	}, func(m mailbox.PartyMessage) messageResource {
 		reportee := identity.ReporteeID(m.ReporteeID)
 		r := h.messageResource(base, base+"/api/"+reportee+"/messages", m.MessageSummary, slab)
 		r.ReporteeID, r.ReporteeName = reportee, m.ReporteeName
 		return r
-	})
-	if !ok {
-		return
-	}
-	coll.Links.Add("find", render.Link{Href: base + "/api/{ReporteeId}/messages/{MessageId}", IsTemplated: true})
-	respond(c, http.StatusOK, coll)
+	}, findLink(base+"/api/{ReporteeId}/messages/{MessageId}"))
 }
 
 // mailboxReader is the caller reading the mailbox of {who}.

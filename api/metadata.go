@@ -80,12 +80,9 @@ func (h *metadataHandlers) serviceEntry(c *gin.Context, svc store.Service) servi
 }
 
 func (h *metadataHandlers) listServices(c *gin.Context) {
-	coll, ok := listPage(c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
+	respondList(c, "metadata", func(lq store.ListQuery) ([]store.Service, bool, error) {
 		return h.catalog.Services(c.Request.Context(), lq)
-	}, func(svc store.Service) serviceEntry { return h.serviceEntry(c, svc) })
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, func(svc store.Service) serviceEntry { return h.serviceEntry(c, svc) }, nil)
 }
 
 // serviceParams reads the service code and edition of a metadata path.
@@ -197,12 +194,9 @@ func (h *metadataHandlers) codeListEntry(c *gin.Context, l metadata.CodeList) co
 }
 
 func (h *metadataHandlers) listCodeLists(c *gin.Context) {
-	coll, ok := listPage(c, "codelists", func(lq store.ListQuery) ([]metadata.CodeList, bool, error) {
+	respondList(c, "codelists", func(lq store.ListQuery) ([]metadata.CodeList, bool, error) {
 		return h.catalog.CodeLists(c.Request.Context(), languageOf(c), lq)
-	}, func(l metadata.CodeList) codeListEntry { return h.codeListEntry(c, l) })
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, func(l metadata.CodeList) codeListEntry { return h.codeListEntry(c, l) }, nil)
 }
 
 func (h *metadataHandlers) getCodeList(c *gin.Context) {

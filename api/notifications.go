@@ -165,12 +165,7 @@ func (h *notificationHandlers) respondOrder(c *gin.Context, status int, id strin
 		abort(c, err)
 		return
 	}
-	items := make([]notificationRecipientResource, len(list))
-	var last int64
-	for i, r := range list {
-		items[i], last = notificationRecipientOf(r), int64(r.Ordinal)
-	}
-	page := keysetCollection(c, "recipients", items, more, last)
+	page := keysetCollection(c, "recipients", list, notificationRecipientOf, notification.RecipientStatus.Key, more)
 	r := notificationOrderResource{NotificationOrderID: o.ID, ShipmentID: o.ShipmentID, Channel: o.Channel,
 		RequestedSendTime: render.TimestampOf(o.SendAt), Recipients: o.Recipients, CreatedDateTime: render.TimestampOf(o.CreatedAt),
 		CreatedBy: o.CreatedBy, Links: page.Links, Embedded: page.Embedded}

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -27,47 +25,18 @@ func organizationResourceOf(c *gin.Context, o store.Organization) soOrganization
 // listOrganizations lists the organizations the caller may represent, by name.
 func (h *identityHandlers) listOrganizations(c *gin.Context) {
 	p := principalOf(c)
-	coll, ok := listPage(c, "organizations", func(lq store.ListQuery) ([]store.Organization, bool, error) {
+	respondList(c, "organizations", func(lq store.ListQuery) ([]store.Organization, bool, error) {
 		return h.who.ListRepresentedOrganizations(c.Request.Context(), p.Subject(), p.Self(), lq)
-	}, func(o store.Organization) soOrganizationResource { return organizationResourceOf(c, o) })
-	if !ok {
-		return
-	}
-	coll.Links.Add("find", render.Link{Href: baseURL(c) + "/api/organizations/{organizationNumber}", IsTemplated: true})
-	respond(c, http.StatusOK, coll)
+	}, func(o store.Organization) soOrganizationResource { return organizationResourceOf(c, o) }, findLink(baseURL(c)+"/api/organizations/{organizationNumber}"))
 }
 
-// getOrganization shows one organization of the caller's list. An organization the caller may not
-// represent is not in that list: it gets the same 404 as one that does not exist, so the answer never
-// tells which organization numbers exist (a 403 would).
+// getOrganization shows one organization of the caller's list. One the caller may not represent gets the
+// same 404 as one that does not exist, so the answer never tells which organization numbers exist.
 func (h *identityHandlers) getOrganization(c *gin.Context) {
-	number := c.Param("organizationNumber")
-	notThere := problem.NotFound("there is no organization %q you may represent", number)
-	if !identity.OrganizationNumberPattern.MatchString(number) {
-		abort(c, notThere)
-		return
-	}
-	ctx := c.Request.Context()
-	party, err := h.parties.Find(ctx, number)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && party.Kind != "Organization") {
-		abort(c, notThere)
-		return
-	}
+	org, err := h.parties.RepresentedOrganization(c.Request.Context(), principalOf(c), c.Param("organizationNumber"))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	rights, err := h.rights.For(ctx, principalOf(c), party.ID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if !rights.Represents() {
-		abort(c, notThere)
-		return
-	}
-	org, err := h.q.GetOrganization(ctx, party.ID)
-	if found(c, err, func() *problem.Problem { return notThere }) {
-		respond(c, http.StatusOK, organizationResourceOf(c, org))
-	}
+	respond(c, http.StatusOK, organizationResourceOf(c, org))
 }

@@ -53,14 +53,9 @@ func (h *identityHandlers) listReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "reportees", func(lq store.ListQuery) ([]identity.Party, bool, error) {
+	respondList(c, "reportees", func(lq store.ListQuery) ([]identity.Party, bool, error) {
 		return h.who.ListReportees(c.Request.Context(), p.Subject(), p.Self(), service, lq)
-	}, func(party identity.Party) reporteeResource { return reporteeResourceOf(c, party) })
-	if !ok {
-		return
-	}
-	coll.Links.Add("find", render.Link{Href: baseURL(c) + "/api/reportees/{reporteeId}", IsTemplated: true})
-	respond(c, http.StatusOK, coll)
+	}, func(party identity.Party) reporteeResource { return reporteeResourceOf(c, party) }, findLink(baseURL(c)+"/api/reportees/{reporteeId}"))
 }
 
 func (h *identityHandlers) getReportee(c *gin.Context) {

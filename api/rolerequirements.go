@@ -2,7 +2,6 @@ package api
 
 import (
 	"math"
-	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -55,15 +54,12 @@ func (h *metadataHandlers) listRoleRequirements(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	coll, ok := listPage(c, "rolerequirements", func(lq store.ListQuery) ([]access.RoleDefinition, bool, error) {
+	var service render.Links
+	service.Add("service", render.Link{Href: h.serviceEntry(c, svc.Service).Links.Self()})
+	respondList(c, "rolerequirements", func(lq store.ListQuery) ([]access.RoleDefinition, bool, error) {
 		return h.catalog.RoleRequirements(c.Request.Context(), key, lq)
 	}, func(d access.RoleDefinition) roleRequirement {
 		return roleRequirement{RoleType: d.RoleType, RoleDefinitionID: d.ID, RoleDefinitionCode: d.Code, RoleName: d.Name,
 			RoleDescription: d.Description, Rights: rightResources(d.Rights)}
-	})
-	if !ok {
-		return
-	}
-	coll.Links.Add("service", render.Link{Href: h.serviceEntry(c, svc.Service).Links.Self()})
-	respond(c, http.StatusOK, coll)
+	}, service)
 }

@@ -96,22 +96,16 @@ func (h *authorizationHandlers) listUserRights(c *gin.Context) { h.listHeldRight
 // listHeldRoles answers with a page of the roles of holding, the automatic base role first.
 func (h *authorizationHandlers) listHeldRoles(c *gin.Context, holding access.Holding) {
 	definitions := h.authorizationURL(c) + "/roledefinitions/"
-	coll, ok := listPage(c, "roles", func(lq store.ListQuery) ([]access.HeldRole, bool, error) {
+	respondList(c, "roles", func(lq store.ListQuery) ([]access.HeldRole, bool, error) {
 		return h.roles.ListHeldRoles(c.Request.Context(), holding, lq, -1)
-	}, func(r access.HeldRole) roleResource { return roleResourceOf(r, definitions, false) })
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, func(r access.HeldRole) roleResource { return roleResourceOf(r, definitions, false) }, nil)
 }
 
 // listHeldRights answers with a page of the rights of holding.
 func (h *authorizationHandlers) listHeldRights(c *gin.Context, holding access.Holding) {
-	coll, ok := listPage(c, "rights", func(lq store.ListQuery) ([]access.Right, bool, error) {
+	respondList(c, "rights", func(lq store.ListQuery) ([]access.Right, bool, error) {
 		return h.roles.ListHeldRights(c.Request.Context(), holding, lq)
-	}, rightResourceOf)
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, rightResourceOf, nil)
 }
 
 // managedReportee is the party {who} when the caller is its access manager; to anyone else it answers 403.
@@ -200,14 +194,11 @@ func (h *authorizationHandlers) listAuditLog(c *gin.Context) {
 	if !ok {
 		return
 	}
-	coll, ok := listPage(c, "auditlog", func(lq store.ListQuery) ([]audit.Entry, bool, error) {
+	respondList(c, "auditlog", func(lq store.ListQuery) ([]audit.Entry, bool, error) {
 		return h.roles.ListAudit(c.Request.Context(), party.ID, lq)
 	}, func(e audit.Entry) auditEntryResource {
 		return auditEntryResource{AuditEntryID: e.ID, Time: render.TimestampOf(e.At), Action: e.Action, Actor: e.ActorName,
 			Authentication: e.ActorMethod, ApiKey: e.APIKeyName, RoleID: e.RoleID, RoleDefinitionID: e.RoleDefinitionID,
 			RightID: e.RightID, RightHolder: e.RightHolder, Summary: e.Summary, RequestID: e.RequestID}
-	})
-	if ok {
-		respond(c, http.StatusOK, coll)
-	}
+	}, nil)
 }

@@ -268,8 +268,15 @@ func keysetLimit(c *gin.Context) (int, error) {
 	return limit, nil
 }
 
-// keysetCollection wraps a page of a keyset list: its next link carries the key of the page's last row.
-func keysetCollection(c *gin.Context, list string, items any, more bool, lastKey int64) render.Collection {
+// keysetCollection renders a page of a keyset list, each row as resourceOf makes it: its next link carries
+// the key of the page's last row.
+func keysetCollection[Row, Resource any](c *gin.Context, list string, rows []Row, resourceOf func(Row) Resource,
+	keyOf func(Row) int64, more bool) render.Collection {
+	items := make([]Resource, len(rows))
+	var lastKey int64
+	for i, r := range rows {
+		items[i], lastKey = resourceOf(r), keyOf(r)
+	}
 	var links render.Links
 	links.Add("self", render.Link{Href: pageURL(c, -1)})
 	if more {
@@ -299,12 +306,8 @@ func (h *submissionHandlers) listSubmissions(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]submissionResource, len(subs))
-	var last int64
-	for i, s := range subs {
-		items[i], last = submissionResourceOf(c, s), s.Key()
-	}
-	respond(c, http.StatusOK, keysetCollection(c, "submissions", items, more, last))
+	respond(c, http.StatusOK, keysetCollection(c, "submissions", subs,
+		func(s submission.Submission) submissionResource { return submissionResourceOf(c, s) }, submission.Submission.Key, more))
 }
 
 // getSubmission answers one submission: its description in the HAL media types, or with
@@ -399,14 +402,10 @@ func (h *submissionHandlers) listSubmissionLog(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	items := make([]submissionLogResource, len(entries))
-	var last int64
-	for i, e := range entries {
-		items[i] = submissionLogResource{ID: e.ID, OccurredDateTime: render.TimestampOf(e.At), Action: e.Action, Part: e.Part,
+	respond(c, http.StatusOK, keysetCollection(c, "log", entries, func(e submission.LogEntry) submissionLogResource {
+		return submissionLogResource{ID: e.ID, OccurredDateTime: render.TimestampOf(e.At), Action: e.Action, Part: e.Part,
 			OrganizationNumber: e.OrganizationNumber, APIKeyName: e.APIKeyName, AuthMethod: e.AuthMethod, RequestID: e.RequestID}
-		last = e.ID
-	}
-	respond(c, http.StatusOK, keysetCollection(c, "log", items, more, last))
+	}, func(e submission.LogEntry) int64 { return e.ID }, more))
 }
 
 // submissionPartID parses a part's id of the path; anything else is a part the submission does not have.

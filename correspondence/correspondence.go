@@ -150,6 +150,9 @@ type RecipientStatus struct {
 	NotifiedAt  *time.Time // the first notice about it went (by e-mail or SMS)
 }
 
+// Key is the recipient's key in the keyset pages of its shipment.
+func (r RecipientStatus) Key() int64 { return int64(r.Ordinal) }
+
 // The states a recipient can be filtered on (RecipientFilter.State).
 const (
 	StatePending   = "pending"   // accepted, not created yet (waiting for VisibleDateTime)

@@ -152,6 +152,9 @@ type RecipientStatus struct {
 	Sends     []Send
 }
 
+// Key is the recipient's key in the keyset pages of its order.
+func (r RecipientStatus) Key() int64 { return int64(r.Ordinal) }
+
 // Send is one round's notice to a recipient as its owner sees it.
 type Send struct {
 	Round     int // 0: the notice; n: reminder n
