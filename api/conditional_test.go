@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,6 +134,59 @@ func TestFormTaskIfMatch(t *testing.T) {
 	assert.Equal(t, http.StatusOK, do(t, srv, request{method: http.MethodPut, path: path + "?complete=false", body: body,
 		header: map[string]string{"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
 			"Content-Type": "application/hal+json"}}).Code, "without If-Match a PUT works as before")
+}
+
+// A form-task PUT under If-Match reads the message row once before its change (the revision is read
+// from the revisions, before the message) and once after it, to answer with the message as it is now.
+func TestFormTaskPutReadsTheMessageOnce(t *testing.T) {
+	_, pool := formTaskServer(t)
+	reads := &messageReads{}
+	cfg := pool.Config()
+	cfg.ConnConfig.Tracer = reads
+	traced, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	defer traced.Close()
+	srv, err := newAPIWith(traced, formTaskEnv.dev.Client())
+	require.NoError(t, err)
+
+	created := sendAs(t, srv, ssnP1, http.MethodPost, "/api/"+orgO1+"/messages", `{"Type":"FormTask","ServiceCode":"4711","ServiceEdition":2}`)
+	require.Equal(t, http.StatusCreated, created.Code, created.Body.String())
+	path := pathOf(t, created.Header().Get("Location"))
+	etag := getAs(t, srv, ssnP1, path).Header().Get("ETag")
+	reads.count(path[strings.LastIndex(path, "/")+1:])
+	put := do(t, srv, request{method: http.MethodPut, path: path + "?complete=false",
+		body: putBody(t, []map[string]any{mainForm(demoFormData(t, "a3101102"))}, nil), header: map[string]string{
+			"ApiKey": keyAll, "Authorization": "Bearer " + personToken(t, ssnP1, "platform:enduser"),
+			"Content-Type": "application/hal+json", "If-Match": etag}})
+	require.Equal(t, http.StatusOK, put.Code, put.Body.String())
+	assert.Equal(t, 2, reads.count(""), "the message row is read once to begin the change and once to answer it")
+}
+
+// messageReads counts the statements a pool sends that read the messages table with a message's id.
+type messageReads struct {
+	mu sync.Mutex
+	id string
+	n  int
+}
+
+func (r *messageReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.id != "" && strings.Contains(data.SQL, "FROM messages") && strings.Contains(fmt.Sprint(data.Args), r.id) {
+		r.n++
+	}
+	return ctx
+}
+
+func (r *messageReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// count returns the reads counted so far and counts from now on those of message id.
+func (r *messageReads) count(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.n
+	r.id, r.n = id, 0
+	return n
 }
 
 // twoAtOnce runs send twice at the same time and returns the statuses it got.

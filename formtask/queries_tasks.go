@@ -51,24 +51,28 @@ func (q Store) GetFormTask(ctx context.Context, messageID string) (Task, error) 
 			COALESCE(m.archive_reference, ''),
 			COALESCE((SELECT max(p.security_level) FROM process_steps p
 				WHERE p.service_code = m.service_code AND p.service_edition = m.service_edition), 0),
-			`+lastPromotedRevision+`, m.deleted_at IS NOT NULL
+			`+lastPromotedRevisionOf("m.id")+`, m.deleted_at IS NOT NULL
 		FROM messages m WHERE m.id = $1 AND m.type = 'FormTask'`, messageID).
 		Scan(&t.MessageID, &t.ReporteeID, &t.ServiceCode, &t.ServiceEdition, &t.Subject, &t.Status,
 			&t.ArchiveReference, &t.RequiredSecurityLevel, &t.Revision, &t.InTrashbin)
 	return t, store.NotFound(err)
 }
 
-// lastPromotedRevision is the revision promoted last into message m, 0 for none: promotions of a task
-// run one at a time in its workflow, so the latest promotion is the content the message shows.
-const lastPromotedRevision = `COALESCE((SELECT r.id FROM form_revisions r WHERE r.message_id = m.id AND r.promoted_at IS NOT NULL
+// lastPromotedRevisionOf is the revision promoted last into the message whose id is the SQL expression
+// messageID, 0 for none: promotions of a task run one at a time in its workflow, so the latest promotion
+// is the content the message shows.
+func lastPromotedRevisionOf(messageID string) string {
+	return `COALESCE((SELECT r.id FROM form_revisions r WHERE r.message_id = ` + messageID + ` AND r.promoted_at IS NOT NULL
 				ORDER BY r.promoted_at DESC, r.id DESC LIMIT 1), 0)`
+}
 
-// LastPromotedRevision is the revision last promoted into a message, 0 for none: with the status, what a
-// change made under If-Match expects of the task's workflow.
+// LastPromotedRevision is the revision last promoted into a message, 0 for none (also for a message that
+// does not exist): with the status, what a change made under If-Match expects of the task's workflow. It
+// reads only the revisions, not the message row, which the change reads once (Begin).
 func (q Store) LastPromotedRevision(ctx context.Context, messageID string) (int64, error) {
 	var id int64
-	err := q.DB().QueryRow(ctx, `SELECT `+lastPromotedRevision+` FROM messages m WHERE m.id = $1`, messageID).Scan(&id)
-	return id, store.NotFound(err)
+	err := q.DB().QueryRow(ctx, `SELECT `+lastPromotedRevisionOf("$1"), messageID).Scan(&id)
+	return id, err
 }
 
 // SetFormTaskState records a form task's status and who changed it when, and tells whether the status
