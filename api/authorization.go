@@ -19,7 +19,6 @@ import (
 // authorizationHandlers answer the user-facing authorization area: roles and rights held for {who},
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
-	q        *store.Queries
 	roles    access.Store    // reads role definitions, delegations, holdings and the audit log
 	who      identity.Store  // whom a caller may represent
 	access   *access.Service // writes every change

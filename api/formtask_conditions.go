@@ -7,6 +7,7 @@ import (
 
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/formtask"
+	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
@@ -35,8 +36,9 @@ func (h *formTaskHandlers) formETag(c *gin.Context, m store.Message, formID int6
 		return "", nil
 	}
 	party, _ := reporteeOf(c)
-	f, err := h.q.GetForm(c.Request.Context(), party.ID, m.MessageID, formID)
-	if errors.Is(err, store.ErrNotFound) {
+	f, err := h.mailbox.messages.FormOf(c.Request.Context(), party.ID, m, formID)
+	var refused *mailbox.Error
+	if errors.As(err, &refused) && refused.Kind == mailbox.NotFound {
 		return "", nil
 	}
 	if err != nil {

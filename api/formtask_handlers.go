@@ -22,7 +22,6 @@ import (
 // formTaskHandlers answer the changes of form tasks; the form-task service carries them to their
 // workflows. They answer with the message as the mailbox renders it.
 type formTaskHandlers struct {
-	q         *store.Queries
 	formTasks *formtask.Service
 	log       *slog.Logger
 	mailbox   *mailboxHandlers

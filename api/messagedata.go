@@ -7,8 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/formtask"
-	"github.com/postbox/postbox/store"
 )
 
 // signingTextResource is the text the signer of a form task confirms, in one language.
@@ -27,20 +25,12 @@ func (h *mailboxHandlers) getSigningText(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := formtask.OnlyFormTask(m, ": only a form task is signed"); err != nil {
-		abort(c, err)
-		return
-	}
-	svc, err := h.q.GetService(c.Request.Context(), m.ServiceCode, m.ServiceEdition)
+	text, language, err := h.tasks.SigningText(c.Request.Context(), m, languageOf(c))
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	language := languageOf(c)
-	if language == 0 {
-		language = store.DefaultLanguage
-	}
-	r := signingTextResource{SigningText: svc.SigningText(language), Language: language, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition}
+	r := signingTextResource{SigningText: text, Language: language, ServiceCode: m.ServiceCode, ServiceEdition: m.ServiceEdition}
 	message := messagesURL(c) + "/" + url.PathEscape(m.MessageID)
 	r.Links.Add("self", render.Link{Href: message + "/signingtext"})
 	r.Links.Add("message", render.Link{Href: message})

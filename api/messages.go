@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/events"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
@@ -20,7 +21,7 @@ import (
 // mailboxHandlers answer the reading side of the mailbox: the message box, messages, their forms,
 // attachments and portal view.
 type mailboxHandlers struct {
-	q     *store.Queries
+	tasks formtask.Store // the signing text of a form task's service
 	lists *mailbox.Lists
 	who   identity.Store // whom a caller may represent
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.

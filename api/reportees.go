@@ -15,7 +15,6 @@ import (
 // identityHandlers answer who the caller is and whom it may act for: the password login and logout, and
 // the reportees.
 type identityHandlers struct {
-	q       *store.Queries
 	who     identity.Store // whom a caller may represent
 	auth    *identity.Authenticator
 	rights  *identity.Rights

@@ -12,6 +12,7 @@ import (
 	"github.com/postbox/postbox/correspondence"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/events/webhook"
+	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/metadata"
@@ -50,14 +51,14 @@ func (s *Server) routes() http.Handler {
 	t := &routeTable{idempotent: s.idempotent, negotiators: []gin.HandlerFunc{s.negotiate, negotiateEvents, negotiateSubmission}}
 	// The handlers of each area, with what they depend on.
 	md := &metadataHandlers{catalog: metadata.New(s.q)}
-	id := &identityHandlers{q: s.q, who: identity.NewStore(s.q), auth: s.auth, rights: s.rights, parties: s.parties}
+	id := &identityHandlers{who: identity.NewStore(s.q), auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
-	mb := &mailboxHandlers{q: s.q, lists: mailbox.NewLists(s.q), who: identity.NewStore(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
-	ft := &formTaskHandlers{q: s.q, formTasks: s.formTasks, log: s.log, mailbox: mb}
+	mb := &mailboxHandlers{tasks: formtask.NewStore(s.q), lists: mailbox.NewLists(s.q), who: identity.NewStore(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
+	ft := &formTaskHandlers{formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{q: s.q, roles: access.NewStore(s.q), who: identity.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
-	so := &serviceOwnerHandlers{q: s.q, roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
+	az := &authorizationHandlers{roles: access.NewStore(s.q), who: identity.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), rights: s.rights, parties: s.parties, events: s.events, messages: visible}
+	so := &serviceOwnerHandlers{roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(store.New(s.opts.Pool)), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
 	ev := &eventHandlers{feed: events.NewFeed(s.q)}

@@ -16,7 +16,6 @@ import (
 // serviceOwnerHandlers answer the service-owner area; who may call it, the audit of every call and the
 // keyset paging are in serviceowner.go and lists.go.
 type serviceOwnerHandlers struct {
-	q     *store.Queries
 	roles access.Store
 	owner *serviceowner.Service
 }

@@ -140,3 +140,19 @@ func (q Store) DeleteNewFormTask(ctx context.Context, messageID string, removed 
 		return q.AppendEvents(ctx, removed)
 	})
 }
+
+// SigningText is the text a signer of form task m confirms in language (DefaultLanguage when 0), with the
+// language: the service's own text or the language's default. A message of another type is refused.
+func (q Store) SigningText(ctx context.Context, m store.Message, language int) (string, int, error) {
+	if err := OnlyFormTask(m, ": only a form task is signed"); err != nil {
+		return "", 0, err
+	}
+	svc, err := q.GetService(ctx, m.ServiceCode, m.ServiceEdition)
+	if err != nil {
+		return "", 0, err
+	}
+	if language == 0 {
+		language = store.DefaultLanguage
+	}
+	return svc.SigningText(language), language, nil
+}

@@ -45,12 +45,19 @@ func (m *Messages) Open(ctx context.Context, r Reader, id string, mark bool) (st
 
 // Form is form formID of message id (0 names none), or NotFound.
 func (m *Messages) Form(ctx context.Context, r Reader, id string, formID int64) (store.Form, error) {
-	if _, err := m.Message(ctx, r, id); err != nil {
+	msg, err := m.Message(ctx, r, id)
+	if err != nil {
 		return store.Form{}, err
 	}
-	f, err := m.q.GetForm(ctx, r.ReporteeID, id, formID)
+	return m.FormOf(ctx, r.ReporteeID, msg, formID)
+}
+
+// FormOf is form formID (0 names none) of msg, a message of the reportee's that the caller has already
+// loaded (Visible), or NotFound.
+func (m *Messages) FormOf(ctx context.Context, reporteeID int64, msg store.Message, formID int64) (store.Form, error) {
+	f, err := m.q.GetForm(ctx, reporteeID, msg.MessageID, formID)
 	if errors.Is(err, store.ErrNotFound) {
-		return f, refuse(NotFound, "there is no form %d on message %s", formID, id)
+		return f, refuse(NotFound, "there is no form %d on message %s", formID, msg.MessageID)
 	}
 	return f, err
 }
