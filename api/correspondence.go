@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/correspondence"
-	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/formtask/taskstatus"
 	"github.com/postbox/postbox/store"
 )
@@ -21,8 +19,7 @@ import (
 // correspondenceHandlers answer the agency's sending (/api/serviceowner/correspondence…): the room is
 // package correspondence; these parse, call it and render.
 type correspondenceHandlers struct {
-	sends    *correspondence.Service
-	services *store.Queries // the service metadata a pre-filled task's content is checked against
+	sends *correspondence.Service
 }
 
 // correspondenceBody is a POST /api/serviceowner/correspondence.
@@ -348,24 +345,10 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		abort(c, problem.BadRequest("Reportee, ServiceCode and ServiceEdition are required"))
 		return
 	}
-	svc, err := h.services.GetService(c.Request.Context(), string(body.ServiceCode), body.ServiceEdition.n)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.BadRequest("there is no service %s edition %d", body.ServiceCode, body.ServiceEdition.n))
-		return
-	}
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	content := formTaskBody{Embedded: body.Embedded}
-	forms, attachments, err := formtask.RevisionContent(svc, content.content())
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.Prefill{Reportee: string(body.Reportee),
-		Service: svc, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), VisibleAt: body.VisibleDateTime.time(), Forms: forms,
-		Attachments: attachments, Notification: body.Notification.order()})
+	key := store.ServiceKey{Code: string(body.ServiceCode), Edition: body.ServiceEdition.n}
+	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), key, formTaskBody{Embedded: body.Embedded}.content(),
+		correspondence.Prefill{Reportee: string(body.Reportee), Subject: string(body.Subject), DueAt: body.DueDateTime.time(),
+			VisibleAt: body.VisibleDateTime.time(), Notification: body.Notification.order()})
 	if err != nil {
 		abort(c, err)
 		return
@@ -375,6 +358,6 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		status = http.StatusAccepted
 	}
 	respond(c, status, prefilledResource{MessageID: done.MessageID, NotificationOrderID: done.NotificationOrderID,
-		Reportee: string(body.Reportee), ServiceCode: svc.ServiceCode, ServiceEdition: svc.ServiceEdition, Status: taskstatus.Filling,
+		Reportee: string(body.Reportee), ServiceCode: key.Code, ServiceEdition: key.Edition, Status: taskstatus.Filling,
 		VisibleDateTime: render.TimestampOrNull(done.VisibleAt)})
 }

@@ -67,7 +67,7 @@ func (s *Server) routes() http.Handler {
 	if notices.notices == nil {
 		notices.notices = notification.New(s.opts.Pool, nil, notification.Configured{}) // orders can be followed; new ones answer 503
 	}
-	sent := &correspondenceHandlers{sends: s.opts.Correspondence, services: s.q}
+	sent := &correspondenceHandlers{sends: s.opts.Correspondence}
 	if sent.sends == nil {
 		sent.sends = correspondence.New(s.opts.Pool, s.opts.Files, nil, s.events, nil, notices.notices) // shipments can be followed; sends answer 503
 	}

@@ -2,6 +2,7 @@ package correspondence
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 	"unicode/utf8"
@@ -49,10 +50,22 @@ const TaskDueWorkflowName = "FormTaskDue"
 // of the party's, and the owner's client is authenticated by its organization token or certificate.
 const ownerSecurityLevel = 4
 
-// Prefill creates p in the reportee's mailbox as the owner of a, with its forms validated as any saved
-// content is (a refusal names the field), and starts the timer of its due date. It returns the new
-// task's message id and its notification order's.
-func (s *Service) Prefill(ctx context.Context, a Actor, p Prefill) (Prefilled, error) {
+// Prefill creates p, with the content as sent for the service edition key names, in the reportee's
+// mailbox as the owner of a, with its forms validated as any saved content is (a refusal names the
+// field), and starts the timer of its due date. p's Service, Forms and Attachments are made here, of key
+// and content. It returns the new task's message id and its notification order's.
+func (s *Service) Prefill(ctx context.Context, a Actor, key store.ServiceKey, content formtask.Content, p Prefill) (Prefilled, error) {
+	svc, err := store.New(s.pool).GetService(ctx, key.Code, key.Edition)
+	if errors.Is(err, store.ErrNotFound) {
+		return Prefilled{}, refuse(BadInput, "there is no service %s edition %d", key.Code, key.Edition)
+	}
+	if err != nil {
+		return Prefilled{}, err
+	}
+	p.Service = svc
+	if p.Forms, p.Attachments, err = formtask.RevisionContent(svc, content); err != nil {
+		return Prefilled{}, err
+	}
 	now := clock.Now()
 	switch {
 	case p.Service.ServiceOwnerCode != a.ServiceOwner:
