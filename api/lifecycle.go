@@ -39,24 +39,16 @@ func (h *lifecycleHandlers) unchanged(c *gin.Context) mailbox.Unchanged {
 	if _, ok := c.Request.Header["If-Match"]; !ok {
 		return nil
 	}
-	party, _ := reporteeOf(c)
-	return func(q *store.Queries) error { return h.checkUnchanged(c, q, party.ID, c.Param("messageId")) }
-}
-
-// checkUnchanged checks the message's ETag as it is now against the request's If-Match.
-func (h *lifecycleHandlers) checkUnchanged(c *gin.Context, q *store.Queries, partyID int64, id string) error {
-	m, err := q.GetMessage(c.Request.Context(), partyID, id)
-	tag := ""
-	switch {
-	case err == nil:
-		tag, err = resourceETag(c, h.mailbox.singleMessage(c, m))
-	case errors.Is(err, store.ErrNotFound):
-		err = nil
+	return func(m store.Message, inMailbox bool) error {
+		tag := ""
+		if inMailbox {
+			var err error
+			if tag, err = resourceETag(c, h.mailbox.singleMessage(c, m)); err != nil {
+				return err
+			}
+		}
+		return checkIfMatch(c, tag)
 	}
-	if err != nil {
-		return err
-	}
-	return checkIfMatch(c, tag)
 }
 
 // A change is one of the lifecycle's changes of message id of a reportee, by an actor, held to unchanged;

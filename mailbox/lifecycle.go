@@ -65,9 +65,25 @@ type Actor struct {
 	Audit     audit.Entry
 }
 
-// Unchanged checks the message, locked for the change, against what the caller expects of it (If-Match);
+// Unchanged checks the message, locked for the change, against what the caller expects of it (If-Match):
+// m is the message as a read answers it, when inMailbox (a message in the trashbin has no such view).
 // nil expects nothing.
-type Unchanged func(q *store.Queries) error
+type Unchanged func(m store.Message, inMailbox bool) error
+
+// check reads message id of the reportee as it is now and holds it to u; nil checks nothing.
+func (u Unchanged) check(ctx context.Context, q *store.Queries, reporteeID int64, id string) error {
+	if u == nil {
+		return nil
+	}
+	m, err := q.GetMessage(ctx, reporteeID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return u(m, false)
+	}
+	if err != nil {
+		return err
+	}
+	return u(m, true)
+}
 
 // Lifecycle changes the place and state of messages.
 type Lifecycle struct {
@@ -107,10 +123,8 @@ func (l *Lifecycle) apply(ctx context.Context, reporteeID int64, id string, a Ac
 		if err != nil {
 			return err
 		}
-		if unchanged != nil {
-			if err := unchanged(q); err != nil {
-				return err
-			}
+		if err := unchanged.check(ctx, q, reporteeID, id); err != nil {
+			return err
 		}
 		summary, err := fn(ctx, q, m, at)
 		if err != nil {

@@ -62,7 +62,7 @@ func (l *Lifecycle) taskPlace(ctx context.Context, reporteeID int64, id string, 
 	if unchanged != nil {
 		// task.Revision was read with the status before the ETag is checked: a change in between makes the
 		// workflow's check fail, never pass.
-		if err := unchanged(q); err != nil {
+		if err := unchanged.check(ctx, q, reporteeID, id); err != nil {
 			return true, err
 		}
 		expect = &formtask.Expectation{Revision: task.Revision, Status: task.Status}
