@@ -138,9 +138,22 @@ func (s *Service) CreateLocalRole(ctx context.Context, actor audit.Entry, report
 	return id, err
 }
 
-// UpdateLocalRole checks local role r as CreateLocalRole does and replaces local role id of the reportee
+// localOnly refuses a change of role definition d unless it is a local role: platform roles are not
+// changed or deleted.
+func localOnly(d RoleDefinition) error {
+	if d.Local() {
+		return nil
+	}
+	return refuse(PlatformRole, "role definition %s is a platform role; only local roles can be changed or deleted", RoleLabel(d.ID, d.Code, d.Name))
+}
+
+// UpdateLocalRole checks local role r as CreateLocalRole does and replaces local role d of the reportee
 // with it, once pre holds.
-func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, id int, r LocalRoleRequest, pre Precondition) error {
+func (s *Service) UpdateLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, d RoleDefinition, r LocalRoleRequest, pre Precondition) error {
+	if err := localOnly(d); err != nil {
+		return err
+	}
+	id := d.ID
 	l, err := localRoleOf(ctx, NewStore(store.New(s.pool)), r)
 	if err != nil {
 		return err
@@ -178,6 +191,9 @@ func (s *Service) saveLocalRole(ctx context.Context, actor audit.Entry, reportee
 // DeleteLocalRole deletes local role d of the reportee once pre holds and, with it, every delegation of
 // it, each recorded in the audit log of its own reportee and with its event.
 func (s *Service) DeleteLocalRole(ctx context.Context, actor audit.Entry, reporteeID int64, d RoleDefinition, pre Precondition) error {
+	if err := localOnly(d); err != nil {
+		return err
+	}
 	return s.Change(ctx, func(q Store) error {
 		if err := check(ctx, q, d.ID, pre); err != nil {
 			return err

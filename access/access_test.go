@@ -71,22 +71,28 @@ func TestLocalRoleChanges(t *testing.T) {
 	assert.Equal(t, access.NameTaken, refused.Kind)
 	assert.Equal(t, 1, cache.n, "a refused change empties nothing")
 
+	local := access.RoleDefinition{ID: id, Name: "Lønn", OwnerPartyID: reportee}
 	stale := errors.New("stale")
-	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return stale })
+	err = s.UpdateLocalRole(ctx, actor, reportee, local, role, func(access.RoleDefinition) error { return stale })
 	assert.ErrorIs(t, err, stale, "the precondition is checked on the locked row")
-	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, id, access.LocalRoleRequest{Name: &renamed, Rights: role.Rights, RightsAt: "Rights"},
+	require.NoError(t, s.UpdateLocalRole(ctx, actor, reportee, local, access.LocalRoleRequest{Name: &renamed, Rights: role.Rights, RightsAt: "Rights"},
 		func(d access.RoleDefinition) error {
 			assert.Equal(t, "Lønn", d.Name)
 			return nil
 		}))
 	assert.Equal(t, 2, cache.n)
 
-	d := access.RoleDefinition{ID: id, Name: renamed}
+	d := access.RoleDefinition{ID: id, Name: renamed, OwnerPartyID: reportee}
 	require.NoError(t, s.DeleteLocalRole(ctx, actor, reportee, d, nil))
-	err = s.UpdateLocalRole(ctx, actor, reportee, id, role, func(access.RoleDefinition) error { return nil })
+	err = s.UpdateLocalRole(ctx, actor, reportee, d, role, func(access.RoleDefinition) error { return nil })
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, access.Gone, refused.Kind)
 	assert.Equal(t, 3, cache.n)
+	platform := access.RoleDefinition{ID: id, Name: renamed} // no owner: a platform role
+	require.ErrorAs(t, s.DeleteLocalRole(ctx, actor, reportee, platform, nil), &refused)
+	assert.Equal(t, access.PlatformRole, refused.Kind)
+	require.ErrorAs(t, s.UpdateLocalRole(ctx, actor, reportee, platform, role, nil), &refused)
+	assert.Equal(t, access.PlatformRole, refused.Kind)
 
 	assert.Equal(t, auditBefore+3, count(`SELECT count(*) FROM authorization_audit`), "created, changed, deleted")
 	assert.Equal(t, eventsBefore+3, count(`SELECT count(*) FROM events`))

@@ -157,22 +157,12 @@ func (h *authorizationHandlers) createLocalRole(c *gin.Context) {
 	c.Status(http.StatusCreated)
 }
 
-// changeableRole loads the local role of the path for a change by an access manager of {who}: platform
-// roles get 403.
+// changeableRole loads the role definition of the path for a change by an access manager of {who}.
 func (h *authorizationHandlers) changeableRole(c *gin.Context) (access.RoleDefinition, bool) {
 	if _, ok := managedReportee(c); !ok {
 		return access.RoleDefinition{}, false
 	}
-	d, ok := h.loadRoleDefinition(c)
-	if !ok {
-		return d, false
-	}
-	if !d.Local() {
-		abort(c, problem.New(http.StatusForbidden, "platform-role", "role definition %s is a platform role; only local roles can be changed or deleted",
-			access.RoleLabel(d.ID, d.Code, d.Name)))
-		return d, false
-	}
-	return d, true
+	return h.loadRoleDefinition(c)
 }
 
 func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
@@ -186,7 +176,7 @@ func (h *authorizationHandlers) updateLocalRole(c *gin.Context) {
 		return
 	}
 	party, _ := reporteeOf(c)
-	if err := h.access.UpdateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d.ID, r, h.unchanged(c)); err != nil {
+	if err := h.access.UpdateLocalRole(c.Request.Context(), auditEntry(c, party.ID, "", clock.Now()), party.ID, d, r, h.unchanged(c)); err != nil {
 		abort(c, err)
 		return
 	}
