@@ -159,17 +159,12 @@ func (h *formTaskHandlers) deleteForm(c *gin.Context) {
 	if !ok {
 		return
 	}
-	id := form.ID
-	if form.Type != formtask.SubForm {
-		abort(c, problem.New(http.StatusConflict, "main-form", "form %d is the %s of message %s; only a sub-form can be deleted", id, form.Type, ft.Message.MessageID))
-		return
-	}
-	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return h.formETag(c, m, id) })
+	expect, ok := expectation(c, ft, func(m store.Message) (string, error) { return h.formETag(c, m, form.ID) })
 	if !ok {
 		return
 	}
-	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.Task, ft.Caller, id, expect,
-		messageAudit(c, formtask.AuditDeleteForm, "sub-form %d (%s) deleted", id, form.Name))
+	_, err := ft.tasks.DeleteForm(c.Request.Context(), ft.Task, ft.Caller, form, expect,
+		messageAudit(c, formtask.AuditDeleteForm, "sub-form %d (%s) deleted", form.ID, form.Name))
 	if err != nil {
 		abort(c, err)
 		return

@@ -12,10 +12,13 @@ import (
 // it; should another change remove it first, the change is NotFound. The audit entry, if any, is written
 // with the change, in its transaction.
 
-// DeleteForm deletes the sub-form formID; the result's FormID is that form.
-func (s *Service) DeleteForm(ctx context.Context, task Task, caller Caller, formID int64,
+// DeleteForm deletes sub-form form (the main form stays: MainFormStays); the result's FormID is that form.
+func (s *Service) DeleteForm(ctx context.Context, task Task, caller Caller, form store.Form,
 	expect *Expectation, audit *store.MessageAuditEntry) (Result, error) {
-	return s.changeContent(ctx, task, caller, NewRevision{Kind: RevisionKindDeleteForm, TargetFormID: formID},
+	if form.Type != SubForm {
+		return Result{}, refuse(MainFormStays, "form %d is the %s of message %s; only a sub-form can be deleted", form.ID, form.Type, task.MessageID)
+	}
+	return s.changeContent(ctx, task, caller, NewRevision{Kind: RevisionKindDeleteForm, TargetFormID: form.ID},
 		ContentChangeInput{Change: ChangeDeleteForm, Expect: expect}, audit)
 }
 

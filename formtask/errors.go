@@ -39,6 +39,7 @@ const (
 	ChecksumNotAllowed                  // a checksum for an attachment type without IsCheckSumAllowed
 	ChecksumMismatch                    // the bytes received do not have the checksum sent
 	NotAFormTask                        // what only a form task has or does, asked of a correspondence
+	MainFormStays                       // a delete of the main form: only a sub-form leaves a task
 )
 
 // RetryAfter is what a client is told to wait when Temporal does not answer.

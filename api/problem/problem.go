@@ -264,6 +264,7 @@ var formTaskKinds = map[formtask.Kind]problemKind{
 	formtask.ChecksumNotAllowed:  {http.StatusBadRequest, "checksum-not-allowed"},
 	formtask.ChecksumMismatch:    {http.StatusBadRequest, "checksum-mismatch"},
 	formtask.NotAFormTask:        {http.StatusConflict, "not-a-form-task"},
+	formtask.MainFormStays:       {http.StatusConflict, "main-form"},
 }
 
 func formTaskProblem(e *formtask.Error) *Problem {
