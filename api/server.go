@@ -23,6 +23,7 @@ import (
 	"github.com/postbox/postbox/internal/telemetry"
 	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/notification"
+	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
 )
 
@@ -101,11 +102,12 @@ type Server struct {
 	keys    *ttlcache.Cache[[32]byte, cachedKey]
 	origins *ttlcache.Cache[string, bool]
 	parties *identity.Parties
+	owners  *serviceowner.Gate // who may call the service-owner area, and its audit log's pseudonyms
 	limiter *rateLimiter
 	series  requestSeries
 }
 
-// referenceTTL is how long API keys, origins and parties are kept: a revoked key stops working within it.
+// referenceTTL is how long API keys, origins, parties and service owners are kept: a revoked key stops working within it.
 const referenceTTL = 30 * time.Second
 
 // New builds the server and its routes.
@@ -142,6 +144,7 @@ func New(opts Options) (*Server, error) {
 		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
 		limiter: &rateLimiter{q: q, leases: map[rateKey]*lease{}},
 		parties: identity.NewParties(q, opts.Rights, referenceTTL, 100_000),
+		owners:  serviceowner.NewGate(q, opts.Logger, referenceTTL),
 	}
 	s.tracer = opts.TracerProvider.Tracer("github.com/postbox/postbox/api")
 	s.handler = opts.Limits.Wrap(s.routes())

@@ -1,22 +1,13 @@
 package api
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/store"
 )
 
@@ -60,24 +51,10 @@ func (s *Server) authenticateServiceOwner(c *gin.Context) {
 // requireServiceOwner admits organizations (by organization token or enterprise certificate) that are
 // registered service owners and call with an API key of their own.
 func (s *Server) requireServiceOwner(c *gin.Context) {
-	p := principalOf(c)
-	if p.Method != identity.MethodOrganizationToken && p.Method != identity.MethodCertificate {
-		abort(c, problem.New(http.StatusForbidden, "serviceowner-authentication",
-			"the service-owner area needs an organization token or an enterprise certificate (?ForceEIAuthentication)"))
-		return
-	}
-	owner, err := s.serviceOwner(c.Request.Context(), p.OrganizationNumber)
-	if errors.Is(err, store.ErrNotFound) {
-		abort(c, problem.New(http.StatusForbidden, "not-a-service-owner", "organization %s is not a registered service owner", p.OrganizationNumber))
-		return
-	}
+	key, hasKey := apiKeyOf(c)
+	owner, err := s.owners.Admit(c.Request.Context(), principalOf(c), key, hasKey)
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	key, _ := apiKeyOf(c)
-	if key.ServiceOwnerCode == nil || *key.ServiceOwnerCode != owner.Code {
-		abort(c, problem.New(http.StatusForbidden, "api-key-owner", "the API key does not belong to service owner %s", owner.Code))
 		return
 	}
 	c.Set(ctxServiceOwner, owner)
@@ -113,85 +90,15 @@ func (s *Server) auditServiceOwner(c *gin.Context) {
 	if k, ok := apiKeyOf(c); ok {
 		attrs = append(attrs, slog.String("api_key", k.Name))
 	}
-	key := s.auditKey(ctx)
 	for _, name := range []string{"who", "person"} {
 		if v := c.Param(name); v != "" {
-			attrs = append(attrs, slog.String(name, pseudonymise(key, v)))
+			attrs = append(attrs, slog.String(name, s.owners.Pseudonym(ctx, v)))
 		}
 	}
 	for _, name := range []string{"subject", "reportee", "email", "phoneNumber"} {
 		if v, ok := c.GetQuery(name); ok {
-			attrs = append(attrs, slog.String(name, pseudonymise(key, v)))
+			attrs = append(attrs, slog.String(name, s.owners.Pseudonym(ctx, v)))
 		}
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "service-owner access", attrs...)
-}
-
-// pseudonymise returns v for organization numbers and reportee ids, and a keyed hash of anything else
-// (national identity numbers, e-mail addresses, phone numbers, and whatever a client sent that is none of
-// these), e.g. "hmac:3f1c2a9b0d4e5f61". The same value always gives the same pseudonym under one key.
-func pseudonymise(key []byte, v string) string {
-	if identity.OrganizationNumberPattern.MatchString(v) || identity.ReporteeIDPattern.MatchString(v) {
-		return v
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(strings.ToLower(strings.TrimSpace(v))))
-	return "hmac:" + hex.EncodeToString(m.Sum(nil)[:8])
-}
-
-// soState is what the service-owner area keeps per server: the pseudonym key, read from the database
-// once, and the service owner of each calling organization, kept like API keys for referenceTTL.
-type soState struct {
-	mu     sync.Mutex
-	key    []byte
-	owners *ttlcache.Cache[string, cachedOwner]
-}
-
-type cachedOwner struct {
-	owner store.ServiceOwner
-	err   error
-}
-
-var soStates sync.Map // *Server → *soState
-
-func (s *Server) soState() *soState {
-	if st, ok := soStates.Load(s); ok {
-		return st.(*soState)
-	}
-	st, _ := soStates.LoadOrStore(s, &soState{owners: ttlcache.New[string, cachedOwner](referenceTTL, 10_000)})
-	return st.(*soState)
-}
-
-// serviceOwner finds the service owner of an organization number, remembering answers (also "none").
-func (s *Server) serviceOwner(ctx context.Context, organizationNumber string) (store.ServiceOwner, error) {
-	st := s.soState()
-	if o, ok := st.owners.Get(organizationNumber); ok {
-		return o.owner, o.err
-	}
-	owner, err := s.q.ServiceOwnerByOrganization(ctx, organizationNumber)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return owner, err
-	}
-	st.owners.Set(organizationNumber, cachedOwner{owner, err})
-	return owner, err
-}
-
-// auditKey is the database's pseudonym key. Should it be unreadable, a random key of this process is
-// used for the moment (pseudonyms then do not match across processes, but nothing is logged in clear).
-func (s *Server) auditKey(ctx context.Context) []byte {
-	st := s.soState()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.key != nil {
-		return st.key
-	}
-	key, err := s.q.AuditPseudonymKey(ctx)
-	if err != nil {
-		s.log.ErrorContext(ctx, "reading the audit pseudonym key failed; using a key of this process", "err", err)
-		key = make([]byte, 32)
-		_, _ = rand.Read(key)
-		return key
-	}
-	st.key = key
-	return key
 }

@@ -39,6 +39,9 @@ const (
 	NotFound             // no such organization, party, contact or role definition
 	ServiceNotOwned      // a service of another owner
 	RoleNotRelevant      // a role definition that grants no right on the owner's services
+	NotOwnerLogin        // a caller that is not an organization (by token or certificate)
+	NotAServiceOwner     // an organization that is not a registered service owner
+	NotKeyOwner          // an API key that is not the service owner's own
 )
 
 // Error is a refused request.

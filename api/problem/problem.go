@@ -311,10 +311,13 @@ var metadataKinds = map[metadata.Kind]problemKind{
 
 // serviceOwnerKinds are the problems of refused service-owner requests.
 var serviceOwnerKinds = map[serviceowner.Kind]problemKind{
-	serviceowner.BadInput:        {http.StatusBadRequest, "bad-request"},
-	serviceowner.NotFound:        {http.StatusNotFound, "not-found"},
-	serviceowner.ServiceNotOwned: {http.StatusForbidden, "service-not-owned"},
-	serviceowner.RoleNotRelevant: {http.StatusForbidden, "role-not-relevant"},
+	serviceowner.BadInput:         {http.StatusBadRequest, "bad-request"},
+	serviceowner.NotFound:         {http.StatusNotFound, "not-found"},
+	serviceowner.ServiceNotOwned:  {http.StatusForbidden, "service-not-owned"},
+	serviceowner.RoleNotRelevant:  {http.StatusForbidden, "role-not-relevant"},
+	serviceowner.NotOwnerLogin:    {http.StatusForbidden, "serviceowner-authentication"},
+	serviceowner.NotAServiceOwner: {http.StatusForbidden, "not-a-service-owner"},
+	serviceowner.NotKeyOwner:      {http.StatusForbidden, "api-key-owner"},
 }
 
 // subscriptionKinds are the problems of refused webhook subscription requests.
