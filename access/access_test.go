@@ -14,6 +14,7 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
 	"github.com/postbox/postbox/store/storetest"
 )
 
@@ -21,8 +22,12 @@ type invalidations struct{ n int }
 
 func (i *invalidations) Invalidate() { i.n++ }
 
-// For answers no rights: these tests' callers act for no one but themselves.
+// For and ForSubject answer no rights: these tests' callers act for no one but themselves.
 func (i *invalidations) For(context.Context, identity.Principal, int64) (identity.RightSet, error) {
+	return identity.RightSet{}, nil
+}
+
+func (i *invalidations) ForSubject(context.Context, store.Subject, int64) (identity.RightSet, error) {
 	return identity.RightSet{}, nil
 }
 

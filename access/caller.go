@@ -6,6 +6,7 @@ import (
 	"github.com/postbox/postbox/audit"
 	"github.com/postbox/postbox/clock"
 	"github.com/postbox/postbox/identity"
+	"github.com/postbox/postbox/store"
 )
 
 // Caller is who changes access for a reportee: the audit line's actor (ReporteeID the reportee, no
@@ -28,5 +29,6 @@ func (c Caller) entry(reporteeID int64, action string) audit.Entry {
 // Rights looks up effective rights, and forgets them once access has changed.
 type Rights interface {
 	For(ctx context.Context, p identity.Principal, reporteeID int64) (identity.RightSet, error)
+	ForSubject(ctx context.Context, s store.Subject, reporteeID int64) (identity.RightSet, error)
 	Invalidate()
 }

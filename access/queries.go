@@ -69,6 +69,16 @@ func (q Store) ListReporteeRoleDefinitions(ctx context.Context, reporteeID int64
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RoleDefinition, error) { return scanRoleDefinition(r) })
 }
 
+// RoleDefinitionOf is role definition id as the reportee sees it: any platform role, or a local role of
+// its own; a local role of another reportee is store.ErrNotFound, like one that does not exist.
+func (q Store) RoleDefinitionOf(ctx context.Context, reporteeID int64, id int) (RoleDefinition, error) {
+	d, err := q.GetRoleDefinition(ctx, id, "", "")
+	if err == nil && d.Local() && d.OwnerPartyID != reporteeID {
+		return RoleDefinition{}, store.ErrNotFound
+	}
+	return d, err
+}
+
 // GetRoleDefinition returns a role definition by id, or a platform one by code when code is not "", with
 // its rights. Without an owner it returns any definition with all its rights: callers decide who may see
 // local ones. With a service owner's code it returns only the rights on the owner's services, and a local

@@ -1,16 +1,13 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/postbox/postbox/access"
-	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
@@ -19,12 +16,8 @@ import (
 // authorizationHandlers answer the user-facing authorization area: roles and rights held for {who},
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
-	roles    access.Store    // reads role definitions, delegations, holdings and the audit log
-	who      identity.Store  // whom a caller may represent
-	access   *access.Service // writes every change
-	rights   *identity.Rights
-	parties  *identity.Parties
-	events   events.Builder
+	roles    access.Store      // reads role definitions, delegations, holdings and the audit log
+	access   *access.Service   // finds receivers, decides what they may read, writes every change
 	messages *mailbox.Messages // the messages whose attachments a receiver may read
 }
 
@@ -134,7 +127,7 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 	}, nil)
 }
 
-// delegationFilter reads the filters of the delegations list; receiverId as findReceiver reads it. A
+// delegationFilter reads the filters of the delegations list; receiverId as access.FindReceiver reads it. A
 // receiver that does not exist narrows the list to nothing.
 func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.DelegationFilter, error) {
 	var (
@@ -145,7 +138,7 @@ func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.Delegat
 		return f, err
 	}
 	if raw, ok := c.GetQuery("receiverId"); ok {
-		p, err := h.findReceiver(c.Request.Context(), raw)
+		p, err := h.access.FindReceiver(c.Request.Context(), raw)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			f.ReceiverPartyID = -1 // no such receiver: no delegations
@@ -156,14 +149,4 @@ func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.Delegat
 		}
 	}
 	return f, nil
-}
-
-// findReceiver finds the party a receiverId names: a reportee id (r…) or an organization number. A
-// national identity number is refused, since the answers show persons by name and would tell whose
-// number it is.
-func (h *authorizationHandlers) findReceiver(ctx context.Context, raw string) (identity.Party, error) {
-	if !identity.ReporteeIDPattern.MatchString(raw) && !identity.OrganizationNumberPattern.MatchString(raw) {
-		return identity.Party{}, problem.BadRequest("receiverId must be a reportee id (r followed by digits) or an organization number (9 digits)")
-	}
-	return h.parties.Find(ctx, raw)
 }

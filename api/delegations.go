@@ -21,7 +21,7 @@ import (
 // One receiver of {who}'s delegations, as the reportee's access managers see it (Altinn 2's delegation
 // routes): what was delegated to it, its effective roles and rights, whether it may read an attachment,
 // and the removal of a role or a right from it. A receiver is a party, named by receiverId as
-// findReceiver reads it. Only access managers (ADMAI) and main administrators (HADM) of {who} are
+// access.FindReceiver reads it. Only access managers (ADMAI) and main administrators (HADM) of {who} are
 // answered; anyone else gets the same 403 before anything is looked up. A receiver that holds nothing for
 // {who} is answered like one that does not exist (404).
 
@@ -43,17 +43,8 @@ func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (iden
 	if !ok {
 		return identity.Party{}, access.Holding{}, false
 	}
-	ctx := c.Request.Context()
 	raw := c.Param("receiverId")
-	receiver, err := h.findReceiver(ctx, raw)
-	holding := access.Holding{Holder: store.Subject{PartyID: receiver.ID}, ReporteeID: party.ID,
-		Self: self && receiver.Kind == "Person" && receiver.ID == party.ID}
-	if err == nil && !holding.Self {
-		var holds bool
-		if holds, err = h.who.HoldsRoleFor(ctx, holding.Holder, party.ID); err == nil && !holds {
-			err = store.ErrNotFound
-		}
-	}
+	receiver, holding, err := h.access.ReceiverHolding(c.Request.Context(), party.ID, raw, self)
 	return receiver, holding, found(c, err, func() *problem.Problem {
 		return problem.NotFound("%q holds no role for %q", raw, c.Param("who"))
 	})
@@ -160,19 +151,13 @@ func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
 		abort(c, problem.NotFound("there is no attachment %d on message %s", attachmentID, messageID))
 		return
 	}
-	rights := identity.RightSet{All: holding.Self}
-	if !holding.Self {
-		if rights, err = h.rights.ForSubject(ctx, holding.Holder, party.ID); err != nil {
-			abort(c, err)
-			return
-		}
+	action, authorized, err := h.access.AttachmentAccess(ctx, holding, m)
+	if err != nil {
+		abort(c, err)
+		return
 	}
 	r := attachmentAccessResource{RightHolderID: identity.ReporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
-		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(identity.Read),
-		IsAuthorized: rights.Visibility().Allows(m.Service(), m.Status)}
-	if store.ArchivedStatus(m.Status) {
-		r.Action = string(identity.ArchiveRead)
-	}
+		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(action), IsAuthorized: authorized}
 	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
 	r.Links.Add("attachment", render.Link{Href: fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), m.MessageID, attachmentID)})
 	r.Links.Add("rightholder", render.Link{Href: h.authorizationURL(c) + "/reportee/" + url.PathEscape(c.Param("receiverId"))})
@@ -231,7 +216,7 @@ func (h *authorizationHandlers) managedReceiver(c *gin.Context, raw string) (acc
 	if _, ok := managedReportee(c); !ok {
 		return access.Receiver{}, false
 	}
-	p, err := h.findReceiver(c.Request.Context(), raw)
+	p, err := h.access.FindReceiver(c.Request.Context(), raw)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		abort(c, err)
 		return access.Receiver{}, false

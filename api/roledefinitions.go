@@ -10,7 +10,6 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/clock"
-	"github.com/postbox/postbox/store"
 )
 
 // Role definitions (user-facing): the platform roles of type Altinn and the local roles of {who}. Local
@@ -62,10 +61,7 @@ func (h *authorizationHandlers) loadRoleDefinition(c *gin.Context) (access.RoleD
 		return access.RoleDefinition{}, false
 	}
 	party, _ := reporteeOf(c)
-	d, err := h.roles.GetRoleDefinition(c.Request.Context(), id, "", "")
-	if err == nil && d.Local() && d.OwnerPartyID != party.ID {
-		err = store.ErrNotFound
-	}
+	d, err := h.roles.RoleDefinitionOf(c.Request.Context(), party.ID, id)
 	return d, found(c, err, notThere)
 }
 
