@@ -11,7 +11,6 @@ import (
 
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
-	"github.com/postbox/postbox/events"
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/mailbox"
@@ -23,11 +22,9 @@ import (
 type mailboxHandlers struct {
 	tasks formtask.Store // the signing text of a form task's service
 	lists *mailbox.Lists
-	who   identity.Store // whom a caller may represent
 	// messages reads single messages outside transactions, sharing statements with concurrent requests.
 	messages  *mailbox.Messages
 	rights    *identity.Rights
-	events    events.Builder
 	downloads fileDownloads
 }
 

@@ -54,7 +54,7 @@ func (s *Server) routes() http.Handler {
 	id := &identityHandlers{who: identity.NewStore(s.q), auth: s.auth, rights: s.rights, parties: s.parties}
 	visible := mailbox.New(s.messages, s.q, s.events)
 	downloads := fileDownloads{files: s.opts.Files, presignFrom: s.opts.PresignFrom, presignExpiry: s.opts.PresignExpiry}
-	mb := &mailboxHandlers{tasks: formtask.NewStore(s.q), lists: mailbox.NewLists(s.q), who: identity.NewStore(s.q), messages: visible, rights: s.rights, events: s.events, downloads: downloads}
+	mb := &mailboxHandlers{tasks: formtask.NewStore(s.q), lists: mailbox.NewLists(s.q), messages: visible, rights: s.rights, downloads: downloads}
 	ft := &formTaskHandlers{formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
 	az := &authorizationHandlers{roles: access.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), messages: visible}
