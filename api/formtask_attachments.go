@@ -61,25 +61,9 @@ func (h *formTaskHandlers) postStreamedAttachment(c *gin.Context) {
 		return
 	}
 	name, typ := c.Query("fileName"), c.Query("attachmentType")
-	v := formtask.CheckFileName(name)
-	var rule store.AttachmentRule
-	if v == nil {
-		rule, v = formtask.AttachmentRuleOf(ft.Service, typ)
-	}
-	if v == nil {
-		v = formtask.StreamChecks(rule, name, c.Request.ContentLength)
-	}
-	if v == nil {
-		count := 0
-		for _, a := range ft.Message.Attachments {
-			if a.AttachmentType == rule.AttachmentTypeName {
-				count++
-			}
-		}
-		v = formtask.CheckAttachmentCount(rule, count+1, false)
-	}
-	if v != nil {
-		abort(c, v.Refusal(""))
+	rule, err := ft.NewAttachment(name, typ, c.Request.ContentLength)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	body, err := newCheckedBody(c, ft.Service, name, typ)

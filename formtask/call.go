@@ -100,3 +100,30 @@ func (s *Service) Start(ctx context.Context, reportee int64, p identity.Principa
 		CreatedDate: clock.Local(now), LastChangedDateTime: clock.Local(now)}}
 	return created, res, nil
 }
+
+// NewAttachment checks an attachment about to be streamed into the task: its file name, its type among
+// the service's rules, its size (-1 while unknown) and the count of its type the task would then hold. It
+// returns the type's rule, whose MaxFileSize bounds the stream.
+func (c Call) NewAttachment(fileName, attachmentType string, size int64) (store.AttachmentRule, error) {
+	var rule store.AttachmentRule
+	v := CheckFileName(fileName)
+	if v == nil {
+		rule, v = AttachmentRuleOf(c.Service, attachmentType)
+	}
+	if v == nil {
+		v = StreamChecks(rule, fileName, size)
+	}
+	if v == nil {
+		count := 0
+		for _, a := range c.Message.Attachments {
+			if a.AttachmentType == rule.AttachmentTypeName {
+				count++
+			}
+		}
+		v = CheckAttachmentCount(rule, count+1, false)
+	}
+	if v != nil {
+		return rule, v.Refusal("")
+	}
+	return rule, nil
+}
