@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"log/slog"
@@ -157,7 +155,7 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 			abort(c, problem.New(http.StatusUnauthorized, "missing-api-key", "the ApiKey header is required"))
 			return
 		}
-		key, err := s.apiKey(c.Request.Context(), raw)
+		key, err := s.keys.Find(c.Request.Context(), raw)
 		if errors.Is(err, store.ErrNotFound) {
 			abort(c, problem.New(http.StatusUnauthorized, "invalid-api-key", "the API key is not registered"))
 			return
@@ -178,30 +176,10 @@ func (s *Server) requireKey(area string) gin.HandlerFunc {
 	}
 }
 
-// apiKey looks a key up by its hash, remembering answers (also "no such key") for a short while:
-// every keyed request needs one, and keys change rarely.
-func (s *Server) apiKey(ctx context.Context, raw string) (store.APIKey, error) {
-	hash := sha256.Sum256([]byte(raw))
-	if k, ok := s.keys.Get(hash); ok {
-		return k.key, k.err
-	}
-	key, err := s.q.GetAPIKey(ctx, hash[:])
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return key, err
-	}
-	s.keys.Set(hash, cachedKey{key, err})
-	return key, err
-}
-
-type cachedKey struct {
-	key store.APIKey
-	err error
-}
-
 // openCORS answers CORS on the open areas (metadata, authentication) for any origin registered on any key.
 func (s *Server) openCORS(c *gin.Context) {
 	if origin := c.GetHeader("Origin"); origin != "" {
-		ok, err := s.originRegistered(c.Request.Context(), origin)
+		ok, err := s.keys.OriginRegistered(c.Request.Context(), origin)
 		if err != nil {
 			abort(c, err)
 			return
@@ -211,20 +189,6 @@ func (s *Server) openCORS(c *gin.Context) {
 		}
 	}
 	c.Next()
-}
-
-func (s *Server) originRegistered(ctx context.Context, origin string) (bool, error) {
-	if checkText("Origin", origin, maxTextChars) != nil {
-		return false, nil // no registered origin looks like that, and PostgreSQL would refuse to compare it
-	}
-	if ok, cached := s.origins.Get(origin); cached {
-		return ok, nil
-	}
-	ok, err := s.q.OriginRegistered(ctx, origin)
-	if err == nil {
-		s.origins.Set(origin, ok)
-	}
-	return ok, err
 }
 
 func allowOrigin(h http.Header, origin string) {
@@ -240,7 +204,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	w.Header().Add("Vary", "Origin")
 	if origin != "" {
-		ok, err := s.originRegistered(r.Context(), origin)
+		ok, err := s.keys.OriginRegistered(r.Context(), origin)
 		if err != nil {
 			s.log.ErrorContext(r.Context(), "preflight failed", "err", err)
 			w.WriteHeader(http.StatusServiceUnavailable)

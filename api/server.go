@@ -21,7 +21,6 @@ import (
 	"github.com/postbox/postbox/formtask"
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/internal/telemetry"
-	"github.com/postbox/postbox/internal/ttlcache"
 	"github.com/postbox/postbox/notification"
 	"github.com/postbox/postbox/serviceowner"
 	"github.com/postbox/postbox/store"
@@ -99,8 +98,7 @@ type Server struct {
 	// openAPI is the OpenAPI document of the routes, made at its first request.
 	openAPI openAPIDocument
 	// Keys, origins and parties change rarely and every request needs them: they are kept for a short while.
-	keys    *ttlcache.Cache[[32]byte, cachedKey]
-	origins *ttlcache.Cache[string, bool]
+	keys    *identity.Keys
 	parties *identity.Parties
 	owners  *serviceowner.Gate // who may call the service-owner area, and its audit log's pseudonyms
 	limiter *rateLimiter
@@ -140,8 +138,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, q: q, messages: newMessageReader(opts.Pool), log: opts.Logger, auth: auth, rights: opts.Rights, formTasks: opts.FormTasks,
 		events:  events.NewBuilder(opts.PublicURL),
-		keys:    ttlcache.New[[32]byte, cachedKey](referenceTTL, 10_000),
-		origins: ttlcache.New[string, bool](referenceTTL, 10_000),
+		keys:    identity.NewKeys(q, referenceTTL),
 		limiter: &rateLimiter{q: q, leases: map[rateKey]*lease{}},
 		parties: identity.NewParties(q, opts.Rights, referenceTTL, 100_000),
 		owners:  serviceowner.NewGate(q, opts.Logger, referenceTTL),
