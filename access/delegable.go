@@ -13,25 +13,31 @@ import (
 // they hold as delegatable rights. Roles from the business register are never delegated. A role is taken
 // from a receiver on the same terms.
 
-// Delegate gives holder the role definitions roleIDs and the single rights for the caller's reportee, on
-// the terms above; it returns the new roles' ids as DelegateRoles does.
-func (s *Service) Delegate(ctx context.Context, c Caller, holder Holder, roleIDs []int, rights []RightSpec) ([]int64, error) {
+// Delegate gives the right holder name identifies the role definitions roleIDs and the single rights for
+// the caller's reportee, on the terms above; it returns the holder and the new roles' ids as
+// DelegateRoles does.
+func (s *Service) Delegate(ctx context.Context, c Caller, name HolderName, roleIDs []int, rights []RightSpec) (Holder, []int64, error) {
+	holder, err := s.rightHolder(ctx, name)
+	if err != nil {
+		return holder, nil, err
+	}
 	reportee := c.Actor.ReporteeID
 	if holder.PartyID == reportee {
-		return nil, refuse(BadInput, "a party cannot hold roles for itself")
+		return holder, nil, refuse(BadInput, "a party cannot hold roles for itself")
 	}
 	q := NewStore(store.New(s.pool))
 	defs, err := s.delegableRoles(ctx, q, c, roleIDs)
 	if err != nil {
-		return nil, err
+		return holder, nil, err
 	}
 	if err := knownServices(ctx, q, rights); err != nil {
-		return nil, err
+		return holder, nil, err
 	}
-	return s.DelegateRoles(ctx, c.entry(reportee, ""), reportee, holder,
+	ids, err := s.DelegateRoles(ctx, c.entry(reportee, ""), reportee, holder,
 		Grant{Roles: defs, Rights: rights, MayDelegateRight: func(q Store, def RoleDefinition) error {
 			return mayDelegateRight(ctx, q, c, def)
 		}})
+	return holder, ids, err
 }
 
 // delegableRoles loads the role definitions ids and checks the caller may delegate each.

@@ -15,10 +15,10 @@ type HolderName struct {
 	SocialSecurityNumber, LastName, OrganizationNumber, Name, UserName string
 }
 
-// RightHolder identifies the right holder n names. An identifier and a name that do not belong together
+// rightHolder identifies the right holder n names. An identifier and a name that do not belong together
 // get the same answer whether the identifier exists or not (HolderMismatch), so the answer never reveals
 // who a national identity number belongs to.
-func (s *Service) RightHolder(ctx context.Context, n HolderName) (Holder, error) {
+func (s *Service) rightHolder(ctx context.Context, n HolderName) (Holder, error) {
 	switch {
 	case n.SocialSecurityNumber != "":
 		if n.OrganizationNumber != "" || n.UserName != "" {

@@ -30,7 +30,6 @@ type authorizationHandlers struct {
 // hold themselves and whose rights they hold as delegatable rights. Roles from the business register
 // (RoleType External) are not delegated.
 func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
-	ctx := c.Request.Context()
 	if _, ok := managedReportee(c); !ok {
 		return
 	}
@@ -44,12 +43,7 @@ func (h *authorizationHandlers) delegateRoles(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	holder, err := h.access.RightHolder(ctx, req.HolderName)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	ids, err := h.access.Delegate(ctx, accessCaller(c), holder, req.RoleDefinitionIDs, req.Rights)
+	holder, ids, err := h.access.Delegate(c.Request.Context(), accessCaller(c), req.HolderName, req.RoleDefinitionIDs, req.Rights)
 	if err != nil {
 		abort(c, err)
 		return
