@@ -35,13 +35,13 @@ type Kind int
 
 // Kinds of refusal.
 const (
-	BadInput        Kind = iota + 1
-	NotFound             // no such organization, party, contact or role definition
-	ServiceNotOwned      // a service of another owner
-	RoleNotRelevant      // a role definition that grants no right on the owner's services
-	NotOwnerLogin        // a caller that is not an organization (by token or certificate)
-	NotAServiceOwner     // an organization that is not a registered service owner
-	NotKeyOwner          // an API key that is not the service owner's own
+	BadInput         Kind = iota + 1
+	NotFound              // no such organization, party, contact or role definition
+	ServiceNotOwned       // a service of another owner
+	RoleNotRelevant       // a role definition that grants no right on the owner's services
+	NotOwnerLogin         // a caller that is not an organization (by token or certificate)
+	NotAServiceOwner      // an organization that is not a registered service owner
+	NotKeyOwner           // an API key that is not the service owner's own
 )
 
 // Error is a refused request.
