@@ -102,11 +102,7 @@ func (h *formTaskHandlers) beginSubForm(c *gin.Context) (formTaskCall, formtask.
 		abort(c, err)
 		return ft, formtask.RevisionForm{}, false
 	}
-	if v := formtask.CheckSubFormType(string(body.Type)); v != nil {
-		abort(c, v.Refusal(""))
-		return ft, formtask.RevisionForm{}, false
-	}
-	form, err := formtask.RevisionFormOf(ft.Service, body.input(), "body")
+	form, err := ft.SubForm(body.input())
 	if err != nil {
 		abort(c, err)
 		return ft, formtask.RevisionForm{}, false

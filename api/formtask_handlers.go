@@ -194,19 +194,11 @@ func (h *formTaskHandlers) putSubForm(c *gin.Context) {
 	if !ok {
 		return
 	}
-	target, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
-	exists := false
-	for _, f := range ft.Message.Forms {
-		if f.ID == target {
-			if v := formtask.CheckSubFormTarget(f.ID, f.Type); v != nil {
-				abort(c, v.Refusal(""))
-				return
-			}
-			exists = true
-		}
-	}
-	if !exists {
-		target = 0
+	formID, _ := strconv.ParseInt(c.Param("formId"), 10, 64)
+	target, exists, err := ft.SubFormTarget(formID)
+	if err != nil {
+		abort(c, err)
+		return
 	}
 	expect, ok := expectation(c, ft, func(m store.Message) (string, error) {
 		return h.formETag(c, m, target)

@@ -127,3 +127,25 @@ func (c Call) NewAttachment(fileName, attachmentType string, size int64) (store.
 	}
 	return rule, nil
 }
+
+// SubForm is the sub-form of a request's body, checked against the task's service.
+func (c Call) SubForm(body FormBody) (RevisionForm, error) {
+	if v := CheckSubFormType(body.Type); v != nil {
+		return RevisionForm{}, v.Refusal("")
+	}
+	return RevisionFormOf(c.Service, body, "body")
+}
+
+// SubFormTarget is the form a PUT of a sub-form to formID writes: that sub-form when the task has it
+// (exists), else none (0: the sub-form is added). The main form is refused.
+func (c Call) SubFormTarget(formID int64) (target int64, exists bool, err error) {
+	for _, f := range c.Message.Forms {
+		if f.ID == formID {
+			if v := CheckSubFormTarget(f.ID, f.Type); v != nil {
+				return 0, false, v.Refusal("")
+			}
+			return formID, true, nil
+		}
+	}
+	return 0, false, nil
+}
