@@ -51,8 +51,8 @@ func (s *Server) authenticateServiceOwner(c *gin.Context) {
 // requireServiceOwner admits organizations (by organization token or enterprise certificate) that are
 // registered service owners and call with an API key of their own.
 func (s *Server) requireServiceOwner(c *gin.Context) {
-	key, hasKey := apiKeyOf(c)
-	owner, err := s.owners.Admit(c.Request.Context(), principalOf(c), key, hasKey)
+	key, _ := apiKeyOf(c)
+	owner, err := s.owners.Admit(c.Request.Context(), principalOf(c), key)
 	if err != nil {
 		abort(c, err)
 		return

@@ -39,8 +39,9 @@ func NewGate(q *store.Queries, log *slog.Logger, ttl time.Duration) *Gate {
 }
 
 // Admit is the service owner p calls the area as: an organization (by organization token or enterprise
-// certificate) that is a registered service owner, calling with an API key of its own (key, when hasKey).
-func (g *Gate) Admit(ctx context.Context, p identity.Principal, key store.APIKey, hasKey bool) (store.ServiceOwner, error) {
+// certificate) that is a registered service owner, calling with an API key of its own (key; the zero key
+// when the request has none).
+func (g *Gate) Admit(ctx context.Context, p identity.Principal, key store.APIKey) (store.ServiceOwner, error) {
 	if p.Method != identity.MethodOrganizationToken && p.Method != identity.MethodCertificate {
 		return store.ServiceOwner{}, refusal.New(NotOwnerLogin,
 			"the service-owner area needs an organization token or an enterprise certificate (?ForceEIAuthentication)")
@@ -52,7 +53,7 @@ func (g *Gate) Admit(ctx context.Context, p identity.Principal, key store.APIKey
 	if err != nil {
 		return owner, err
 	}
-	if !hasKey || key.ServiceOwnerCode == nil || *key.ServiceOwnerCode != owner.Code {
+	if key.ServiceOwnerCode == nil || *key.ServiceOwnerCode != owner.Code {
 		return owner, refusal.New(NotKeyOwner, "the API key does not belong to service owner %s", owner.Code)
 	}
 	return owner, nil
