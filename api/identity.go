@@ -142,7 +142,7 @@ func (s *Server) resolveWhoOrUser(c *gin.Context) {
 		s.resolveWho(c)
 		return
 	}
-	login, err := identity.FindLogin(c.Request.Context(), s.q.DB(), who)
+	login, err := s.parties.Login(c.Request.Context(), who)
 	if errors.Is(err, store.ErrNotFound) {
 		err = access.RoleRefused(who, c.Param("roleId"))
 	}

@@ -51,6 +51,12 @@ func (ps *Parties) Represented(ctx context.Context, p Principal, key, asWritten 
 	return party, rights, nil
 }
 
+// Login finds a login by user name (any case) or by the person's national identity number: {who} names
+// one where a role's holder is a user rather than a party.
+func (ps *Parties) Login(ctx context.Context, name string) (Login, error) {
+	return FindLogin(ctx, ps.q.DB(), name)
+}
+
 // Find finds a party by reportee id ("r" + id), national identity number or organization number.
 func (ps *Parties) Find(ctx context.Context, key string) (Party, error) {
 	if p, ok := ps.cache.Get(key); ok {
