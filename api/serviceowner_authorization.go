@@ -184,9 +184,9 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	var roleDefinitionID int
+	f := serviceowner.ReporteeFilter{Service: service}
 	if raw := c.Query("roleDefinitionId"); raw != "" {
-		if roleDefinitionID, err = strconv.Atoi(raw); err != nil || roleDefinitionID <= 0 {
+		if f.RoleDefinitionID, err = strconv.Atoi(raw); err != nil || f.RoleDefinitionID <= 0 {
 			abort(c, problem.BadRequest("roleDefinitionId must be a positive integer"))
 			return
 		}
@@ -197,17 +197,12 @@ func (h *serviceOwnerHandlers) soListReportees(c *gin.Context) {
 			return
 		}
 	}
-	rq, err := h.owner.ReporteeQuery(c.Request.Context(), serviceOwnerOf(c).Code, subject, service, roleDefinitionID)
-	if err != nil {
-		abort(c, err)
-		return
-	}
 	pg, err := parseSOListQuery(c, "reportees")
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	parties, more, err := h.owner.Reportees(c.Request.Context(), rq, pg.ListQuery, pg.after)
+	parties, more, err := h.owner.Reportees(c.Request.Context(), serviceOwnerOf(c).Code, subject, f, pg.ListQuery, pg.after)
 	if err != nil {
 		abort(c, err)
 		return

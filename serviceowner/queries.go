@@ -195,8 +195,13 @@ func ReporteesSQL(rq ReporteeQuery, lq store.ListQuery, after int64) (string, []
 	return sql, append(args, more...), nil
 }
 
-// Reportees lists the parties a subject can represent, by party id.
-func (s *Service) Reportees(ctx context.Context, rq ReporteeQuery, lq store.ListQuery, after int64) ([]identity.Party, bool, error) {
+// Reportees lists the parties subject can represent, narrowed by f to the owner's service or role, by
+// party id.
+func (s *Service) Reportees(ctx context.Context, owner string, subject identity.Party, f ReporteeFilter, lq store.ListQuery, after int64) ([]identity.Party, bool, error) {
+	rq, err := s.reporteeQuery(ctx, owner, subject, f)
+	if err != nil {
+		return nil, false, err
+	}
 	return store.BuiltPage(ctx, s.q, lq.Limit, func(r pgx.CollectableRow) (identity.Party, error) { return identity.ScanParty(r) })(
 		ReporteesSQL(rq, lq, after))
 }

@@ -161,19 +161,25 @@ func (s *Service) PersonalContact(ctx context.Context, org store.Organization, p
 	return person, err
 }
 
-// ReporteeQuery reads the narrowing of a list of the parties subject can represent: to a service of the
-// owner, or to a role definition (roleDefinitionID, 0 for none) that grants a right on one.
-func (s *Service) ReporteeQuery(ctx context.Context, owner string, subject identity.Party, service store.ServiceFilter, roleDefinitionID int) (ReporteeQuery, error) {
-	rq := ReporteeQuery{SubjectID: subject.ID, Service: service, RoleDefinitionID: roleDefinitionID}
-	if err := s.CheckService(ctx, owner, service); err != nil {
+// ReporteeFilter narrows a list of the parties a subject can represent: to a service of the owner, or to a
+// role definition (RoleDefinitionID, 0 for none) that grants a right on one; the zero value narrows nothing.
+type ReporteeFilter struct {
+	Service          store.ServiceFilter
+	RoleDefinitionID int
+}
+
+// reporteeQuery checks that f names only the owner's service and role, and asks for subject's parties.
+func (s *Service) reporteeQuery(ctx context.Context, owner string, subject identity.Party, f ReporteeFilter) (ReporteeQuery, error) {
+	rq := ReporteeQuery{SubjectID: subject.ID, Service: f.Service, RoleDefinitionID: f.RoleDefinitionID}
+	if err := s.CheckService(ctx, owner, f.Service); err != nil {
 		return rq, err
 	}
-	if roleDefinitionID != 0 {
-		if err := s.CheckRole(ctx, owner, roleDefinitionID, ""); err != nil {
+	if f.RoleDefinitionID != 0 {
+		if err := s.CheckRole(ctx, owner, f.RoleDefinitionID, ""); err != nil {
 			return rq, err
 		}
 	}
-	if subject.Kind == "Person" && roleDefinitionID == 0 {
+	if subject.Kind == "Person" && f.RoleDefinitionID == 0 {
 		rq.SelfID = subject.ID
 	}
 	return rq, nil
