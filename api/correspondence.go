@@ -346,9 +346,9 @@ func (h *correspondenceHandlers) prefillFormTask(c *gin.Context) {
 		return
 	}
 	key := store.ServiceKey{Code: string(body.ServiceCode), Edition: body.ServiceEdition.n}
-	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), key, formTaskBody{Embedded: body.Embedded}.content(),
-		correspondence.Prefill{Reportee: string(body.Reportee), Subject: string(body.Subject), DueAt: body.DueDateTime.time(),
-			VisibleAt: body.VisibleDateTime.time(), Notification: body.Notification.order()})
+	done, err := h.sends.Prefill(c.Request.Context(), correspondenceActor(c), correspondence.PrefillRequest{Reportee: string(body.Reportee),
+		Service: key, Subject: string(body.Subject), DueAt: body.DueDateTime.time(), VisibleAt: body.VisibleDateTime.time(),
+		Content: formTaskBody{Embedded: body.Embedded}.content(), Notification: body.Notification.order()})
 	if err != nil {
 		abort(c, err)
 		return

@@ -17,7 +17,8 @@ import (
 
 // Prefill is a form task a service owner puts into a party's mailbox, filled in as far as the owner
 // knows: the party fills in the rest, signs and submits it like any other task, and its archive lands in
-// the owner's queue.
+// the owner's queue. It is a PrefillRequest with its service edition read and its content made into
+// forms and attachments; a scheduled one is stored so until it appears.
 type Prefill struct {
 	Reportee string // organization number or national identity number
 	Service  store.ServiceDetail
@@ -30,6 +31,16 @@ type Prefill struct {
 	Attachments []formtask.RevisionAttachment
 	// Notification, when set, tells the party once the task is in its mailbox (package notification).
 	Notification *notification.Order
+}
+
+// PrefillRequest asks for a Prefill: the service edition it is of, and its content as the owner sent it.
+type PrefillRequest struct {
+	Reportee         string // organization number or national identity number
+	Service          store.ServiceKey
+	Subject          string // the service's name when empty
+	DueAt, VisibleAt *time.Time
+	Content          formtask.Content
+	Notification     *notification.Order
 }
 
 // Prefilled is a pre-filled task created, or scheduled to be created at VisibleAt: its message id and
@@ -50,20 +61,19 @@ const TaskDueWorkflowName = "FormTaskDue"
 // of the party's, and the owner's client is authenticated by its organization token or certificate.
 const ownerSecurityLevel = 4
 
-// Prefill creates p, with the content as sent for the service edition key names, in the reportee's
-// mailbox as the owner of a, with its forms validated as any saved content is (a refusal names the
-// field), and starts the timer of its due date. p's Service, Forms and Attachments are made here, of key
-// and content. It returns the new task's message id and its notification order's.
-func (s *Service) Prefill(ctx context.Context, a Actor, key store.ServiceKey, content formtask.Content, p Prefill) (Prefilled, error) {
-	svc, err := store.New(s.pool).GetService(ctx, key.Code, key.Edition)
+// Prefill creates the task r asks for in the reportee's mailbox as the owner of a, with its forms
+// validated as any saved content is (a refusal names the field), and starts the timer of its due date. It
+// returns the new task's message id and its notification order's.
+func (s *Service) Prefill(ctx context.Context, a Actor, r PrefillRequest) (Prefilled, error) {
+	svc, err := store.New(s.pool).GetService(ctx, r.Service.Code, r.Service.Edition)
 	if errors.Is(err, store.ErrNotFound) {
-		return Prefilled{}, refuse(BadInput, "there is no service %s edition %d", key.Code, key.Edition)
+		return Prefilled{}, refuse(BadInput, "there is no service %s edition %d", r.Service.Code, r.Service.Edition)
 	}
 	if err != nil {
 		return Prefilled{}, err
 	}
-	p.Service = svc
-	if p.Forms, p.Attachments, err = formtask.RevisionContent(svc, content); err != nil {
+	p := Prefill{Reportee: r.Reportee, Service: svc, Subject: r.Subject, DueAt: r.DueAt, VisibleAt: r.VisibleAt, Notification: r.Notification}
+	if p.Forms, p.Attachments, err = formtask.RevisionContent(svc, r.Content); err != nil {
 		return Prefilled{}, err
 	}
 	now := clock.Now()
