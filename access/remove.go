@@ -150,18 +150,32 @@ func (s *Service) DeleteLocalRight(ctx context.Context, c Caller, rightRef strin
 	})
 }
 
-// Receiver is a party that receives the reportee's delegations, with its receiverId as the client wrote
-// it, for details; Party is zero when no party has that id.
-type Receiver struct {
-	Party identity.Party
-	Ref   string
+// receiver is a party that receives the reportee's delegations, with its receiverId as the client wrote
+// it, for details; party is zero when no party has that id, so it holds nothing.
+type receiver struct {
+	party identity.Party
+	ref   string
 }
 
-// RemoveRole takes role roleRef from the receiver, on the same terms as it is delegated (MayDelegate).
-func (s *Service) RemoveRole(ctx context.Context, c Caller, receiver Receiver, roleRef string) error {
+// receiverOf finds the receiver raw names (FindReceiver) of a removal.
+func (s *Service) receiverOf(ctx context.Context, raw string) (receiver, error) {
+	p, err := s.FindReceiver(ctx, raw)
+	if errors.Is(err, store.ErrNotFound) {
+		return receiver{ref: raw}, nil
+	}
+	return receiver{party: p, ref: raw}, err
+}
+
+// RemoveRole takes role roleRef from the receiver rawReceiver names, on the same terms as it is delegated
+// (MayDelegate).
+func (s *Service) RemoveRole(ctx context.Context, c Caller, rawReceiver, roleRef string) error {
+	receiver, err := s.receiverOf(ctx, rawReceiver)
+	if err != nil {
+		return err
+	}
 	role, err := NewStore(store.New(s.pool)).GetDelegatedRole(ctx, PositiveID(roleRef))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (receiver.Party.ID == 0 || role.ReporteeID != c.Actor.ReporteeID || role.HolderPartyID != receiver.Party.ID)) {
-		return refuse(NotFound, "%q holds no role %s for %q", receiver.Ref, roleRef, c.Who)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (receiver.party.ID == 0 || role.ReporteeID != c.Actor.ReporteeID || role.HolderPartyID != receiver.party.ID)) {
+		return refuse(NotFound, "%q holds no role %s for %q", receiver.ref, roleRef, c.Who)
 	}
 	if err != nil {
 		return err
@@ -171,22 +185,27 @@ func (s *Service) RemoveRole(ctx context.Context, c Caller, receiver Receiver, r
 	})
 }
 
-// RemoveRight takes the right rightRef (a RightID) from the receiver. A right reaches a receiver only with
-// its roles: the right (its service edition and action, whichever role definition's RightID names it) is
-// taken by deleting the receiver's roles that give it. When one of them gives other rights too, that is
-// refused naming the role (RightComesWithRole): a removal never takes more than was asked.
-func (s *Service) RemoveRight(ctx context.Context, c Caller, receiver Receiver, rightRef string) error {
+// RemoveRight takes the right rightRef (a RightID) from the receiver rawReceiver names. A right reaches a
+// receiver only with its roles: the right (its service edition and action, whichever role definition's
+// RightID names it) is taken by deleting the receiver's roles that give it. When one of them gives other
+// rights too, that is refused naming the role (RightComesWithRole): a removal never takes more than was
+// asked.
+func (s *Service) RemoveRight(ctx context.Context, c Caller, rawReceiver, rightRef string) error {
+	receiver, err := s.receiverOf(ctx, rawReceiver)
+	if err != nil {
+		return err
+	}
 	reportee := c.Actor.ReporteeID
-	notThere := refuse(NotFound, "%q holds no right %s for %q", receiver.Ref, rightRef, c.Who)
+	notThere := refuse(NotFound, "%q holds no right %s for %q", receiver.ref, rightRef, c.Who)
 	right, err := NewStore(store.New(s.pool)).GetDefinedRight(ctx, PositiveID(rightRef))
-	if errors.Is(err, store.ErrNotFound) || receiver.Party.ID == 0 {
+	if errors.Is(err, store.ErrNotFound) || receiver.party.ID == 0 {
 		return notThere
 	}
 	if err != nil {
 		return err
 	}
 	return s.Change(ctx, func(q Store) error {
-		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.Party.ID}, reportee, right.Right)
+		roles, err := q.RolesGranting(ctx, store.Subject{PartyID: receiver.party.ID}, reportee, right.Right)
 		if err != nil {
 			return err
 		}

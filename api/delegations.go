@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -196,30 +195,16 @@ func (h *authorizationHandlers) deleteDelegation(c *gin.Context) {
 	}
 }
 
-// removeRole takes the role RoleId rawRole from the receiver rawReceiver.
+// removeRole takes the role RoleId rawRole from the receiver rawReceiver, by an access manager of {who}.
 func (h *authorizationHandlers) removeRole(c *gin.Context, rawReceiver, rawRole string) {
-	if receiver, ok := h.managedReceiver(c, rawReceiver); ok {
-		noContent(c, h.access.RemoveRole(c.Request.Context(), accessCaller(c), receiver, rawRole))
+	if _, ok := managedReportee(c); ok {
+		noContent(c, h.access.RemoveRole(c.Request.Context(), accessCaller(c), rawReceiver, rawRole))
 	}
 }
 
-// removeRight takes the right RightID rawRule from the receiver rawReceiver.
+// removeRight takes the right RightID rawRule from the receiver rawReceiver, by an access manager of {who}.
 func (h *authorizationHandlers) removeRight(c *gin.Context, rawReceiver, rawRule string) {
-	if receiver, ok := h.managedReceiver(c, rawReceiver); ok {
-		noContent(c, h.access.RemoveRight(c.Request.Context(), accessCaller(c), receiver, rawRule))
+	if _, ok := managedReportee(c); ok {
+		noContent(c, h.access.RemoveRight(c.Request.Context(), accessCaller(c), rawReceiver, rawRule))
 	}
-}
-
-// managedReceiver is the receiver raw of a removal by an access manager of {who}; a receiver that does
-// not exist is a zero party, which holds nothing.
-func (h *authorizationHandlers) managedReceiver(c *gin.Context, raw string) (access.Receiver, bool) {
-	if _, ok := managedReportee(c); !ok {
-		return access.Receiver{}, false
-	}
-	p, err := h.access.FindReceiver(c.Request.Context(), raw)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		abort(c, err)
-		return access.Receiver{}, false
-	}
-	return access.Receiver{Party: p, Ref: raw}, true
 }
