@@ -369,22 +369,24 @@ var DelegationFields = odatasql.Fields{
 }
 
 // DelegationFilter narrows the delegations of a reportee to roles that grant a right on a service and to
-// one receiver (a party, by id); the zero value narrows nothing.
+// one receiver; the zero value narrows nothing.
 type DelegationFilter struct {
-	Service         store.ServiceFilter
-	ReceiverPartyID int64
+	Service store.ServiceFilter
+	// Receiver is receiverId as the client wrote it (FindReceiver reads it); nil for every receiver.
+	Receiver *string
 }
 
-// ListDelegations lists every role held by anyone for the reportee, newest first.
-func (q Store) ListDelegations(ctx context.Context, reporteeID int64, f DelegationFilter, lq store.ListQuery) ([]DelegatedRole, bool, error) {
+// listDelegations lists the roles held for the reportee, narrowed to a service and to a receiver (by
+// party id, 0 for any).
+func (q Store) listDelegations(ctx context.Context, reporteeID int64, service store.ServiceFilter, receiverID int64, lq store.ListQuery) ([]DelegatedRole, bool, error) {
 	args := []any{reporteeID}
 	cond := ""
-	if f.Service.Code != "" {
-		args = append(args, f.Service.Code, f.Service.Edition)
+	if service.Code != "" {
+		args = append(args, service.Code, service.Edition)
 		cond += " AND " + store.GrantsServiceSQL("ro.role_definition_id", len(args)-1)
 	}
-	if f.ReceiverPartyID != 0 {
-		args = append(args, f.ReceiverPartyID)
+	if receiverID != 0 {
+		args = append(args, receiverID)
 		cond += fmt.Sprintf(" AND ro.holder_party_id = $%d", len(args))
 	}
 	where, tail, more, err := store.ListClauses(lq, DelegationFields, store.ListOrder{ByDefault: "ro.delegated_time DESC, ro.id DESC", TieBreaker: "ro.id"}, len(args)+1)

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -53,4 +54,22 @@ func (s *Service) AttachmentAccess(ctx context.Context, holding Holding, m store
 		action = identity.ArchiveRead
 	}
 	return action, rights.Visibility().Allows(m.Service(), m.Status), nil
+}
+
+// ListDelegations lists every role held by anyone for the reportee, newest first. A receiver that does
+// not exist holds nothing: it narrows the list to nothing.
+func (s *Service) ListDelegations(ctx context.Context, reporteeID int64, f DelegationFilter, lq store.ListQuery) ([]DelegatedRole, bool, error) {
+	var receiverID int64
+	if f.Receiver != nil {
+		p, err := s.FindReceiver(ctx, *f.Receiver)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			receiverID = -1 // no party has this id: the list still checks its query
+		case err != nil:
+			return nil, false, err
+		default:
+			receiverID = p.ID
+		}
+	}
+	return NewStore(store.New(s.pool)).listDelegations(ctx, reporteeID, f.Service, receiverID, lq)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -100,13 +99,13 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f, err := h.delegationFilter(c)
+	f, err := delegationFilter(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	respondList(c, "delegations", func(lq store.ListQuery) ([]access.DelegatedRole, bool, error) {
-		return h.roles.ListDelegations(c.Request.Context(), party.ID, f, lq)
+		return h.access.ListDelegations(c.Request.Context(), party.ID, f, lq)
 	}, func(r access.DelegatedRole) delegationResource {
 		d := delegationResource{RoleID: r.RoleID, RoleType: r.RoleType, RoleDefinitionID: r.RoleDefinitionID, RoleName: r.RoleName,
 			RoleDescription: r.RoleDescription, Delegator: r.Delegator, DelegatedTime: render.TimestampOf(*r.DelegatedTime),
@@ -121,26 +120,15 @@ func (h *authorizationHandlers) listDelegations(c *gin.Context) {
 	}, nil)
 }
 
-// delegationFilter reads the filters of the delegations list; receiverId as access.FindReceiver reads it. A
-// receiver that does not exist narrows the list to nothing.
-func (h *authorizationHandlers) delegationFilter(c *gin.Context) (access.DelegationFilter, error) {
+// delegationFilter reads the filters of the delegations list.
+func delegationFilter(c *gin.Context) (access.DelegationFilter, error) {
 	var (
 		f   access.DelegationFilter
 		err error
 	)
-	if f.Service, err = serviceFilterOf(c); err != nil {
-		return f, err
-	}
+	f.Service, err = serviceFilterOf(c)
 	if raw, ok := c.GetQuery("receiverId"); ok {
-		p, err := h.access.FindReceiver(c.Request.Context(), raw)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			f.ReceiverPartyID = -1 // no such receiver: no delegations
-		case err != nil:
-			return f, err
-		default:
-			f.ReceiverPartyID = p.ID
-		}
+		f.Receiver = &raw
 	}
-	return f, nil
+	return f, err
 }
