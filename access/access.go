@@ -27,13 +27,23 @@ type Service struct {
 	rights  Rights
 	parties *identity.Parties // who a delegation names
 	events  events.Builder
+	// messages finds the messages of a reportee the caller sees (mailbox.Messages), whose attachments a
+	// receiver may be asked about.
+	messages VisibleMessages
+}
+
+// VisibleMessages finds a message of a reportee when rights let the caller see it, else
+// store.ErrNotFound (mailbox.Messages).
+type VisibleMessages interface {
+	Visible(ctx context.Context, reporteeID int64, rights identity.RightSet, id string) (store.Message, error)
 }
 
 // New returns the service over pool; rights are looked up in rights, which is emptied after each change
 // (this replica's cache, once the change has committed: the others hear of it through the database's
-// change notification); parties finds the right holders delegations name; eb makes its events.
-func New(pool *pgxpool.Pool, rights Rights, parties *identity.Parties, eb events.Builder) *Service {
-	return &Service{pool: pool, rights: rights, parties: parties, events: eb}
+// change notification); parties finds the right holders delegations name; eb makes its events; messages
+// finds the messages a receiver may be asked about.
+func New(pool *pgxpool.Pool, rights Rights, parties *identity.Parties, eb events.Builder, messages VisibleMessages) *Service {
+	return &Service{pool: pool, rights: rights, parties: parties, events: eb, messages: messages}
 }
 
 // Change runs fn, a change with its audit entries and events, in one transaction and, once it has

@@ -39,7 +39,7 @@ func TestLocalRoleChanges(t *testing.T) {
 	var reportee int64
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM parties WHERE organization_number = '310123455'`).Scan(&reportee))
 	cache := &invalidations{}
-	s := access.New(pool, cache, nil, events.NewBuilder("http://postbox.test"))
+	s := access.New(pool, cache, nil, events.NewBuilder("http://postbox.test"), nil)
 	actor := audit.Entry{At: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), ActorName: "Tester", ActorMethod: "test", APIKeyName: "k", RequestID: "r"}
 	count := func(sql string, args ...any) int {
 		var n int
@@ -124,7 +124,7 @@ func TestDelegateRoles(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Len(t, defs, 2)
 	cache := &invalidations{}
-	s := access.New(pool, cache, nil, events.NewBuilder("http://postbox.test"))
+	s := access.New(pool, cache, nil, events.NewBuilder("http://postbox.test"), nil)
 	actor := audit.Entry{At: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), ActorName: "Tester", ActorMethod: "test", APIKeyName: "k", RequestID: "r"}
 
 	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: defs[:1]})
@@ -154,7 +154,7 @@ func TestDeleteRole(t *testing.T) {
 		(SELECT FROM roles r WHERE r.holder_party_id = parties.id AND r.reportee_id = $1) LIMIT 1`, reportee).Scan(&holder))
 	var def access.RoleDefinition
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM role_definitions WHERE role_definition_code = 'REGNA'`).Scan(&def.ID))
-	s := access.New(pool, &invalidations{}, nil, events.NewBuilder("http://postbox.test"))
+	s := access.New(pool, &invalidations{}, nil, events.NewBuilder("http://postbox.test"), nil)
 	actor := audit.Entry{ReporteeID: reportee, ActorName: "Tester", ActorMethod: "test", RequestID: "r"}
 	ids, err := s.DelegateRoles(ctx, actor, reportee, access.Holder{PartyID: holder, Name: "Mottaker"}, access.Grant{Roles: []access.RoleDefinition{def}})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/postbox/postbox/identity"
 	"github.com/postbox/postbox/store"
@@ -38,22 +39,59 @@ func (s *Service) ReceiverHolding(ctx context.Context, reporteeID int64, raw str
 	return receiver, holding, err
 }
 
-// AttachmentAccess tells whether holding lets its holder read the attachments of message m of the
-// reportee, by the mailbox's rule: its rights on m's service allow m in its status. The action that
-// decides is Read, or ArchiveRead once m is archived.
-func (s *Service) AttachmentAccess(ctx context.Context, holding Holding, m store.Message) (identity.Action, bool, error) {
+// AttachmentQuery asks whether a receiver of the reportee's delegations may read an attachment of one of
+// its messages: receiverId (FindReceiver) and messageId as the client wrote them, and the attachment's id.
+type AttachmentQuery struct {
+	Receiver     string
+	MessageID    string
+	AttachmentID int64
+}
+
+// AttachmentAnswer says whether the receiver may read the attachment, and by which action on which
+// message.
+type AttachmentAnswer struct {
+	Receiver   identity.Party
+	Message    store.Message
+	Action     identity.Action
+	Authorized bool
+}
+
+// AttachmentAccess tells whether the receiver q names may read an attachment of a message of the caller's
+// reportee, by the mailbox's rule: what it holds (its roles, or itself as the reportee's person) gives
+// rights on the message's service that allow the message in its status. The action that decides is Read,
+// or ArchiveRead once the message is archived. A receiver that holds nothing for the reportee, a message
+// the caller does not see itself and an attachment that is not on it are each not found.
+func (s *Service) AttachmentAccess(ctx context.Context, c Caller, q AttachmentQuery) (AttachmentAnswer, error) {
+	reportee := c.Actor.ReporteeID
+	receiver, holding, err := s.ReceiverHolding(ctx, reportee, q.Receiver, true)
+	if errors.Is(err, store.ErrNotFound) {
+		return AttachmentAnswer{}, refuse(NotFound, "%q holds no role for %q", q.Receiver, c.Who)
+	}
+	if err != nil {
+		return AttachmentAnswer{}, err
+	}
+	m, err := s.messages.Visible(ctx, reportee, c.Rights, q.MessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return AttachmentAnswer{}, refuse(NotFound, "there is no message %s for %q", q.MessageID, c.Who)
+	}
+	if err != nil {
+		return AttachmentAnswer{}, err
+	}
+	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == q.AttachmentID }) {
+		return AttachmentAnswer{}, refuse(NotFound, "there is no attachment %d on message %s", q.AttachmentID, q.MessageID)
+	}
 	rights := identity.RightSet{All: holding.Self}
 	if !holding.Self {
-		var err error
-		if rights, err = s.rights.ForSubject(ctx, holding.Holder, holding.ReporteeID); err != nil {
-			return "", false, err
+		if rights, err = s.rights.ForSubject(ctx, holding.Holder, reportee); err != nil {
+			return AttachmentAnswer{}, err
 		}
 	}
-	action := identity.Read
+	a := AttachmentAnswer{Receiver: receiver, Message: m, Action: identity.Read,
+		Authorized: rights.Visibility().Allows(m.Service(), m.Status)}
 	if store.ArchivedStatus(m.Status) {
-		action = identity.ArchiveRead
+		a.Action = identity.ArchiveRead
 	}
-	return action, rights.Visibility().Allows(m.Service(), m.Status), nil
+	return a, nil
 }
 
 // ListDelegations lists every role held by anyone for the reportee, newest first. A receiver that does

@@ -8,16 +8,14 @@ import (
 	"github.com/postbox/postbox/access"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/mailbox"
 	"github.com/postbox/postbox/store"
 )
 
 // authorizationHandlers answer the user-facing authorization area: roles and rights held for {who},
 // delegations, deletions, the audit log and the local role definitions.
 type authorizationHandlers struct {
-	roles    access.Store      // reads role definitions, delegations, holdings and the audit log
-	access   *access.Service   // finds receivers, decides what they may read, writes every change
-	messages *mailbox.Messages // the messages whose attachments a receiver may read
+	roles  access.Store    // reads role definitions, delegations, holdings and the audit log
+	access *access.Service // finds receivers, decides what they may read, writes every change
 }
 
 // Delegations (the user-facing authorization area): a user gives roles of {who} to a person, an

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -118,17 +117,17 @@ var messageIDPattern = regexp.MustCompile(`^a[0-9]{1,18}$`)
 // same rule as the mailbox, its rights on the message's service (ArchiveRead when archived). Only a
 // message the caller sees itself is answered for; any other is not there (404).
 func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
-	receiver, holding, ok := h.receiverHolding(c, true)
-	if !ok {
+	if _, ok := managedReportee(c); !ok {
 		return
 	}
-	messageID, rawAttachment := c.Query("messageId"), c.Query("attachmentId")
+	q := access.AttachmentQuery{Receiver: c.Param("receiverId"), MessageID: c.Query("messageId")}
+	rawAttachment := c.Query("attachmentId")
 	attachmentID, err := strconv.ParseInt(rawAttachment, 10, 64)
 	switch {
-	case messageID == "":
+	case q.MessageID == "":
 		abort(c, problem.BadRequest("messageId is required"))
 		return
-	case !messageIDPattern.MatchString(messageID):
+	case !messageIDPattern.MatchString(q.MessageID):
 		abort(c, problem.BadRequest("messageId must be a message id (a followed by digits)"))
 		return
 	case rawAttachment == "":
@@ -138,28 +137,18 @@ func (h *authorizationHandlers) getAttachmentAccess(c *gin.Context) {
 		abort(c, problem.BadRequest("attachmentId must be a positive integer"))
 		return
 	}
-	ctx := c.Request.Context()
-	party, callerRights := reporteeOf(c)
-	m, err := h.messages.Visible(ctx, party.ID, callerRights, messageID)
-	if !found(c, err, func() *problem.Problem {
-		return problem.NotFound("there is no message %s for %q", messageID, c.Param("who"))
-	}) {
-		return
-	}
-	if !slices.ContainsFunc(m.Attachments, func(a store.Attachment) bool { return a.ID == attachmentID }) {
-		abort(c, problem.NotFound("there is no attachment %d on message %s", attachmentID, messageID))
-		return
-	}
-	action, authorized, err := h.access.AttachmentAccess(ctx, holding, m)
+	q.AttachmentID = attachmentID
+	a, err := h.access.AttachmentAccess(c.Request.Context(), accessCaller(c), q)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	r := attachmentAccessResource{RightHolderID: identity.ReporteeID(receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
-		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(action), IsAuthorized: authorized}
+	m := a.Message
+	r := attachmentAccessResource{RightHolderID: identity.ReporteeID(a.Receiver.ID), MessageID: m.MessageID, AttachmentID: attachmentID,
+		ServiceCode: m.ServiceCode, ServiceEditionCode: m.ServiceEdition, Action: string(a.Action), IsAuthorized: a.Authorized}
 	r.Links.Add("self", render.Link{Href: pageURL(c, -1)})
 	r.Links.Add("attachment", render.Link{Href: fmt.Sprintf("%s/%s/attachments/%d", messagesURL(c), m.MessageID, attachmentID)})
-	r.Links.Add("rightholder", render.Link{Href: h.authorizationURL(c) + "/reportee/" + url.PathEscape(c.Param("receiverId"))})
+	r.Links.Add("rightholder", render.Link{Href: h.authorizationURL(c) + "/reportee/" + url.PathEscape(q.Receiver)})
 	respond(c, http.StatusOK, r)
 }
 

@@ -57,7 +57,7 @@ func (s *Server) routes() http.Handler {
 	mb := &mailboxHandlers{tasks: formtask.NewStore(s.q), lists: mailbox.NewLists(s.q), messages: visible, rights: s.rights, downloads: downloads}
 	ft := &formTaskHandlers{formTasks: s.formTasks, log: s.log, mailbox: mb}
 	lc := &lifecycleHandlers{lifecycle: mailbox.NewLifecycle(s.opts.Pool, s.events, s.formTasks), mailbox: mb, tasks: ft}
-	az := &authorizationHandlers{roles: access.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events), messages: visible}
+	az := &authorizationHandlers{roles: access.NewStore(s.q), access: access.New(s.opts.Pool, s.rights, s.parties, s.events, visible)}
 	so := &serviceOwnerHandlers{roles: access.NewStore(s.q), owner: serviceowner.New(s.q, s.parties)}
 	subs := &subscriptionHandlers{subs: webhook.NewSubscriptions(webhook.NewStore(store.New(s.opts.Pool)), s.opts.Webhooks, s.opts.MaxSubscriptions,
 		s.opts.WebhookSealer, s.opts.WebhookSecretOverlap)}
