@@ -39,6 +39,29 @@ func (s *Service) ReceiverHolding(ctx context.Context, reporteeID int64, raw str
 	return receiver, holding, err
 }
 
+// ReceiverView is a receiver with the roles it holds for the reportee and the rights they give.
+type ReceiverView struct {
+	Party  identity.Party
+	Roles  []HeldRole
+	Rights []Right
+}
+
+// Receiver is the receiver raw names with all it holds for the reportee (ReceiverHolding): its roles, and
+// with self the base role first, and their rights.
+func (s *Service) Receiver(ctx context.Context, reporteeID int64, raw string, self bool) (ReceiverView, error) {
+	receiver, holding, err := s.ReceiverHolding(ctx, reporteeID, raw, self)
+	if err != nil {
+		return ReceiverView{}, err
+	}
+	q := NewStore(store.New(s.pool))
+	v := ReceiverView{Party: receiver}
+	if v.Roles, _, err = q.ListHeldRoles(ctx, holding, store.Unpaged, -1); err != nil {
+		return v, err
+	}
+	v.Rights, _, err = q.ListHeldRights(ctx, holding, store.Unpaged)
+	return v, err
+}
+
 // AttachmentQuery asks whether a receiver of the reportee's delegations may read an attachment of one of
 // its messages: receiverId (FindReceiver) and messageId as the client wrote them, and the attachment's id.
 type AttachmentQuery struct {

@@ -13,7 +13,6 @@ import (
 	"github.com/postbox/postbox/api/problem"
 	"github.com/postbox/postbox/api/render"
 	"github.com/postbox/postbox/identity"
-	"github.com/postbox/postbox/store"
 )
 
 // One receiver of {who}'s delegations, as the reportee's access managers see it (Altinn 2's delegation
@@ -41,35 +40,30 @@ func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (iden
 	if !ok {
 		return identity.Party{}, access.Holding{}, false
 	}
-	raw := c.Param("receiverId")
-	receiver, holding, err := h.access.ReceiverHolding(c.Request.Context(), party.ID, raw, self)
-	return receiver, holding, found(c, err, func() *problem.Problem {
-		return problem.NotFound("%q holds no role for %q", raw, c.Param("who"))
-	})
+	receiver, holding, err := h.access.ReceiverHolding(c.Request.Context(), party.ID, c.Param("receiverId"), self)
+	return receiver, holding, found(c, err, func() *problem.Problem { return noReceiver(c) })
+}
+
+// noReceiver is the 404 of a receiverId that holds nothing for {who}, or names no party.
+func noReceiver(c *gin.Context) *problem.Problem {
+	return problem.NotFound("%q holds no role for %q", c.Param("receiverId"), c.Param("who"))
 }
 
 // showReceiver answers with the receiver of the path, its roles and rights: the delegated ones, or with
 // effective the base role too.
 func (h *authorizationHandlers) showReceiver(c *gin.Context, effective bool) {
-	receiver, holding, ok := h.receiverHolding(c, effective)
+	party, ok := managedReportee(c)
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
-	roles, _, err := h.roles.ListHeldRoles(ctx, holding, store.Unpaged, -1)
-	if err != nil {
-		abort(c, err)
+	v, err := h.access.Receiver(c.Request.Context(), party.ID, c.Param("receiverId"), effective)
+	if !found(c, err, func() *problem.Problem { return noReceiver(c) }) {
 		return
 	}
-	rights, _, err := h.roles.ListHeldRights(ctx, holding, store.Unpaged)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	r := receiverResource{RightHolderID: identity.ReporteeID(receiver.ID), Name: receiver.Name, Type: receiver.Kind,
-		OrganizationNumber: receiver.OrganizationNumber, Roles: make([]roleResource, len(roles)), Rights: rightResources(rights)}
+	r := receiverResource{RightHolderID: identity.ReporteeID(v.Party.ID), Name: v.Party.Name, Type: v.Party.Kind,
+		OrganizationNumber: v.Party.OrganizationNumber, Roles: make([]roleResource, len(v.Roles)), Rights: rightResources(v.Rights)}
 	definitions := h.authorizationURL(c) + "/roledefinitions/"
-	for i, role := range roles {
+	for i, role := range v.Roles {
 		r.Roles[i] = roleResourceOf(role, definitions, false)
 	}
 	delegations := h.authorizationURL(c) + "/delegations/" + url.PathEscape(c.Param("receiverId"))
