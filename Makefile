@@ -9,6 +9,9 @@ TEMPORAL := $(BIN)/temporal
 # Temporal's static checker of workflow code (non-determinism: time, goroutines, maps, I/O), pinned.
 WORKFLOWCHECK_VERSION := v0.6.0
 WORKFLOWCHECK := $(BIN)/workflowcheck
+# staticcheck: its checks of bugs, simplifications and dead code (U1000) over the whole module, pinned.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(BIN)/staticcheck
 # Mailpit: the SMTP server (with a web UI and an API) notifications go to in make run, the tests and make
 # chaos, pinned.
 MAILPIT_VERSION := v1.33.1
@@ -24,14 +27,14 @@ export POSTBOX_TEMPORAL_CLI := $(TEMPORAL)
 export POSTBOX_MAILPIT := $(MAILPIT)
 export POSTBOX_VERSITYGW := $(VERSITYGW)
 
-.PHONY: run test bench bench-load fuzz chaos lint docs-check docs-assets build deps clean workflowcheck
+.PHONY: run test bench bench-load fuzz chaos lint docs-check docs-assets build deps clean workflowcheck staticcheck
 
 run: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) build
 	scripts/run.sh
 
-# The whole suite: vet, gofmt, workflowcheck and every test under the race detector (scripts/test.sh), with
-# Chromium for the reference page's test.
-test: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) $(WORKFLOWCHECK)
+# The whole suite: vet, gofmt, staticcheck, workflowcheck and every test under the race detector
+# (scripts/test.sh), with Chromium for the reference page's test.
+test: deps $(TEMPORAL) $(MAILPIT) $(VERSITYGW) $(WORKFLOWCHECK) $(STATICCHECK)
 	@scripts/deps.sh chromium
 	scripts/test.sh
 
@@ -109,6 +112,12 @@ $(WORKFLOWCHECK): $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
 $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
 	GOBIN=$(BIN) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
 	@rm -f $(BIN)/.workflowcheck-* && touch $@
+
+staticcheck: $(STATICCHECK)
+$(STATICCHECK): $(BIN)/.staticcheck-$(STATICCHECK_VERSION)
+$(BIN)/.staticcheck-$(STATICCHECK_VERSION):
+	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@rm -f $(BIN)/.staticcheck-* && touch $@
 
 clean:
 	scripts/pg.sh stop || true

@@ -63,19 +63,6 @@ func (h *serviceOwnerHandlers) soRoleDefinitionResource(c *gin.Context, d access
 	return r
 }
 
-// soServiceFilter reads serviceCode and serviceEdition, which must name a service of the caller's.
-func (h *serviceOwnerHandlers) soServiceFilter(c *gin.Context) (store.ServiceFilter, bool) {
-	f, err := serviceFilterOf(c)
-	if err == nil {
-		err = h.owner.CheckService(c.Request.Context(), serviceOwnerOf(c).Code, f)
-	}
-	if err != nil {
-		abort(c, err)
-		return f, false
-	}
-	return f, true
-}
-
 // soParty resolves the required query parameter param naming a person or organization.
 func (h *serviceOwnerHandlers) soParty(c *gin.Context, param string) (identity.Party, bool) {
 	party, err := h.owner.Party(c.Request.Context(), param, c.Query(param))

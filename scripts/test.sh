@@ -3,9 +3,9 @@
 # POSTBOX_TEST_DATABASE_URL (default: the local server's "test" database), or a private cluster when
 # none answers. Tests that need Temporal start its dev server themselves from ./bin/temporal.
 #
-# The suite: go vet, gofmt, workflowcheck over the workflow code, then every package under the race
-# detector, with the reference page rendered in headless Chromium (make deps installs it). Arguments, if
-# any, go to go test instead of ./... and skip the static checks (make docs-check).
+# The suite: go vet, gofmt, staticcheck, workflowcheck over the workflow code, then every package under
+# the race detector, with the reference page rendered in headless Chromium (make deps installs it).
+# Arguments, if any, go to go test instead of ./... and skip the static checks (make docs-check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +35,8 @@ if [ -n "$unformatted" ]; then
   echo "not gofmt-formatted:" $unformatted >&2
   exit 1
 fi
+echo "staticcheck"
+bin/staticcheck ./...
 echo "workflowcheck"
 bin/workflowcheck ./formtask/... ./events/... ./correspondence/... ./notification/... ./files/... ./retention/...
 go test -race -count=1 -timeout 60m ./...

@@ -23,6 +23,7 @@ type sample struct {
 	Note     string `json:",omitempty"`
 	Maybe    *int
 	Hidden   string `json:"-"`
+	//lint:ignore U1000 an unexported field the reflector must pass over
 	internal string
 	Tags     []string          `json:"tags"`
 	Attrs    map[string]string `json:"attrs,omitempty"`

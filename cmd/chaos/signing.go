@@ -38,8 +38,7 @@ type signingTask struct {
 type signers struct {
 	filler  *integrator   // P1
 	signees []*integrator // one client per signee, in the order of signees
-	seed    uint64
-	body    []byte // the task's content: the forms of the dataset's a3101116
+	body    []byte        // the task's content: the forms of the dataset's a3101116
 	tasks   []*signingTask
 }
 
