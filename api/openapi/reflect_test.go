@@ -19,10 +19,10 @@ type base struct {
 
 type sample struct {
 	base
-	Count    int
-	Note     string `json:",omitempty"`
-	Maybe    *int
-	Hidden   string `json:"-"`
+	Count  int
+	Note   string `json:",omitempty"`
+	Maybe  *int
+	Hidden string `json:"-"`
 	//lint:ignore U1000 an unexported field the reflector must pass over
 	internal string
 	Tags     []string          `json:"tags"`
