@@ -162,6 +162,9 @@ func TestReceiverAttachmentAccess(t *testing.T) {
 	} {
 		requireProblem(t, authzDo(t, shared, ssnP1, http.MethodGet, receiverURL(orgO1, "attachments", p3)+query, "", ""), status)
 	}
+	// The parameters are read before the receiver is looked up.
+	requireProblem(t, ask(ssnP1, orgO1, "r999999999", "x1", "1"), http.StatusBadRequest)
+	requireProblem(t, ask(ssnP1, orgO1, "r999999999", "a3100297", archived), http.StatusNotFound)
 	p := requireProblem(t, ask(ssnP3, orgO1, p4, "a3100150", unread), http.StatusNotFound)
 	assert.Equal(t, `there is no message a3100150 for "`+orgO1+`"`, p["detail"])
 	assert.Equal(t, http.StatusOK, ask(ssnP3, orgO1, p4, "a3100297", archived).Code)

@@ -710,6 +710,8 @@ func TestServiceOwnerReportees(t *testing.T) {
 				{ssnP1 + "&roleDefinitionId=x", http.StatusBadRequest, "bad-request"},
 				{ssnP1 + "&showConsentReportees=maybe", http.StatusBadRequest, "bad-request"},
 				{ssnP1 + "&$filter=" + url.QueryEscape("Kind eq 'x'"), http.StatusBadRequest, "invalid-query"},
+				// Every parameter is read before the owner's service is checked.
+				{ssnP1 + "&serviceCode=5302&$top=x", http.StatusBadRequest, "invalid-query"},
 				{"", http.StatusBadRequest, "bad-request"},
 				{"11111111111", http.StatusNotFound, "not-found"},
 			}
