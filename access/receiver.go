@@ -19,10 +19,19 @@ func (s *Service) FindReceiver(ctx context.Context, raw string) (identity.Party,
 	return s.parties.Find(ctx, raw)
 }
 
-// ReceiverHolding is the receiver raw names (FindReceiver) and what it holds for the reportee through its
-// roles and, with self, as the person the reportee is itself (the automatic base role). A receiver that
-// holds no role for the reportee is store.ErrNotFound, like one that does not exist.
-func (s *Service) ReceiverHolding(ctx context.Context, reporteeID int64, raw string, self bool) (identity.Party, Holding, error) {
+// ReceiverHolding is the receiver raw names (FindReceiver) and what it holds for the caller's reportee
+// through its roles and, with self, as the person the reportee is itself (the automatic base role). A
+// receiver that holds no role for the reportee is refused as not found, like one that does not exist.
+func (s *Service) ReceiverHolding(ctx context.Context, c Caller, raw string, self bool) (identity.Party, Holding, error) {
+	receiver, holding, err := s.receiverHolding(ctx, c.Actor.ReporteeID, raw, self)
+	if errors.Is(err, store.ErrNotFound) {
+		err = refuse(NotFound, "%q holds no role for %q", raw, c.Who)
+	}
+	return receiver, holding, err
+}
+
+// receiverHolding is ReceiverHolding with store.ErrNotFound for a receiver that holds nothing.
+func (s *Service) receiverHolding(ctx context.Context, reporteeID int64, raw string, self bool) (identity.Party, Holding, error) {
 	receiver, err := s.FindReceiver(ctx, raw)
 	if err != nil {
 		return receiver, Holding{}, err
@@ -48,8 +57,8 @@ type ReceiverView struct {
 
 // Receiver is the receiver raw names with all it holds for the reportee (ReceiverHolding): its roles, and
 // with self the base role first, and their rights.
-func (s *Service) Receiver(ctx context.Context, reporteeID int64, raw string, self bool) (ReceiverView, error) {
-	receiver, holding, err := s.ReceiverHolding(ctx, reporteeID, raw, self)
+func (s *Service) Receiver(ctx context.Context, c Caller, raw string, self bool) (ReceiverView, error) {
+	receiver, holding, err := s.ReceiverHolding(ctx, c, raw, self)
 	if err != nil {
 		return ReceiverView{}, err
 	}
@@ -86,10 +95,7 @@ type AttachmentAnswer struct {
 // the caller does not see itself and an attachment that is not on it are each not found.
 func (s *Service) AttachmentAccess(ctx context.Context, c Caller, q AttachmentQuery) (AttachmentAnswer, error) {
 	reportee := c.Actor.ReporteeID
-	receiver, holding, err := s.ReceiverHolding(ctx, reportee, q.Receiver, true)
-	if errors.Is(err, store.ErrNotFound) {
-		return AttachmentAnswer{}, refuse(NotFound, "%q holds no role for %q", q.Receiver, c.Who)
-	}
+	receiver, holding, err := s.ReceiverHolding(ctx, c, q.Receiver, true)
 	if err != nil {
 		return AttachmentAnswer{}, err
 	}

@@ -36,28 +36,26 @@ type receiverResource struct {
 // receiverHolding resolves receiverId for an access manager of {who}: the receiver and what it holds
 // for {who} through its roles and, with self, as the person {who} itself (the automatic base role).
 func (h *authorizationHandlers) receiverHolding(c *gin.Context, self bool) (identity.Party, access.Holding, bool) {
-	party, ok := managedReportee(c)
-	if !ok {
+	if _, ok := managedReportee(c); !ok {
 		return identity.Party{}, access.Holding{}, false
 	}
-	receiver, holding, err := h.access.ReceiverHolding(c.Request.Context(), party.ID, c.Param("receiverId"), self)
-	return receiver, holding, found(c, err, func() *problem.Problem { return noReceiver(c) })
-}
-
-// noReceiver is the 404 of a receiverId that holds nothing for {who}, or names no party.
-func noReceiver(c *gin.Context) *problem.Problem {
-	return problem.NotFound("%q holds no role for %q", c.Param("receiverId"), c.Param("who"))
+	receiver, holding, err := h.access.ReceiverHolding(c.Request.Context(), accessCaller(c), c.Param("receiverId"), self)
+	if err != nil {
+		abort(c, err)
+		return receiver, holding, false
+	}
+	return receiver, holding, true
 }
 
 // showReceiver answers with the receiver of the path, its roles and rights: the delegated ones, or with
 // effective the base role too.
 func (h *authorizationHandlers) showReceiver(c *gin.Context, effective bool) {
-	party, ok := managedReportee(c)
-	if !ok {
+	if _, ok := managedReportee(c); !ok {
 		return
 	}
-	v, err := h.access.Receiver(c.Request.Context(), party.ID, c.Param("receiverId"), effective)
-	if !found(c, err, func() *problem.Problem { return noReceiver(c) }) {
+	v, err := h.access.Receiver(c.Request.Context(), accessCaller(c), c.Param("receiverId"), effective)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	r := receiverResource{RightHolderID: identity.ReporteeID(v.Party.ID), Name: v.Party.Name, Type: v.Party.Kind,
